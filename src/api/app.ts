@@ -1,0 +1,91 @@
+// The HTTP API: Fastify with the shared conventions as hooks and one plugin per resource under /api/v1.
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { SERVER_VERSION, API_VERSION } from '../core/version.ts';
+import { API_PREFIX, type ApiDeps } from './context.ts';
+import { registerAudit } from './conventions/audit.ts';
+import { registerAuthentication } from './conventions/authentication.ts';
+import { registerIdempotency } from './conventions/idempotency.ts';
+import { registerProblemHandling } from './conventions/problems.ts';
+import { registerRateLimit } from './conventions/rate-limit.ts';
+import { registerConsolePages } from './pages.ts';
+import { registerApiKeyRoutes } from './routes/api-keys.ts';
+import { registerAuditRoutes } from './routes/audit.ts';
+import { registerMeRoutes } from './routes/me.ts';
+import { registerMetaRoutes } from './routes/meta.ts';
+import { registerOrgRoutes } from './routes/orgs.ts';
+import { registerSessionRoutes } from './routes/sessions.ts';
+import { registerTeamRoutes } from './routes/teams.ts';
+import { registerUserRoutes } from './routes/users.ts';
+import { ProblemRef, ProblemSchema } from './schemas.ts';
+
+/** Bodies may be up to 8 MiB in general; with an Idempotency-Key at most 1 MiB (rule 6). */
+export const BODY_LIMIT = 8 * 1024 * 1024;
+
+export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefined): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    bodyLimit: BODY_LIMIT,
+    routerOptions: { maxParamLength: 200 },
+    return503OnClosing: true,
+    ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true } },
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc API',
+        version: API_VERSION,
+        description: 'Development workspaces and their landscapes. Errors are RFC 9457 problems.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'svc_<id>_<secret> in Authorization or Svc-Authorization' },
+          session: { type: 'apiKey', in: 'cookie', name: '__Host-svc_session' },
+        },
+      },
+    },
+  });
+  app.addSchema(ProblemSchema);
+
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(API_PREFIX) && route.config?.access === undefined) {
+      throw new Error(`route ${route.url} declares no access rule`);
+    }
+    if (route.schema && !route.schema.hide) {
+      route.schema.response = { ...(route.schema.response as object), '4xx': ProblemRef, '5xx': ProblemRef };
+      const access = route.config?.access;
+      if (access && access !== 'public') {
+        (route.schema as Record<string, unknown>).security =
+          access === 'session' ? [{ session: [] }] : [{ apiKey: [] }, { session: [] }];
+      }
+    }
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('svc-version', SERVER_VERSION);
+  });
+
+  registerProblemHandling(app);
+  registerAuthentication(app, deps);
+  registerRateLimit(app, deps.config.rateLimitPerMinute, deps.clock);
+  registerIdempotency(app, deps.pool, deps.clock);
+  registerAudit(app, deps.pool, deps.clock, deps.log);
+
+  await app.register(
+    async (api) => {
+      registerMetaRoutes(api);
+      registerSessionRoutes(api, deps);
+      registerMeRoutes(api, deps);
+      registerApiKeyRoutes(api, deps);
+      registerUserRoutes(api, deps);
+      registerOrgRoutes(api, deps);
+      registerTeamRoutes(api, deps);
+      registerAuditRoutes(api, deps);
+    },
+    { prefix: API_PREFIX },
+  );
+  registerConsolePages(app, deps);
+  return app;
+}

@@ -1,0 +1,38 @@
+// What every route can rely on: its declared access rule, the caller, and the server's dependencies.
+import type pg from 'pg';
+import type { CredentialResolver, Principal } from '../auth/credentials.ts';
+import type { Clock } from '../core/clock.ts';
+import type { ServerConfig } from '../core/config.ts';
+import type { CursorCodec } from './conventions/pagination.ts';
+
+/**
+ * Who may call a route: `public` needs no credentials; `user` a key or session; `session` the browser session
+ * only (403 with a key); `admin` a caller holding platform.admin.
+ */
+export type AccessRule = 'public' | 'user' | 'session' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: AccessRule;
+    /** Audit action name (`api_key.create`); required on every state-changing route. */
+    audit?: string;
+  }
+  interface FastifyRequest {
+    principal?: Principal;
+    /** Set by a handler when the change concerns a team, for the audit log. */
+    auditTeamId?: number;
+    /** Set by a handler when the change targets another path than the request's (a created resource). */
+    auditTarget?: string;
+  }
+}
+
+export interface ApiDeps {
+  pool: pg.Pool;
+  clock: Clock;
+  config: ServerConfig;
+  credentials: CredentialResolver;
+  cursors: CursorCodec;
+  log: (message: string) => void;
+}
+
+export const API_PREFIX = '/api/v1';

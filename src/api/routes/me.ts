@@ -1,0 +1,49 @@
+// The caller: who they are, and their own password.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { hashPassword, verifyPassword } from '../../auth/passwords.ts';
+import { problem } from '../../core/problems.ts';
+import { findUserById, updatePassword } from '../../store/users.ts';
+import type { ApiDeps } from '../context.ts';
+import { UserSchema } from '../schemas.ts';
+import { Password, callerView } from './users.ts';
+
+const MeSchema = Type.Object({
+  ...UserSchema.properties,
+  authenticated_by: Type.Union([Type.Literal('key'), Type.Literal('session')]),
+});
+
+export function registerMeRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.get(
+    '/me',
+    { config: { access: 'user' }, schema: { summary: 'The caller', tags: ['me'], response: { 200: MeSchema } } },
+    async (request) => ({ ...callerView(request.principal!.user), authenticated_by: request.principal!.via }),
+  );
+
+  app.put(
+    '/me/password',
+    {
+      config: { access: 'session', audit: 'user.password.update' },
+      schema: {
+        summary: 'Set or change your password (browser session)',
+        tags: ['me'],
+        body: Type.Object(
+          { current_password: Type.Optional(Type.String({ maxLength: 1024 })), new_password: Password },
+          { additionalProperties: false },
+        ),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as { current_password?: string; new_password: string };
+      const row = (await findUserById(deps.pool, request.principal!.user.id))!;
+      if (row.password_hash && !(await verifyPassword(body.current_password ?? '', row.password_hash))) {
+        throw problem('validation', 422, 'The current password is wrong.', {
+          errors: [{ pointer: '/current_password', message: 'does not match your password' }],
+        });
+      }
+      await updatePassword(deps.pool, row.id, await hashPassword(body.new_password), deps.clock.now());
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,117 @@
+// People: administrators create users, list them, and issue sign-in links for them.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { callerUser, type CallerUser } from '../../auth/credentials.ts';
+import { hashPassword } from '../../auth/passwords.ts';
+import { createSignInLink } from '../../auth/sessions.ts';
+import { notFound, problem } from '../../core/problems.ts';
+import { isUniqueViolation } from '../../store/database.ts';
+import { findUserById, insertUser, listUsers, type UserRow } from '../../store/users.ts';
+import type { ApiDeps } from '../context.ts';
+import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { DateTime, Id, UserSchema, iso } from '../schemas.ts';
+
+export const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$' });
+export const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' });
+
+export function userView(row: UserRow) {
+  return callerView(callerUser(row));
+}
+
+export function callerView(user: CallerUser) {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    permissions: user.isAdmin ? ['platform.admin'] : [],
+    has_password: user.hasPassword,
+    created_at: iso(user.createdAt),
+  };
+}
+
+const NewUser = Type.Object(
+  {
+    email: Email,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    password: Type.Optional(Password),
+    admin: Type.Optional(Type.Boolean({ default: false, description: 'grants platform.admin' })),
+  },
+  { additionalProperties: false },
+);
+
+const UserParams = Type.Object({ user: Id });
+const SignInLinkSchema = Type.Object({ url: Type.String(), expires_at: DateTime });
+
+export function registerUserRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.post(
+    '/users',
+    {
+      config: { access: 'admin', audit: 'user.create' },
+      schema: { summary: 'Create a user (administrators)', tags: ['users'], body: NewUser, response: { 201: UserSchema } },
+    },
+    async (request, reply) => {
+      const body = request.body as { email: string; name: string; password?: string; admin?: boolean };
+      const passwordHash = body.password === undefined ? null : await hashPassword(body.password);
+      try {
+        const row = await insertUser(deps.pool, { ...body, passwordHash, isAdmin: body.admin ?? false, at: deps.clock.now() });
+        request.auditTarget = `/users/${row.id}`;
+        return reply.code(201).header('location', `/api/v1/users/${row.id}`).send(userView(row));
+      } catch (error) {
+        if (isUniqueViolation(error)) throw problem('name-taken', 409, `A user with the e-mail ${body.email} exists already.`);
+        throw error;
+      }
+    },
+  );
+
+  app.get(
+    '/users',
+    {
+      config: { access: 'admin' },
+      schema: { summary: 'List users (administrators)', tags: ['users'], querystring: Type.Object(PageQuery), response: { 200: Page(UserSchema) } },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; cursor?: string };
+      const after = query.cursor ? deps.cursors.decode<number>('users', query.cursor) : 0;
+      const rows = await listUsers(deps.pool, Number(after) || 0, query.limit);
+      return pageOf(rows, query.limit, userView, (last) => deps.cursors.encode('users', last.id));
+    },
+  );
+
+  app.get(
+    '/users/:user',
+    {
+      config: { access: 'admin' },
+      schema: { summary: 'Read a user (administrators)', tags: ['users'], params: UserParams, response: { 200: UserSchema } },
+    },
+    async (request) => {
+      const row = await findUserById(deps.pool, (request.params as { user: number }).user);
+      if (!row) throw notFound('user');
+      return userView(row);
+    },
+  );
+
+  app.post(
+    '/users/:user/sign-in-links',
+    {
+      config: { access: 'admin', audit: 'user.sign_in_link.create' },
+      schema: {
+        summary: 'Create a single-use sign-in link for a user (administrators)',
+        tags: ['users'],
+        params: UserParams,
+        response: { 201: SignInLinkSchema },
+      },
+    },
+    async (request, reply) => {
+      const row = await findUserById(deps.pool, (request.params as { user: number }).user);
+      if (!row) throw notFound('user');
+      const link = await createSignInLink(deps.pool, {
+        userId: row.id,
+        createdBy: request.principal!.user.id,
+        baseUrl: deps.config.baseUrl,
+        minutes: deps.config.signInLinkMinutes,
+        now: deps.clock.now(),
+      });
+      return reply.code(201).send({ url: link.url, expires_at: iso(link.expiresAt) });
+    },
+  );
+}

@@ -1,0 +1,165 @@
+// Who is calling: an API key (Authorization or Svc-Authorization: Bearer) or the browser session cookie.
+// Key lookups are cached in memory; every change to a key or user is announced with NOTIFY svc_auth and
+// drops the cached entry on every server, so a deleted key stops working at once.
+import type pg from 'pg';
+import { HOUR, type Clock } from '../core/clock.ts';
+import { digestsEqual, sha256 } from '../core/secrets.ts';
+import type { NotificationHub } from '../events/hub.ts';
+import { findApiKey, markApiKeyUsed } from '../store/api-keys.ts';
+import { findSession, touchSession } from '../store/sessions.ts';
+import { findUserById, type UserRow } from '../store/users.ts';
+import { parseApiKeyToken } from './api-key-tokens.ts';
+import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from './sessions.ts';
+
+export const SESSION_COOKIE = '__Host-svc_session';
+
+/** What a request knows of its caller without another query (cached with the key, dropped on any change). */
+export interface CallerUser {
+  id: number;
+  email: string;
+  name: string;
+  isAdmin: boolean;
+  hasPassword: boolean;
+  createdAt: Date;
+}
+
+export type Principal =
+  | { via: 'key'; user: CallerUser; keyId: string }
+  | { via: 'session'; user: CallerUser; sessionHash: Buffer };
+
+export type Credentials =
+  | { kind: 'none' }
+  | { kind: 'key'; token: string }
+  | { kind: 'session'; token: string }
+  | { kind: 'malformed' };
+
+interface CachedKey {
+  secretHash: Buffer;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  user: CallerUser;
+  cachedAt: number;
+}
+
+const CACHE_TTL_MS = 5 * 60_000;
+const SESSION_TOUCH_MS = 60_000;
+
+export function callerUser(row: UserRow): CallerUser {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    isAdmin: row.is_admin,
+    hasPassword: row.password_hash !== null,
+    createdAt: row.created_at,
+  };
+}
+
+function bearer(value: string | undefined): string | undefined | null {
+  if (value === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(value);
+  return match ? match[1] : null;
+}
+
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/** Svc-Authorization wins over Authorization; a key wins over the cookie. */
+export function readCredentials(headers: Record<string, string | string[] | undefined>): Credentials {
+  const header = (name: string) => {
+    const value = headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const token = bearer(header('svc-authorization')) ?? bearer(header('authorization'));
+  if (token === null) return { kind: 'malformed' };
+  if (token !== undefined) return { kind: 'key', token };
+  const session = readCookie(header('cookie'), SESSION_COOKIE);
+  return session ? { kind: 'session', token: session } : { kind: 'none' };
+}
+
+export class CredentialResolver {
+  private readonly keys = new Map<string, CachedKey>();
+  /** Moves on every invalidation, so a lookup that raced with one is not cached. */
+  private generation = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    private readonly hub: NotificationHub,
+    private readonly log: (message: string) => void,
+  ) {
+    hub.subscribe('svc_auth', {
+      notify: (payload) => this.invalidate(payload),
+      reset: () => this.invalidateAll(),
+    });
+  }
+
+  invalidate(payload: string): void {
+    this.generation++;
+    if (payload.startsWith('key:')) this.keys.delete(payload.slice(4));
+    else if (payload.startsWith('user:')) {
+      const userId = Number(payload.slice(5));
+      for (const [id, entry] of this.keys) if (entry.user.id === userId) this.keys.delete(id);
+    } else this.keys.clear();
+  }
+
+  invalidateAll(): void {
+    this.generation++;
+    this.keys.clear();
+  }
+
+  /** Resolves an API key token; undefined for an unknown, deleted, wrong or expired key. */
+  async resolveKey(token: string): Promise<Principal | undefined> {
+    const parsed = parseApiKeyToken(token);
+    if (!parsed) return undefined;
+    const now = this.clock.now();
+    const entry = await this.cachedKey(parsed.id, now);
+    if (!entry || !digestsEqual(entry.secretHash, parsed.secretHash)) return undefined;
+    if (entry.expiresAt && entry.expiresAt <= now) return undefined;
+    if (!entry.lastUsedAt || now.getTime() - entry.lastUsedAt.getTime() >= HOUR) {
+      entry.lastUsedAt = now;
+      markApiKeyUsed(this.pool, parsed.id, now).catch((error: Error) => this.log(`last_used_at: ${error.message}`));
+    }
+    return { via: 'key', user: entry.user, keyId: parsed.id };
+  }
+
+  private async cachedKey(id: string, now: Date): Promise<CachedKey | undefined> {
+    const cached = this.keys.get(id);
+    if (cached && this.hub.isLive && now.getTime() - cached.cachedAt < CACHE_TTL_MS) return cached;
+    const generation = this.generation;
+    const row = await findApiKey(this.pool, id);
+    if (!row) return undefined;
+    const user = await findUserById(this.pool, row.user_id);
+    if (!user) return undefined;
+    const entry: CachedKey = {
+      secretHash: row.secret_hash,
+      expiresAt: row.expires_at,
+      lastUsedAt: row.last_used_at,
+      user: callerUser(user),
+      cachedAt: now.getTime(),
+    };
+    if (generation === this.generation && this.hub.isLive) this.keys.set(id, entry);
+    return entry;
+  }
+
+  /** Resolves a session cookie, enforcing 12 h idle and 7 days absolute expiry. */
+  async resolveSession(token: string): Promise<Principal | undefined> {
+    const sessionHash = sha256(token);
+    const session = await findSession(this.pool, sessionHash);
+    const now = this.clock.now();
+    if (!session) return undefined;
+    if (session.expires_at <= now || now.getTime() - session.last_seen_at.getTime() >= SESSION_IDLE_MS) return undefined;
+    const user = await findUserById(this.pool, session.user_id);
+    if (!user) return undefined;
+    if (now.getTime() - session.last_seen_at.getTime() >= SESSION_TOUCH_MS) await touchSession(this.pool, sessionHash, now);
+    return { via: 'session', user: callerUser(user), sessionHash };
+  }
+}
+
+export { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS };

@@ -1,0 +1,46 @@
+// `svc server`: runs the platform until SIGINT or SIGTERM, then shuts down in order.
+import { ConfigError, loadServerConfig, serverUsage } from '../core/config.ts';
+import { SERVER_VERSION } from '../core/version.ts';
+import { startServer } from '../server.ts';
+import type { CommandIo } from './main.ts';
+
+export async function serverCommand(argv: string[], io: CommandIo): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout(`${serverUsage()}\n`);
+    return 0;
+  }
+  let config;
+  try {
+    config = loadServerConfig(argv, process.env, io.cwd);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.stderr(`svc server: ${error.message}\n\n${serverUsage()}\n`);
+    return 2;
+  }
+  const server = await startServer(config, { logger: {} });
+  io.stdout(`svc ${SERVER_VERSION} listening on ${server.url}\n`);
+  io.stdout(`Console: ${server.url}/\n`);
+  io.stdout(`Database: ${server.database.embedded ? `embedded, in ${config.dataDir}/postgres` : 'DATABASE_URL'}\n`);
+  if (server.firstSignInLink) {
+    io.stdout(`First start: sign in as ${config.adminEmail} with this one-time link (valid ${config.signInLinkMinutes} min):\n`);
+    io.stdout(`  ${server.firstSignInLink}\n`);
+  }
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        io.stderr(`svc server: ${signal} again, exiting now\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      io.stdout(`svc server: ${signal}, shutting down\n`);
+      server.close().then(resolve, (error: Error) => {
+        io.stderr(`svc server: shutdown failed: ${error.message}\n`);
+        resolve();
+      });
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+  return 0;
+}

@@ -1,0 +1,100 @@
+import path from 'node:path';
+
+/** Server settings. Every setting is a flag and an environment variable alike (flag wins). */
+export interface ServerConfig {
+  listenHost: string;
+  listenPort: number;
+  /** Address of the console host, without trailing slash; the API lives at `${baseUrl}/api/v1`. */
+  baseUrl: string;
+  /** True when the base URL was derived from the listen address (it then follows the real port). */
+  baseUrlDerived: boolean;
+  dataDir: string;
+  databaseUrl?: string;
+  adminEmail: string;
+  logLevel: string;
+  /** Requests per minute and caller (user, or address without credentials); 0 turns the limiter off. */
+  rateLimitPerMinute: number;
+  /** Minutes a sign-in link stays valid. */
+  signInLinkMinutes: number;
+}
+
+interface Setting {
+  flag: string;
+  env: string;
+  describe: string;
+}
+
+export const serverSettings: Record<string, Setting> = {
+  listen: { flag: '--listen', env: 'SVC_LISTEN', describe: 'HOST:PORT to listen on; port 0 picks a free port (default 127.0.0.1:8080)' },
+  dataDir: { flag: '--data-dir', env: 'SVC_DATA_DIR', describe: 'data directory (default ./.svc)' },
+  baseUrl: { flag: '--base-url', env: 'SVC_BASE_URL', describe: 'public address of the console (default http://HOST:PORT)' },
+  databaseUrl: { flag: '--database-url', env: 'DATABASE_URL', describe: 'PostgreSQL server to use; without it an embedded PostgreSQL runs in the data directory' },
+  adminEmail: { flag: '--admin-email', env: 'SVC_ADMIN_EMAIL', describe: 'e-mail of the first administrator (default admin@localhost)' },
+  logLevel: { flag: '--log-level', env: 'SVC_LOG_LEVEL', describe: 'pino log level (default info)' },
+  rateLimit: { flag: '--rate-limit', env: 'SVC_RATE_LIMIT', describe: 'requests per minute per caller; 0 turns it off (default 3000)' },
+  signInLinkMinutes: { flag: '--sign-in-link-minutes', env: 'SVC_SIGN_IN_LINK_MINUTES', describe: 'minutes a sign-in link stays valid (default 15)' },
+};
+
+export class ConfigError extends Error {}
+
+/** Reads `--flag value` / `--flag=value` pairs; unknown flags are errors. */
+export function parseFlags(argv: string[], known: string[]): Map<string, string> {
+  const values = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    if (!known.includes(name)) throw new ConfigError(`unknown option ${name}`);
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new ConfigError(`option ${name} needs a value`);
+    values.set(name, value);
+  }
+  return values;
+}
+
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(text);
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port > 65535) throw new ConfigError(`listen address must be HOST:PORT, got "${text}"`);
+  return { host: match[1].replace(/^\[|\]$/g, ''), port };
+}
+
+function positiveInteger(text: string, name: string, allowZero: boolean): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < (allowZero ? 0 : 1)) throw new ConfigError(`${name} must be a whole number, got "${text}"`);
+  return value;
+}
+
+export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerConfig {
+  const flags = parseFlags(argv, Object.values(serverSettings).map((s) => s.flag));
+  const read = (key: keyof typeof serverSettings): string | undefined =>
+    flags.get(serverSettings[key].flag) ?? (env[serverSettings[key].env] || undefined);
+
+  const listen = parseListen(read('listen') ?? '127.0.0.1:8080');
+  const explicitBase = read('baseUrl');
+  if (explicitBase !== undefined && !/^https?:\/\/[^/]+(\/.*)?$/.test(explicitBase)) {
+    throw new ConfigError(`base URL must be an http(s) address, got "${explicitBase}"`);
+  }
+  return {
+    listenHost: listen.host,
+    listenPort: listen.port,
+    baseUrl: (explicitBase ?? urlFor(listen.host, listen.port)).replace(/\/+$/, ''),
+    baseUrlDerived: explicitBase === undefined,
+    dataDir: path.resolve(cwd, read('dataDir') ?? '.svc'),
+    databaseUrl: read('databaseUrl'),
+    adminEmail: read('adminEmail') ?? 'admin@localhost',
+    logLevel: read('logLevel') ?? 'info',
+    rateLimitPerMinute: positiveInteger(read('rateLimit') ?? '3000', 'rate limit', true),
+    signInLinkMinutes: positiveInteger(read('signInLinkMinutes') ?? '15', 'sign-in link minutes', false),
+  };
+}
+
+export function urlFor(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+}
+
+export function serverUsage(): string {
+  const lines = Object.values(serverSettings).map((s) => `  ${`${s.flag} / ${s.env}`.padEnd(48)} ${s.describe}`);
+  return ['Usage: svc server [options]', '', 'Options (flag or environment variable):', ...lines].join('\n');
+}

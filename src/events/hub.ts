@@ -1,0 +1,83 @@
+// One LISTEN connection per server, fanned out to subscribers in-process.
+// After a lost connection it reconnects and tells every subscriber to `reset` (no replay: re-read state).
+import pg from 'pg';
+
+export interface Subscriber {
+  notify(payload: string): void;
+  /** The subscription was (re)established; anything missed while it was down is lost. */
+  reset(): void;
+}
+
+export class NotificationHub {
+  private client?: pg.Client;
+  private readonly subscribers = new Map<string, Set<Subscriber>>();
+  private closed = false;
+  private retryTimer?: NodeJS.Timeout;
+  private live = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  /** True while notifications are arriving; caches must not be trusted otherwise. */
+  get isLive(): boolean {
+    return this.live;
+  }
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  subscribe(channel: string, subscriber: Subscriber): () => void {
+    let set = this.subscribers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.subscribers.set(channel, set);
+      if (this.live) this.client?.query(`LISTEN ${channel}`).catch((error) => this.lost(error));
+    }
+    set.add(subscriber);
+    return () => set!.delete(subscriber);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url });
+    client.on('notification', (message) => {
+      for (const subscriber of this.subscribers.get(message.channel) ?? []) subscriber.notify(message.payload ?? '');
+    });
+    client.on('error', (error) => this.lost(error));
+    client.on('end', () => this.lost(new Error('connection ended')));
+    await client.connect();
+    for (const channel of this.subscribers.keys()) await client.query(`LISTEN ${channel}`);
+    this.client = client;
+    this.live = true;
+    for (const set of this.subscribers.values()) for (const subscriber of set) subscriber.reset();
+  }
+
+  private lost(error: Error): void {
+    if (!this.live || this.closed) return;
+    this.live = false;
+    this.log(`notification connection lost: ${error.message}; reconnecting`);
+    this.client?.end().catch(() => undefined);
+    this.client = undefined;
+    for (const set of this.subscribers.values()) for (const subscriber of set) subscriber.reset();
+    this.scheduleReconnect(200);
+  }
+
+  private scheduleReconnect(delayMs: number): void {
+    if (this.closed) return;
+    this.retryTimer = setTimeout(() => {
+      this.connect().catch((error: Error) => {
+        this.log(`notification reconnect failed: ${error.message}`);
+        this.scheduleReconnect(Math.min(delayMs * 2, 5000));
+      });
+    }, delayMs);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.live = false;
+    clearTimeout(this.retryTimer);
+    await this.client?.end().catch(() => undefined);
+  }
+}

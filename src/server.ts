@@ -1,0 +1,111 @@
+// The server: store, notifications and API wired together, the first administrator, housekeeping.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import pino from 'pino';
+import { buildApi } from './api/app.ts';
+import { CursorCodec } from './api/conventions/pagination.ts';
+import { CredentialResolver } from './auth/credentials.ts';
+import { createSignInLink, SESSION_IDLE_MS } from './auth/sessions.ts';
+import { systemClock, type Clock } from './core/clock.ts';
+import { urlFor, type ServerConfig } from './core/config.ts';
+import { NotificationHub } from './events/hub.ts';
+import { openDatabase, type Database } from './store/database.ts';
+import { deleteExpiredIdempotencyKeys } from './store/idempotency.ts';
+import { deleteExpiredSessions } from './store/sessions.ts';
+import { installationSecret } from './store/settings.ts';
+import { countUsers, insertUser } from './store/users.ts';
+import { isUniqueViolation } from './store/database.ts';
+
+export interface RunningServer {
+  url: string;
+  config: ServerConfig;
+  database: Database;
+  /** The first administrator's sign-in link, when this start created them. */
+  firstSignInLink?: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  /** pino logger options or false; the CLI logs JSON to stderr. */
+  logger?: pino.LoggerOptions | false;
+}
+
+/** The file through which `svc admin` finds the running server's database. */
+export const serverInfoFile = (dataDir: string) => path.join(dataDir, 'server.json');
+
+async function createFirstAdministrator(database: Database, config: ServerConfig, clock: Clock): Promise<string | undefined> {
+  if ((await countUsers(database.pool)) > 0) return undefined;
+  try {
+    const admin = await insertUser(database.pool, {
+      email: config.adminEmail,
+      name: 'Administrator',
+      passwordHash: null,
+      isAdmin: true,
+      at: clock.now(),
+    });
+    const link = await createSignInLink(database.pool, {
+      userId: admin.id,
+      createdBy: null,
+      baseUrl: config.baseUrl,
+      minutes: config.signInLinkMinutes,
+      now: clock.now(),
+    });
+    return link.url;
+  } catch (error) {
+    if (isUniqueViolation(error)) return undefined; // another server of the installation was first
+    throw error;
+  }
+}
+
+function startHousekeeping(database: Database, clock: Clock, log: (m: string) => void): NodeJS.Timeout {
+  const sweep = async () => {
+    const now = clock.now();
+    await deleteExpiredSessions(database.pool, new Date(now.getTime() - SESSION_IDLE_MS), now);
+    await deleteExpiredIdempotencyKeys(database.pool, now);
+  };
+  return setInterval(() => sweep().catch((error: Error) => log(`housekeeping: ${error.message}`)), 10 * 60_000).unref();
+}
+
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger === false ? undefined : pino({ level: config.logLevel, ...options.logger }, pino.destination(2));
+  const log = (message: string) => logger?.info(message);
+  await mkdir(config.dataDir, { recursive: true });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
+  const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
+  try {
+    await hub.start();
+    const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m));
+    const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
+    const app = await buildApi({ pool: database.pool, clock, config, credentials, cursors, log }, logger);
+    await app.listen({ host: config.listenHost, port: config.listenPort });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.listenPort;
+    if (config.baseUrlDerived) config.baseUrl = urlFor(config.listenHost, port);
+    const firstSignInLink = await createFirstAdministrator(database, config, clock);
+    await writeFile(
+      serverInfoFile(config.dataDir),
+      JSON.stringify({ pid: process.pid, url: config.baseUrl, database_url: database.url, embedded: database.embedded }),
+      { mode: 0o600 },
+    );
+    const housekeeping = startHousekeeping(database, clock, log);
+    return {
+      url: config.baseUrl,
+      config,
+      database,
+      firstSignInLink,
+      async close() {
+        clearInterval(housekeeping);
+        await app.close();
+        await hub.close();
+        await database.close();
+        await rm(serverInfoFile(config.dataDir), { force: true });
+      },
+    };
+  } catch (error) {
+    await hub.close();
+    await database.close();
+    throw error;
+  }
+}

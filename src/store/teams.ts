@@ -1,0 +1,94 @@
+import type { Queryable } from './database.ts';
+import type { MemberRow } from './orgs.ts';
+
+export type TeamRole = 'admin' | 'developer' | 'viewer';
+
+export interface TeamRow {
+  id: number;
+  org_id: string;
+  name: string;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+}
+
+const columns = 't.id, t.org_id, t.name, t.created_at, t.updated_at, t.version';
+
+export async function insertTeam(db: Queryable, team: { orgId: string; name: string; at: Date }): Promise<TeamRow> {
+  return (
+    await db.query<TeamRow>(
+      `INSERT INTO teams AS t (org_id, name, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING ${columns}`,
+      [team.orgId, team.name, team.at],
+    )
+  ).rows[0];
+}
+
+export async function findTeam(db: Queryable, id: number): Promise<TeamRow | undefined> {
+  return (await db.query<TeamRow>(`SELECT ${columns} FROM teams t WHERE t.id = $1`, [id])).rows[0];
+}
+
+/**
+ * Teams in id order that the user can see: all for `everything`, else teams they belong to and every team of
+ * an org they own. `orgId` narrows to one org.
+ */
+export async function listTeams(
+  db: Queryable,
+  filter: { userId: number; everything: boolean; orgId?: string },
+  afterId: number,
+  limit: number,
+): Promise<TeamRow[]> {
+  const visible = filter.everything
+    ? 'true'
+    : `(EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = t.id AND m.user_id = $1)
+        OR EXISTS (SELECT 1 FROM org_members o WHERE o.org_id = t.org_id AND o.user_id = $1 AND o.role = 'owner'))`;
+  const byOrg = filter.orgId ? 'AND t.org_id = $4::uuid' : '';
+  const params: unknown[] = [filter.userId, afterId, limit + 1];
+  if (filter.orgId) params.push(filter.orgId);
+  return (
+    await db.query<TeamRow>(
+      `SELECT ${columns} FROM teams t WHERE ${visible} AND t.id > $2 ${byOrg} ORDER BY t.id LIMIT $3`,
+      params,
+    )
+  ).rows;
+}
+
+export async function renameTeam(db: Queryable, id: number, name: string, version: number, at: Date): Promise<TeamRow | undefined> {
+  return (
+    await db.query<TeamRow>(
+      `UPDATE teams t SET name = $2, updated_at = $4, version = version + 1 WHERE id = $1 AND version = $3 RETURNING ${columns}`,
+      [id, name, version, at],
+    )
+  ).rows[0];
+}
+
+export async function deleteTeam(db: Queryable, id: number, version: number): Promise<boolean> {
+  return ((await db.query('DELETE FROM teams WHERE id = $1 AND version = $2', [id, version])).rowCount ?? 0) > 0;
+}
+
+export async function teamRole(db: Queryable, teamId: number, userId: number): Promise<TeamRole | undefined> {
+  return (
+    await db.query<{ role: TeamRole }>('SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2', [teamId, userId])
+  ).rows[0]?.role;
+}
+
+export async function listTeamMembers(db: Queryable, teamId: number, afterUserId: number, limit: number): Promise<MemberRow[]> {
+  return (
+    await db.query<MemberRow>(
+      `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM team_members m JOIN users u ON u.id = m.user_id
+       WHERE m.team_id = $1 AND m.user_id > $2 ORDER BY m.user_id LIMIT $3`,
+      [teamId, afterUserId, limit + 1],
+    )
+  ).rows;
+}
+
+export async function upsertTeamMember(db: Queryable, teamId: number, userId: number, role: TeamRole, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO team_members (team_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (team_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+    [teamId, userId, role, at],
+  );
+}
+
+export async function removeTeamMember(db: Queryable, teamId: number, userId: number): Promise<boolean> {
+  return ((await db.query('DELETE FROM team_members WHERE team_id = $1 AND user_id = $2', [teamId, userId])).rowCount ?? 0) > 0;
+}

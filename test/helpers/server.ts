@@ -1,0 +1,45 @@
+// A real server on a free port against its own database, driven over HTTP.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '../../src/core/clock.ts';
+import { loadServerConfig } from '../../src/core/config.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { createTestDatabase } from './database.ts';
+import { ApiClient } from './client.ts';
+
+export interface TestServer {
+  url: string;
+  clock: ManualClock;
+  server: RunningServer;
+  /** A client signed in as the first administrator with a browser session. */
+  admin: ApiClient;
+  anonymous: ApiClient;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(options: { rateLimit?: number; env?: Record<string, string> } = {}): Promise<TestServer> {
+  const database = await createTestDatabase();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
+  const clock = new ManualClock(new Date());
+  const config = loadServerConfig(
+    ['--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', String(options.rateLimit ?? 0)],
+    { DATABASE_URL: database.url, ...options.env },
+  );
+  const server = await startServer(config, { clock, logger: false });
+  const anonymous = new ApiClient(server.url);
+  const token = new URL(server.firstSignInLink!).hash.replace('#token=', '');
+  const admin = await anonymous.signInWithLink(token);
+  return {
+    url: server.url,
+    clock,
+    server,
+    admin,
+    anonymous,
+    async close() {
+      await server.close();
+      await database.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
