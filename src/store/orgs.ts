@@ -47,7 +47,7 @@ export async function listOrgs(
   after: { name: string; id: string } | undefined,
   limit: number,
 ): Promise<OrgRow[]> {
-  const visible = everything ? 'true' : 'EXISTS (SELECT 1 FROM org_members m WHERE m.org_id = o.id AND m.user_id = $1)';
+  const visible = everything ? '$1::bigint > 0' : 'EXISTS (SELECT 1 FROM org_members m WHERE m.org_id = o.id AND m.user_id = $1)';
   const position = after ? 'AND (lower(o.name), o.id) > (lower($3), $4::uuid)' : '';
   const params: unknown[] = [userId, limit + 1];
   if (after) params.push(after.name, after.id);

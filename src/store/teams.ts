@@ -38,7 +38,7 @@ export async function listTeams(
   limit: number,
 ): Promise<TeamRow[]> {
   const visible = filter.everything
-    ? 'true'
+    ? '$1::bigint > 0'
     : `(EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = t.id AND m.user_id = $1)
         OR EXISTS (SELECT 1 FROM org_members o WHERE o.org_id = t.org_id AND o.user_id = $1 AND o.role = 'owner'))`;
   const byOrg = filter.orgId ? 'AND t.org_id = $4::uuid' : '';

@@ -12,8 +12,10 @@ export interface TestServer {
   url: string;
   clock: ManualClock;
   server: RunningServer;
-  /** A client signed in as the first administrator with a browser session. */
+  /** The first administrator with an API key (unaffected by moving the clock, unlike sessions). */
   admin: ApiClient;
+  /** The first administrator with a browser session. */
+  adminSession: ApiClient;
   anonymous: ApiClient;
   close(): Promise<void>;
 }
@@ -26,15 +28,19 @@ export async function startTestServer(options: { rateLimit?: number; env?: Recor
     ['--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', String(options.rateLimit ?? 0)],
     { DATABASE_URL: database.url, ...options.env },
   );
-  const server = await startServer(config, { clock, logger: false });
+  // SVC_TEST_LOG=debug shows the server's log while a test runs.
+  const logLevel = process.env.SVC_TEST_LOG;
+  const server = await startServer({ ...config, logLevel: logLevel ?? 'silent' }, { clock, logger: logLevel ? {} : false });
   const anonymous = new ApiClient(server.url);
   const token = new URL(server.firstSignInLink!).hash.replace('#token=', '');
-  const admin = await anonymous.signInWithLink(token);
+  const adminSession = await anonymous.signInWithLink(token);
+  const admin = await adminSession.mintKey('test administrator');
   return {
     url: server.url,
     clock,
     server,
     admin,
+    adminSession,
     anonymous,
     async close() {
       await server.close();
