@@ -1,0 +1,159 @@
+// Every route × {no credentials, outsider, viewer, developer, team admin, administrator}: the expected status.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { parse } from 'yaml';
+import { ApiClient, createPerson, type Answer } from './helpers/client.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+type Caller = 'none' | 'outsider' | 'viewer' | 'developer' | 'teamAdmin' | 'admin';
+const callers: Caller[] = ['none', 'outsider', 'viewer', 'developer', 'teamAdmin', 'admin'];
+
+interface World {
+  org: string;
+  team: number;
+  ownKeyId: Record<Caller, string>;
+  foreignKeyId: string;
+  dummy: number;
+  owner: ApiClient;
+}
+
+interface Row {
+  route: string;
+  call: (client: ApiClient, world: World, who: Caller) => Promise<Answer>;
+  expect: Record<Caller, number>;
+}
+
+const all = (status: number, none = 401): Record<Caller, number> => ({
+  none,
+  outsider: status,
+  viewer: status,
+  developer: status,
+  teamAdmin: status,
+  admin: status,
+});
+const onlyAdmin = (ok: number) => ({ ...all(403), admin: ok });
+const any = { headers: { 'if-match': '*' } };
+const stale = { headers: { 'if-match': '"v0"' } };
+let counter = 0;
+const unique = (prefix: string) => `${prefix} ${++counter}`;
+
+const rows: Row[] = [
+  { route: 'GET /api/v1/version', call: (c) => c.get('/version'), expect: all(200, 200) },
+  { route: 'GET /api/v1/openapi.yaml', call: (c) => c.get('/openapi.yaml'), expect: all(200, 200) },
+  { route: 'POST /api/v1/sessions', call: (c) => c.post('/sessions', {}), expect: all(422, 422) },
+  { route: 'DELETE /api/v1/sessions/current', call: (c) => c.delete('/sessions/current'), expect: all(403) },
+  { route: 'GET /api/v1/me', call: (c) => c.get('/me'), expect: all(200) },
+  { route: 'PUT /api/v1/me/password', call: (c) => c.put('/me/password', { new_password: 'long enough' }), expect: all(403) },
+  { route: 'POST /api/v1/me/api-keys', call: (c) => c.post('/me/api-keys', { name: 'x' }), expect: all(403) },
+  { route: 'GET /api/v1/me/api-keys', call: (c) => c.get('/me/api-keys'), expect: all(200) },
+  { route: 'GET /api/v1/me/api-keys/{key}', call: (c, w, who) => c.get(`/me/api-keys/${w.ownKeyId[who]}`), expect: all(200) },
+  { route: 'DELETE /api/v1/me/api-keys/{key}', call: (c, w) => c.delete(`/me/api-keys/${w.foreignKeyId}`), expect: all(404) },
+  {
+    route: 'POST /api/v1/me/api-keys/{key}/regenerate',
+    call: (c, w, who) => c.post(`/me/api-keys/${w.ownKeyId[who]}/regenerate`),
+    expect: all(403),
+  },
+  { route: 'POST /api/v1/users', call: (c) => c.post('/users', { email: `${unique('u').replace(' ', '')}@example.com`, name: 'U' }), expect: onlyAdmin(201) },
+  { route: 'GET /api/v1/users', call: (c) => c.get('/users'), expect: onlyAdmin(200) },
+  { route: 'GET /api/v1/users/{user}', call: (c, w) => c.get(`/users/${w.dummy}`), expect: onlyAdmin(200) },
+  { route: 'POST /api/v1/users/{user}/sign-in-links', call: (c, w) => c.post(`/users/${w.dummy}/sign-in-links`), expect: onlyAdmin(201) },
+  { route: 'GET /api/v1/audit-log', call: (c) => c.get('/audit-log'), expect: onlyAdmin(200) },
+  { route: 'POST /api/v1/orgs', call: (c) => c.post('/orgs', { name: unique('Org') }), expect: all(201) },
+  { route: 'GET /api/v1/orgs', call: (c) => c.get('/orgs'), expect: all(200) },
+  { route: 'GET /api/v1/orgs/{org}', call: (c, w) => c.get(`/orgs/${w.org}`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'PATCH /api/v1/orgs/{org}',
+    call: (c, w) => c.patch(`/orgs/${w.org}`, { name: 'Matrix Org' }, any),
+    expect: { ...all(403), outsider: 404, admin: 200 },
+  },
+  { route: 'DELETE /api/v1/orgs/{org}', call: (c, w) => c.delete(`/orgs/${w.org}`, any), expect: { ...all(403), outsider: 404, admin: 409 } },
+  { route: 'GET /api/v1/orgs/{org}/members', call: (c, w) => c.get(`/orgs/${w.org}/members`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'PUT /api/v1/orgs/{org}/members/{user}',
+    call: (c, w) => c.put(`/orgs/${w.org}/members/${w.dummy}`, { role: 'member' }),
+    expect: { ...all(403), outsider: 404, admin: 204 },
+  },
+  {
+    route: 'DELETE /api/v1/orgs/{org}/members/{user}',
+    call: async (c, w) => {
+      await w.owner.put(`/orgs/${w.org}/members/${w.dummy}`, { role: 'member' });
+      return c.delete(`/orgs/${w.org}/members/${w.dummy}`);
+    },
+    expect: { ...all(403), outsider: 404, admin: 204 },
+  },
+  {
+    route: 'POST /api/v1/teams',
+    call: (c, w) => c.post('/teams', { org_id: w.org, name: unique('Team') }),
+    expect: { ...all(403), outsider: 404, admin: 201 },
+  },
+  { route: 'GET /api/v1/teams', call: (c) => c.get('/teams'), expect: all(200) },
+  { route: 'GET /api/v1/teams/{team}', call: (c, w) => c.get(`/teams/${w.team}`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'PATCH /api/v1/teams/{team}',
+    call: (c, w) => c.patch(`/teams/${w.team}`, { name: 'Matrix Team' }, any),
+    expect: { ...all(403), outsider: 404, teamAdmin: 200, admin: 200 },
+  },
+  {
+    route: 'DELETE /api/v1/teams/{team}',
+    call: (c, w) => c.delete(`/teams/${w.team}`, stale),
+    expect: { ...all(403), outsider: 404, teamAdmin: 412, admin: 412 },
+  },
+  { route: 'GET /api/v1/teams/{team}/members', call: (c, w) => c.get(`/teams/${w.team}/members`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'PUT /api/v1/teams/{team}/members/{user}',
+    call: (c, w) => c.put(`/teams/${w.team}/members/${w.dummy}`, { role: 'viewer' }),
+    expect: { ...all(403), outsider: 404, teamAdmin: 204, admin: 204 },
+  },
+  {
+    route: 'DELETE /api/v1/teams/{team}/members/{user}',
+    call: async (c, w) => {
+      await w.owner.put(`/teams/${w.team}/members/${w.dummy}`, { role: 'viewer' });
+      return c.delete(`/teams/${w.team}/members/${w.dummy}`);
+    },
+    expect: { ...all(403), outsider: 404, teamAdmin: 204, admin: 204 },
+  },
+];
+
+let server: TestServer;
+let world: World;
+const clients = {} as Record<Caller, ApiClient>;
+
+before(async () => {
+  server = await startTestServer();
+  const owner = await createPerson(server.admin, 'matrix-owner@example.com');
+  const org = (await owner.key.post('/orgs', { name: 'Matrix Org' })).body.id;
+  const team = (await owner.key.post('/teams', { org_id: org, name: 'Matrix Team' })).body.id;
+  const roles = { viewer: 'viewer', developer: 'developer', teamAdmin: 'admin' } as const;
+  const ownKeyId = {} as Record<Caller, string>;
+  clients.none = server.anonymous;
+  clients.admin = server.admin;
+  for (const who of ['outsider', 'viewer', 'developer', 'teamAdmin'] as const) {
+    const person = await createPerson(server.admin, `matrix-${who.toLowerCase()}@example.com`);
+    if (who !== 'outsider') await owner.key.put(`/teams/${team}/members/${person.id}`, { role: roles[who] });
+    clients[who] = person.key;
+  }
+  for (const who of callers) {
+    if (who !== 'none') ownKeyId[who] = (await clients[who].get('/me/api-keys')).body.items[0].id;
+  }
+  const dummy = (await server.admin.post('/users', { email: 'matrix-dummy@example.com', name: 'Dummy' })).body.id;
+  world = { org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
+  world.foreignKeyId = (await owner.key.get('/me/api-keys')).body.items[0].id;
+});
+after(async () => server?.close());
+
+for (const row of rows) {
+  test(`${row.route}: ${callers.map((c) => `${c} ${row.expect[c]}`).join(', ')}`, async () => {
+    for (const who of callers) {
+      const answer = await row.call(clients[who], world, who);
+      assert.equal(answer.status, row.expect[who], `${who}: ${answer.text}`);
+    }
+  });
+}
+
+test('the matrix covers every route of the OpenAPI document', async () => {
+  const document = parse((await server.anonymous.get('/openapi.yaml')).text);
+  const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+    Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+  );
+  assert.deepEqual(documented.sort(), rows.map((r) => r.route).sort());
+});
