@@ -10,7 +10,7 @@ export interface Answer<T = any> {
 
 export interface RequestOptions {
   body?: unknown;
-  rawBody?: string | Buffer;
+  rawBody?: string;
   headers?: Record<string, string>;
   /** Leave out Svc-CSRF on a cookie request. */
   noCsrf?: boolean;
@@ -33,7 +33,7 @@ export class ApiClient {
       headers.cookie = `__Host-svc_session=${this.auth.cookie}`;
       if (!options.noCsrf) headers['svc-csrf'] = '1';
     }
-    let body: string | Buffer | undefined;
+    let body: string | undefined;
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.body);

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, loadServerConfig, parseListen } from './config.ts';
+
+test('defaults: 127.0.0.1:8080, ./.svc, base URL from the listen address', () => {
+  const config = loadServerConfig([], {}, '/srv');
+  assert.equal(config.listenHost, '127.0.0.1');
+  assert.equal(config.listenPort, 8080);
+  assert.equal(config.dataDir, '/srv/.svc');
+  assert.equal(config.baseUrl, 'http://127.0.0.1:8080');
+  assert.equal(config.baseUrlDerived, true);
+  assert.equal(config.databaseUrl, undefined);
+});
+
+test('environment variables and flags alike; a flag wins', () => {
+  const env = { SVC_LISTEN: '0.0.0.0:9000', SVC_DATA_DIR: '/var/svc', SVC_BASE_URL: 'https://svc.example.com/', DATABASE_URL: 'postgres://db/x' };
+  const fromEnv = loadServerConfig([], env, '/');
+  assert.equal(fromEnv.listenHost, '0.0.0.0');
+  assert.equal(fromEnv.listenPort, 9000);
+  assert.equal(fromEnv.dataDir, '/var/svc');
+  assert.equal(fromEnv.baseUrl, 'https://svc.example.com');
+  assert.equal(fromEnv.baseUrlDerived, false);
+  assert.equal(fromEnv.databaseUrl, 'postgres://db/x');
+  const flags = loadServerConfig(['--listen=127.0.0.1:0', '--data-dir', 'rel'], env, '/home/u');
+  assert.equal(flags.listenPort, 0);
+  assert.equal(flags.dataDir, '/home/u/rel');
+});
+
+test('listen addresses: HOST:PORT, IPv6 in brackets; anything else is refused', () => {
+  assert.deepEqual(parseListen('[::1]:8080'), { host: '::1', port: 8080 });
+  for (const bad of ['8080', 'host:', ':80', 'host:99999', 'a:b']) assert.throws(() => parseListen(bad), ConfigError, bad);
+});
+
+test('unknown flags, missing values and bad numbers are refused', () => {
+  assert.throws(() => loadServerConfig(['--nope', '1'], {}), /unknown option --nope/);
+  assert.throws(() => loadServerConfig(['--listen'], {}), /needs a value/);
+  assert.throws(() => loadServerConfig(['--rate-limit', '-1'], {}), /whole number/);
+  assert.throws(() => loadServerConfig([], { SVC_BASE_URL: 'example.com' }), /http/);
+});

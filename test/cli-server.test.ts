@@ -1,0 +1,84 @@
+// `svc server` and `svc admin sign-in-link` as real processes against a real database.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { ApiClient } from './helpers/client.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { runSvc, startSvc } from './helpers/process.ts';
+
+let database: TestDatabase;
+let dataDir: string;
+before(async () => {
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-cli-'));
+});
+after(async () => {
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+test('svc server prints its address and a first sign-in link; admin sign-in-link prints only a link; SIGTERM stops it', async () => {
+  const server = startSvc(['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir], { DATABASE_URL: database.url });
+  try {
+    const [, url] = await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)\n/);
+    const [, link] = await server.waitFor(/^\s+(http\S+\/sign-in#token=\S+)$/m);
+    assert.ok(link.startsWith(`${url}/sign-in#token=`));
+    const anonymous = new ApiClient(url);
+    const admin = await anonymous.signInWithLink(new URL(link).hash.slice('#token='.length));
+    const key = await admin.mintKey();
+    const me = await key.get('/me');
+    assert.equal(me.status, 200);
+    assert.deepEqual(me.body.permissions, ['platform.admin']);
+    assert.ok(existsSync(path.join(dataDir, 'server.json')));
+
+    const printed = await runSvc(['admin', 'sign-in-link', '--data-dir', dataDir], { DATABASE_URL: undefined });
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.match(printed.stdout, /^http:\/\/127\.0\.0\.1:\d+\/sign-in#token=[A-Za-z0-9_-]+\n$/);
+    const again = await anonymous.signInWithLink(new URL(printed.stdout.trim()).hash.slice('#token='.length));
+    assert.equal((await again.get('/me')).body.email, 'admin@localhost');
+
+    const unknown = await runSvc(['admin', 'sign-in-link', '--user', 'ghost@example.com', '--data-dir', dataDir]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no user with the e-mail ghost@example.com/);
+
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0, server.stderr());
+    assert.ok(!existsSync(path.join(dataDir, 'server.json')), 'server.json is removed on shutdown');
+  } finally {
+    server.child.kill('SIGKILL');
+  }
+});
+
+test('a second start does not create another administrator or link', async () => {
+  const server = startSvc(['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir], { DATABASE_URL: database.url });
+  try {
+    await server.waitFor(/Database: DATABASE_URL\n/);
+    assert.doesNotMatch(server.stdout(), /sign-in#token=/);
+    server.child.kill('SIGINT');
+    assert.equal(await server.exited, 0);
+  } finally {
+    server.child.kill('SIGKILL');
+  }
+});
+
+test('bad settings exit 2 with the reason and the usage', async () => {
+  for (const args of [['--listen', 'nowhere'], ['--listen', '127.0.0.1:70000'], ['--base-url', 'ftp://x'], ['--bogus', '1'], ['--rate-limit', 'many']]) {
+    const run = await runSvc(['server', ...args], { DATABASE_URL: database.url });
+    assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+    assert.match(run.stderr, /Usage: svc server/);
+  }
+  const help = await runSvc(['server', '--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--listen \/ SVC_LISTEN/);
+});
+
+test('admin sign-in-link without an installation says so and exits 2', async () => {
+  const empty = await mkdtemp(path.join(os.tmpdir(), 'svc-empty-'));
+  const run = await runSvc(['admin', 'sign-in-link', '--data-dir', empty], { DATABASE_URL: undefined });
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /no svc installation/);
+  await rm(empty, { recursive: true, force: true });
+});

@@ -1,0 +1,60 @@
+// Runs `svc` as a real process and reads what it prints.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const svcBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/svc.js');
+
+export interface SvcProcess {
+  child: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the first match of `pattern` in stdout. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
+}
+
+export function startSvc(args: string[], env: Record<string, string | undefined> = {}): SvcProcess {
+  const child = spawn(process.execPath, [svcBin, ...args], { env: { ...process.env, ...env } });
+  let out = '';
+  let err = '';
+  const waiters: Array<() => void> = [];
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+    waiters.forEach((w) => w());
+  });
+  child.stderr.on('data', (chunk) => (err += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+    waiters.forEach((w) => w());
+    resolve(code);
+  }));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} in output:\n${out}\n${err}`)), timeoutMs);
+        const check = () => {
+          const match = out.match(pattern);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match);
+          } else if (child.exitCode !== null) {
+            clearTimeout(timer);
+            reject(new Error(`svc exited with ${child.exitCode} before ${pattern}:\n${out}\n${err}`));
+          }
+        };
+        waiters.push(check);
+        check();
+      });
+    },
+  };
+}
+
+export async function runSvc(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = startSvc(args, env);
+  const code = await run.exited;
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
