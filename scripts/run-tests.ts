@@ -2,7 +2,7 @@
 // DATABASE_URL when set, otherwise an embedded one started here for the run (each file makes its own database).
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedDatabase } from '../src/store/embedded.ts';
@@ -26,7 +26,6 @@ let scratch: string | undefined;
 const env = { ...process.env };
 if (!env.DATABASE_URL) {
   scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-test-pg-'));
-  await chmod(scratch, 0o755); // the embedded cluster runs as the postgres user and must reach its directory
   const database = await startEmbeddedDatabase(scratch, () => undefined, 'postgres');
   embedded = database;
   env.DATABASE_URL = database.url;

@@ -72,7 +72,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const logger = options.logger === false ? undefined : pino({ level: config.logLevel, ...options.logger }, pino.destination(2));
   const log = (message: string) => logger?.info(message);
   await mkdir(config.dataDir, { recursive: true });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    log: (message) => logger?.debug(message),
+  });
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
   try {
     await hub.start();

