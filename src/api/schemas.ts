@@ -1,6 +1,11 @@
 // Schemas shared by several routes. Route-specific bodies live beside their routes.
 import { Type } from 'typebox';
 
+/** A string out of a fixed set, as `enum` (a union of literals would make responses validate every branch). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'int64 >= 1' });
 export const Uuid = Type.String({ format: 'uuid' });
 export const DateTime = Type.String({ format: 'date-time' });
@@ -42,7 +47,7 @@ export const IfMatchHeaders = Type.Object({ 'if-match': Type.Optional(Type.Strin
 export const ApiKeySchema = Type.Object({
   id: Uuid,
   name: DisplayName,
-  source: Type.Union([Type.Literal('console'), Type.Literal('cli')]),
+  source: StringEnum(['console', 'cli']),
   prefix: Type.String({ description: 'svc_<id>_' }),
   created_at: DateTime,
   regenerated_at: Type.Optional(DateTime),

@@ -35,8 +35,9 @@ export type Credentials =
 
 interface CachedKey {
   secretHash: Buffer;
-  expiresAt: Date | null;
-  lastUsedAt: Date | null;
+  /** Epoch milliseconds. */
+  expiresAt: number | null;
+  lastUsedAt: number | null;
   user: CallerUser;
   cachedAt: number;
 }
@@ -118,20 +119,20 @@ export class CredentialResolver {
   async resolveKey(token: string): Promise<Principal | undefined> {
     const parsed = parseApiKeyToken(token);
     if (!parsed) return undefined;
-    const now = this.clock.now();
+    const now = this.clock.nowMs();
     const entry = await this.cachedKey(parsed.id, now);
     if (!entry || !digestsEqual(entry.secretHash, parsed.secretHash)) return undefined;
-    if (entry.expiresAt && entry.expiresAt <= now) return undefined;
-    if (!entry.lastUsedAt || now.getTime() - entry.lastUsedAt.getTime() >= HOUR) {
+    if (entry.expiresAt !== null && entry.expiresAt <= now) return undefined;
+    if (entry.lastUsedAt === null || now - entry.lastUsedAt >= HOUR) {
       entry.lastUsedAt = now;
-      markApiKeyUsed(this.pool, parsed.id, now).catch((error: Error) => this.log(`last_used_at: ${error.message}`));
+      markApiKeyUsed(this.pool, parsed.id, new Date(now)).catch((error: Error) => this.log(`last_used_at: ${error.message}`));
     }
     return { via: 'key', user: entry.user, keyId: parsed.id };
   }
 
-  private async cachedKey(id: string, now: Date): Promise<CachedKey | undefined> {
+  private async cachedKey(id: string, now: number): Promise<CachedKey | undefined> {
     const cached = this.keys.get(id);
-    if (cached && this.hub.isLive && now.getTime() - cached.cachedAt < CACHE_TTL_MS) return cached;
+    if (cached && this.hub.isLive && now - cached.cachedAt < CACHE_TTL_MS) return cached;
     const generation = this.generation;
     const row = await findApiKey(this.pool, id);
     if (!row) return undefined;
@@ -139,10 +140,10 @@ export class CredentialResolver {
     if (!user) return undefined;
     const entry: CachedKey = {
       secretHash: row.secret_hash,
-      expiresAt: row.expires_at,
-      lastUsedAt: row.last_used_at,
+      expiresAt: row.expires_at?.getTime() ?? null,
+      lastUsedAt: row.last_used_at?.getTime() ?? null,
       user: callerUser(user),
-      cachedAt: now.getTime(),
+      cachedAt: now,
     };
     if (generation === this.generation && this.hub.isLive) this.keys.set(id, entry);
     return entry;

@@ -1,9 +1,11 @@
 /** The clock is passed in everywhere so tests can move time. */
 export interface Clock {
   now(): Date;
+  /** Milliseconds since the epoch, without allocating a Date (hot paths). */
+  nowMs(): number;
 }
 
-export const systemClock: Clock = { now: () => new Date() };
+export const systemClock: Clock = { now: () => new Date(), nowMs: () => Date.now() };
 
 /** A clock for tests: starts at `start` and only moves when told. */
 export class ManualClock implements Clock {
@@ -13,6 +15,9 @@ export class ManualClock implements Clock {
   }
   now(): Date {
     return new Date(this.current);
+  }
+  nowMs(): number {
+    return this.current;
   }
   advance(ms: number): void {
     this.current += ms;

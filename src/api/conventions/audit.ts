@@ -1,5 +1,6 @@
 // Every state-changing request is recorded: actor, action, target, team, time and outcome (HTTP status).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { addRouteHook, routeMethods } from './route-hooks.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Queryable } from '../../store/database.ts';
 import { insertAuditEntry } from '../../store/audit.ts';
@@ -7,17 +8,9 @@ import { API_PREFIX } from '../context.ts';
 import { isStateChanging } from './authentication.ts';
 
 export function registerAudit(app: FastifyInstance, pool: Queryable, clock: Clock, log: (m: string) => void): void {
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (methods.some((m) => isStateChanging(m)) && !route.config?.audit) {
-      throw new Error(`route ${methods.join(',')} ${route.url} changes state but declares no audit action`);
-    }
-  });
-
   // Written before the answer leaves, so that a client that sees the answer also finds the entry.
-  app.addHook('onSend', async (request, reply, payload) => {
-    const action = request.routeOptions.config.audit;
-    if (!action || !isStateChanging(request.method)) return payload;
+  const record = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const action = request.routeOptions.config.audit!;
     const path = request.url.split('?')[0];
     try {
       await insertAuditEntry(pool, {
@@ -34,5 +27,12 @@ export function registerAudit(app: FastifyInstance, pool: Queryable, clock: Cloc
       log(`audit entry lost for ${action} ${path}: ${(error as Error).message}`);
     }
     return payload;
+  };
+
+  app.addHook('onRoute', (route) => {
+    const methods = routeMethods(route);
+    if (!methods.some((m) => isStateChanging(m))) return;
+    if (!route.config?.audit) throw new Error(`route ${methods.join(',')} ${route.url} changes state but declares no audit action`);
+    addRouteHook(route, 'onSend', record);
   });
 }

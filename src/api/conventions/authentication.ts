@@ -2,7 +2,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { readCredentials } from '../../auth/credentials.ts';
 import { problem } from '../../core/problems.ts';
-import type { ApiDeps } from '../context.ts';
+import type { AccessRule, ApiDeps } from '../context.ts';
+import { addRouteHook } from './route-hooks.ts';
 
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -43,17 +44,21 @@ function checkCsrf(request: FastifyRequest, consoleOrigin: string): void {
   }
 }
 
+async function checkAccess(request: FastifyRequest, access: AccessRule, deps: ApiDeps): Promise<void> {
+  await authenticate(request, deps);
+  const principal = request.principal!;
+  if (access === 'session' && principal.via !== 'session') {
+    throw problem('session-required', 403, 'This needs the browser session; an API key cannot do it.');
+  }
+  if (access === 'admin' && !principal.user.isAdmin) {
+    throw problem('forbidden', 403, 'Only administrators (platform.admin) may do this.');
+  }
+}
+
 export function registerAuthentication(app: FastifyInstance, deps: ApiDeps): void {
-  app.addHook('onRequest', async (request) => {
-    const access = request.routeOptions.config.access;
+  app.addHook('onRoute', (route) => {
+    const access = route.config?.access;
     if (access === undefined || access === 'public') return;
-    await authenticate(request, deps);
-    const principal = request.principal!;
-    if (access === 'session' && principal.via !== 'session') {
-      throw problem('session-required', 403, 'This needs the browser session; an API key cannot do it.');
-    }
-    if (access === 'admin' && !principal.user.isAdmin) {
-      throw problem('forbidden', 403, 'Only administrators (platform.admin) may do this.');
-    }
+    addRouteHook(route, 'onRequest', (request: FastifyRequest) => checkAccess(request, access, deps));
   });
 }

@@ -1,5 +1,6 @@
 // Idempotency-Key on POST (rules 1 to 6 of 4.1), kept in PostgreSQL per user for 24 hours.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { addRouteHook, routeMethods } from './route-hooks.ts';
 import { createHash } from 'node:crypto';
 import { DAY, MINUTE, type Clock } from '../../core/clock.ts';
 import { problem } from '../../core/problems.ts';
@@ -43,13 +44,14 @@ function replay(reply: FastifyReply, status: number, headers: Record<string, str
 
 export function registerIdempotency(app: FastifyInstance, pool: Queryable, clock: Clock): void {
   // Before parsing: a body above 1 MiB with a key is refused without reading it into a record.
-  app.addHook('preValidation', async (request) => {
+  const hooks: Array<[Parameters<typeof addRouteHook>[1], unknown]> = [];
+  hooks.push(['preValidation', async (request: FastifyRequest) => {
     if (requestKey(request) !== undefined && bodySize(request) > IDEMPOTENT_BODY_LIMIT) {
       throw problem('idempotency-body-too-large', 413, 'A request with an Idempotency-Key may carry at most 1 MiB.');
     }
-  });
+  }]);
 
-  app.addHook('preHandler', async (request, reply) => {
+  hooks.push(['preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const key = requestKey(request);
     if (key === undefined) return;
     const userId = request.principal!.user.id;
@@ -79,9 +81,9 @@ export function registerIdempotency(app: FastifyInstance, pool: Queryable, clock
       });
     }
     return replay(reply, existing.status!, existing.response_headers ?? {}, existing.response_body ?? '');
-  });
+  }]);
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  hooks.push(['onSend', async (request: FastifyRequest, reply: FastifyReply, payload: string | Buffer | null) => {
     const claim = held.get(request);
     if (!claim) return payload;
     held.delete(request);
@@ -101,12 +103,17 @@ export function registerIdempotency(app: FastifyInstance, pool: Queryable, clock
       body: payload === null ? '' : payload.toString(),
     });
     return payload;
-  });
+  }]);
 
   // A request that ended without passing onSend (a hook failed after the claim) must not keep its key busy.
   // A client that hangs up does not release it: the first run goes on and a retry must not run beside it.
-  app.addHook('onResponse', async (request) => {
+  hooks.push(['onResponse', async (request: FastifyRequest) => {
     const claim = held.get(request);
     if (claim) await releaseIdempotencyKey(pool, claim.userId, claim.key);
+  }]);
+
+  app.addHook('onRoute', (route) => {
+    if (!routeMethods(route).includes('POST') || route.config?.access === 'public') return;
+    for (const [name, hook] of hooks) addRouteHook(route, name, hook);
   });
 }

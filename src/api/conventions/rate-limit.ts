@@ -1,6 +1,7 @@
 // Token buckets per caller (user, or address for requests without credentials): `perMinute` requests a
 // minute with bursts up to the same number. Over the limit: 429 with Retry-After.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { addRouteHook } from './route-hooks.ts';
 import type { Clock } from '../../core/clock.ts';
 import { problem } from '../../core/problems.ts';
 
@@ -10,7 +11,8 @@ interface Bucket {
 }
 
 export class RateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
+  /** Users by their numeric id, callers without credentials by their address. */
+  private readonly buckets = new Map<string | number, Bucket>();
   private readonly perMs: number;
 
   constructor(
@@ -21,12 +23,15 @@ export class RateLimiter {
   }
 
   /** Takes one token; returns 0 when allowed, else the seconds to wait. */
-  take(caller: string): number {
-    const now = this.clock.now().getTime();
-    const bucket = this.buckets.get(caller) ?? { tokens: this.perMinute, at: now };
+  take(caller: string | number): number {
+    const now = this.clock.nowMs();
+    let bucket = this.buckets.get(caller);
+    if (bucket === undefined) {
+      bucket = { tokens: this.perMinute, at: now };
+      this.buckets.set(caller, bucket);
+    }
     bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * this.perMs);
     bucket.at = now;
-    this.buckets.set(caller, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return 0;
@@ -36,7 +41,7 @@ export class RateLimiter {
 
   /** Forgets full buckets so the map does not grow with every address ever seen. */
   sweep(): void {
-    const now = this.clock.now().getTime();
+    const now = this.clock.nowMs();
     for (const [caller, bucket] of this.buckets) {
       if (bucket.tokens + (now - bucket.at) * this.perMs >= this.perMinute) this.buckets.delete(caller);
     }
@@ -49,12 +54,11 @@ export function registerRateLimit(app: FastifyInstance, perMinute: number, clock
   const sweeper = setInterval(() => limiter.sweep(), 60_000).unref();
   app.addHook('onClose', async () => clearInterval(sweeper));
   // Runs after authentication, so that a signed-in caller is limited as a user wherever they connect from.
-  app.addHook('onRequest', async (request, reply) => {
-    const caller = request.principal ? `user:${request.principal.user.id}` : `address:${request.ip}`;
+  const limit = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    const caller = request.principal ? request.principal.user.id : request.ip;
     const wait = limiter.take(caller);
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
-      throw problem('rate-limited', 429, `Too many requests; wait ${wait} s.`, { headers: { 'retry-after': String(wait) } });
-    }
-  });
+    if (wait === 0) return done();
+    done(problem('rate-limited', 429, `Too many requests; wait ${wait} s.`, { headers: { 'retry-after': String(wait) } }));
+  };
+  app.addHook('onRoute', (route) => addRouteHook(route, 'onRequest', limit));
 }

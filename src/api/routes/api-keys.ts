@@ -9,7 +9,7 @@ import { deleteApiKey, findApiKey, insertApiKey, listApiKeys, regenerateApiKey, 
 import type { ApiDeps } from '../context.ts';
 import { setEtag } from '../conventions/etag.ts';
 import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
-import { ApiKeySchema, ApiKeyWithToken, DateTime, DisplayName, Uuid, iso, isoOrUndefined } from '../schemas.ts';
+import { ApiKeySchema, ApiKeyWithToken, DateTime, DisplayName, Uuid, iso, isoOrUndefined, StringEnum } from '../schemas.ts';
 
 const MAX_LIFETIME_MS = 366 * DAY;
 
@@ -30,7 +30,7 @@ const NewApiKey = Type.Object(
   {
     name: DisplayName,
     source: Type.Optional(
-      Type.Union([Type.Literal('console'), Type.Literal('cli')], { default: 'console', description: '`cli` when minted by `svc login`' }),
+      StringEnum(['console', 'cli'], { default: 'console', description: '`cli` when minted by `svc login`' }),
     ),
     expires_at: Type.Optional(DateTime),
   },

@@ -5,12 +5,12 @@ import { hashPassword, verifyPassword } from '../../auth/passwords.ts';
 import { problem } from '../../core/problems.ts';
 import { findUserById, updatePassword } from '../../store/users.ts';
 import type { ApiDeps } from '../context.ts';
-import { UserSchema } from '../schemas.ts';
+import { UserSchema, StringEnum } from '../schemas.ts';
 import { Password, callerView } from './users.ts';
 
 const MeSchema = Type.Object({
   ...UserSchema.properties,
-  authenticated_by: Type.Union([Type.Literal('key'), Type.Literal('session')]),
+  authenticated_by: StringEnum(['key', 'session']),
 });
 
 export function registerMeRoutes(app: FastifyInstance, deps: ApiDeps): void {

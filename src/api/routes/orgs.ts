@@ -25,7 +25,7 @@ import { findUserById } from '../../store/users.ts';
 import type { ApiDeps } from '../context.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
 import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
-import { DisplayName, Id, IfMatchHeaders, MemberSchema, OrgSchema, Uuid, iso } from '../schemas.ts';
+import { DisplayName, Id, IfMatchHeaders, MemberSchema, OrgSchema, Uuid, iso, StringEnum } from '../schemas.ts';
 
 export function orgView(row: OrgRow, role: OrgRole | undefined, permissions: string[]) {
   return { id: row.id, name: row.name, role, permissions, created_at: iso(row.created_at), updated_at: iso(row.updated_at) };
@@ -39,7 +39,7 @@ const OrgParams = Type.Object({ org: Uuid });
 const OrgMemberParams = Type.Object({ org: Uuid, user: Id });
 const OrgBody = Type.Object({ name: DisplayName }, { additionalProperties: false });
 const OrgRoleBody = Type.Object(
-  { role: Type.Union(orgRoles.map((r) => Type.Literal(r))) },
+  { role: StringEnum(orgRoles) },
   { additionalProperties: false },
 );
 

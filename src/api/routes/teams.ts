@@ -22,7 +22,7 @@ import { findUserById } from '../../store/users.ts';
 import type { ApiDeps } from '../context.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
 import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
-import { DisplayName, Id, IfMatchHeaders, MemberSchema, TeamSchema, Uuid, iso } from '../schemas.ts';
+import { DisplayName, Id, IfMatchHeaders, MemberSchema, TeamSchema, Uuid, iso, StringEnum } from '../schemas.ts';
 import { memberView } from './orgs.ts';
 
 export function teamView(row: TeamRow, role: TeamRole | undefined, permissions: string[]) {
@@ -41,7 +41,7 @@ const TeamParams = Type.Object({ team: Id });
 const TeamMemberParams = Type.Object({ team: Id, user: Id });
 const NewTeam = Type.Object({ org_id: Uuid, name: DisplayName }, { additionalProperties: false });
 const TeamBody = Type.Object({ name: DisplayName }, { additionalProperties: false });
-const TeamRoleBody = Type.Object({ role: Type.Union(teamRoles.map((r) => Type.Literal(r))) }, { additionalProperties: false });
+const TeamRoleBody = Type.Object({ role: StringEnum(teamRoles) }, { additionalProperties: false });
 
 const nameTaken = (name: string) => problem('name-taken', 409, `The organization has a team named "${name}" already.`);
 const teamIdOf = (request: FastifyRequest) => (request.params as { team: number }).team;
