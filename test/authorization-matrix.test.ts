@@ -1,7 +1,9 @@
 // Every route × {no credentials, outsider, viewer, developer, team admin, administrator}: the expected status.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
+import { insertOperation } from '../src/store/operations.ts';
 import { ApiClient, createPerson, type Answer } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -9,6 +11,7 @@ type Caller = 'none' | 'outsider' | 'viewer' | 'developer' | 'teamAdmin' | 'admi
 const callers: Caller[] = ['none', 'outsider', 'viewer', 'developer', 'teamAdmin', 'admin'];
 
 interface World {
+  operation: string;
   org: string;
   team: number;
   ownKeyId: Record<Caller, string>;
@@ -112,6 +115,11 @@ const rows: Row[] = [
     },
     expect: { ...all(403), outsider: 404, teamAdmin: 204, admin: 204 },
   },
+  {
+    route: 'GET /api/v1/operations/{id}',
+    call: (c, w) => c.get(`/operations/${w.operation}`),
+    expect: { ...all(200), outsider: 404 },
+  },
 ];
 
 let server: TestServer;
@@ -136,7 +144,16 @@ before(async () => {
     if (who !== 'none') ownKeyId[who] = (await clients[who].get('/me/api-keys')).body.items[0].id;
   }
   const dummy = (await server.admin.post('/users', { email: 'matrix-dummy@example.com', name: 'Dummy' })).body.id;
-  world = { org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
+  const operation = await insertOperation(server.server.database.pool, {
+    id: randomUUID(),
+    kind: 'workspace.create',
+    target: '/workspaces/1',
+    teamId: team,
+    createdBy: null,
+    input: {},
+    at: new Date(),
+  });
+  world = { operation: operation.id, org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
   world.foreignKeyId = (await owner.key.get('/me/api-keys')).body.items[0].id;
 });
 after(async () => server?.close());

@@ -13,6 +13,7 @@ import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerMeRoutes } from './routes/me.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
+import { registerOperationRoutes } from './routes/operations.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
@@ -90,6 +91,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerOrgRoutes(api, deps);
       registerTeamRoutes(api, deps);
       registerAuditRoutes(api, deps);
+      registerOperationRoutes(api, deps);
     },
     { prefix: API_PREFIX },
   );

@@ -1,0 +1,44 @@
+// The life of an operation as plain decisions (spec 3.5): pending -> running -> succeeded | failed.
+// No database and no clock of its own: the worker and the store carry these out.
+
+export type OperationState = 'pending' | 'running' | 'succeeded' | 'failed';
+
+export const operationKinds = [
+  'workspace.create',
+  'workspace.delete',
+  'workspace.restore',
+  'workspace.volume_owner',
+  'landscape.sync',
+  'landscape.teardown',
+  'workspace.archive',
+  'workspace.restore_archive',
+  'managed_service.dump',
+] as const;
+export type OperationKind = (typeof operationKinds)[number];
+
+/** How long a claim holds without renewal; a server that died loses its jobs after this. */
+export const LEASE_MS = 30_000;
+/** How often a working server renews its leases. */
+export const LEASE_RENEW_MS = 10_000;
+/** Claims of one job before it is failed for good (a job that keeps killing its server must end). */
+export const MAX_ATTEMPTS = 3;
+/** Finished operations stay readable this long (spec 2.4). */
+export const RETENTION_MS = 7 * 24 * 3600_000;
+
+export function isFinished(state: OperationState): boolean {
+  return state === 'succeeded' || state === 'failed';
+}
+
+export interface ClaimedJob {
+  attempts: number;
+  /** True when an earlier claim ran out: its server stopped or died while working. */
+  resumed: boolean;
+}
+
+/** What to do with a job just claimed: run it (again) or fail it because it was tried too often. */
+export function decideClaim(job: ClaimedJob): { run: true } | { run: false; reason: string } {
+  if (job.attempts > MAX_ATTEMPTS) {
+    return { run: false, reason: `Gave up after ${MAX_ATTEMPTS} attempts; the server stopped during each of them.` };
+  }
+  return { run: true };
+}

@@ -1,0 +1,117 @@
+import type { Queryable } from './database.ts';
+
+export interface OperationRow {
+  id: string;
+  kind: string;
+  state: 'pending' | 'running' | 'succeeded' | 'failed';
+  target: string | null;
+  team_id: number | null;
+  created_by: number | null;
+  detail: string | null;
+  error: Record<string, unknown> | null;
+  input: Record<string, unknown>;
+  attempts: number;
+  lease_owner: string | null;
+  lease_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+const columns = `id, kind, state, target, team_id, created_by, detail, error, input, attempts, lease_owner, lease_until,
+  created_at, updated_at, finished_at`;
+
+export const OPERATIONS_CHANNEL = 'svc_operations';
+
+export async function insertOperation(
+  db: Queryable,
+  operation: { id: string; kind: string; target: string | null; teamId: number | null; createdBy: number | null; input: object; detail?: string; at: Date },
+): Promise<OperationRow> {
+  const row = (
+    await db.query<OperationRow>(
+      `INSERT INTO operations (id, kind, state, target, team_id, created_by, detail, input, created_at, updated_at)
+       VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $8) RETURNING ${columns}`,
+      [operation.id, operation.kind, operation.target, operation.teamId, operation.createdBy, operation.detail ?? null, operation.input, operation.at],
+    )
+  ).rows[0];
+  await db.query('SELECT pg_notify($1, $2)', [OPERATIONS_CHANNEL, row.id]);
+  return row;
+}
+
+export async function findOperation(db: Queryable, id: string): Promise<OperationRow | undefined> {
+  return (await db.query<OperationRow>(`SELECT ${columns} FROM operations WHERE id = $1`, [id])).rows[0];
+}
+
+/** Claims up to `limit` pending jobs, and running ones whose lease ran out, oldest first. */
+export async function claimOperations(
+  db: Queryable,
+  claim: { owner: string; kinds: string[]; now: Date; leaseUntil: Date; limit: number },
+): Promise<OperationRow[]> {
+  return (
+    await db.query<OperationRow>(
+      `UPDATE operations SET state = 'running', attempts = attempts + 1, lease_owner = $1, lease_until = $4, updated_at = $3
+       WHERE id IN (
+         SELECT id FROM operations
+         WHERE kind = ANY($2) AND (state = 'pending' OR (state = 'running' AND lease_until < $3))
+         ORDER BY created_at LIMIT $5 FOR UPDATE SKIP LOCKED)
+       RETURNING ${columns}`,
+      [claim.owner, claim.kinds, claim.now, claim.leaseUntil, claim.limit],
+    )
+  ).rows;
+}
+
+export async function renewLeases(db: Queryable, owner: string, ids: string[], until: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(`UPDATE operations SET lease_until = $3 WHERE id = ANY($2) AND lease_owner = $1 AND state = 'running'`, [
+    owner,
+    ids,
+    until,
+  ]);
+}
+
+/** Changes the progress text of a job this owner holds; undefined when it no longer holds it. */
+export async function updateOperationDetail(
+  db: Queryable,
+  id: string,
+  owner: string,
+  detail: string,
+  at: Date,
+): Promise<OperationRow | undefined> {
+  return (
+    await db.query<OperationRow>(
+      `UPDATE operations SET detail = $3, updated_at = $4 WHERE id = $1 AND lease_owner = $2 AND state = 'running'
+       RETURNING ${columns}`,
+      [id, owner, detail, at],
+    )
+  ).rows[0];
+}
+
+export async function finishOperation(
+  db: Queryable,
+  finish: { id: string; owner: string | null; state: 'succeeded' | 'failed'; detail?: string | null; error?: object | null; at: Date },
+): Promise<OperationRow | undefined> {
+  return (
+    await db.query<OperationRow>(
+      `UPDATE operations SET state = $3, detail = COALESCE($4, detail), error = $5, finished_at = $6, updated_at = $6,
+         lease_owner = NULL, lease_until = NULL
+       WHERE id = $1 AND state IN ('pending', 'running') AND ($2::text IS NULL OR lease_owner = $2)
+       RETURNING ${columns}`,
+      [finish.id, finish.owner, finish.state, finish.detail ?? null, finish.error ?? null, finish.at],
+    )
+  ).rows[0];
+}
+
+/** Hands a job back (graceful shutdown): pending again, and this claim does not count as an attempt. */
+export async function releaseOperation(db: Queryable, id: string, owner: string, at: Date): Promise<OperationRow | undefined> {
+  return (
+    await db.query<OperationRow>(
+      `UPDATE operations SET state = 'pending', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL, updated_at = $3
+       WHERE id = $1 AND lease_owner = $2 AND state = 'running' RETURNING ${columns}`,
+      [id, owner, at],
+    )
+  ).rows[0];
+}
+
+export async function deleteFinishedOperations(db: Queryable, finishedBefore: Date): Promise<number> {
+  return (await db.query('DELETE FROM operations WHERE finished_at < $1', [finishedBefore])).rowCount ?? 0;
+}
