@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { applyWorkspaceEvent, initialStatus, type WorkspaceEvent, type WorkspaceStatus } from './lifecycle.ts';
+
+function run(start: WorkspaceStatus, events: WorkspaceEvent[]): WorkspaceStatus {
+  return events.reduce((status, event) => {
+    const next = applyWorkspaceEvent(status, event);
+    assert.ok(next.ok, `${event.type} from ${status.state}: ${next.ok ? '' : next.refusal}`);
+    return next.status;
+  }, start);
+}
+
+const states = (start: WorkspaceStatus, events: WorkspaceEvent[]) => {
+  const seen: string[] = [];
+  events.reduce((status, event) => {
+    const next = applyWorkspaceEvent(status, event);
+    if (!next.ok) throw new Error(next.refusal);
+    seen.push(`${next.status.state}: ${next.status.statusDetail}`);
+    return next.status;
+  }, start);
+  return seen;
+};
+
+test('a git workspace: Creating, Cloning, Starting IDE while cloning, Running', () => {
+  assert.deepEqual(
+    states(initialStatus(true), [
+      { type: 'progress', statusText: 'Starting' },
+      { type: 'progress', statusText: 'Cloning repository' },
+      { type: 'progress', statusText: 'Starting IDE' },
+      { type: 'editor-ready' },
+    ]),
+    ['creating: Starting', 'cloning: Cloning repository', 'cloning: Starting IDE', 'running: Workspace is running'],
+  );
+});
+
+test('an empty workspace: Creating with Preparing the volume, then Starting IDE, Running', () => {
+  assert.deepEqual(
+    states(initialStatus(false), [
+      { type: 'progress', statusText: 'Preparing the volume' },
+      { type: 'progress', statusText: 'Starting IDE' },
+      { type: 'editor-ready' },
+    ]),
+    ['creating: Preparing the volume', 'creating: Starting IDE', 'running: Workspace is running'],
+  );
+});
+
+test('failures give Error with the reason of 3.1; an error is not final', () => {
+  const failed = run(initialStatus(true), [{ type: 'failed', stage: 'clone', reason: "repository 'x' does not exist" }]);
+  assert.equal(failed.state, 'error');
+  assert.equal(failed.statusDetail, "Cloning the repository failed: repository 'x' does not exist");
+  assert.equal(run(failed, [{ type: 'editor-ready' }]).state, 'running');
+  const ide = run(initialStatus(false), [{ type: 'failed', stage: 'ide', reason: 'exited with 1' }]);
+  assert.equal(ide.statusDetail, 'The IDE does not start: exited with 1');
+});
+
+test('sleep by hand and by idle timeout carry their texts; wake goes through Waking up', () => {
+  const running = run(initialStatus(false), [{ type: 'editor-ready' }]);
+  const byHand = run(running, [{ type: 'sleep', reason: 'by-hand' }]);
+  assert.deepEqual([byHand.state, byHand.statusDetail], ['sleeping', 'Asleep']);
+  const idle = run(running, [{ type: 'sleep', reason: 'idle' }]);
+  assert.equal(idle.statusDetail, 'Asleep after being unused');
+  const waking = run(idle, [{ type: 'wake' }]);
+  assert.deepEqual([waking.state, waking.statusDetail], ['waking_up', 'Waking up']);
+  assert.equal(run(waking, [{ type: 'editor-ready' }]).state, 'running');
+});
+
+test('wake blockers are refused with their reason', () => {
+  const stopped = run(run(initialStatus(false), [{ type: 'editor-ready' }]), [{ type: 'stop' }]);
+  const wake = applyWorkspaceEvent(stopped, { type: 'wake' });
+  assert.equal(wake.ok, false);
+  assert.match(wake.ok ? '' : wake.refusal, /stopped; start it from the console/);
+  const restoring = run(run(initialStatus(false), [{ type: 'editor-ready' }]), [{ type: 'sleep', reason: 'archive-restore' }]);
+  assert.equal(restoring.statusDetail, 'Restoring the archive');
+  const busy = applyWorkspaceEvent(restoring, { type: 'wake' });
+  assert.match(busy.ok ? '' : busy.refusal, /busy with its volume/);
+  const creating = applyWorkspaceEvent(initialStatus(true), { type: 'sleep', reason: 'by-hand' });
+  assert.equal(creating.ok, false);
+});
+
+test('soft delete from any state; restore comes back asleep (or stopped); nothing else moves a deleted workspace', () => {
+  const running = run(initialStatus(false), [{ type: 'editor-ready' }]);
+  const deleted = run(running, [{ type: 'delete' }]);
+  assert.deepEqual([deleted.state, deleted.statusDetail], ['deleting', '(soft-deleted)']);
+  assert.equal(applyWorkspaceEvent(deleted, { type: 'wake' }).ok, false);
+  const restored = run(deleted, [{ type: 'restore' }]);
+  assert.deepEqual([restored.state, restored.statusDetail], ['sleeping', 'Asleep']);
+  const stoppedThenDeleted = run(running, [{ type: 'stop' }, { type: 'delete' }, { type: 'restore' }]);
+  assert.equal(stoppedThenDeleted.state, 'stopped');
+  assert.equal(applyWorkspaceEvent(running, { type: 'restore' }).ok, false);
+});

@@ -1,0 +1,135 @@
+// Workspace states and status texts of spec 3.1 as a pure state machine: (state, event) -> state or refusal.
+// The operations that create, wake, sleep and delete workspaces feed it what the runtime driver observes.
+
+export const workspaceStates = ['creating', 'cloning', 'running', 'sleeping', 'waking_up', 'stopped', 'error', 'deleting'] as const;
+export type WorkspaceStateName = (typeof workspaceStates)[number];
+
+export type SleepReason = 'by-hand' | 'idle' | 'node-night' | 'node-drained' | 'archive-restore';
+
+/** Status texts of 3.1, exactly as written. */
+export const statusTexts = {
+  configuringStorage: 'Configuring storage',
+  starting: 'Starting',
+  preparingVolume: 'Preparing the volume',
+  cloning: 'Cloning repository',
+  startingIde: 'Starting IDE',
+  running: 'Workspace is running',
+  wakingUp: 'Waking up',
+  deleted: '(soft-deleted)',
+  stopped: 'Stopped',
+} as const;
+
+const asleep: Record<SleepReason, string> = {
+  'by-hand': 'Asleep',
+  idle: 'Asleep after being unused',
+  'node-night': 'Asleep while its node is drained',
+  'node-drained': 'Asleep since its pod was evicted',
+  'archive-restore': 'Restoring the archive',
+};
+
+/** Wake reasons shown to clients (console, waiting page). */
+export const sleepReasonTexts: Record<SleepReason, string> = {
+  'by-hand': 'put to sleep by hand',
+  idle: 'nobody used it',
+  'node-night': 'node out of service for the night',
+  'node-drained': 'node drained',
+  'archive-restore': 'restored from an archive',
+};
+
+const errorPrefixes = {
+  clone: 'Cloning the repository failed',
+  'prepare-volume': 'Preparing the volume failed',
+  agent: 'Installing the agent failed',
+  ide: 'The IDE does not start',
+} as const;
+export type FailureStage = keyof typeof errorPrefixes;
+
+export interface WorkspaceStatus {
+  state: WorkspaceStateName;
+  statusDetail: string;
+  sleepReason?: SleepReason;
+  /** For git workspaces the create flow passes through `cloning`. */
+  fromGit: boolean;
+  /** The state to return to when a soft delete is undone. */
+  beforeDelete?: WorkspaceStateName;
+}
+
+export type WorkspaceEvent =
+  | { type: 'progress'; statusText: string }
+  | { type: 'editor-ready' }
+  | { type: 'failed'; stage: FailureStage; reason: string }
+  | { type: 'sleep'; reason: SleepReason }
+  | { type: 'wake' }
+  | { type: 'stop' }
+  | { type: 'start' }
+  | { type: 'delete' }
+  | { type: 'restore' };
+
+export type Transition = { ok: true; status: WorkspaceStatus } | { ok: false; refusal: string };
+
+const refuse = (refusal: string): Transition => ({ ok: false, refusal });
+const to = (status: WorkspaceStatus): Transition => ({ ok: true, status });
+
+export function initialStatus(fromGit: boolean): WorkspaceStatus {
+  return { state: 'creating', statusDetail: statusTexts.configuringStorage, fromGit };
+}
+
+/** The state a progress text of the driver belongs to during creation or waking. */
+function progressState(current: WorkspaceStatus, statusText: string): WorkspaceStateName {
+  if (current.state === 'waking_up') return 'waking_up';
+  if (statusText === statusTexts.cloning) return 'cloning';
+  if (statusText === statusTexts.startingIde && current.state === 'cloning') return 'cloning';
+  return 'creating';
+}
+
+export function applyWorkspaceEvent(current: WorkspaceStatus, event: WorkspaceEvent): Transition {
+  const base = { fromGit: current.fromGit };
+  if (current.state === 'deleting' && event.type !== 'restore') return refuse('The workspace is deleted; restore it first.');
+  switch (event.type) {
+    case 'progress':
+      if (!['creating', 'cloning', 'waking_up', 'error'].includes(current.state)) return refuse(`No progress while ${current.state}.`);
+      return to({ ...base, state: progressState(current, event.statusText), statusDetail: event.statusText });
+    case 'editor-ready':
+      if (!['creating', 'cloning', 'waking_up', 'error'].includes(current.state)) return refuse(`The editor cannot become ready while ${current.state}.`);
+      return to({ ...base, state: 'running', statusDetail: statusTexts.running });
+    case 'failed':
+      return to({ ...base, state: 'error', statusDetail: `${errorPrefixes[event.stage]}: ${event.reason}` });
+    case 'sleep':
+      if (current.state === 'sleeping') return to({ ...current, sleepReason: event.reason, statusDetail: asleep[event.reason] });
+      if (!['running', 'waking_up', 'error'].includes(current.state)) return refuse(`A workspace that is ${describe(current.state)} cannot be put to sleep.`);
+      return to({ ...base, state: 'sleeping', statusDetail: asleep[event.reason], sleepReason: event.reason });
+    case 'wake':
+      if (current.state === 'stopped') return refuse('The workspace is stopped; start it from the console.');
+      if (current.sleepReason === 'archive-restore') return refuse('The workspace is busy with its volume (restoring an archive).');
+      if (current.state === 'running' || current.state === 'waking_up') return to(current);
+      if (current.state !== 'sleeping' && current.state !== 'error') return refuse(`A workspace that is ${describe(current.state)} cannot be woken.`);
+      return to({ ...base, state: 'waking_up', statusDetail: statusTexts.wakingUp });
+    case 'stop':
+      if (current.state === 'stopped') return to(current);
+      if (['creating', 'cloning'].includes(current.state)) return refuse('The workspace is still being created.');
+      return to({ ...base, state: 'stopped', statusDetail: statusTexts.stopped });
+    case 'start':
+      if (current.state !== 'stopped') return refuse('Only a stopped workspace can be started.');
+      return to({ ...base, state: 'waking_up', statusDetail: statusTexts.wakingUp });
+    case 'delete':
+      return to({ ...base, state: 'deleting', statusDetail: statusTexts.deleted, beforeDelete: afterDeleteState(current.state) });
+    case 'restore':
+      if (current.state !== 'deleting') return refuse('Only a deleted workspace can be restored.');
+      return to(restoredStatus(current));
+  }
+}
+
+/** A deleted workspace's pods are gone: it comes back asleep (or stopped), never half-created. */
+function afterDeleteState(state: WorkspaceStateName): WorkspaceStateName {
+  return state === 'stopped' ? 'stopped' : 'sleeping';
+}
+
+function restoredStatus(current: WorkspaceStatus): WorkspaceStatus {
+  const state = current.beforeDelete ?? 'sleeping';
+  if (state === 'stopped') return { fromGit: current.fromGit, state, statusDetail: statusTexts.stopped };
+  return { fromGit: current.fromGit, state: 'sleeping', statusDetail: asleep['by-hand'], sleepReason: 'by-hand' };
+}
+
+function describe(state: WorkspaceStateName): string {
+  return state.replace('_', ' ');
+}
