@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { CredentialResolver, Principal } from '../auth/credentials.ts';
 import type { Clock } from '../core/clock.ts';
 import type { ServerConfig } from '../core/config.ts';
+import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
 
 /**
@@ -32,6 +33,8 @@ export interface ApiDeps {
   config: ServerConfig;
   credentials: CredentialResolver;
   cursors: CursorCodec;
+  /** The runtime driver; absent only in servers started without workspaces (not yet wired everywhere). */
+  driver?: RuntimeDriver;
   log: (message: string) => void;
 }
 

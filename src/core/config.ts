@@ -16,6 +16,10 @@ export interface ServerConfig {
   rateLimitPerMinute: number;
   /** Minutes a sign-in link stays valid. */
   signInLinkMinutes: number;
+  /** Workspace hosts live under it: `w<id>.<domain>`, `ide-w<id>.<domain>`. */
+  workspaceDomain: string;
+  /** Whether workspaces may be cloned from local paths and file:// URLs (tests, single-machine set-ups). */
+  allowLocalRepositories: boolean;
 }
 
 interface Setting {
@@ -33,6 +37,8 @@ export const serverSettings: Record<string, Setting> = {
   logLevel: { flag: '--log-level', env: 'SVC_LOG_LEVEL', describe: 'pino log level (default info)' },
   rateLimit: { flag: '--rate-limit', env: 'SVC_RATE_LIMIT', describe: 'requests per minute per caller; 0 turns it off (default 3000)' },
   signInLinkMinutes: { flag: '--sign-in-link-minutes', env: 'SVC_SIGN_IN_LINK_MINUTES', describe: 'minutes a sign-in link stays valid (default 15)' },
+  workspaceDomain: { flag: '--workspace-domain', env: 'SVC_WORKSPACE_DOMAIN', describe: 'domain of workspace addresses (default localhost)' },
+  allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
 export class ConfigError extends Error {}
@@ -86,7 +92,20 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     logLevel: read('logLevel') ?? 'info',
     rateLimitPerMinute: positiveInteger(read('rateLimit') ?? '3000', 'rate limit', true),
     signInLinkMinutes: positiveInteger(read('signInLinkMinutes') ?? '15', 'sign-in link minutes', false),
+    workspaceDomain: domainName(read('workspaceDomain') ?? 'localhost'),
+    allowLocalRepositories: yesOrNo(read('allowLocalRepositories') ?? 'false', 'allow local repositories'),
   };
+}
+
+function domainName(text: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(text)) throw new ConfigError(`workspace domain must be a domain name, got "${text}"`);
+  return text.toLowerCase();
+}
+
+function yesOrNo(text: string, name: string): boolean {
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${text}"`);
 }
 
 export function urlFor(host: string, port: number): string {

@@ -115,3 +115,11 @@ export async function releaseOperation(db: Queryable, id: string, owner: string,
 export async function deleteFinishedOperations(db: Queryable, finishedBefore: Date): Promise<number> {
   return (await db.query('DELETE FROM operations WHERE finished_at < $1', [finishedBefore])).rowCount ?? 0;
 }
+
+/** The unfinished operation on a target, if any; the caller holds the target's advisory lock. */
+export async function activeOperationOn(db: Queryable, target: string): Promise<OperationRow | undefined> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [target]);
+  return (
+    await db.query<OperationRow>(`SELECT ${columns} FROM operations WHERE target = $1 AND state IN ('pending', 'running') LIMIT 1`, [target])
+  ).rows[0];
+}

@@ -92,3 +92,14 @@ export async function upsertTeamMember(db: Queryable, teamId: number, userId: nu
 export async function removeTeamMember(db: Queryable, teamId: number, userId: number): Promise<boolean> {
   return ((await db.query('DELETE FROM team_members WHERE team_id = $1 AND user_id = $2', [teamId, userId])).rowCount ?? 0) > 0;
 }
+
+/** Ids of the teams the user can see: their own teams and every team of an org they own. */
+export async function visibleTeamIds(db: Queryable, userId: number): Promise<number[]> {
+  return (
+    await db.query<{ id: number }>(
+      `SELECT team_id AS id FROM team_members WHERE user_id = $1
+       UNION SELECT t.id FROM teams t JOIN org_members o ON o.org_id = t.org_id WHERE o.user_id = $1 AND o.role = 'owner'`,
+      [userId],
+    )
+  ).rows.map((r) => r.id);
+}

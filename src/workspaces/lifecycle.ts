@@ -17,6 +17,7 @@ export const statusTexts = {
   wakingUp: 'Waking up',
   deleted: '(soft-deleted)',
   stopped: 'Stopped',
+  restoringArchive: 'Restoring the archive',
 } as const;
 
 const asleep: Record<SleepReason, string> = {
@@ -24,7 +25,7 @@ const asleep: Record<SleepReason, string> = {
   idle: 'Asleep after being unused',
   'node-night': 'Asleep while its node is drained',
   'node-drained': 'Asleep since its pod was evicted',
-  'archive-restore': 'Restoring the archive',
+  'archive-restore': statusTexts.restoringArchive,
 };
 
 /** Wake reasons shown to clients (console, waiting page). */

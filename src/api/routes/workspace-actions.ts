@@ -1,0 +1,101 @@
+// Workspace actions: sleep, wake, stop, start, soft delete, restore, purge, archive, restore the archive.
+// Quick ones answer the workspace; long ones answer 202 with an operation. One operation per workspace at a time.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requirePermission, type TeamAccess } from '../../auth/access.ts';
+import type { TeamPermission } from '../../auth/permissions.ts';
+import { problem } from '../../core/problems.ts';
+import { enqueueOperation } from '../../operations/queue.ts';
+import { withTransaction } from '../../store/database.ts';
+import { activeOperationOn } from '../../store/operations.ts';
+import { liveWorkspaceNamed, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
+import type { WorkspaceEvent } from '../../workspaces/lifecycle.ts';
+import { workspaceRef } from '../../workspaces/operations.ts';
+import { checkTransition, transitionWorkspace } from '../../workspaces/service.ts';
+import type { ApiDeps } from '../context.ts';
+import { requireIfMatch } from '../conventions/etag.ts';
+import { IfMatchHeaders } from '../schemas.ts';
+import { OperationSchema } from './operations.ts';
+import { WorkspaceParams, WorkspaceSchema } from './workspace-schemas.ts';
+import { acceptOperation, viewFor, workspaceAccess, workspaceUrls } from './workspaces.ts';
+
+interface Action {
+  path: string;
+  method?: 'POST' | 'DELETE';
+  summary: string;
+  audit: string;
+  permission: TeamPermission;
+  /** Refuses the request up front when the state machine would refuse the move. */
+  check?: (row: WorkspaceRow) => void | Promise<void>;
+}
+
+const stateCheck = (event: WorkspaceEvent) => (row: WorkspaceRow) => checkTransition(row, event);
+const notArchived = (row: WorkspaceRow) => {
+  if (row.archive_sha256) throw problem('conflict', 409, 'The workspace is archived; restore its archive before waking it.');
+};
+
+async function accessFor(deps: ApiDeps, request: FastifyRequest, action: Action): Promise<{ row: WorkspaceRow; access: TeamAccess }> {
+  const found = await workspaceAccess(deps, request);
+  requirePermission(found.access.permissions, action.permission);
+  await action.check?.(found.row);
+  await touchWorkspace(deps.pool, found.row.id, deps.clock.now());
+  return found;
+}
+
+export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const workspaceDeps = () => ({ pool: deps.pool, clock: deps.clock, urls: workspaceUrls(deps) });
+
+  /** Actions that finish within the request: stopping processes is quick. */
+  const immediate = (action: Action, event: WorkspaceEvent) =>
+    app.post(
+      `/workspaces/:ws/${action.path}`,
+      { config: { access: 'user', audit: action.audit }, schema: { summary: action.summary, tags: ['workspaces'], params: WorkspaceParams, response: { 200: WorkspaceSchema } } },
+      async (request) => {
+        const { row, access } = await accessFor(deps, request, action);
+        await withTransaction(deps.pool, async (db) => {
+          const busy = await activeOperationOn(db, `/workspaces/${row.id}`);
+          if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
+        });
+        await deps.driver!.stopWorkspace(workspaceRef(row));
+        const saved = await transitionWorkspace(workspaceDeps(), row.id, event, { editor_host: null, editor_port: null });
+        return viewFor(deps, saved, access);
+      },
+    );
+
+  /** Actions that run as an operation. */
+  const queued = (action: Action, kind: string, withIfMatch = false) => {
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const { row } = await accessFor(deps, request, action);
+      if (withIfMatch) requireIfMatch(request, row.version);
+      const target = `/workspaces/${row.id}`;
+      const operation = await withTransaction(deps.pool, async (db) => {
+        const busy = await activeOperationOn(db, target);
+        if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
+        const user = request.principal!.user.id;
+        return enqueueOperation(db, { kind, target, teamId: row.team_id, createdBy: user, input: { workspace_id: row.id }, at: deps.clock.now() });
+      });
+      return acceptOperation(reply, operation);
+    };
+    const options = {
+      config: { access: 'user' as const, audit: action.audit },
+      schema: { summary: action.summary, tags: ['workspaces'], params: WorkspaceParams, ...(withIfMatch ? { headers: IfMatchHeaders } : {}), response: { 202: OperationSchema } },
+    };
+    if (action.method === 'DELETE') app.delete(`/workspaces/:ws${action.path}`, options, handler);
+    else app.post(`/workspaces/:ws/${action.path}`, options, handler);
+  };
+
+  immediate({ path: 'sleep', summary: 'Put the workspace to sleep (files kept, every process stopped)', audit: 'workspace.sleep', permission: 'workspace.use', check: stateCheck({ type: 'sleep', reason: 'by-hand' }) }, { type: 'sleep', reason: 'by-hand' });
+  immediate({ path: 'stop', summary: 'Stop the workspace; it does not wake on requests until started', audit: 'workspace.stop', permission: 'workspace.use', check: stateCheck({ type: 'stop' }) }, { type: 'stop' });
+  queued({ path: 'wake', summary: 'Wake a sleeping workspace (an operation)', audit: 'workspace.wake', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'wake' })(row)) }, 'workspace.wake');
+  queued({ path: 'start', summary: 'Start a stopped workspace (an operation)', audit: 'workspace.start', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'start' })(row)) }, 'workspace.wake');
+  queued({ path: '', method: 'DELETE', summary: 'Delete a workspace; restorable for 7 days (an operation; If-Match required)', audit: 'workspace.delete', permission: 'workspace.delete', check: stateCheck({ type: 'delete' }) }, 'workspace.delete', true);
+  const nameFree = async (row: WorkspaceRow) => {
+    stateCheck({ type: 'restore' })(row);
+    if (await liveWorkspaceNamed(deps.pool, row.team_id, row.name)) {
+      throw problem('name-taken', 409, `Another workspace of the team is named "${row.name}"; rename it first.`);
+    }
+  };
+  queued({ path: 'restore', summary: 'Restore a deleted workspace (an operation)', audit: 'workspace.restore', permission: 'workspace.delete', check: nameFree }, 'workspace.restore');
+  queued({ path: 'purge', summary: 'Remove a deleted workspace and its files for good (an operation)', audit: 'workspace.purge', permission: 'workspace.delete', check: (row) => { if (!row.deleted_at) throw problem('conflict', 409, 'Only a deleted workspace can be purged; delete it first.'); } }, 'workspace.purge');
+  queued({ path: 'archive', summary: 'Pack the volume into the archive store and free it (an operation)', audit: 'workspace.archive', permission: 'workspace.delete', check: (row) => { if (row.deleted_at) throw problem('conflict', 409, 'The workspace is deleted.'); if (row.archive_sha256) throw problem('conflict', 409, 'The workspace is archived already.'); if (['creating', 'cloning'].includes(row.state)) throw problem('conflict', 409, 'The workspace is still being created.'); } }, 'workspace.archive');
+  queued({ path: 'restore-archive', summary: 'Refill the volume from its archive while the workspace sleeps (an operation)', audit: 'workspace.restore_archive', permission: 'workspace.delete', check: (row) => { if (!row.archive_sha256) throw problem('conflict', 409, 'The workspace has no archive to restore.'); } }, 'workspace.restore_archive');
+}

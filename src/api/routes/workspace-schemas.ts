@@ -1,0 +1,68 @@
+// Schemas of the workspace routes.
+import { Type } from 'typebox';
+import { DateTime, Id, StringEnum } from '../schemas.ts';
+
+/** A DNS label, so names can appear in addresses: lowercase letters, digits and dashes, 1 to 63 chars. */
+export const WorkspaceName = Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' });
+
+export const GitSourceSchema = Type.Object(
+  {
+    provider: Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z][a-z0-9-]*$', description: 'github, gitlab, bitbucket, git, ...' }),
+    repo: Type.String({ minLength: 1, maxLength: 2048, description: 'clone URL (https://, ssh://, git@host:path; file:// when allowed)' }),
+    ref: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s~^:?*\\[\\\\]+$', description: 'branch, tag or commit' })),
+  },
+  { additionalProperties: false },
+);
+
+export const NewWorkspaceSchema = Type.Object(
+  {
+    team_id: Id,
+    name: WorkspaceName,
+    plan: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', default: 'standard' })),
+    base_image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, default: 'debian' })),
+    git: Type.Optional(GitSourceSchema),
+    storage_gib: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024, default: 10 })),
+    idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080, default: 30 })),
+    restricted: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+
+export const WorkspacePatchSchema = Type.Object(
+  {
+    name: Type.Optional(WorkspaceName),
+    idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080 })),
+    restricted: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const WorkspaceSchema = Type.Object({
+  id: Id,
+  team_id: Id,
+  name: Type.String(),
+  plan: Type.String(),
+  base_image: Type.String(),
+  git: Type.Optional(Type.Object({ provider: Type.String(), repo: Type.String(), ref: Type.Optional(Type.String()) })),
+  storage_gib: Type.Integer(),
+  availability: Type.String(),
+  restricted: Type.Boolean(),
+  state: StringEnum(['creating', 'cloning', 'running', 'sleeping', 'waking_up', 'stopped', 'error', 'deleting']),
+  status_detail: Type.String(),
+  urls: Type.Object({ ide: Type.String(), dev: Type.String() }),
+  single_node: Type.Boolean(),
+  idle_timeout_minutes: Type.Integer(),
+  last_archived_at: Type.Optional(DateTime),
+  restored_from: Type.Optional(Id),
+  upgrade_pending: Type.Boolean(),
+  created_by: Type.Optional(Id),
+  owner_id: Type.Optional(Id),
+  needs_owner: Type.Boolean(),
+  permissions: Type.Optional(Type.Array(Type.String())),
+  created_at: DateTime,
+  updated_at: DateTime,
+  deleted_at: Type.Optional(DateTime),
+  purge_after: Type.Optional(DateTime),
+});
+
+export const WorkspaceParams = Type.Object({ ws: Id });

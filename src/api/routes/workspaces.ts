@@ -1,0 +1,186 @@
+// Workspaces (2.3, 4.9, 4.10): create (an operation), list, read with ETag, change with If-Match.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { requirePermission, teamAccess, type TeamAccess } from '../../auth/access.ts';
+import { notFound, problem } from '../../core/problems.ts';
+import { enqueueOperation } from '../../operations/queue.ts';
+import { operationView } from '../../operations/view.ts';
+import { publishEvent } from '../../events/publish.ts';
+import { isUniqueViolation, withTransaction } from '../../store/database.ts';
+import { visibleTeamIds } from '../../store/teams.ts';
+import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
+import { initialStatus } from '../../workspaces/lifecycle.ts';
+import { workspaceUrlsFromBase, workspaceView } from '../../workspaces/view.ts';
+import type { ApiDeps } from '../context.ts';
+import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
+import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Id, IfMatchHeaders } from '../schemas.ts';
+import { OperationSchema } from './operations.ts';
+import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
+
+type NewWorkspaceBody = {
+  team_id: number;
+  name: string;
+  plan: string;
+  base_image: string;
+  git?: { provider: string; repo: string; ref?: string };
+  storage_gib: number;
+  idle_timeout_minutes: number;
+  restricted: boolean;
+};
+
+export const workspaceUrls = (deps: ApiDeps) => workspaceUrlsFromBase(deps.config.baseUrl, deps.config.workspaceDomain);
+
+const workspacePermission = /^(workspace|landscape|variables)\./;
+
+/** The workspace and the caller's permissions on it; 404 when it is gone or invisible. */
+export async function workspaceAccess(deps: ApiDeps, request: FastifyRequest): Promise<{ row: WorkspaceRow; access: TeamAccess }> {
+  const row = await findWorkspace(deps.pool, (request.params as { ws: number }).ws);
+  if (!row) throw notFound('workspace');
+  const access = await teamAccess(deps.pool, request.principal!.user, row.team_id).catch(() => {
+    throw notFound('workspace');
+  });
+  if (!access.permissions.includes('workspace.view')) throw notFound('workspace');
+  request.auditTeamId = row.team_id;
+  return { row, access };
+}
+
+export function viewFor(deps: ApiDeps, row: WorkspaceRow, access: TeamAccess) {
+  return workspaceView(row, workspaceUrls(deps), access.permissions.filter((p) => workspacePermission.test(p)));
+}
+
+/** Local paths and file:// URLs would let anyone read the server's files; they need an explicit setting. */
+function checkRepository(repo: string, allowLocal: boolean): void {
+  const remote = /^(https?|ssh|git):\/\/[^/\s]+\/\S+$/.test(repo) || /^[\w.-]+@[\w.-]+:\S+$/.test(repo);
+  const local = /^file:\/\/\/\S+$/.test(repo) || repo.startsWith('/');
+  if (remote || (local && allowLocal)) return;
+  throw problem('repository-not-allowed', 422, local ? 'Cloning local paths is turned off on this installation.' : `"${repo}" is not a git URL.`, {
+    errors: [{ pointer: '/git/repo', message: local ? 'local repositories are not allowed here' : 'is not a git URL' }],
+  });
+}
+
+async function checkQuota(deps: ApiDeps, teamId: number, wanted: number): Promise<void> {
+  const storage = await teamStorage(deps.pool, teamId);
+  const left = storage.quotaGib - storage.usedGib;
+  if (wanted <= left) return;
+  const held = storage.deletedWorkspaces > 0 ? ` ${storage.deletedGib} GiB of it is held by ${storage.deletedWorkspaces} deleted workspace(s); purge them to free it.` : '';
+  throw problem('quota-exceeded', 409, `The workspace needs ${wanted} GiB of storage; the team has ${Math.max(0, left)} GiB left of ${storage.quotaGib} GiB.${held}`, {
+    extra: { held_by_deleted: { workspaces: storage.deletedWorkspaces, storage_gib: storage.deletedGib } },
+  });
+}
+
+export function acceptOperation(reply: FastifyReply, operation: Parameters<typeof operationView>[0]) {
+  reply.code(202).header('location', `/api/v1/operations/${operation.id}`);
+  return operationView(operation);
+}
+
+export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.post(
+    '/workspaces',
+    {
+      config: { access: 'user', audit: 'workspace.create' },
+      schema: { summary: 'Create a workspace from a git repository or empty (an operation)', tags: ['workspaces'], body: NewWorkspaceSchema, response: { 202: OperationSchema } },
+    },
+    async (request, reply) => {
+      const body = request.body as NewWorkspaceBody;
+      const user = request.principal!.user;
+      const access = await teamAccess(deps.pool, user, body.team_id);
+      request.auditTeamId = body.team_id;
+      requirePermission(access.permissions, 'workspace.create');
+      if (body.git) checkRepository(body.git.repo, deps.config.allowLocalRepositories);
+      await checkQuota(deps, body.team_id, body.storage_gib);
+      const status = initialStatus(body.git !== undefined);
+      const now = deps.clock.now();
+      try {
+        const operation = await withTransaction(deps.pool, async (db) => {
+          const row = await insertWorkspace(db, {
+            teamId: body.team_id,
+            name: body.name,
+            plan: body.plan,
+            baseImage: body.base_image,
+            git: body.git ? { provider: body.git.provider, repo: body.git.repo, ref: body.git.ref ?? null } : null,
+            storageGib: body.storage_gib,
+            restricted: body.restricted,
+            idleTimeoutMinutes: body.idle_timeout_minutes,
+            state: status.state,
+            statusDetail: status.statusDetail,
+            createdBy: user.id,
+            at: now,
+          });
+          request.auditTarget = `/workspaces/${row.id}`;
+          await publishEvent(db, { type: 'workspace.created', at: now.toISOString(), team_id: row.team_id, workspace_id: row.id, workspace: workspaceView(row, workspaceUrls(deps)) });
+          return enqueueOperation(db, { kind: 'workspace.create', target: `/workspaces/${row.id}`, teamId: row.team_id, createdBy: user.id, input: { workspace_id: row.id }, detail: status.statusDetail, at: now });
+        });
+        return acceptOperation(reply, operation);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw problem('name-taken', 409, `The team has a workspace named "${body.name}" already.`);
+        throw error;
+      }
+    },
+  );
+
+  app.get(
+    '/workspaces',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Workspaces you can see; deleted=true lists the recently deleted',
+        tags: ['workspaces'],
+        querystring: Type.Object({ ...PageQuery, team: Type.Optional(Id), deleted: Type.Optional(Type.Boolean({ default: false })) }),
+        response: { 200: Page(WorkspaceSchema) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; cursor?: string; team?: number; deleted: boolean };
+      const user = request.principal!.user;
+      let teamIds: number[] | null = user.isAdmin ? null : await visibleTeamIds(deps.pool, user.id);
+      if (query.team !== undefined) {
+        await teamAccess(deps.pool, user, query.team);
+        teamIds = [query.team];
+      }
+      const scope = `workspaces:${query.team ?? ''}:${query.deleted}`;
+      const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
+      const rows = await listWorkspaces(deps.pool, { teamIds, deleted: query.deleted }, after, query.limit);
+      const accessByTeam = new Map<number, TeamAccess>();
+      for (const teamId of new Set(rows.map((r) => r.team_id))) accessByTeam.set(teamId, await teamAccess(deps.pool, user, teamId));
+      return pageOf(rows, query.limit, (row) => viewFor(deps, row, accessByTeam.get(row.team_id)!), (last) => deps.cursors.encode(scope, last.id));
+    },
+  );
+
+  app.get(
+    '/workspaces/:ws',
+    { config: { access: 'user' }, schema: { summary: 'Read a workspace', tags: ['workspaces'], params: WorkspaceParams, response: { 200: WorkspaceSchema } } },
+    async (request, reply) => {
+      const { row, access } = await workspaceAccess(deps, request);
+      setEtag(reply, row.version);
+      return viewFor(deps, row, access);
+    },
+  );
+
+  app.patch(
+    '/workspaces/:ws',
+    {
+      config: { access: 'user', audit: 'workspace.update' },
+      schema: { summary: 'Rename a workspace or change its settings (If-Match required)', tags: ['workspaces'], params: WorkspaceParams, headers: IfMatchHeaders, body: WorkspacePatchSchema, response: { 200: WorkspaceSchema } },
+    },
+    async (request, reply) => {
+      const { row, access } = await workspaceAccess(deps, request);
+      requirePermission(access.permissions, 'workspace.update');
+      const version = requireIfMatch(request, row.version);
+      const body = request.body as { name?: string; idle_timeout_minutes?: number; restricted?: boolean };
+      try {
+        const saved = await withTransaction(deps.pool, async (db) => {
+          const updated = await updateWorkspace(db, row.id, body, deps.clock.now(), version);
+          if (updated) await publishEvent(db, { type: 'workspace.updated', at: updated.updated_at.toISOString(), team_id: updated.team_id, workspace_id: updated.id, workspace: workspaceView(updated, workspaceUrls(deps)) });
+          return updated;
+        });
+        if (!saved) throw preconditionFailed();
+        setEtag(reply, saved.version);
+        return viewFor(deps, saved, access);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw problem('name-taken', 409, `The team has a workspace named "${body.name}" already.`);
+        throw error;
+      }
+    },
+  );
+}

@@ -1,0 +1,154 @@
+import type { Queryable } from './database.ts';
+
+export interface WorkspaceRow {
+  id: number;
+  team_id: number;
+  name: string;
+  plan: string;
+  base_image: string;
+  git_provider: string | null;
+  git_repo: string | null;
+  git_ref: string | null;
+  storage_gib: number;
+  availability: string;
+  restricted: boolean;
+  single_node: boolean;
+  state: string;
+  status_detail: string;
+  sleep_reason: string | null;
+  before_delete: string | null;
+  uid: number;
+  idle_timeout_minutes: number;
+  last_activity_at: Date | null;
+  editor_host: string | null;
+  editor_port: number | null;
+  last_archived_at: Date | null;
+  archive_sha256: string | null;
+  restored_from: number | null;
+  created_by: number | null;
+  owner_id: number | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+  purge_after: Date | null;
+  version: number;
+}
+
+export interface NewWorkspace {
+  teamId: number;
+  name: string;
+  plan: string;
+  baseImage: string;
+  git: { provider: string; repo: string; ref: string | null } | null;
+  storageGib: number;
+  restricted: boolean;
+  idleTimeoutMinutes: number;
+  state: string;
+  statusDetail: string;
+  createdBy: number;
+  at: Date;
+}
+
+export async function insertWorkspace(db: Queryable, ws: NewWorkspace): Promise<WorkspaceRow> {
+  return (
+    await db.query<WorkspaceRow>(
+      `INSERT INTO workspaces (team_id, name, plan, base_image, git_provider, git_repo, git_ref, storage_gib, restricted,
+         idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14) RETURNING *`,
+      [ws.teamId, ws.name, ws.plan, ws.baseImage, ws.git?.provider ?? null, ws.git?.repo ?? null, ws.git?.ref ?? null,
+        ws.storageGib, ws.restricted, ws.idleTimeoutMinutes, ws.state, ws.statusDetail, ws.createdBy, ws.at],
+    )
+  ).rows[0];
+}
+
+export async function findWorkspace(db: Queryable, id: number, lock = false): Promise<WorkspaceRow | undefined> {
+  return (await db.query<WorkspaceRow>(`SELECT * FROM workspaces WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id])).rows[0];
+}
+
+/** Workspaces of the given teams (all teams for `null`), live or soft-deleted, in id order after `afterId`. */
+export async function listWorkspaces(
+  db: Queryable,
+  filter: { teamIds: number[] | null; deleted: boolean },
+  afterId: number,
+  limit: number,
+): Promise<WorkspaceRow[]> {
+  return (
+    await db.query<WorkspaceRow>(
+      `SELECT * FROM workspaces WHERE ($1::bigint[] IS NULL OR team_id = ANY($1)) AND (deleted_at IS NOT NULL) = $2
+       AND id > $3 ORDER BY id LIMIT $4`,
+      [filter.teamIds, filter.deleted, afterId, limit + 1],
+    )
+  ).rows;
+}
+
+type Changes = Partial<Omit<WorkspaceRow, 'id' | 'team_id' | 'created_at' | 'version'>>;
+
+/** Applies `changes`, bumps the version; with `expectedVersion` only when it is current (else undefined). */
+export async function updateWorkspace(
+  db: Queryable,
+  id: number,
+  changes: Changes,
+  at: Date,
+  expectedVersion?: number,
+): Promise<WorkspaceRow | undefined> {
+  const entries = Object.entries({ ...changes, updated_at: at });
+  const sets = entries.map(([column], i) => `${column} = $${i + 2}`).join(', ');
+  const guard = expectedVersion === undefined ? '' : ` AND version = $${entries.length + 2}`;
+  const params = [id, ...entries.map(([, value]) => value), ...(expectedVersion === undefined ? [] : [expectedVersion])];
+  return (
+    await db.query<WorkspaceRow>(`UPDATE workspaces SET ${sets}, version = version + 1 WHERE id = $1${guard} RETURNING *`, params)
+  ).rows[0];
+}
+
+/** Records use at most once a minute (idle timeout bookkeeping without a write per request). */
+export async function touchWorkspace(db: Queryable, id: number, at: Date): Promise<void> {
+  await db.query(
+    `UPDATE workspaces SET last_activity_at = $2 WHERE id = $1 AND (last_activity_at IS NULL OR last_activity_at < $2::timestamptz - interval '1 minute')`,
+    [id, at],
+  );
+}
+
+export async function deleteWorkspaceRow(db: Queryable, id: number): Promise<void> {
+  await db.query('DELETE FROM workspaces WHERE id = $1', [id]);
+}
+
+export interface TeamStorage {
+  quotaGib: number;
+  usedGib: number;
+  deletedWorkspaces: number;
+  deletedGib: number;
+}
+
+/** Storage a team's workspaces hold, soft-deleted ones included (they keep their volume until purged). */
+export async function teamStorage(db: Queryable, teamId: number): Promise<TeamStorage> {
+  const row = (
+    await db.query<{ quota: number; used: number; deleted_count: number; deleted_gib: number }>(
+      `SELECT t.storage_quota_gib AS quota,
+              COALESCE(sum(w.storage_gib), 0)::int AS used,
+              count(w.id) FILTER (WHERE w.deleted_at IS NOT NULL)::int AS deleted_count,
+              COALESCE(sum(w.storage_gib) FILTER (WHERE w.deleted_at IS NOT NULL), 0)::int AS deleted_gib
+       FROM teams t LEFT JOIN workspaces w ON w.team_id = t.id WHERE t.id = $1 GROUP BY t.id`,
+      [teamId],
+    )
+  ).rows[0];
+  return { quotaGib: row.quota, usedGib: row.used, deletedWorkspaces: row.deleted_count, deletedGib: row.deleted_gib };
+}
+
+export async function workspacesToPurge(db: Queryable, now: Date): Promise<number[]> {
+  return (await db.query<{ id: number }>('SELECT id FROM workspaces WHERE deleted_at IS NOT NULL AND purge_after <= $1', [now])).rows.map((r) => r.id);
+}
+
+export async function idleWorkspaces(db: Queryable, now: Date): Promise<number[]> {
+  return (
+    await db.query<{ id: number }>(
+      `SELECT id FROM workspaces WHERE state = 'running' AND deleted_at IS NULL
+       AND last_activity_at < $1::timestamptz - make_interval(mins => idle_timeout_minutes)`,
+      [now],
+    )
+  ).rows.map((r) => r.id);
+}
+
+export async function liveWorkspaceNamed(db: Queryable, teamId: number, name: string): Promise<boolean> {
+  const found = await db.query('SELECT 1 FROM workspaces WHERE team_id = $1 AND lower(name) = lower($2) AND deleted_at IS NULL', [teamId, name]);
+  return (found.rowCount ?? 0) > 0;
+}

@@ -1,0 +1,165 @@
+// The long-running workspace actions as operation handlers. Each is safe to run again after its server died:
+// it looks at where the workspace stands and finishes the job from there.
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { DAY } from '../core/clock.ts';
+import { problem } from '../core/problems.ts';
+import type { JobContext, OperationHandler } from '../operations/worker.ts';
+import { RuntimeFailure, type RuntimeDriver, type WorkspaceRef } from '../runtime/driver.ts';
+import { withTransaction } from '../store/database.ts';
+import { deleteWorkspaceRow, findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { publishEvent } from '../events/publish.ts';
+import { statusTexts, type FailureStage } from './lifecycle.ts';
+import { transitionWorkspace, type WorkspaceDeps } from './service.ts';
+
+export interface WorkspaceOperationDeps extends WorkspaceDeps {
+  driver: RuntimeDriver;
+  /** Where archives are kept: `<data dir>/archives`. */
+  archiveDir: string;
+}
+
+export const SOFT_DELETE_MS = 7 * DAY;
+
+export function workspaceRef(row: WorkspaceRow): WorkspaceRef {
+  return { id: row.id, uid: row.uid, storageGib: row.storage_gib };
+}
+
+export function archiveFile(deps: WorkspaceOperationDeps, id: number): string {
+  return path.join(deps.archiveDir, `${id}.tar.gz`);
+}
+
+async function workspaceOf(deps: WorkspaceOperationDeps, job: JobContext): Promise<WorkspaceRow> {
+  const row = await findWorkspace(deps.pool, Number(job.operation.input.workspace_id));
+  if (!row) throw problem('not-found', 404, 'The workspace does not exist any more.');
+  return row;
+}
+
+const failureStatus: Record<FailureStage, number> = { clone: 422, 'prepare-volume': 503, agent: 503, ide: 503 };
+
+/** Runs driver work; a RuntimeFailure puts the workspace in Error with its reason and fails the operation. */
+async function withRuntime<T>(deps: WorkspaceOperationDeps, id: number, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof RuntimeFailure)) throw error;
+    const failed = await transitionWorkspace(deps, id, { type: 'failed', stage: error.stage, reason: error.reason });
+    throw problem('workspace-failed', failureStatus[error.stage], failed.status_detail);
+  }
+}
+
+/** Starts the editor pod and moves the workspace to Running with the editor's address. */
+async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow): Promise<void> {
+  const progress = (text: string) => void reportProgress(deps, job, row.id, text);
+  const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress));
+  await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port });
+}
+
+async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id: number, text: string): Promise<void> {
+  try {
+    await transitionWorkspace(deps, id, { type: 'progress', statusText: text });
+    await job.progress(text);
+  } catch {
+    // a progress text that no longer fits (the workspace moved on) is not worth failing the job for
+  }
+}
+
+const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  let row = await workspaceOf(deps, job);
+  const ref = workspaceRef(row);
+  const progress = (text: string) => reportProgress(deps, job, row.id, text);
+  if (job.resumed) await deps.driver.stopWorkspace(ref);
+  if (job.resumed) await deps.driver.deleteVolume(ref); // start over from an empty volume
+  await progress(statusTexts.configuringStorage);
+  await withRuntime(deps, row.id, () => deps.driver.createVolume(ref));
+  await withRuntime(deps, row.id, () =>
+    row.git_repo
+      ? deps.driver.cloneRepository(ref, { url: row.git_repo, ref: row.git_ref ?? undefined }, (t) => void progress(t))
+      : deps.driver.prepareEmptyVolume(ref, (t) => void progress(t)),
+  );
+  row = (await findWorkspace(deps.pool, row.id))!;
+  await startEditor(deps, job, row);
+  return { detail: statusTexts.running };
+};
+
+const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  const row = await workspaceOf(deps, job);
+  if (row.state === 'running') return { detail: statusTexts.running };
+  if (row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: row.state === 'stopped' ? 'start' : 'wake' });
+  await startEditor(deps, job, row);
+  return { detail: statusTexts.running };
+};
+
+const softDeleteWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  const row = await workspaceOf(deps, job);
+  if (row.deleted_at) return { detail: 'Deleted; restorable for 7 days' };
+  await deps.driver.stopWorkspace(workspaceRef(row));
+  const now = deps.clock.nowMs();
+  await transitionWorkspace(deps, row.id, { type: 'delete' }, { deleted_at: new Date(now), purge_after: new Date(now + SOFT_DELETE_MS), editor_host: null, editor_port: null }, 'workspace.deleted');
+  return { detail: 'Deleted; restorable for 7 days' };
+};
+
+const restoreWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  const row = await workspaceOf(deps, job);
+  if (!row.deleted_at) return { detail: 'Restored' };
+  try {
+    await transitionWorkspace(deps, row.id, { type: 'restore' }, { deleted_at: null, purge_after: null }, 'workspace.restored');
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') {
+      throw problem('name-taken', 409, `Another workspace of the team is named "${row.name}"; rename it first.`);
+    }
+    throw error;
+  }
+  return { detail: 'Restored' };
+};
+
+const purgeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  const row = await findWorkspace(deps.pool, Number(job.operation.input.workspace_id));
+  if (!row) return { detail: 'Purged' };
+  await deps.driver.stopWorkspace(workspaceRef(row));
+  await deps.driver.deleteVolume(workspaceRef(row));
+  await rm(archiveFile(deps, row.id), { force: true });
+  await withTransaction(deps.pool, async (db) => {
+    await deleteWorkspaceRow(db, row.id);
+    await publishEvent(db, { type: 'workspace.purged', at: deps.clock.now().toISOString(), team_id: row.team_id, workspace_id: row.id });
+  });
+  return { detail: 'Purged' };
+};
+
+const archiveWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  let row = await workspaceOf(deps, job);
+  if (row.state !== 'sleeping' && row.state !== 'stopped') {
+    await deps.driver.stopWorkspace(workspaceRef(row));
+    row = await transitionWorkspace(deps, row.id, { type: 'sleep', reason: 'by-hand' }, { editor_host: null, editor_port: null });
+  }
+  await job.progress('Packing the volume');
+  const packed = await deps.driver.archiveVolume(workspaceRef(row), archiveFile(deps, row.id));
+  await transitionWorkspace(deps, row.id, { type: 'sleep', reason: (row.sleep_reason ?? 'by-hand') as 'by-hand' }, {
+    last_archived_at: deps.clock.now(),
+    archive_sha256: packed.sha256,
+  });
+  return { detail: `Archived (${packed.bytes} bytes)` };
+};
+
+const restoreArchive = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  const row = await workspaceOf(deps, job);
+  if (!row.archive_sha256) throw problem('conflict', 409, 'The workspace has no archive to restore.');
+  if (row.state !== 'sleeping' && row.state !== 'stopped') throw problem('conflict', 409, 'Put the workspace to sleep before restoring its archive.');
+  await transitionWorkspace(deps, row.id, { type: 'sleep', reason: 'archive-restore' });
+  await job.progress(statusTexts.restoringArchive);
+  await deps.driver.restoreVolume(workspaceRef(row), archiveFile(deps, row.id));
+  await transitionWorkspace(deps, row.id, { type: 'sleep', reason: 'by-hand' }, { restored_from: row.id, archive_sha256: null });
+  await rm(archiveFile(deps, row.id), { force: true });
+  return { detail: 'Restored from the archive' };
+};
+
+export function workspaceOperationHandlers(deps: WorkspaceOperationDeps): Record<string, OperationHandler> {
+  return {
+    'workspace.create': createWorkspace(deps),
+    'workspace.wake': wakeWorkspace(deps),
+    'workspace.delete': softDeleteWorkspace(deps),
+    'workspace.restore': restoreWorkspace(deps),
+    'workspace.purge': purgeWorkspace(deps),
+    'workspace.archive': archiveWorkspace(deps),
+    'workspace.restore_archive': restoreArchive(deps),
+  };
+}

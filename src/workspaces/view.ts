@@ -1,0 +1,64 @@
+// The Workspace resource of spec 2.3 as clients see it, and its addresses under the workspace domain.
+
+import type { WorkspaceRow } from '../store/workspaces.ts';
+
+export interface WorkspaceUrls {
+  /** `http` or `https`, as the console's base URL. */
+  scheme: string;
+  /** The workspace domain (default `localhost`, so `*.localhost` works without DNS set-up). */
+  domain: string;
+  /** Port of the listener serving workspace hosts; omitted from URLs when it is the scheme's default. */
+  port: number;
+}
+
+/** The host label of a workspace: `w<id>`. Its dev URL is `w<id>.<domain>`, its editor `ide-w<id>.<domain>`. */
+export function workspaceLabel(id: number): string {
+  return `w${id}`;
+}
+
+function address(urls: WorkspaceUrls, host: string): string {
+  const defaultPort = urls.scheme === 'https' ? 443 : 80;
+  return `${urls.scheme}://${host}.${urls.domain}${urls.port === defaultPort ? '' : `:${urls.port}`}/`;
+}
+
+export function workspaceAddresses(id: number, urls: WorkspaceUrls): { ide: string; dev: string } {
+  return { ide: address(urls, `ide-${workspaceLabel(id)}`), dev: address(urls, workspaceLabel(id)) };
+}
+
+export function workspaceUrlsFromBase(baseUrl: string, domain: string): WorkspaceUrls {
+  const url = new URL(baseUrl);
+  const scheme = url.protocol.replace(':', '');
+  return { scheme, domain, port: url.port ? Number(url.port) : scheme === 'https' ? 443 : 80 };
+}
+
+export function workspaceView(row: WorkspaceRow, urls: WorkspaceUrls, permissions?: string[]) {
+  return {
+    id: row.id,
+    team_id: row.team_id,
+    name: row.name,
+    plan: row.plan,
+    base_image: row.base_image,
+    git: row.git_repo ? { provider: row.git_provider ?? 'git', repo: row.git_repo, ref: row.git_ref ?? undefined } : undefined,
+    storage_gib: row.storage_gib,
+    availability: row.availability,
+    restricted: row.restricted,
+    state: row.state,
+    status_detail: row.status_detail,
+    urls: workspaceAddresses(row.id, urls),
+    single_node: row.single_node,
+    idle_timeout_minutes: row.idle_timeout_minutes,
+    last_archived_at: row.last_archived_at?.toISOString(),
+    restored_from: row.restored_from ?? undefined,
+    upgrade_pending: false,
+    created_by: row.created_by ?? undefined,
+    owner_id: row.owner_id ?? undefined,
+    needs_owner: row.owner_id === null,
+    permissions,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    deleted_at: row.deleted_at?.toISOString(),
+    purge_after: row.purge_after?.toISOString(),
+  };
+}
+
+export type WorkspaceView = ReturnType<typeof workspaceView>;
