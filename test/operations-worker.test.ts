@@ -30,8 +30,8 @@ after(async () => {
   await testDatabase?.drop();
 });
 
-function worker(handlers: Record<string, OperationHandler>): OperationWorker {
-  const created = new OperationWorker({ pool: database.pool, clock, hub, handlers, log: () => undefined, pollMs: 60_000 });
+function worker(handlers: Record<string, OperationHandler>, serverId = randomUUID()): OperationWorker {
+  const created = new OperationWorker({ serverId, pool: database.pool, clock, hub, handlers, log: () => undefined, pollMs: 60_000 });
   workers.push(created);
   return created;
 }
@@ -111,6 +111,26 @@ test('a job of a server that died is claimed again once its lease runs out, as r
   assert.deepEqual(resumedFlags, [true]);
   assert.equal(done.attempts, 2);
   await second.close();
+});
+
+test('a restarted server resumes its own running jobs at once, without waiting for the lease', async () => {
+  let firstStarted!: () => void;
+  const started = new Promise<void>((resolve) => (firstStarted = resolve));
+  const before = worker({ 'test.restart': () => { firstStarted(); return new Promise(() => undefined); } }, 'server-a');
+  before.start();
+  const op = await enqueue('test.restart');
+  await started;
+  (before as unknown as { closed: boolean }).closed = true; // killed: no shutdown, no renewals
+  const other = worker({ 'test.restart': async () => undefined }, 'server-b');
+  other.start();
+  other.poll();
+  await other.idle();
+  assert.equal((await findOperation(database.pool, op.id))!.state, 'running', 'another server waits for the lease');
+  await other.close();
+  const after = worker({ 'test.restart': async (job) => { assert.ok(job.resumed); } }, 'server-a');
+  after.start();
+  await waitForState(op.id, 'succeeded');
+  await after.close();
 });
 
 test(`a job that keeps killing its server fails after ${MAX_ATTEMPTS} attempts`, async () => {

@@ -34,6 +34,8 @@ export interface JobContext {
 export type OperationHandler = (job: JobContext) => Promise<{ detail?: string } | void>;
 
 export interface WorkerDeps {
+  /** Stable across restarts of this server (kept in its data directory): its jobs are resumed at once. */
+  serverId: string;
   pool: pg.Pool;
   clock: Clock;
   hub: NotificationHub;
@@ -64,14 +66,16 @@ export function failureOf(error: unknown): Record<string, unknown> {
 }
 
 export class OperationWorker {
-  readonly owner = `worker-${randomUUID()}`;
+  readonly owner: string;
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private timers: NodeJS.Timeout[] = [];
   private closed = false;
   private polling?: Promise<void>;
   private pollAgain = false;
 
-  constructor(private readonly deps: WorkerDeps) {}
+  constructor(private readonly deps: WorkerDeps) {
+    this.owner = `${deps.serverId}/${randomUUID()}`;
+  }
 
   start(): void {
     this.deps.hub.subscribe(OPERATIONS_CHANNEL, { notify: () => this.poll(), reset: () => this.poll() });
@@ -104,6 +108,7 @@ export class OperationWorker {
     const now = this.deps.clock.nowMs();
     const jobs = await claimOperations(this.deps.pool, {
       owner: this.owner,
+      serverId: this.deps.serverId,
       kinds: Object.keys(this.deps.handlers),
       now: new Date(now),
       leaseUntil: new Date(now + LEASE_MS),

@@ -42,20 +42,24 @@ export async function findOperation(db: Queryable, id: string): Promise<Operatio
   return (await db.query<OperationRow>(`SELECT ${columns} FROM operations WHERE id = $1`, [id])).rows[0];
 }
 
-/** Claims up to `limit` pending jobs, and running ones whose lease ran out, oldest first. */
+/**
+ * Claims up to `limit` pending jobs, running ones whose lease ran out, and running ones left by an earlier life
+ * of this same server (`serverId`; it restarted, so they cannot be running any more), oldest first.
+ */
 export async function claimOperations(
   db: Queryable,
-  claim: { owner: string; kinds: string[]; now: Date; leaseUntil: Date; limit: number },
+  claim: { owner: string; serverId: string; kinds: string[]; now: Date; leaseUntil: Date; limit: number },
 ): Promise<OperationRow[]> {
   return (
     await db.query<OperationRow>(
       `UPDATE operations SET state = 'running', attempts = attempts + 1, lease_owner = $1, lease_until = $4, updated_at = $3
        WHERE id IN (
          SELECT id FROM operations
-         WHERE kind = ANY($2) AND (state = 'pending' OR (state = 'running' AND lease_until < $3))
+         WHERE kind = ANY($2) AND (state = 'pending' OR (state = 'running' AND
+           (lease_until < $3 OR (starts_with(lease_owner, $6 || '/') AND lease_owner <> $1))))
          ORDER BY created_at LIMIT $5 FOR UPDATE SKIP LOCKED)
        RETURNING ${columns}`,
-      [claim.owner, claim.kinds, claim.now, claim.leaseUntil, claim.limit],
+      [claim.owner, claim.kinds, claim.now, claim.leaseUntil, claim.limit, claim.serverId],
     )
   ).rows;
 }
