@@ -30,7 +30,7 @@ after(async () => {
   await testDatabase?.drop();
 });
 
-function worker(handlers: Record<string, OperationHandler>, serverId = randomUUID()): OperationWorker {
+function worker(handlers: Record<string, OperationHandler>, serverId: string = randomUUID()): OperationWorker {
   const created = new OperationWorker({ serverId, pool: database.pool, clock, hub, handlers, log: () => undefined, pollMs: 60_000 });
   workers.push(created);
   return created;
