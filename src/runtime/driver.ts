@@ -64,7 +64,7 @@ export interface RuntimeDriver {
   startEditor(workspace: WorkspaceRef, progress: ProgressReporter): Promise<EditorAddress>;
   /** Stops every process of the workspace (editor pod and, later, service replicas); files stay (idempotent). */
   stopWorkspace(workspace: WorkspaceRef): Promise<void>;
-  /** What the driver observes now, e.g. after a server restart. */
+  /** What the driver observes now, e.g. after a server restart (`absent`: no pod runs, whether stopped or died). */
   editorState(workspace: WorkspaceRef): Promise<EditorState>;
 
   /** Packs the volume into `archiveFile` (compressed tar) and frees the volume. */

@@ -1,0 +1,94 @@
+// The agent: the main process of a pod. It runs the editor (and, in later work, steps, servers and health
+// checks) and answers the driver's `GET /status` with what it observes.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EditorSupervisor } from './editor-supervisor.ts';
+import { shellQuote } from './shell.ts';
+import { AGENT_STATUS_PATH, AGENT_VERSION, type AgentStatus } from './protocol.ts';
+import { editorSupervisionPolicy, type SupervisionPolicy } from './supervision.ts';
+
+export interface AgentOptions {
+  /** Where the control server listens (0.0.0.0:7070 in a pod with its own network). */
+  host: string;
+  port: number;
+  editorHost: string;
+  editorPort: number;
+  /** Shell command of the editor, run with `bash -lc`; defaults to the built-in editor. */
+  editorCommand?: string;
+  workspaceDir: string;
+  nowMs?: () => number;
+  log?: (line: string) => void;
+  policy?: SupervisionPolicy;
+}
+
+export interface RunningAgent {
+  /** The control server's port (the chosen one when `port` was 0). */
+  port: number;
+  status(): AgentStatus;
+  close(): Promise<void>;
+}
+
+export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
+  const log = options.log ?? ((line: string) => console.log(`agent: ${line}`));
+  const server = http.createServer((request, response) => {
+    if (request.method === 'GET' && request.url === AGENT_STATUS_PATH) {
+      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      response.end(JSON.stringify(status()));
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'text/plain' });
+    response.end('Not found.');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  log(`agent ${AGENT_VERSION} listening on ${options.host}:${port}`);
+  const editor = new EditorSupervisor({
+    command: options.editorCommand || builtInEditorCommand(),
+    workspaceDir: options.workspaceDir,
+    host: options.editorHost,
+    port: options.editorPort,
+    policy: options.policy ?? editorSupervisionPolicy,
+    nowMs: options.nowMs ?? Date.now,
+    log,
+  });
+  const status = (): AgentStatus => ({ agentVersion: AGENT_VERSION, pid: process.pid, editor: editor.report() });
+  return {
+    port,
+    status,
+    close: async () => {
+      await editor.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** The built-in editor run by the same node binary and TypeScript loader as the agent itself. */
+export function builtInEditorCommand(): string {
+  const editorScript = fileURLToPath(new URL('./editor.ts', import.meta.url));
+  const loaders = loaderArguments(process.execArgv, (specifier) => import.meta.resolve(specifier));
+  return `exec ${[process.execPath, ...loaders, editorScript].map(shellQuote).join(' ')}`;
+}
+
+/** The `--import`/`--require`/`--loader` arguments of `execArgv`, bare specifiers resolved (the editor runs elsewhere). */
+export function loaderArguments(execArgv: string[], resolve: (specifier: string) => string): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const argument = execArgv[i];
+    const [flag, inline] = argument.split(/=(.*)/s, 2);
+    if (!['--import', '--require', '-r', '--loader', '--experimental-loader'].includes(flag)) continue;
+    const specifier = inline ?? execArgv[++i];
+    if (specifier === undefined) break;
+    if (specifier.startsWith('file:') || specifier.startsWith('/')) kept.push(flag, specifier);
+    else if (specifier.startsWith('.')) kept.push(flag, path.resolve(specifier));
+    else kept.push(flag, resolve(specifier));
+  }
+  return kept;
+}

@@ -1,0 +1,120 @@
+// Runs the editor command with `bash -lc`, probes it over HTTP until it answers, and restarts it with backoff
+// when it exits. The decisions live in supervision.ts; this file only starts, probes and kills processes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { EditorReport } from './protocol.ts';
+import { editorAnswered, editorExited, exitReason, initialSupervision, type Supervision, type SupervisionPolicy } from './supervision.ts';
+
+export interface EditorSupervisorOptions {
+  command: string;
+  workspaceDir: string;
+  host: string;
+  port: number;
+  policy: SupervisionPolicy;
+  nowMs: () => number;
+  log: (line: string) => void;
+  probeIntervalMs?: number;
+}
+
+const TAIL_BYTES = 4096;
+
+export class EditorSupervisor {
+  private supervision: Supervision = initialSupervision;
+  private child: ChildProcess | undefined;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: EditorSupervisorOptions) {
+    this.start();
+  }
+
+  report(): EditorReport {
+    const { phase, reason, restarts } = this.supervision;
+    return { state: phase, reason, restarts, pid: this.child?.pid, port: this.options.port };
+  }
+
+  /** Ends the editor and everything it started (its process group); no restart follows. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    clearTimeout(this.probeTimer);
+    const running = this.child;
+    if (!running?.pid || running.exitCode !== null || running.signalCode !== null) return;
+    const closed = new Promise((resolve) => running.once('exit', resolve));
+    killGroup(running.pid, 'SIGTERM');
+    const forced = setTimeout(() => killGroup(running.pid!, 'SIGKILL'), 3000);
+    await closed;
+    clearTimeout(forced);
+  }
+
+  private start(): void {
+    const { command, workspaceDir, host, port, log } = this.options;
+    const child = spawn('bash', ['-lc', command], {
+      cwd: workspaceDir,
+      env: { ...process.env, PORT: String(port), HOST: host, SVC_WORKSPACE_DIR: workspaceDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, so stopping reaches the editor's children too
+    });
+    this.child = child;
+    log(`editor started (pid ${child.pid})`);
+    let tail = '';
+    child.stdout!.on('data', (chunk: Buffer) => log(`editor: ${chunk.toString().trimEnd()}`));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log(`editor: ${chunk.toString().trimEnd()}`);
+      tail = (tail + chunk.toString()).slice(-TAIL_BYTES);
+    });
+    child.on('error', (error) => log(`editor could not start: ${error.message}`));
+    child.once('exit', (code, signal) => {
+      // its last words may still be in the pipe; a descendant that keeps the pipe open must not stall the restart
+      let done = false;
+      const finish = () => (done ? undefined : ((done = true), this.exited(child, exitReason(tail, code, signal))));
+      child.once('close', finish);
+      setTimeout(finish, 500).unref();
+    });
+    this.probe(child);
+  }
+
+  private exited(child: ChildProcess, reason: string): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    clearTimeout(this.probeTimer);
+    if (this.stopping) return;
+    const { next, restartInMs } = editorExited(this.supervision, reason, this.options.nowMs(), this.options.policy);
+    this.supervision = next;
+    this.options.log(`editor exited (${reason}); restart ${next.restarts} in ${restartInMs} ms`);
+    this.restartTimer = setTimeout(() => this.start(), restartInMs);
+  }
+
+  /** Readiness: the editor answers HTTP (any status). Probed until it does, while this run of it lasts. */
+  private probe(child: ChildProcess): void {
+    const probeHost = this.options.host === '0.0.0.0' ? '127.0.0.1' : this.options.host;
+    this.probeTimer = setTimeout(() => {
+      void answersHttp(probeHost, this.options.port).then((answered) => {
+        if (this.stopping || this.child !== child) return;
+        if (!answered) return this.probe(child);
+        this.supervision = editorAnswered(this.supervision, this.options.nowMs());
+        this.options.log(`editor answers on port ${this.options.port}`);
+      });
+    }, this.options.probeIntervalMs ?? 200);
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function answersHttp(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get({ host, port, path: '/', agent: false, timeout: 1000 }, (response) => {
+      response.resume();
+      resolve(true);
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}

@@ -1,0 +1,49 @@
+// What the runtime driver and the agent inside a pod say to each other: the agent's settings (environment
+// variables set by the driver) and its answer to `GET /status`.
+
+export const AGENT_VERSION = '1';
+export const AGENT_STATUS_PATH = '/status';
+
+/** Defaults inside a pod with its own network namespace. */
+export const DEFAULT_AGENT_PORT = 7070;
+export const DEFAULT_EDITOR_PORT = 8443;
+
+/** Environment variables the driver sets for the agent. */
+export const agentEnv = {
+  agentHost: 'SVC_AGENT_HOST',
+  agentPort: 'SVC_AGENT_PORT',
+  editorHost: 'SVC_EDITOR_HOST',
+  editorPort: 'SVC_EDITOR_PORT',
+  /** Shell command of the editor, run with `bash -lc`; the agent's built-in editor when empty. */
+  editorCommand: 'SVC_EDITOR_COMMAND',
+  workspaceDir: 'SVC_WORKSPACE_DIR',
+} as const;
+
+/** `starting` until the editor answers HTTP; `failed` when it keeps crashing (the agent still retries). */
+export type EditorPhase = 'starting' | 'ready' | 'failed';
+
+export interface EditorReport {
+  state: EditorPhase;
+  /** Why it failed or last exited: the editor's last error line, or its exit code. */
+  reason?: string;
+  /** How many times the agent restarted the editor. */
+  restarts: number;
+  pid?: number;
+  port: number;
+}
+
+export interface AgentStatus {
+  agentVersion: string;
+  pid: number;
+  editor: EditorReport;
+}
+
+/** Reads an agent's answer, refusing anything that is not one. */
+export function parseAgentStatus(body: unknown): AgentStatus | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const status = body as Partial<AgentStatus>;
+  const editor = status.editor as Partial<EditorReport> | undefined;
+  if (typeof status.agentVersion !== 'string' || typeof status.pid !== 'number' || !editor) return undefined;
+  if (!['starting', 'ready', 'failed'].includes(editor.state as string) || typeof editor.port !== 'number') return undefined;
+  return status as AgentStatus;
+}

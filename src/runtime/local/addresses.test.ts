@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parsePrivateRange, podNetworkOf } from './addresses.ts';
+
+test('a workspace gets a /30 of the pod range from its id: host end .1, pod end .2 of its block', () => {
+  assert.deepEqual(podNetworkOf(42), {
+    netns: 'svc-ws42',
+    hostVeth: 'svh42',
+    podVeth: 'svp42',
+    hostAddress: '10.213.0.169',
+    podAddress: '10.213.0.170',
+    subnet: '10.213.0.168/30',
+  });
+  assert.equal(podNetworkOf(1).podAddress, '10.213.0.6');
+  assert.equal(podNetworkOf(16383).podAddress, '10.213.255.254');
+});
+
+test('the blocks wrap around the range, so any id gets an address inside it', () => {
+  assert.equal(podNetworkOf(16384).subnet, '10.213.0.0/30');
+  assert.equal(podNetworkOf(900001, '10.213.0.0/16').subnet, podNetworkOf(900001 % 16384, '10.213.0.0/16').subnet);
+  assert.equal(podNetworkOf(5, '192.168.40.0/24').podAddress, '192.168.40.22');
+  assert.equal(podNetworkOf(70, '192.168.40.0/24').podAddress, '192.168.40.26');
+});
+
+test('neighbouring workspaces never share a block', () => {
+  const subnets = new Set(Array.from({ length: 1000 }, (_, i) => podNetworkOf(900001 + i).subnet));
+  assert.equal(subnets.size, 1000);
+});
+
+test('interface names fit in 15 characters, in base 36 when the decimal id is too long', () => {
+  assert.equal(podNetworkOf(999_999_999_999).hostVeth, 'svh999999999999');
+  const large = podNetworkOf(Number.MAX_SAFE_INTEGER);
+  assert.equal(large.hostVeth, `vh${Number.MAX_SAFE_INTEGER.toString(36)}`);
+  assert.ok(large.hostVeth.length <= 15 && large.podVeth.length <= 15);
+  assert.notEqual(large.hostVeth, large.podVeth);
+});
+
+test('ids that are not positive integers are refused', () => {
+  for (const id of [0, -1, 1.5, Number.NaN]) assert.throws(() => podNetworkOf(id), /positive integer/);
+});
+
+test('the pod range must be a private IPv4 CIDR of /8 to /28', () => {
+  assert.deepEqual(parsePrivateRange('10.213.7.9/16'), { base: (10 * 256 + 213) * 65536, prefix: 16 });
+  assert.equal(parsePrivateRange('172.20.0.0/16').prefix, 16);
+  for (const range of ['10.0.0.0/29', '10.0.0.0/7', '10.0.0.0', '10.0.0.256/16', 'ten/8']) {
+    assert.throws(() => parsePrivateRange(range), /not an IPv4 CIDR/);
+  }
+  for (const range of ['8.8.0.0/16', '172.32.0.0/16', '192.169.0.0/16', '11.0.0.0/8']) {
+    assert.throws(() => parsePrivateRange(range), /not inside 10\/8/);
+  }
+});

@@ -1,0 +1,36 @@
+// The driver's side of the agent protocol: ask an agent for its status over HTTP, and check that an editor answers.
+import http from 'node:http';
+import { AGENT_STATUS_PATH, parseAgentStatus, type AgentStatus } from '../../agent/protocol.ts';
+
+/** The agent's status, or undefined when it does not answer (yet) or answers something else. */
+export function fetchAgentStatus(host: string, port: number, timeoutMs = 1500): Promise<AgentStatus | undefined> {
+  return new Promise((resolve) => {
+    const request = http.get({ host, port, path: AGENT_STATUS_PATH, agent: false, timeout: timeoutMs }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        try {
+          resolve(response.statusCode === 200 ? parseAgentStatus(JSON.parse(body)) : undefined);
+        } catch {
+          resolve(undefined);
+        }
+      });
+      response.on('error', () => resolve(undefined));
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(undefined));
+  });
+}
+
+/** Whether anything answers HTTP at host:port. */
+export function answersHttp(host: string, port: number, timeoutMs = 1500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get({ host, port, path: '/', agent: false, timeout: timeoutMs }, (response) => {
+      response.resume();
+      resolve(true);
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}

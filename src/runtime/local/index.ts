@@ -1,0 +1,148 @@
+// The `local` runtime driver: volumes are directories under the data directory, pods are bubblewrap sandboxes on
+// this machine (see docs/runtime.md). The server only talks to it through the RuntimeDriver interface.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { systemClock, type Clock } from '../../core/clock.ts';
+import { RuntimeFailure, type EditorAddress, type EditorState, type RuntimeDriver, type WorkspaceRef } from '../driver.ts';
+import { DEFAULT_POD_ADDRESS_RANGE } from './addresses.ts';
+import { answersHttp, fetchAgentStatus } from './agent-client.ts';
+import { editorStateOf, progressTexts } from './editor-status.ts';
+import { isPodRunning, launchPod, podLogTail, readPodRecord, realPathOrUndefined, stopPod, type PodHost, type PodRecord } from './pods.ts';
+import { agentBinds, bindShowing } from './sandbox.ts';
+import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
+import { createVolumeDir, deleteVolumeDir, exists, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+
+export { podNetworkOf, type PodNetwork } from './addresses.ts';
+
+export interface LocalDriverOptions {
+  dataDir: string;
+  log?: (message: string) => void;
+  clock?: Clock;
+  /** Shell command of the editor inside pods (run with `bash -lc`, PORT and HOST set); default: the agent's built-in editor. */
+  editorCommand?: string;
+  /** Private IPv4 range pods get their /30 from (server as root). Default 10.213.0.0/16. */
+  podAddressRange?: string;
+  /** Where the agent's sources and node_modules are (bound read-only at /opt/svc). Default: this project. */
+  projectDir?: string;
+  /** How long the agent may take to answer, and then the editor. */
+  agentTimeoutMs?: number;
+  editorTimeoutMs?: number;
+  cloneTimeoutMs?: number;
+  /** Pretend not to be root (tests of the unprivileged mode); default: whether the server runs as root. */
+  asRoot?: boolean;
+}
+
+const defaultProjectDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
+  const dataDir = path.resolve(options.dataDir);
+  const clock = options.clock ?? systemClock;
+  const host: PodHost & SetupOptions = {
+    dataDir,
+    asRoot: options.asRoot ?? process.getuid?.() === 0,
+    projectDir: options.projectDir ?? defaultProjectDir,
+    nodePath: process.execPath,
+    addressRange: options.podAddressRange ?? DEFAULT_POD_ADDRESS_RANGE,
+    editorCommand: options.editorCommand,
+    now: () => clock.now(),
+    log: options.log ?? (() => undefined),
+    cloneTimeoutMs: options.cloneTimeoutMs ?? 10 * 60_000,
+  };
+  const exposed = bindShowing(dataDir, agentBinds(host.projectDir, host.nodePath, realPathOrUndefined));
+  if (exposed) throw new Error(`pods would see the data directory ${dataDir} through ${exposed.source}; choose a data directory outside it`);
+  const timeouts = { agentMs: options.agentTimeoutMs ?? 30_000, editorMs: options.editorTimeoutMs ?? 120_000 };
+  const serialized = workspaceQueue();
+
+  return {
+    name: 'local',
+    createVolume: async (workspace) => void (await createVolumeDir(host, workspace.id, workspace.uid)),
+    deleteVolume: (workspace) => serialized(workspace.id, () => deleteVolumeDir(host, workspace.id)),
+    volumeUsage: async (workspace) => ({ bytes: await volumeBytes(host, workspace.id) }),
+    cloneRepository: async (workspace, source, progress) => {
+      progress(progressTexts.cloning);
+      await cloneIntoVolume(host, workspace, source);
+    },
+    prepareEmptyVolume: async (workspace, progress) => {
+      progress(progressTexts.preparingVolume);
+      await prepareEmptyVolumeDir(host, workspace);
+    },
+    startEditor: (workspace, progress) =>
+      serialized(workspace.id, async () => {
+        const found = await readPodRecord(host, workspace.id);
+        if (found && (await isPodRunning(found))) return waitForEditor(host, found, timeouts, progress, '');
+        if (found) await stopPod(host, workspace); // it died: clean up what it left, then start afresh
+        progress(progressTexts.starting);
+        if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
+        const record = await launchPod(host, workspace);
+        return waitForEditor(host, record, timeouts, progress, progressTexts.starting);
+      }),
+    stopWorkspace: (workspace) => serialized(workspace.id, () => stopPod(host, workspace)),
+    editorState: (workspace) => observeEditor(host, workspace),
+    archiveVolume: (workspace, archiveFile) => serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile)),
+    restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
+    close: async () => undefined, // pods keep running; nothing else is held
+  };
+}
+
+async function observeEditor(host: PodHost, workspace: WorkspaceRef): Promise<EditorState> {
+  const record = await readPodRecord(host, workspace.id);
+  if (!record || !(await isPodRunning(record))) return editorStateOf({ pod: 'absent' });
+  const agent = await fetchAgentStatus(record.host, record.agentPort);
+  return editorStateOf({ pod: 'running', agent, editor: { host: record.host, port: record.editorPort } });
+}
+
+/**
+ * Polls the agent until the editor is ready (and answers from the host too) or fails. "Starting" lasts until the
+ * agent answers, "Starting IDE" until the editor does. A pod whose agent never answers is stopped again.
+ */
+async function waitForEditor(
+  host: PodHost,
+  record: PodRecord,
+  timeouts: { agentMs: number; editorMs: number },
+  progress: (text: string) => void,
+  alreadyReported: string,
+): Promise<EditorAddress> {
+  const workspace = { id: record.workspaceId, uid: record.uid, storageGib: 0 };
+  const address = { host: record.host, port: record.editorPort };
+  const started = performance.now(); // elapsed time of real waiting, not the platform's clock
+  let reported = alreadyReported;
+  for (;;) {
+    if (!(await isPodRunning(record))) {
+      const reason = (await podLogTail(host, record.workspaceId)) ?? 'the pod exited';
+      await stopPod(host, workspace);
+      throw new RuntimeFailure('agent', reason);
+    }
+    const state = editorStateOf({ pod: 'running', agent: await fetchAgentStatus(record.host, record.agentPort), editor: address });
+    if (state.state === 'failed') throw state.failure;
+    if (state.state === 'ready') {
+      if (await answersHttp(address.host, address.port)) return address;
+      throw new RuntimeFailure('ide', `the editor answers inside the pod but not at ${address.host}:${address.port}`);
+    }
+    if (state.state === 'starting' && state.statusText !== reported) {
+      progress(state.statusText);
+      reported = state.statusText;
+    }
+    const waited = performance.now() - started;
+    if (reported === progressTexts.starting && waited > timeouts.agentMs) {
+      await stopPod(host, workspace);
+      throw new RuntimeFailure('agent', `the agent did not answer within ${timeouts.agentMs / 1000} s`);
+    }
+    if (waited > timeouts.agentMs + timeouts.editorMs) throw new RuntimeFailure('ide', `the editor did not answer within ${timeouts.editorMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Runs work for one workspace after the work queued before it (a start never interleaves with a stop or an archive). */
+function workspaceQueue(): <T>(id: number, work: () => Promise<T>) => Promise<T> {
+  const tails = new Map<number, Promise<unknown>>();
+  return <T>(id: number, work: () => Promise<T>): Promise<T> => {
+    const previous = tails.get(id) ?? Promise.resolve();
+    const result = previous.catch(() => undefined).then(work);
+    const tail = result.catch(() => undefined);
+    tails.set(id, tail);
+    void tail.then(() => {
+      if (tails.get(id) === tail) tails.delete(id);
+    });
+    return result;
+  };
+}

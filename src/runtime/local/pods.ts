@@ -1,0 +1,248 @@
+// Editor pods of the local driver: a bubblewrap sandbox started detached (its own session), whose main process is
+// the agent. A record under <data dir>/pods/<id>.json (pid, start time, address, ports) lets a restarted server
+// find the pod again and stop it completely.
+import { spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from '../../agent/protocol.ts';
+import { shellQuote } from '../../agent/shell.ts';
+import { RuntimeFailure, type WorkspaceRef } from '../driver.ts';
+import { podNetworkOf, type PodNetwork } from './addresses.ts';
+import { podFailureReason } from './editor-status.ts';
+import { createPodNetwork, removePodNetwork } from './network.ts';
+import { isSameProcess, killProcess, minimalEnv, pidNamespaceOf, pollUntil, processesInNamespace, processStartTime } from './processes.ts';
+import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind } from './sandbox.ts';
+import { volumeDir, type VolumeHost } from './volumes.ts';
+
+export interface PodHost extends VolumeHost {
+  projectDir: string;
+  nodePath: string;
+  addressRange: string;
+  /** Shell command of the editor inside the pod; the agent's built-in editor when undefined. */
+  editorCommand?: string;
+  now: () => Date;
+  log: (message: string) => void;
+}
+
+export interface PodRecord {
+  workspaceId: number;
+  uid: number;
+  /** The sandbox's outermost process (leader of its own session and process group). */
+  pid: number;
+  startTime: string;
+  /** PID 1 of the pod's PID namespace, as the host sees it; killing it ends every process of the pod. */
+  initPid?: number;
+  initStartTime?: string;
+  pidNamespace?: string;
+  /** Own network namespace (server runs as root); absent when the pod shares the host's network. */
+  network?: PodNetwork;
+  /** Where the host reaches the agent and the editor. */
+  host: string;
+  agentPort: number;
+  editorPort: number;
+  startedAt: string;
+}
+
+const podsDir = (host: PodHost) => path.join(host.dataDir, 'pods');
+const recordFile = (host: PodHost, id: number) => path.join(podsDir(host), `${id}.json`);
+export const podLogFile = (host: PodHost, id: number) => path.join(podsDir(host), `${id}.log`);
+
+export async function readPodRecord(host: PodHost, id: number): Promise<PodRecord | undefined> {
+  const text = await readFile(recordFile(host, id), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : (JSON.parse(text) as PodRecord);
+}
+
+async function writePodRecord(host: PodHost, record: PodRecord): Promise<void> {
+  const file = recordFile(host, record.workspaceId);
+  await writeFile(`${file}.partial`, JSON.stringify(record, null, 2), { mode: 0o600 });
+  await rename(`${file}.partial`, file);
+}
+
+export function isPodRunning(record: PodRecord): Promise<boolean> {
+  return isSameProcess(record.pid, record.startTime);
+}
+
+export async function podLogTail(host: PodHost, id: number): Promise<string | undefined> {
+  const log = await readFile(podLogFile(host, id), 'utf8').catch(() => '');
+  return podFailureReason(log.slice(-8192));
+}
+
+/** Starts the pod: network (as root), then the sandbox with the agent as its main process; records it. */
+export async function launchPod(host: PodHost, workspace: WorkspaceRef): Promise<PodRecord> {
+  await mkdir(podsDir(host), { recursive: true, mode: 0o700 });
+  const binds = agentBinds(host.projectDir, host.nodePath, realPathOrUndefined);
+  const script = agentScript(host, binds);
+  const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
+  const endpoint = network
+    ? { host: network.podAddress, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT, editorPort: DEFAULT_EDITOR_PORT }
+    : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort(), editorPort: await freeLoopbackPort() };
+  const command = sandboxCommand({
+    uid: workspace.uid,
+    switchUser: host.asRoot,
+    netns: network?.netns,
+    isolateNetwork: false,
+    hostname: `ws-${workspace.id}`,
+    volumeDir: volumeDir(host, workspace.id),
+    readOnlyBinds: binds,
+    env: agentEnvironment(host, endpoint),
+    infoFd: 3,
+    dieWithParent: false,
+    script,
+  });
+  if (network) await createPodNetwork(network, host.addressRange).catch((error: Error) => { throw new RuntimeFailure('agent', error.message); });
+  const started = await spawnDetached(host, workspace.id, command).catch(async (error: unknown) => {
+    if (network) await removePodNetwork(network);
+    throw error;
+  });
+  const record: PodRecord = {
+    workspaceId: workspace.id,
+    uid: workspace.uid,
+    ...started,
+    network,
+    host: endpoint.host,
+    agentPort: endpoint.agentPort,
+    editorPort: endpoint.editorPort,
+    startedAt: host.now().toISOString(),
+  };
+  await writePodRecord(host, record);
+  host.log(`pod of workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
+  return record;
+}
+
+function agentEnvironment(host: PodHost, endpoint: { bindHost: string; agentPort: number; editorPort: number }): Record<string, string> {
+  return {
+    [agentEnv.agentHost]: endpoint.bindHost,
+    [agentEnv.agentPort]: String(endpoint.agentPort),
+    [agentEnv.editorHost]: endpoint.bindHost,
+    [agentEnv.editorPort]: String(endpoint.editorPort),
+    [agentEnv.workspaceDir]: POD_APP_DIR,
+    ...(host.editorCommand ? { [agentEnv.editorCommand]: host.editorCommand } : {}),
+  };
+}
+
+/** `exec node --import <tsx loader> /opt/svc/src/agent/main.ts`, with the paths as the pod sees them. */
+function agentScript(host: PodHost, binds: Bind[]): string {
+  const loader = podPathOf(resolveFrom(host.projectDir, 'tsx'), binds);
+  const node = podPathOf(host.nodePath, binds);
+  if (!loader || !node) throw new RuntimeFailure('agent', `the agent's runtime (node, tsx) is not under ${host.projectDir} or /usr`);
+  const main = path.posix.join(POD_PROJECT_DIR, 'src/agent/main.ts');
+  return `exec ${[node, '--import', `file://${loader}`, main].map(shellQuote).join(' ')}`;
+}
+
+function resolveFrom(projectDir: string, specifier: string): string {
+  try {
+    return createRequire(path.join(projectDir, 'package.json')).resolve(specifier);
+  } catch {
+    throw new RuntimeFailure('agent', `${specifier} is not installed in ${projectDir}`);
+  }
+}
+
+export function realPathOrUndefined(file: string): string | undefined {
+  try {
+    return realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+type Started = Pick<PodRecord, 'pid' | 'startTime' | 'initPid' | 'initStartTime' | 'pidNamespace'>;
+
+/**
+ * Spawns the sandbox in a session of its own, its output going to a fresh pod log, and waits for bubblewrap's
+ * info (the pid of the pod's PID 1). Without it the sandbox failed to start: the log says why.
+ */
+async function spawnDetached(host: PodHost, id: number, command: { file: string; args: string[] }): Promise<Started> {
+  const log = await open(podLogFile(host, id), 'w', 0o600);
+  try {
+    const child = spawn(command.file, command.args, { detached: true, env: minimalEnv(), stdio: ['ignore', log.fd, log.fd, 'pipe'] });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let spawnError: string | undefined;
+    child.once('error', (error) => (spawnError = `${command.file}: ${error.message}`));
+    const infoStream = child.stdio[3] as Readable | null; // absent when the spawn itself failed
+    const info = infoStream ? await readInfo(infoStream) : undefined;
+    child.unref();
+    const pid = child.pid;
+    const startTime = pid === undefined ? undefined : await processStartTime(pid);
+    const initPid = info?.['child-pid'];
+    if (pid === undefined || startTime === undefined || initPid === undefined) {
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 2000))]);
+      throw new RuntimeFailure('agent', spawnError ?? (await podLogTail(host, id)) ?? 'the pod exited at once');
+    }
+    return { pid, startTime, initPid, initStartTime: await processStartTime(initPid), pidNamespace: await pidNamespaceOf(initPid) };
+  } finally {
+    await log.close();
+  }
+}
+
+/** bubblewrap's `--info-fd` JSON, or undefined when the stream ends without it. */
+function readInfo(stream: Readable): Promise<{ 'child-pid'?: number } | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    const done = (value: { 'child-pid'?: number } | undefined) => {
+      stream.destroy();
+      resolve(value);
+    };
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      text += chunk;
+      try {
+        done(JSON.parse(text));
+      } catch {
+        // not complete yet
+      }
+    });
+    stream.on('end', () => done(undefined));
+    stream.on('error', () => done(undefined));
+  });
+}
+
+/**
+ * Ends every process of the pod (its process group, its PID 1, anything left in its PID namespace), removes its
+ * network and its record. Idempotent; also cleans up after a pod that died or a start that failed half-way.
+ */
+export async function stopPod(host: PodHost, workspace: WorkspaceRef): Promise<void> {
+  const record = await readPodRecord(host, workspace.id);
+  if (record) await killPod(record);
+  if (host.asRoot) await removePodNetwork(record?.network ?? podNetworkOf(workspace.id, host.addressRange));
+  await rm(recordFile(host, workspace.id), { force: true });
+}
+
+/**
+ * Kills the pod's PID 1 first (the kernel then ends its whole PID namespace and bubblewrap's outer process exits,
+ * reaping it), then whatever is left: the process group, stragglers in the namespace.
+ */
+async function killPod(record: PodRecord): Promise<void> {
+  const initAlive = record.initPid !== undefined && record.initStartTime !== undefined && (await isSameProcess(record.initPid, record.initStartTime));
+  if (initAlive) killProcess(record.initPid!);
+  if (initAlive && (await pollUntil(async () => !(await isPodRunning(record)), 2000))) return waitForNamespace(record.pidNamespace);
+  if (await isPodRunning(record)) killProcess(-record.pid);
+  const gone = await pollUntil(async () => !(await isPodRunning(record)), 10_000);
+  if (!gone) throw new Error(`the pod of workspace ${record.workspaceId} (pid ${record.pid}) did not end`);
+  if (initAlive) await waitForNamespace(record.pidNamespace);
+}
+
+async function waitForNamespace(namespace: string | undefined): Promise<void> {
+  if (!namespace) return;
+  const empty = await pollUntil(async () => {
+    const left = await processesInNamespace(namespace);
+    left.forEach((pid) => killProcess(pid));
+    return left.length === 0;
+  }, 10_000);
+  if (!empty) throw new Error(`processes of PID namespace ${namespace} did not end`);
+}
+
+/** A loopback port free right now (pods without their own network listen on the host's loopback). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

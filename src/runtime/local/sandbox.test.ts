@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { agentBinds, bindShowing, isInside, podPathOf, sandboxCommand, type SandboxSpec } from './sandbox.ts';
+
+const spec: SandboxSpec = {
+  uid: 20042,
+  switchUser: true,
+  netns: 'svc-ws42',
+  isolateNetwork: false,
+  hostname: 'ws-42',
+  volumeDir: '/srv/svc/volumes/42',
+  readOnlyBinds: [{ source: '/opt/project/src', target: '/opt/svc/src' }],
+  env: { SVC_AGENT_PORT: '7070' },
+  infoFd: 3,
+  dieWithParent: false,
+  script: 'exec node main.ts',
+};
+
+/** The values that follow each occurrence of `flag`. */
+function after(args: string[], flag: string, count = 1): string[][] {
+  return args.flatMap((arg, i) => (arg === flag ? [args.slice(i + 1, i + 1 + count)] : []));
+}
+
+test('as root the pod enters its network namespace, then becomes the workspace UID with group 0 on the host', () => {
+  const { file, args } = sandboxCommand(spec);
+  assert.equal(file, 'ip');
+  assert.deepEqual(args.slice(0, 11), ['netns', 'exec', 'svc-ws42', 'setpriv', '--reuid', '20042', '--regid', '0', '--clear-groups', 'bwrap', '--tmpfs']);
+  assert.deepEqual(after(args, '--uid'), [['20042']]);
+  assert.deepEqual(after(args, '--gid'), [['0']]);
+});
+
+test('without root there is no namespace of ours and no setpriv: bubblewrap maps the user itself', () => {
+  const { file, args } = sandboxCommand({ ...spec, switchUser: false, netns: undefined });
+  assert.equal(file, 'bwrap');
+  assert.ok(!args.includes('setpriv'));
+  assert.ok(!args.includes('--unshare-net'));
+  assert.deepEqual(after(args, '--uid'), [['20042']]);
+});
+
+test('the root is minimal: /usr and /etc read-only, the volume at /data/app, nothing else of the host', () => {
+  const { args } = sandboxCommand(spec);
+  assert.deepEqual(after(args, '--ro-bind', 2), [['/usr', '/usr'], ['/etc', '/etc'], ['/opt/project/src', '/opt/svc/src']]);
+  assert.deepEqual(after(args, '--bind', 2), [['/srv/svc/volumes/42', '/data/app']]);
+  assert.deepEqual(after(args, '--symlink', 2), [['usr/bin', '/bin'], ['usr/lib', '/lib'], ['usr/lib64', '/lib64'], ['usr/sbin', '/sbin']]);
+  assert.deepEqual(after(args, '--tmpfs'), [['/'], ['/tmp']]);
+  assert.deepEqual(after(args, '--remount-ro'), [['/']]);
+  assert.ok(!args.some((arg, i) => arg === '--ro-bind' && args[i + 1] === '/'), 'never the host root');
+  assert.ok(args.indexOf('--remount-ro') > args.lastIndexOf('--ro-bind'), 'the root is made read-only after every mount');
+});
+
+test('the pod has its own PID, user, IPC and UTS namespaces and no die-with-parent: it outlives the server', () => {
+  const { args } = sandboxCommand(spec);
+  for (const flag of ['--unshare-pid', '--unshare-user', '--unshare-ipc', '--unshare-uts']) assert.ok(args.includes(flag), flag);
+  assert.deepEqual(after(args, '--hostname'), [['ws-42']]);
+  assert.ok(!args.includes('--die-with-parent'));
+  assert.deepEqual(after(args, '--info-fd'), [['3']]);
+  const clone = sandboxCommand({ ...spec, netns: undefined, isolateNetwork: true, dieWithParent: true, infoFd: undefined });
+  assert.ok(clone.args.includes('--unshare-net') && clone.args.includes('--die-with-parent') && !clone.args.includes('--info-fd'));
+});
+
+test('the environment is cleared, then HOME is /data/app; commands run with bash -lc in /data/app', () => {
+  const { args } = sandboxCommand(spec);
+  assert.ok(args.indexOf('--clearenv') < args.indexOf('--setenv'));
+  const env = Object.fromEntries(after(args, '--setenv', 2));
+  assert.deepEqual(env, { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/data/app', LANG: 'C.UTF-8', SVC_AGENT_PORT: '7070' });
+  assert.deepEqual(after(args, '--chdir'), [['/data/app']]);
+  assert.deepEqual(args.slice(-3), ['bash', '-lc', 'umask 0002; exec node main.ts']);
+});
+
+test('a pod sees the agent\'s sources and node_modules under /opt/svc, never the whole project', () => {
+  const real = (file: string) => (file.endsWith('tsconfig.json') ? undefined : file.replace('/link/', '/real/'));
+  assert.deepEqual(agentBinds('/link/project', '/usr/bin/node', real), [
+    { source: '/real/project/src', target: '/opt/svc/src' },
+    { source: '/real/project/node_modules', target: '/opt/svc/node_modules' },
+    { source: '/real/project/package.json', target: '/opt/svc/package.json' },
+  ]);
+  const binds = agentBinds('/p', '/home/me/.nvm/bin/node', (file) => file);
+  assert.deepEqual(binds.at(-1), { source: '/home/me/.nvm/bin', target: '/home/me/.nvm/bin' });
+  assert.equal(podPathOf('/p/node_modules/tsx/dist/loader.mjs', binds), '/opt/svc/node_modules/tsx/dist/loader.mjs');
+  assert.equal(podPathOf('/usr/bin/node', binds), '/usr/bin/node');
+  assert.equal(podPathOf('/elsewhere/tsx.mjs', binds), undefined);
+});
+
+test('a data directory the binds would show is found, whether inside a bind or containing one', () => {
+  const binds = agentBinds('/p', '/usr/bin/node', (file) => file);
+  assert.deepEqual(bindShowing('/p/node_modules/.cache/svc', binds), { source: '/p/node_modules', target: '/opt/svc/node_modules' });
+  assert.deepEqual(bindShowing('/', binds)?.source, '/p/src');
+  assert.equal(bindShowing('/p/.svc', binds), undefined);
+  assert.equal(bindShowing('/p/srcs', binds), undefined);
+  assert.equal(isInside('/a/b', '/a/b'), true);
+  assert.equal(isInside('/a/b', '/a/bc'), false);
+});

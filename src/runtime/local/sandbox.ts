@@ -1,0 +1,115 @@
+// The command line of a sandbox (a pod, or the short-lived sandbox a clone runs in), as pure data: bubblewrap with
+// a minimal root (the host's /usr and /etc read-only, nothing else of the host), the volume at /data/app, its own
+// user, PID, IPC and UTS namespaces, run as the workspace UID with group 0.
+import path from 'node:path';
+
+export const POD_APP_DIR = '/data/app';
+/** Where the agent's sources and node_modules appear inside a pod (read-only). */
+export const POD_PROJECT_DIR = '/opt/svc';
+const POD_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+export interface Bind {
+  source: string;
+  target: string;
+}
+
+export interface SandboxSpec {
+  uid: number;
+  /** The server is root: become the workspace UID on the host too (setpriv), so files belong to it there. */
+  switchUser: boolean;
+  /** Run inside this network namespace (`ip netns exec`); it must exist. */
+  netns?: string;
+  /** An empty network of the sandbox's own (only a loopback that is down): for work that needs no network. */
+  isolateNetwork: boolean;
+  hostname: string;
+  volumeDir: string;
+  readOnlyBinds: Bind[];
+  env: Record<string, string>;
+  /** bubblewrap writes `{"child-pid": ...}` here once the sandbox runs. */
+  infoFd?: number;
+  /** Kill the sandbox when the process that started it dies (not for pods: they outlive the server). */
+  dieWithParent: boolean;
+  /** Shell text, run with `bash -lc` in /data/app. */
+  script: string;
+}
+
+export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[] } {
+  const uid = String(spec.uid);
+  const wrappers = [
+    ...(spec.netns ? ['ip', 'netns', 'exec', spec.netns] : []),
+    ...(spec.switchUser ? ['setpriv', '--reuid', uid, '--regid', '0', '--clear-groups'] : []),
+  ];
+  const bwrap = [
+    'bwrap',
+    ...rootFilesystemArgs(spec),
+    '--unshare-pid', '--unshare-user', '--unshare-ipc', '--unshare-uts', '--hostname', spec.hostname,
+    ...(spec.isolateNetwork ? ['--unshare-net'] : []),
+    '--uid', uid, '--gid', '0',
+    ...(spec.dieWithParent ? ['--die-with-parent'] : []),
+    ...(spec.infoFd !== undefined ? ['--info-fd', String(spec.infoFd)] : []),
+    ...environmentArgs(spec.env),
+    '--chdir', POD_APP_DIR,
+    'bash', '-lc', `umask 0002; ${spec.script}`,
+  ];
+  const [file, ...args] = [...wrappers, ...bwrap];
+  return { file, args };
+}
+
+function rootFilesystemArgs(spec: SandboxSpec): string[] {
+  return [
+    '--tmpfs', '/',
+    '--ro-bind', '/usr', '/usr',
+    '--symlink', 'usr/bin', '/bin',
+    '--symlink', 'usr/lib', '/lib',
+    '--symlink', 'usr/lib64', '/lib64',
+    '--symlink', 'usr/sbin', '/sbin',
+    '--ro-bind', '/etc', '/etc',
+    '--tmpfs', '/tmp',
+    '--dev', '/dev',
+    '--proc', '/proc',
+    '--dir', '/data',
+    '--bind', spec.volumeDir, POD_APP_DIR,
+    ...spec.readOnlyBinds.flatMap((bind) => ['--ro-bind', bind.source, bind.target]),
+    '--remount-ro', '/',
+  ];
+}
+
+/** The pod sees none of the server's environment (it holds the database URL, among others). */
+function environmentArgs(env: Record<string, string>): string[] {
+  const all = { PATH: POD_PATH, HOME: POD_APP_DIR, LANG: 'C.UTF-8', ...env };
+  return ['--clearenv', ...Object.entries(all).flatMap(([name, value]) => ['--setenv', name, value])];
+}
+
+/**
+ * What a pod needs of the host to run the agent: its sources and node_modules under /opt/svc (by their real paths;
+ * `realPath` answers undefined for what does not exist), and the node binary's directory when it is not under /usr.
+ * Never the whole project: the data directory may live in it.
+ */
+export function agentBinds(projectDir: string, nodePath: string, realPath: (file: string) => string | undefined): Bind[] {
+  const binds = ['src', 'node_modules', 'package.json', 'tsconfig.json'].flatMap((name) => {
+    const source = realPath(path.join(projectDir, name));
+    return source ? [{ source, target: path.posix.join(POD_PROJECT_DIR, name) }] : [];
+  });
+  const nodeDir = path.dirname(nodePath);
+  if (!isInside('/usr', nodeDir)) binds.push({ source: nodeDir, target: nodeDir });
+  return binds;
+}
+
+/** The path of `hostPath` inside the pod, when one of `binds` shows it. */
+export function podPathOf(hostPath: string, binds: Bind[]): string | undefined {
+  for (const bind of binds) {
+    if (isInside(bind.source, hostPath)) return path.posix.join(bind.target, path.relative(bind.source, hostPath));
+  }
+  if (isInside('/usr', hostPath)) return hostPath;
+  return undefined;
+}
+
+/** The first bind through which a pod would see `hostDir` (it must see none: the data directory). */
+export function bindShowing(hostDir: string, binds: Bind[]): Bind | undefined {
+  return binds.find((bind) => isInside(bind.source, hostDir) || isInside(hostDir, bind.source));
+}
+
+export function isInside(parent: string, child: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}

@@ -1,0 +1,61 @@
+// Filling a new volume, each in a short-lived sandbox as the workspace UID: the git clone, or the check that an
+// empty workspace's volume is usable. Failures carry the reason the workspace shows (spec 3.1).
+import { readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { GitSource, WorkspaceRef } from '../driver.ts';
+import { RuntimeFailure } from '../driver.ts';
+import { cloneFailureReason, cloneScript, localRepositoryPath } from './clone-plan.ts';
+import { runCommand } from './processes.ts';
+import { isInside, sandboxCommand, type Bind, type SandboxSpec } from './sandbox.ts';
+import { createVolumeDir, exists, volumeDir, type VolumeHost } from './volumes.ts';
+
+export interface SetupOptions extends VolumeHost {
+  cloneTimeoutMs: number;
+}
+
+function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean): SandboxSpec {
+  return {
+    uid: workspace.uid,
+    switchUser: host.asRoot,
+    isolateNetwork: !network,
+    hostname: `ws-${workspace.id}`,
+    volumeDir: volumeDir(host, workspace.id),
+    readOnlyBinds: binds,
+    env: { GIT_TERMINAL_PROMPT: '0' },
+    dieWithParent: true,
+    script,
+  };
+}
+
+/**
+ * Clones into the empty volume. A repository on this machine is bound read-only at its own path and the sandbox
+ * gets no network; any other URL is fetched over the host's network. A failed clone leaves the volume empty.
+ */
+export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRef, source: GitSource): Promise<void> {
+  await createVolumeDir(host, workspace.id, workspace.uid);
+  const local = localRepositoryPath(source.url);
+  if (local && isInside(local, host.dataDir)) throw new RuntimeFailure('clone', `the repository ${local} contains the data directory`);
+  const binds = local && (await exists(local)) ? [{ source: local, target: local }] : [];
+  const command = sandboxCommand(setupSandbox(host, workspace, cloneScript(source), binds, local === undefined));
+  const result = await runCommand(command.file, command.args, { timeoutMs: host.cloneTimeoutMs });
+  if (result.code === 0) return;
+  await emptyDirectory(volumeDir(host, workspace.id));
+  throw new RuntimeFailure('clone', result.code === null ? `the clone took longer than ${host.cloneTimeoutMs / 1000} s` : cloneFailureReason(result.stderr, result.code));
+}
+
+/** Checks, as the workspace UID inside a sandbox, that the empty volume is there and writable. */
+export async function prepareEmptyVolumeDir(host: VolumeHost, workspace: WorkspaceRef): Promise<void> {
+  await createVolumeDir(host, workspace.id, workspace.uid);
+  const probe = '.svc-volume-probe';
+  const script = `touch ${probe} && rm ${probe}`;
+  const command = sandboxCommand(setupSandbox(host, workspace, script, [], false));
+  const result = await runCommand(command.file, command.args, { timeoutMs: 60_000 });
+  if (result.code !== 0) {
+    const reason = result.stderr.trim().split('\n').at(-1) || `exit code ${result.code}`;
+    throw new RuntimeFailure('prepare-volume', reason.replace(/^bwrap:\s*/, ''));
+  }
+}
+
+async function emptyDirectory(dir: string): Promise<void> {
+  for (const name of await readdir(dir).catch(() => [] as string[])) await rm(path.join(dir, name), { recursive: true, force: true });
+}

@@ -1,0 +1,117 @@
+// Volumes of the local driver: a directory per workspace under <data dir>/volumes, owned by the workspace UID
+// and group 0, setgid, group permissions equal to the user's. Archives are gzip-compressed tar files.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { chmod, chown, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { runCommand } from './processes.ts';
+
+/** setgid, rwx for user and group, nothing for others (other workspaces' UIDs). */
+export const VOLUME_MODE = 0o2770;
+
+export interface VolumeHost {
+  dataDir: string;
+  /** The server runs as root and can hand files to workspace UIDs. */
+  asRoot: boolean;
+}
+
+export function volumesDir(host: VolumeHost): string {
+  return path.join(host.dataDir, 'volumes');
+}
+
+export function volumeDir(host: VolumeHost, id: number): string {
+  return path.join(volumesDir(host), String(id));
+}
+
+export async function exists(file: string): Promise<boolean> {
+  return stat(file).then(() => true, () => false);
+}
+
+/** Creates the volume directory (idempotent) and gives it to the workspace UID. */
+export async function createVolumeDir(host: VolumeHost, id: number, uid: number): Promise<string> {
+  await ensureVolumesDir(host);
+  const dir = volumeDir(host, id);
+  await mkdir(dir, { recursive: true });
+  await ownVolumeRoot(host, dir, uid);
+  return dir;
+}
+
+async function ownVolumeRoot(host: VolumeHost, dir: string, uid: number): Promise<void> {
+  if (host.asRoot) await chown(dir, uid, 0);
+  await chmod(dir, VOLUME_MODE);
+}
+
+/**
+ * A pod is set up by the workspace UID itself (bubblewrap runs as it), so it must be able to pass through the data
+ * directory to its own volume: others may enter (x) but not list the data and volumes directories.
+ */
+async function ensureVolumesDir(host: VolumeHost): Promise<void> {
+  const dir = volumesDir(host);
+  await mkdir(dir, { recursive: true, mode: 0o711 });
+  if (!host.asRoot) return;
+  await chmod(dir, 0o711);
+  const dataMode = (await stat(host.dataDir)).mode;
+  if ((dataMode & 0o001) === 0) await chmod(host.dataDir, (dataMode & 0o7777) | 0o001);
+  for (let parent = path.dirname(host.dataDir); ; parent = path.dirname(parent)) {
+    if (((await stat(parent)).mode & 0o001) === 0) {
+      throw new Error(`workspace pods cannot reach their volumes under ${host.dataDir}: others may not enter ${parent} (chmod o+x ${parent}, or choose another data directory)`);
+    }
+    if (parent === path.dirname(parent)) return;
+  }
+}
+
+export async function deleteVolumeDir(host: VolumeHost, id: number): Promise<void> {
+  await rm(volumeDir(host, id), { recursive: true, force: true });
+}
+
+export async function isEmptyDir(dir: string): Promise<boolean> {
+  return (await readdir(dir)).length === 0;
+}
+
+/** Bytes the volume takes on disk (0 when it does not exist). */
+export async function volumeBytes(host: VolumeHost, id: number): Promise<number> {
+  const dir = volumeDir(host, id);
+  if (!(await exists(dir))) return 0;
+  const du = await runCommand('du', ['-s', '--block-size=1', dir]);
+  if (du.code !== 0) throw new Error(`du ${dir}: ${du.stderr.trim()}`);
+  return Number(du.stdout.split(/\s/)[0]);
+}
+
+/**
+ * Packs the volume into `archiveFile` (written under a temporary name, then renamed) and frees the volume. Run again
+ * after a crash, it finds the archive already made and the volume gone, and answers the same.
+ */
+export async function packVolume(host: VolumeHost, id: number, archiveFile: string): Promise<{ bytes: number; sha256: string }> {
+  const dir = volumeDir(host, id);
+  if (!(await exists(dir))) {
+    if (await exists(archiveFile)) return describeArchive(archiveFile);
+    throw new Error(`workspace ${id} has no volume to archive`);
+  }
+  await mkdir(path.dirname(archiveFile), { recursive: true, mode: 0o700 });
+  const partial = `${archiveFile}.partial`;
+  const tar = await runCommand('tar', ['--create', '--gzip', '--numeric-owner', '--file', partial, '--directory', dir, '.']);
+  if (tar.code !== 0) {
+    await rm(partial, { force: true });
+    throw new Error(`packing the volume of workspace ${id} failed: ${tar.stderr.trim()}`);
+  }
+  await chmod(partial, 0o600);
+  await rename(partial, archiveFile);
+  await rm(dir, { recursive: true, force: true });
+  return describeArchive(archiveFile);
+}
+
+/** Refills the volume from `archiveFile`, with the owners and modes it was packed with. */
+export async function unpackVolume(host: VolumeHost, id: number, uid: number, archiveFile: string): Promise<void> {
+  if (!(await exists(archiveFile))) throw new Error(`the archive ${archiveFile} does not exist`);
+  const dir = await createVolumeDir(host, id, uid);
+  const owners = host.asRoot ? ['--same-owner', '--numeric-owner'] : ['--no-same-owner'];
+  const tar = await runCommand('tar', ['--extract', '--gzip', '--same-permissions', ...owners, '--file', archiveFile, '--directory', dir]);
+  if (tar.code !== 0) throw new Error(`restoring the volume of workspace ${id} failed: ${tar.stderr.trim()}`);
+  await ownVolumeRoot(host, dir, uid);
+}
+
+async function describeArchive(file: string): Promise<{ bytes: number; sha256: string }> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return { bytes: (await stat(file)).size, sha256: hash.digest('hex') };
+}
