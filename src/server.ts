@@ -8,18 +8,23 @@ import { CredentialResolver } from './auth/credentials.ts';
 import { createSignInLink, SESSION_IDLE_MS } from './auth/sessions.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { urlFor, type ServerConfig } from './core/config.ts';
+import { EventFanout, poolEventStore } from './events/fanout.ts';
 import { NotificationHub } from './events/hub.ts';
+import { sweepEvents } from './events/publish.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { deleteExpiredIdempotencyKeys } from './store/idempotency.ts';
 import { deleteExpiredSessions } from './store/sessions.ts';
 import { installationSecret } from './store/settings.ts';
 import { countUsers, insertUser } from './store/users.ts';
 import { isUniqueViolation } from './store/database.ts';
+import type { RuntimeDriver } from './runtime/driver.ts';
+import { startWorkspaceRuntime, type WorkspaceRuntime } from './workspaces/runtime.ts';
 
 export interface RunningServer {
   url: string;
   config: ServerConfig;
   database: Database;
+  driver: RuntimeDriver;
   /** The first administrator's sign-in link, when this start created them. */
   firstSignInLink?: string;
   close(): Promise<void>;
@@ -27,6 +32,8 @@ export interface RunningServer {
 
 export interface StartOptions {
   clock?: Clock;
+  /** The runtime driver; the local driver on the data directory when absent. */
+  driver?: RuntimeDriver;
   /** pino logger options or false; the CLI logs JSON to stderr. */
   logger?: pino.LoggerOptions | false;
 }
@@ -63,6 +70,7 @@ function startHousekeeping(database: Database, clock: Clock, log: (m: string) =>
     const now = clock.now();
     await deleteExpiredSessions(database.pool, new Date(now.getTime() - SESSION_IDLE_MS), now);
     await deleteExpiredIdempotencyKeys(database.pool, now);
+    await sweepEvents(database.pool, now);
   };
   return setInterval(() => sweep().catch((error: Error) => log(`housekeeping: ${error.message}`)), 10 * 60_000).unref();
 }
@@ -77,12 +85,19 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     dataDir: config.dataDir,
     log: (message) => logger?.debug(message),
   });
+  let workspaces: WorkspaceRuntime | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
   try {
     await hub.start();
     const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m));
+    const events = new EventFanout({ store: poolEventStore(database.pool), hub, clock, log: (m) => logger?.warn(m) });
+    await events.start();
+    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), driver: options.driver });
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
-    const app = await buildApi({ pool: database.pool, clock, config, credentials, cursors, log }, logger);
+    const app = await buildApi(
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver },
+      logger,
+    );
     await app.listen({ host: config.listenHost, port: config.listenPort });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listenPort;
@@ -98,16 +113,20 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       url: config.baseUrl,
       config,
       database,
+      driver: workspaces.driver,
       firstSignInLink,
       async close() {
         clearInterval(housekeeping);
         await app.close();
+        await workspaces?.close();
+        await events.stop();
         await hub.close();
         await database.close();
         await rm(serverInfoFile(config.dataDir), { force: true });
       },
     };
   } catch (error) {
+    await workspaces?.close();
     await hub.close();
     await database.close();
     throw error;

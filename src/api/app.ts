@@ -1,6 +1,6 @@
 // The HTTP API: Fastify with the shared conventions as hooks and one plugin per resource under /api/v1.
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { SERVER_VERSION, API_VERSION } from '../core/version.ts';
 import { API_PREFIX, type ApiDeps } from './context.ts';
 import { registerAudit } from './conventions/audit.ts';
@@ -11,6 +11,7 @@ import { registerRateLimit } from './conventions/rate-limit.ts';
 import { registerConsolePages } from './pages.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
+import { registerEventRoutes } from './routes/events.ts';
 import { registerMeRoutes } from './routes/me.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
@@ -18,6 +19,8 @@ import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
 import { registerUserRoutes } from './routes/users.ts';
+import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
+import { registerWorkspaceRoutes } from './routes/workspaces.ts';
 import { ProblemRef, ProblemSchema } from './schemas.ts';
 
 /** Bodies may be up to 8 MiB in general; with an Idempotency-Key at most 1 MiB (rule 6). */
@@ -30,7 +33,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
     // Problems and faults are logged where they happen; a log line per request is the router's job.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true } },
   });
 
@@ -92,6 +95,9 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerTeamRoutes(api, deps);
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
+      registerWorkspaceRoutes(api, deps);
+      registerWorkspaceActionRoutes(api, deps);
+      registerEventRoutes(api, deps);
     },
     { prefix: API_PREFIX },
   );

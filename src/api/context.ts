@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { CredentialResolver, Principal } from '../auth/credentials.ts';
 import type { Clock } from '../core/clock.ts';
 import type { ServerConfig } from '../core/config.ts';
+import type { EventFanout } from '../events/fanout.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
 
@@ -33,9 +34,10 @@ export interface ApiDeps {
   config: ServerConfig;
   credentials: CredentialResolver;
   cursors: CursorCodec;
-  /** The runtime driver; absent only in servers started without workspaces (not yet wired everywhere). */
-  driver?: RuntimeDriver;
+  driver: RuntimeDriver;
   log: (message: string) => void;
+  /** The live event stream's fan-out; GET /events answers 501 without it. */
+  events?: EventFanout;
 }
 
 export const API_PREFIX = '/api/v1';

@@ -55,7 +55,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
           const busy = await activeOperationOn(db, `/workspaces/${row.id}`);
           if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
         });
-        await deps.driver!.stopWorkspace(workspaceRef(row));
+        await deps.driver.stopWorkspace(workspaceRef(row));
         const saved = await transitionWorkspace(workspaceDeps(), row.id, event, { editor_host: null, editor_port: null });
         return viewFor(deps, saved, access);
       },
@@ -83,7 +83,11 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
     else app.post(`/workspaces/:ws/${action.path}`, options, handler);
   };
 
-  immediate({ path: 'sleep', summary: 'Put the workspace to sleep (files kept, every process stopped)', audit: 'workspace.sleep', permission: 'workspace.use', check: stateCheck({ type: 'sleep', reason: 'by-hand' }) }, { type: 'sleep', reason: 'by-hand' });
+  const awake = (row: WorkspaceRow) => {
+    if (row.state === 'sleeping') throw problem('conflict', 409, 'The workspace is asleep already.');
+    stateCheck({ type: 'sleep', reason: 'by-hand' })(row);
+  };
+  immediate({ path: 'sleep', summary: 'Put the workspace to sleep (files kept, every process stopped)', audit: 'workspace.sleep', permission: 'workspace.use', check: awake }, { type: 'sleep', reason: 'by-hand' });
   immediate({ path: 'stop', summary: 'Stop the workspace; it does not wake on requests until started', audit: 'workspace.stop', permission: 'workspace.use', check: stateCheck({ type: 'stop' }) }, { type: 'stop' });
   queued({ path: 'wake', summary: 'Wake a sleeping workspace (an operation)', audit: 'workspace.wake', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'wake' })(row)) }, 'workspace.wake');
   queued({ path: 'start', summary: 'Start a stopped workspace (an operation)', audit: 'workspace.start', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'start' })(row)) }, 'workspace.wake');

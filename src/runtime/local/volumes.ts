@@ -50,10 +50,12 @@ async function ensureVolumesDir(host: VolumeHost): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o711 });
   if (!host.asRoot) return;
   await chmod(dir, 0o711);
+  // Pod processes run with group 0, so for directories of group root the group bits decide, not the others bits.
   const dataMode = (await stat(host.dataDir)).mode;
-  if ((dataMode & 0o001) === 0) await chmod(host.dataDir, (dataMode & 0o7777) | 0o001);
+  if ((dataMode & 0o011) !== 0o011) await chmod(host.dataDir, (dataMode & 0o7777) | 0o011);
   for (let parent = path.dirname(host.dataDir); ; parent = path.dirname(parent)) {
-    if (((await stat(parent)).mode & 0o001) === 0) {
+    const info = await stat(parent);
+    if ((info.mode & (info.gid === 0 ? 0o010 : 0o001)) === 0) {
       throw new Error(`workspace pods cannot reach their volumes under ${host.dataDir}: others may not enter ${parent} (chmod o+x ${parent}, or choose another data directory)`);
     }
     if (parent === path.dirname(parent)) return;

@@ -1,0 +1,109 @@
+// The workspace side of a server: the runtime driver, the operation worker with the workspace handlers,
+// reconciliation at start and the periodic chores.
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type pg from 'pg';
+import type { Clock } from '../core/clock.ts';
+import type { ServerConfig } from '../core/config.ts';
+import type { NotificationHub } from '../events/hub.ts';
+import { RETENTION_MS } from '../operations/lifecycle.ts';
+import { OperationWorker } from '../operations/worker.ts';
+import type { RuntimeDriver } from '../runtime/driver.ts';
+import { createLocalDriver } from '../runtime/local/index.ts';
+import { withTransaction } from '../store/database.ts';
+import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
+import { findWorkspace } from '../store/workspaces.ts';
+import { purgeExpiredWorkspaces, sleepIdleWorkspaces } from './housekeeping.ts';
+import { workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { transitionWorkspace } from './service.ts';
+import { workspaceUrlsFromBase } from './view.ts';
+
+export interface WorkspaceRuntime {
+  driver: RuntimeDriver;
+  worker: OperationWorker;
+  deps: WorkspaceOperationDeps;
+  close(): Promise<void>;
+}
+
+/** A stable id for this server, kept in its data directory, so that after a restart it resumes its own jobs. */
+async function stableServerId(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'server-id');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    const id = randomUUID();
+    await writeFile(file, `${id}\n`);
+    return id;
+  }
+}
+
+/**
+ * Workspaces that claim to run without an operation on them, but whose pod is gone (the machine restarted):
+ * they sleep, and the next open wakes them. Nothing stays "running" or "waking up" by mistake.
+ */
+async function reconcileWorkspaces(deps: WorkspaceOperationDeps, log: (m: string) => void): Promise<void> {
+  const rows = await deps.pool.query<{ id: number }>(
+    "SELECT id FROM workspaces WHERE state IN ('running', 'waking_up') AND deleted_at IS NULL",
+  );
+  for (const { id } of rows.rows) {
+    const busy = await withTransaction(deps.pool, (db) => activeOperationOn(db, `/workspaces/${id}`));
+    const row = await findWorkspace(deps.pool, id);
+    if (busy || !row) continue;
+    const observed = await deps.driver.editorState(workspaceRef(row));
+    if (observed.state === 'ready') continue;
+    await deps.driver.stopWorkspace(workspaceRef(row));
+    await transitionWorkspace(deps, id, { type: 'sleep', reason: 'node-drained' }, { editor_host: null, editor_port: null });
+    log(`workspace ${id} had no pod after the start; it sleeps until opened`);
+  }
+}
+
+export async function startWorkspaceRuntime(options: {
+  pool: pg.Pool;
+  clock: Clock;
+  hub: NotificationHub;
+  config: ServerConfig;
+  log: (message: string) => void;
+  driver?: RuntimeDriver;
+}): Promise<WorkspaceRuntime> {
+  const { pool, clock, config, log } = options;
+  const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock });
+  const archiveDir = path.join(config.dataDir, 'archives');
+  await mkdir(archiveDir, { recursive: true, mode: 0o700 });
+  const deps: WorkspaceOperationDeps = {
+    pool,
+    clock,
+    driver,
+    archiveDir,
+    // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
+    get urls() {
+      return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
+    },
+  };
+  const worker = new OperationWorker({
+    serverId: await stableServerId(config.dataDir),
+    pool,
+    clock,
+    hub: options.hub,
+    handlers: workspaceOperationHandlers(deps),
+    log,
+  });
+  await reconcileWorkspaces(deps, log);
+  worker.start();
+  const chores = async () => {
+    await sleepIdleWorkspaces(deps);
+    await purgeExpiredWorkspaces(deps);
+    await deleteFinishedOperations(pool, new Date(clock.nowMs() - RETENTION_MS));
+  };
+  const timer = setInterval(() => chores().catch((error: Error) => log(`workspace chores: ${error.message}`)), 60_000).unref();
+  return {
+    driver,
+    worker,
+    deps,
+    async close() {
+      clearInterval(timer);
+      await worker.close();
+      await driver.close();
+    },
+  };
+}

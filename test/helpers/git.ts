@@ -1,0 +1,47 @@
+// Local bare git repositories for clone tests: real `git`, no network.
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface BareRepository {
+  /** Path of the bare repository (clone it as `file://<path>` or the path itself). */
+  path: string;
+  url: string;
+}
+
+/** A bare repository whose default branch `main` holds `files`; `branches` add more branches. */
+export async function createBareRepository(
+  files: Record<string, string>,
+  branches: Record<string, Record<string, string>> = {},
+): Promise<BareRepository> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'svc-git-'));
+  await run('chmod', ['755', root]);
+  const bare = path.join(root, 'repo.git');
+  const work = path.join(root, 'work');
+  const git = (cwd: string, ...args: string[]) =>
+    run('git', ['-c', 'user.email=test@example.com', '-c', 'user.name=Test', '-c', 'init.defaultBranch=main', ...args], { cwd });
+  await git(root, 'init', '--bare', bare);
+  await git(root, 'init', work);
+  const commit = async (content: Record<string, string>, message: string) => {
+    for (const [name, text] of Object.entries(content)) {
+      await mkdir(path.dirname(path.join(work, name)), { recursive: true });
+      await writeFile(path.join(work, name), text);
+    }
+    await git(work, 'add', '-A');
+    await git(work, 'commit', '-m', message);
+  };
+  await commit(files, 'initial');
+  await git(work, 'push', bare, 'main');
+  for (const [branch, content] of Object.entries(branches)) {
+    await git(work, 'checkout', '-b', branch);
+    await commit(content, branch);
+    await git(work, 'push', bare, branch);
+    await git(work, 'checkout', 'main');
+  }
+  await run('chmod', ['-R', 'a+rX', root]);
+  return { path: bare, url: `file://${bare}` };
+}
