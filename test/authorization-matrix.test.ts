@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
 import { insertOperation } from '../src/store/operations.ts';
+import { insertWorkspace } from '../src/store/workspaces.ts';
 import { ApiClient, createPerson, type Answer } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -12,6 +13,7 @@ const callers: Caller[] = ['none', 'outsider', 'viewer', 'developer', 'teamAdmin
 
 interface World {
   operation: string;
+  workspace: number;
   org: string;
   team: number;
   ownKeyId: Record<Caller, string>;
@@ -43,6 +45,7 @@ const unique = (prefix: string) => `${prefix} ${++counter}`;
 const rows: Row[] = [
   { route: 'GET /api/v1/version', call: (c) => c.get('/version'), expect: all(200, 200) },
   { route: 'GET /api/v1/openapi.yaml', call: (c) => c.get('/openapi.yaml'), expect: all(200, 200) },
+  { route: 'GET /api/v1/schemas/svc.json', call: (c) => c.get('/schemas/svc.json'), expect: all(200, 200) },
   { route: 'POST /api/v1/sessions', call: (c) => c.post('/sessions', {}), expect: all(422, 422) },
   { route: 'DELETE /api/v1/sessions/current', call: (c) => c.delete('/sessions/current'), expect: all(403) },
   { route: 'GET /api/v1/me', call: (c) => c.get('/me'), expect: all(200) },
@@ -116,11 +119,49 @@ const rows: Row[] = [
     expect: { ...all(403), outsider: 404, teamAdmin: 204, admin: 204 },
   },
   {
+    route: 'GET /api/v1/events',
+    call: (c) => streamStatus(c, '/events'),
+    expect: all(200),
+  },
+  {
+    route: 'POST /api/v1/workspaces',
+    call: (c, w) => c.post('/workspaces', { team_id: w.team, name: unique('ws').replace(' ', '-'), git: { provider: 'git', repo: 'not a url' } }),
+    expect: { ...all(422), outsider: 404, viewer: 403 },
+  },
+  { route: 'GET /api/v1/workspaces', call: (c) => c.get('/workspaces'), expect: all(200) },
+  { route: 'GET /api/v1/workspaces/{ws}', call: (c, w) => c.get(`/workspaces/${w.workspace}`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'PATCH /api/v1/workspaces/{ws}',
+    call: (c, w) => c.patch(`/workspaces/${w.workspace}`, { name: 'matrix-ws' }, stale),
+    expect: { ...all(412), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'DELETE /api/v1/workspaces/{ws}',
+    call: (c, w) => c.delete(`/workspaces/${w.workspace}`, stale),
+    expect: { ...all(412), outsider: 404, viewer: 403 },
+  },
+  // The matrix workspace is being created (it has no pod): every allowed action is refused by its state (409).
+  ...['sleep', 'stop', 'wake', 'start', 'restore', 'purge', 'archive', 'restore-archive'].map((action) => ({
+    route: `POST /api/v1/workspaces/{ws}/${action}`,
+    call: (c: ApiClient, w: World) => c.post(`/workspaces/${w.workspace}/${action}`),
+    expect: { ...all(409), outsider: 404, viewer: 403 },
+  })),
+  {
     route: 'GET /api/v1/operations/{id}',
     call: (c, w) => c.get(`/operations/${w.operation}`),
     expect: { ...all(200), outsider: 404 },
   },
 ];
+
+/** The status of an event stream's answer, without waiting for the stream to end. */
+async function streamStatus(client: ApiClient, path: string): Promise<Answer> {
+  const abort = new AbortController();
+  const headers: Record<string, string> = client.auth.token ? { authorization: `Bearer ${client.auth.token}` } : {};
+  const response = await fetch(`${client.baseUrl}/api/v1${path}`, { headers, signal: abort.signal });
+  const text = response.status === 200 ? '' : await response.text();
+  abort.abort();
+  return { status: response.status, headers: response.headers, body: undefined, text };
+}
 
 let server: TestServer;
 let world: World;
@@ -153,7 +194,21 @@ before(async () => {
     input: {},
     at: new Date(),
   });
-  world = { operation: operation.id, org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
+  const workspace = await insertWorkspace(server.server.database.pool, {
+    teamId: team,
+    name: 'matrix-ws',
+    plan: 'standard',
+    baseImage: 'debian',
+    git: null,
+    storageGib: 1,
+    restricted: false,
+    idleTimeoutMinutes: 30,
+    state: 'creating',
+    statusDetail: 'Configuring storage',
+    createdBy: 1,
+    at: new Date(),
+  });
+  world = { operation: operation.id, workspace: workspace.id, org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
   world.foreignKeyId = (await owner.key.get('/me/api-keys')).body.items[0].id;
 });
 after(async () => server?.close());

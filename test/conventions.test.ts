@@ -96,6 +96,20 @@ describe('without credentials', () => {
   });
 });
 
+describe('the svc.yml schema', () => {
+  test('GET /schemas/svc.json serves the JSON Schema without credentials, with ETag and 304', async () => {
+    const first = await raw('/api/v1/schemas/svc.json');
+    assert.equal(first.status, 200);
+    assert.match(first.headers.get('content-type') ?? '', /^application\/schema\+json/);
+    const schema = await first.json();
+    assert.equal(schema.$id, 'urn:svc:schema:svc-v1');
+    assert.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
+    const etag = first.headers.get('etag')!;
+    assert.equal((await raw('/api/v1/schemas/svc.json', { headers: { 'if-none-match': etag } })).status, 304);
+    assert.equal((await raw('/api/v1/schemas/svc.json', { headers: { 'if-none-match': `W/${etag}` } })).status, 304);
+  });
+});
+
 describe('pagination', () => {
   test('limit must be 1 to 200', async () => {
     for (const limit of ['0', '201', '-1', '1.5']) {

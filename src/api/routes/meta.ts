@@ -3,6 +3,16 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { API_VERSION, SERVER_VERSION } from '../../core/version.ts';
+import { svcSchema } from '../../landscape/index.ts';
+
+function etagOfText(text: string): string {
+  return `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+}
+
+/** If-None-Match holds the current ETag (weak or strong) or `*`. */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  return header !== undefined && header.split(',').some((tag) => tag.trim() === '*' || tag.trim().replace(/^W\//, '') === etag);
+}
 
 export function registerMetaRoutes(app: FastifyInstance): void {
   app.get(
@@ -16,6 +26,26 @@ export function registerMetaRoutes(app: FastifyInstance): void {
       },
     },
     async () => ({ version: SERVER_VERSION, api_version: API_VERSION }),
+  );
+
+  const schemaText = JSON.stringify(svcSchema, null, 2);
+  const schemaEtag = etagOfText(schemaText);
+  app.get(
+    '/schemas/svc.json',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'The JSON Schema of svc.yml (svc/v1), for validators and editors',
+        tags: ['meta'],
+        headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
+        produces: ['application/schema+json'],
+      },
+    },
+    async (request, reply) => {
+      reply.header('etag', schemaEtag).header('cache-control', 'public, max-age=300');
+      if (matchesEtag(request.headers['if-none-match'], schemaEtag)) return reply.code(304).send();
+      return reply.type('application/schema+json; charset=utf-8').send(schemaText);
+    },
   );
 
   let document: { text: string; etag: string } | undefined;
@@ -33,13 +63,10 @@ export function registerMetaRoutes(app: FastifyInstance): void {
     async (request, reply) => {
       document ??= (() => {
         const text = app.swagger({ yaml: true });
-        return { text, etag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"` };
+        return { text, etag: etagOfText(text) };
       })();
       reply.header('etag', document.etag).header('cache-control', 'no-cache');
-      const wanted = request.headers['if-none-match'];
-      if (wanted && wanted.split(',').some((tag) => tag.trim().replace(/^W\//, '') === document!.etag || tag.trim() === '*')) {
-        return reply.code(304).send();
-      }
+      if (matchesEtag(request.headers['if-none-match'], document.etag)) return reply.code(304).send();
       return reply.type('application/yaml; charset=utf-8').send(document.text);
     },
   );

@@ -1,0 +1,48 @@
+// Reading the YAML of a landscape file into a tree with positions, and turning issues into located errors.
+import type { Issue, LandscapeError } from './codes.ts';
+import { subjectOf } from './messages.ts';
+import { readBlockYaml } from './yaml-block.ts';
+import { readYamlDocument } from './yaml-document.ts';
+import { jsonPointer, LineIndex, type TemplatedScalar, type YamlNode } from './yaml-tree.ts';
+
+export interface YamlReadResult {
+  /** The document, or null for an empty file or one with YAML syntax errors. */
+  root: YamlNode | null;
+  issues: Issue[];
+  /** Which reader read it: the fast block-style reader, or the yaml package. */
+  reader: 'block' | 'yaml';
+  /** Every text value holding `${{`, with its path; only from the block reader (the other has aliases). */
+  templated?: TemplatedScalar[];
+}
+
+/** Reads YAML text; never throws. */
+export function readYaml(text: string): YamlReadResult {
+  const block = readBlockYaml(text);
+  if (block !== undefined) return { ...block, reader: 'block' };
+  return { ...readYamlDocument(text), reader: 'yaml' };
+}
+
+/** Located errors, sorted by place, duplicates removed, at most `maxErrors`. */
+export function locateIssues(text: string, issues: Issue[], maxErrors: number): { errors: LandscapeError[]; omitted: number } {
+  if (issues.length === 0) return { errors: [], omitted: 0 };
+  const lines = new LineIndex(text);
+  const seen = new Set<string>();
+  const located: LandscapeError[] = [];
+  const sorted = [...issues].sort((a, b) => a.offset - b.offset);
+  for (const issue of sorted) {
+    const identity = `${issue.code}\u0000${issue.offset}\u0000${issue.message}`;
+    if (seen.has(identity)) continue;
+    seen.add(identity);
+    const { line, column } = lines.position(issue.offset);
+    located.push({
+      pointer: jsonPointer(issue.path),
+      message: issue.message,
+      line,
+      column,
+      code: issue.code,
+      subject: issue.subject ?? subjectOf(issue.path),
+    });
+  }
+  const kept = located.slice(0, Math.max(0, maxErrors));
+  return { errors: kept, omitted: located.length - kept.length };
+}
