@@ -14,6 +14,8 @@ export class NotificationHub {
   private closed = false;
   private retryTimer?: NodeJS.Timeout;
   private live = false;
+  /** LISTEN statements sent for channels subscribed while connected, until they are answered. */
+  private readonly listening = new Map<string, Promise<void>>();
 
   constructor(
     private readonly url: string,
@@ -34,10 +36,25 @@ export class NotificationHub {
     if (!set) {
       set = new Set();
       this.subscribers.set(channel, set);
-      if (this.live) this.client?.query(`LISTEN ${channel}`).catch((error) => this.lost(error));
+      if (this.live && this.client) {
+        const done = this.client.query(`LISTEN ${channel}`).then(
+          () => undefined,
+          (error: Error) => this.lost(error),
+        );
+        this.listening.set(channel, done);
+        done.finally(() => this.listening.delete(channel));
+      }
     }
     set.add(subscriber);
     return () => set!.delete(subscriber);
+  }
+
+  /**
+   * Resolves once notifications of `channel` arrive (or the attempt ended: check isLive). A subscriber that needs
+   * to know when it is live should rather rely on `reset()`, which every (re)connection calls.
+   */
+  async whenListening(channel: string): Promise<void> {
+    await this.listening.get(channel);
   }
 
   private async connect(): Promise<void> {

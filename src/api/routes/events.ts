@@ -1,0 +1,56 @@
+// GET /events (spec 4.6, 6): the live event stream, text/event-stream, until either side closes it.
+// The fan-out (src/events/fanout.ts) decides what each stream receives; this route checks the caller and the
+// `team` filter, then hands the connection over.
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { teamAccess } from '../../auth/access.ts';
+import { problem } from '../../core/problems.ts';
+import type { ApiDeps } from '../context.ts';
+import { Id } from '../schemas.ts';
+
+/** `team`: only events of this team; `ready` is always sent. */
+const EventsQuery = Type.Object({ team: Type.Optional(Id) });
+
+export function registerEventRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  // Open streams would keep the HTTP server from closing.
+  app.addHook('preClose', (done) => {
+    deps.events?.closeAll();
+    done();
+  });
+
+  app.get(
+    '/events',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Live events: `ready` first, then the events you may see; `: ping` every 25 seconds',
+        tags: ['events'],
+        querystring: EventsQuery,
+        produces: ['text/event-stream'],
+      },
+    },
+    async (request, reply) => {
+      const fanout = deps.events;
+      if (!fanout) throw problem('not-available', 501, 'This server does not stream events.');
+      const user = request.principal!.user;
+      const { team } = request.query as { team?: number };
+      if (team !== undefined) await teamAccess(deps.pool, user, team);
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as OutgoingHttpHeaders),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        // Proxies such as nginx would otherwise hold events back in their buffers.
+        'x-accel-buffering': 'no',
+      });
+      raw.flushHeaders();
+      request.raw.socket?.setNoDelay(true);
+      const principal = request.principal!;
+      const subscription = fanout.open({ userId: user.id, team, keyId: principal.via === 'key' ? principal.keyId : undefined }, raw);
+      raw.on('close', () => fanout.close(subscription));
+      raw.on('error', () => fanout.close(subscription));
+    },
+  );
+}

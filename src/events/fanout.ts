@@ -1,0 +1,312 @@
+// One fan-out per server: it listens on svc_events through the notification hub, reads each notified event row
+// once (notifications arriving together in one query) and writes the preformatted frame to every subscriber
+// allowed to see it. Work runs strictly in order (a standing refreshed by an access.changed applies to every
+// later event), so a member removed from a team does not get the team's next event.
+import type pg from 'pg';
+import type { Clock } from '../core/clock.ts';
+import { EVENTS_CHANNEL, findEvents, loadStandings, orgMembersAmong, type EventRow, type StandingRow } from '../store/events.ts';
+import type { Subscriber } from './hub.ts';
+import { defaultSseLimits, eventFrame, PING_FRAME, readyFrame, SseWriter, type SseLimits, type SseSink } from './sse.ts';
+import { matchesTeamFilter, maySee, nobody, standingsToRefresh, type Standing } from './visibility.ts';
+
+/** Spec 8: a comment line every 25 seconds. */
+export const PING_INTERVAL_MS = 25_000;
+
+export interface EventStore {
+  findEvents(ids: readonly number[]): Promise<EventRow[]>;
+  loadStandings(userIds: readonly number[]): Promise<StandingRow[]>;
+  orgMembersAmong(orgIds: readonly string[], userIds: readonly number[]): Promise<number[]>;
+}
+
+/** What the fan-out needs of the NotificationHub. */
+export interface NotificationSource {
+  readonly isLive: boolean;
+  subscribe(channel: string, subscriber: Subscriber): () => void;
+  whenListening(channel: string): Promise<void>;
+}
+
+export interface FanoutOptions {
+  store: EventStore;
+  hub: NotificationSource;
+  clock: Clock;
+  log: (message: string) => void;
+  pingMs?: number;
+  limits?: SseLimits;
+}
+
+export function poolEventStore(pool: pg.Pool): EventStore {
+  return {
+    findEvents: (ids) => findEvents(pool, ids),
+    loadStandings: (userIds) => loadStandings(pool, userIds),
+    orgMembersAmong: (orgIds, userIds) => orgMembersAmong(pool, orgIds, userIds),
+  };
+}
+
+/** A user's standing, shared by all their streams on this server. */
+interface Viewer {
+  standing: Standing;
+  streams: number;
+}
+
+/** Who opened a stream and what they asked for. */
+export interface StreamRequest {
+  userId: number;
+  /** The `team` filter. */
+  team?: number;
+  /** The API key the stream was opened with: deleting or regenerating it ends the stream. */
+  keyId?: string;
+}
+
+/** Announced on svc_auth by every change of an API key (src/store/api-keys.ts). */
+const AUTH_CHANNEL = 'svc_auth';
+
+/** One open GET /events. */
+export class EventSubscription {
+  viewer?: Viewer;
+  closed = false;
+  readonly writer: SseWriter;
+  readonly userId: number;
+  readonly team: number | undefined;
+  readonly keyId: string | undefined;
+
+  constructor(
+    request: StreamRequest,
+    sink: SseSink,
+    limits: SseLimits,
+    onDropped: (subscription: EventSubscription) => void,
+  ) {
+    this.userId = request.userId;
+    this.team = request.team;
+    this.keyId = request.keyId;
+    this.writer = new SseWriter(sink, limits, () => onDropped(this));
+  }
+}
+
+export class EventFanout {
+  private readonly subscriptions = new Set<EventSubscription>();
+  private readonly viewers = new Map<number, Viewer>();
+  private pendingIds: number[] = [];
+  private joining: EventSubscription[] = [];
+  private resyncRequested = false;
+  private pumping = false;
+  private stopped = false;
+  private idleWaiters: Array<() => void> = [];
+  private pingTimer?: NodeJS.Timeout;
+  private unsubscribe: Array<() => void> = [];
+  private readonly limits: SseLimits;
+
+  constructor(private readonly options: FanoutOptions) {
+    this.limits = options.limits ?? defaultSseLimits;
+  }
+
+  /** Subscribes to svc_events (and svc_auth, for deleted keys) and resolves once notifications arrive. */
+  async start(): Promise<void> {
+    this.unsubscribe.push(this.options.hub.subscribe(EVENTS_CHANNEL, {
+      notify: (payload) => this.notified(payload),
+      reset: () => {
+        // The hub calls reset when the connection is lost (not live) and again once it listens anew (live).
+        if (!this.options.hub.isLive) return;
+        this.resyncRequested = true;
+        this.schedule();
+      },
+    }));
+    this.unsubscribe.push(this.options.hub.subscribe(AUTH_CHANNEL, {
+      notify: (payload) => {
+        if (payload.startsWith('key:')) this.keyChanged(payload.slice(4));
+      },
+      reset: () => undefined,
+    }));
+    await Promise.all([this.options.hub.whenListening(EVENTS_CHANNEL), this.options.hub.whenListening(AUTH_CHANNEL)]);
+    const pingMs = this.options.pingMs ?? PING_INTERVAL_MS;
+    this.pingTimer = setInterval(() => this.ping(), pingMs).unref();
+  }
+
+  /** Number of open streams (admitted or waiting for their `ready`). */
+  get size(): number {
+    return this.subscriptions.size + this.joining.length;
+  }
+
+  /**
+   * Opens a stream for a user (narrowed to `team` when given; the caller checked they may see it). `ready` goes
+   * out once the subscription is live and the user's standing is read.
+   */
+  open(request: StreamRequest, sink: SseSink): EventSubscription {
+    const subscription = new EventSubscription(request, sink, this.limits, (s) => this.close(s));
+    if (this.stopped) {
+      subscription.writer.close();
+      subscription.closed = true;
+      return subscription;
+    }
+    this.joining.push(subscription);
+    this.schedule();
+    return subscription;
+  }
+
+  /** Forgets a stream (its connection closed, or it was dropped) and ends it if still open. */
+  close(subscription: EventSubscription): void {
+    if (subscription.closed) return;
+    subscription.closed = true;
+    subscription.writer.close();
+    if (this.subscriptions.delete(subscription) && subscription.viewer) {
+      subscription.viewer.streams--;
+      if (subscription.viewer.streams === 0) this.viewers.delete(subscription.userId);
+    }
+    this.joining = this.joining.filter((s) => s !== subscription);
+  }
+
+  /** Ends every stream (server shutdown: open streams would hold the HTTP server's close). */
+  closeAll(): void {
+    for (const subscription of [...this.joining, ...this.subscriptions]) this.close(subscription);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.pingTimer);
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
+    this.closeAll();
+    await this.settled();
+  }
+
+  /** Resolves when nothing is left to do (tests wait for deliveries with it). */
+  settled(): Promise<void> {
+    if (!this.pumping && !this.hasWork()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private notified(payload: string): void {
+    const id = Number(payload);
+    if (!Number.isSafeInteger(id) || id < 1) {
+      this.options.log(`events: ignored notification "${payload.slice(0, 40)}"`);
+      return;
+    }
+    this.pendingIds.push(id);
+    this.schedule();
+  }
+
+  /** A deleted or regenerated key stops working at once (spec 5.7), also for the streams it opened. */
+  private keyChanged(keyId: string): void {
+    for (const subscription of [...this.joining, ...this.subscriptions]) {
+      if (subscription.keyId === keyId) this.close(subscription);
+    }
+  }
+
+  private ping(): void {
+    for (const subscription of this.subscriptions) subscription.writer.send(PING_FRAME);
+  }
+
+  private hasWork(): boolean {
+    const live = this.options.hub.isLive;
+    return this.pendingIds.length > 0 || (live && (this.resyncRequested || this.joining.length > 0));
+  }
+
+  private schedule(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    // setImmediate: notifications that arrived in the same read from the socket are taken as one batch.
+    setImmediate(() => void this.pump());
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      while (this.hasWork()) {
+        if (this.resyncRequested && this.options.hub.isLive) {
+          this.resyncRequested = false;
+          await this.resync();
+        } else if (this.joining.length > 0 && this.options.hub.isLive) {
+          await this.admit(this.joining.splice(0));
+        } else {
+          await this.deliver(this.pendingIds.splice(0));
+        }
+      }
+    } catch (error) {
+      this.failed('fan-out failed', error, [...this.joining, ...this.subscriptions]);
+    } finally {
+      this.pumping = false;
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** After a reconnection: anything missed is lost, so read every standing again and tell every stream `ready`. */
+  private async resync(): Promise<void> {
+    try {
+      await this.refresh([...this.viewers.keys()]);
+    } catch (error) {
+      this.failed('cannot read standings after reconnecting', error, [...this.subscriptions]);
+      return;
+    }
+    const frame = readyFrame(this.options.clock.now());
+    for (const subscription of this.subscriptions) subscription.writer.send(frame);
+  }
+
+  private async admit(joining: EventSubscription[]): Promise<void> {
+    const unknown = [...new Set(joining.map((s) => s.userId))].filter((id) => !this.viewers.has(id));
+    try {
+      if (unknown.length > 0) await this.refresh(unknown);
+    } catch (error) {
+      this.failed('cannot read standings', error, joining);
+      return;
+    }
+    const frame = readyFrame(this.options.clock.now());
+    for (const subscription of joining) {
+      if (subscription.closed) continue;
+      let viewer = this.viewers.get(subscription.userId);
+      if (!viewer) {
+        viewer = { standing: nobody(subscription.userId), streams: 0 };
+        this.viewers.set(subscription.userId, viewer);
+      }
+      viewer.streams++;
+      subscription.viewer = viewer;
+      this.subscriptions.add(subscription);
+      subscription.writer.send(frame);
+    }
+    // Users whose every stream closed while their standing was read.
+    for (const id of unknown) if (this.viewers.get(id)?.streams === 0) this.viewers.delete(id);
+  }
+
+  private async deliver(ids: number[]): Promise<void> {
+    let rows: EventRow[];
+    try {
+      rows = await this.options.store.findEvents(ids);
+      const order = new Map(ids.map((id, index) => [id, index]));
+      rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+      const { users, orgs } = standingsToRefresh(rows);
+      const subscribed = [...this.viewers.keys()];
+      const stale = subscribed.filter((id) => users.has(id));
+      if (orgs.size > 0 && subscribed.length > 0) stale.push(...(await this.options.store.orgMembersAmong([...orgs], subscribed)));
+      if (stale.length > 0) await this.refresh([...new Set(stale)]);
+    } catch (error) {
+      // Without the rows nobody can be told what changed: end every stream; clients reconnect and re-read.
+      this.failed('cannot read events', error, [...this.subscriptions]);
+      return;
+    }
+    for (const row of rows) {
+      const frame = eventFrame(row.id, row.type, row.data);
+      for (const subscription of this.subscriptions) {
+        if (matchesTeamFilter(subscription.team, row) && maySee(subscription.viewer!.standing, row)) {
+          subscription.writer.send(frame);
+        }
+      }
+    }
+  }
+
+  /** Reads the standings of `userIds` into the viewers that exist or are about to (unknown users see nothing). */
+  private async refresh(userIds: number[]): Promise<void> {
+    if (userIds.length === 0) return;
+    const rows = await this.options.store.loadStandings(userIds);
+    const found = new Map(rows.map((row) => [row.user_id, row]));
+    for (const userId of userIds) {
+      const row = found.get(userId);
+      const standing: Standing = row
+        ? { userId, isAdmin: row.is_admin, teams: new Set(row.team_ids), orgs: new Set(row.org_ids) }
+        : nobody(userId);
+      const viewer = this.viewers.get(userId);
+      if (viewer) viewer.standing = standing;
+      else this.viewers.set(userId, { standing, streams: 0 });
+    }
+  }
+
+  private failed(what: string, error: unknown, affected: EventSubscription[]): void {
+    this.options.log(`events: ${what}: ${(error as Error).message}; closing ${affected.length} stream(s)`);
+    for (const subscription of affected) this.close(subscription);
+  }
+}
