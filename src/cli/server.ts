@@ -17,6 +17,20 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
     io.stderr(`svc server: ${error.message}\n\n${serverUsage()}\n`);
     return 2;
   }
+  // Signals are handled from the first moment: one arriving while the server starts stops it once started.
+  let stopRequested: ((signal: string) => void) | undefined;
+  const signalled = new Promise<string>((resolve) => (stopRequested = resolve));
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (++signals > 1) {
+      io.stderr(`svc server: ${signal} again, exiting now\n`);
+      process.exit(1);
+    }
+    stopRequested!(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
   const server = await startServer(config, { logger: {} });
   io.stdout(`svc ${SERVER_VERSION} listening on ${server.url}\n`);
   io.stdout(`Console: ${server.url}/\n`);
@@ -25,22 +39,13 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
     io.stdout(`First start: sign in as ${config.adminEmail} with this one-time link (valid ${config.signInLinkMinutes} min):\n`);
     io.stdout(`  ${server.firstSignInLink}\n`);
   }
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) {
-        io.stderr(`svc server: ${signal} again, exiting now\n`);
-        process.exit(1);
-      }
-      stopping = true;
-      io.stdout(`svc server: ${signal}, shutting down\n`);
-      server.close().then(resolve, (error: Error) => {
-        io.stderr(`svc server: shutdown failed: ${error.message}\n`);
-        resolve();
-      });
-    };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
-  });
+  const signal = await signalled;
+  io.stdout(`svc server: ${signal}, shutting down\n`);
+  try {
+    await server.close();
+  } catch (error) {
+    io.stderr(`svc server: shutdown failed: ${(error as Error).message}\n`);
+    return 1;
+  }
   return 0;
 }
