@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EditorSupervisor } from './editor-supervisor.ts';
 import { shellQuote } from './shell.ts';
-import { AGENT_STATUS_PATH, AGENT_VERSION, type AgentStatus } from './protocol.ts';
+import { agentEnv, AGENT_STATUS_PATH, AGENT_VERSION, type AgentStatus } from './protocol.ts';
 import { editorSupervisionPolicy, type SupervisionPolicy } from './supervision.ts';
 
 export interface AgentOptions {
@@ -72,6 +72,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
 /** The built-in editor run by the same node binary and TypeScript loader as the agent itself. */
 export function builtInEditorCommand(): string {
+  const bundled = process.env[agentEnv.editorScript];
+  if (bundled) return `exec ${[process.execPath, bundled].map(shellQuote).join(' ')}`;
   const editorScript = fileURLToPath(new URL('./editor.ts', import.meta.url));
   const loaders = loaderArguments(process.execArgv, (specifier) => import.meta.resolve(specifier));
   return `exec ${[process.execPath, ...loaders, editorScript].map(shellQuote).join(' ')}`;

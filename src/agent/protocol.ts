@@ -17,6 +17,8 @@ export const agentEnv = {
   /** Shell command of the editor, run with `bash -lc`; the agent's built-in editor when empty. */
   editorCommand: 'SVC_EDITOR_COMMAND',
   workspaceDir: 'SVC_WORKSPACE_DIR',
+  /** The built-in editor's script when the agent runs from its bundle (it then has no TypeScript loader). */
+  editorScript: 'SVC_EDITOR_SCRIPT',
 } as const;
 
 /** `starting` until the editor answers HTTP; `failed` when it keeps crashing (the agent still retries). */

@@ -7,8 +7,7 @@ import { RuntimeFailure, type EditorAddress, type EditorState, type RuntimeDrive
 import { DEFAULT_POD_ADDRESS_RANGE } from './addresses.ts';
 import { answersHttp, fetchAgentStatus } from './agent-client.ts';
 import { editorStateOf, progressTexts } from './editor-status.ts';
-import { isPodRunning, launchPod, podLogTail, readPodRecord, realPathOrUndefined, stopPod, type PodHost, type PodRecord } from './pods.ts';
-import { agentBinds, bindShowing } from './sandbox.ts';
+import { isPodRunning, launchPod, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
 import { createVolumeDir, deleteVolumeDir, exists, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
 
@@ -22,7 +21,7 @@ export interface LocalDriverOptions {
   editorCommand?: string;
   /** Private IPv4 range pods get their /30 from (server as root). Default 10.213.0.0/16. */
   podAddressRange?: string;
-  /** Where the agent's sources and node_modules are (bound read-only at /opt/svc). Default: this project. */
+  /** Where the agent's sources are (bundled into the data directory, bound read-only at /opt/svc). Default: this project. */
   projectDir?: string;
   /** How long the agent may take to answer, and then the editor. */
   agentTimeoutMs?: number;
@@ -48,8 +47,6 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     log: options.log ?? (() => undefined),
     cloneTimeoutMs: options.cloneTimeoutMs ?? 10 * 60_000,
   };
-  const exposed = bindShowing(dataDir, agentBinds(host.projectDir, host.nodePath, realPathOrUndefined));
-  if (exposed) throw new Error(`pods would see the data directory ${dataDir} through ${exposed.source}; choose a data directory outside it`);
   const timeouts = { agentMs: options.agentTimeoutMs ?? 30_000, editorMs: options.editorTimeoutMs ?? 120_000 };
   const serialized = workspaceQueue();
 

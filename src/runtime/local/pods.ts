@@ -2,8 +2,6 @@
 // the agent. A record under <data dir>/pods/<id>.json (pid, start time, address, ports) lets a restarted server
 // find the pod again and stop it completely.
 import { spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -15,6 +13,7 @@ import { podNetworkOf, type PodNetwork } from './addresses.ts';
 import { podFailureReason } from './editor-status.ts';
 import { createPodNetwork, removePodNetwork } from './network.ts';
 import { isSameProcess, killProcess, minimalEnv, pidNamespaceOf, pollUntil, processesInNamespace, processStartTime } from './processes.ts';
+import { AGENT_MAIN, EDITOR_MAIN, stageAgentBundle } from './agent-bundle.ts';
 import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind } from './sandbox.ts';
 import { volumeDir, type VolumeHost } from './volumes.ts';
 
@@ -74,7 +73,10 @@ export async function podLogTail(host: PodHost, id: number): Promise<string | un
 /** Starts the pod: network (as root), then the sandbox with the agent as its main process; records it. */
 export async function launchPod(host: PodHost, workspace: WorkspaceRef): Promise<PodRecord> {
   await mkdir(podsDir(host), { recursive: true, mode: 0o700 });
-  const binds = agentBinds(host.projectDir, host.nodePath, realPathOrUndefined);
+  const bundleDir = await stageAgentBundle(host.projectDir, host.dataDir).catch((error: Error) => {
+    throw new RuntimeFailure('agent', `the agent could not be built: ${error.message}`);
+  });
+  const binds = agentBinds(bundleDir, host.nodePath);
   const script = agentScript(host, binds);
   const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
   const endpoint = network
@@ -120,33 +122,16 @@ function agentEnvironment(host: PodHost, endpoint: { bindHost: string; agentPort
     [agentEnv.editorHost]: endpoint.bindHost,
     [agentEnv.editorPort]: String(endpoint.editorPort),
     [agentEnv.workspaceDir]: POD_APP_DIR,
+    [agentEnv.editorScript]: path.posix.join(POD_PROJECT_DIR, EDITOR_MAIN),
     ...(host.editorCommand ? { [agentEnv.editorCommand]: host.editorCommand } : {}),
   };
 }
 
-/** `exec node --import <tsx loader> /opt/svc/src/agent/main.ts`, with the paths as the pod sees them. */
+/** `exec node /opt/svc/main.mjs`, with the node binary as the pod sees it. */
 function agentScript(host: PodHost, binds: Bind[]): string {
-  const loader = podPathOf(resolveFrom(host.projectDir, 'tsx'), binds);
   const node = podPathOf(host.nodePath, binds);
-  if (!loader || !node) throw new RuntimeFailure('agent', `the agent's runtime (node, tsx) is not under ${host.projectDir} or /usr`);
-  const main = path.posix.join(POD_PROJECT_DIR, 'src/agent/main.ts');
-  return `exec ${[node, '--import', `file://${loader}`, main].map(shellQuote).join(' ')}`;
-}
-
-function resolveFrom(projectDir: string, specifier: string): string {
-  try {
-    return createRequire(path.join(projectDir, 'package.json')).resolve(specifier);
-  } catch {
-    throw new RuntimeFailure('agent', `${specifier} is not installed in ${projectDir}`);
-  }
-}
-
-export function realPathOrUndefined(file: string): string | undefined {
-  try {
-    return realpathSync(file);
-  } catch {
-    return undefined;
-  }
+  if (!node) throw new RuntimeFailure('agent', `the node binary ${host.nodePath} is not visible in the pod`);
+  return `exec ${[node, path.posix.join(POD_PROJECT_DIR, AGENT_MAIN)].map(shellQuote).join(' ')}`;
 }
 
 type Started = Pick<PodRecord, 'pid' | 'startTime' | 'initPid' | 'initStartTime' | 'pidNamespace'>;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { agentBinds, bindShowing, isInside, podPathOf, sandboxCommand, type SandboxSpec } from './sandbox.ts';
+import { agentBinds, isInside, podPathOf, sandboxCommand, type SandboxSpec } from './sandbox.ts';
 
 const spec: SandboxSpec = {
   uid: 20042,
@@ -67,26 +67,17 @@ test('the environment is cleared, then HOME is /data/app; commands run with bash
   assert.deepEqual(args.slice(-3), ['bash', '-lc', 'umask 0002; exec node main.ts']);
 });
 
-test('a pod sees the agent\'s sources and node_modules under /opt/svc, never the whole project', () => {
-  const real = (file: string) => (file.endsWith('tsconfig.json') ? undefined : file.replace('/link/', '/real/'));
-  assert.deepEqual(agentBinds('/link/project', '/usr/bin/node', real), [
-    { source: '/real/project/src', target: '/opt/svc/src' },
-    { source: '/real/project/node_modules', target: '/opt/svc/node_modules' },
-    { source: '/real/project/package.json', target: '/opt/svc/package.json' },
-  ]);
-  const binds = agentBinds('/p', '/home/me/.nvm/bin/node', (file) => file);
+test('a pod sees the agent bundle under /opt/svc, and the node binary when it is not under /usr', () => {
+  assert.deepEqual(agentBinds('/data/runtime/agent-1234', '/usr/bin/node'), [{ source: '/data/runtime/agent-1234', target: '/opt/svc' }]);
+  const binds = agentBinds('/data/runtime/agent-1234', '/home/me/.nvm/bin/node');
   assert.deepEqual(binds.at(-1), { source: '/home/me/.nvm/bin', target: '/home/me/.nvm/bin' });
-  assert.equal(podPathOf('/p/node_modules/tsx/dist/loader.mjs', binds), '/opt/svc/node_modules/tsx/dist/loader.mjs');
+  assert.equal(podPathOf('/data/runtime/agent-1234/main.mjs', binds), '/opt/svc/main.mjs');
+  assert.equal(podPathOf('/home/me/.nvm/bin/node', binds), '/home/me/.nvm/bin/node');
   assert.equal(podPathOf('/usr/bin/node', binds), '/usr/bin/node');
   assert.equal(podPathOf('/elsewhere/tsx.mjs', binds), undefined);
 });
 
-test('a data directory the binds would show is found, whether inside a bind or containing one', () => {
-  const binds = agentBinds('/p', '/usr/bin/node', (file) => file);
-  assert.deepEqual(bindShowing('/p/node_modules/.cache/svc', binds), { source: '/p/node_modules', target: '/opt/svc/node_modules' });
-  assert.deepEqual(bindShowing('/', binds)?.source, '/p/src');
-  assert.equal(bindShowing('/p/.svc', binds), undefined);
-  assert.equal(bindShowing('/p/srcs', binds), undefined);
+test('isInside compares whole path segments', () => {
   assert.equal(isInside('/a/b', '/a/b'), true);
   assert.equal(isInside('/a/b', '/a/bc'), false);
 });

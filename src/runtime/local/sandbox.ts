@@ -81,15 +81,11 @@ function environmentArgs(env: Record<string, string>): string[] {
 }
 
 /**
- * What a pod needs of the host to run the agent: its sources and node_modules under /opt/svc (by their real paths;
- * `realPath` answers undefined for what does not exist), and the node binary's directory when it is not under /usr.
- * Never the whole project: the data directory may live in it.
+ * What a pod needs of the host to run the agent: the agent bundle under /opt/svc, and the node binary's directory
+ * when it is not under /usr. Never the project or the data directory.
  */
-export function agentBinds(projectDir: string, nodePath: string, realPath: (file: string) => string | undefined): Bind[] {
-  const binds = ['src', 'node_modules', 'package.json', 'tsconfig.json'].flatMap((name) => {
-    const source = realPath(path.join(projectDir, name));
-    return source ? [{ source, target: path.posix.join(POD_PROJECT_DIR, name) }] : [];
-  });
+export function agentBinds(bundleDir: string, nodePath: string): Bind[] {
+  const binds: Bind[] = [{ source: bundleDir, target: POD_PROJECT_DIR }];
   const nodeDir = path.dirname(nodePath);
   if (!isInside('/usr', nodeDir)) binds.push({ source: nodeDir, target: nodeDir });
   return binds;
@@ -104,10 +100,6 @@ export function podPathOf(hostPath: string, binds: Bind[]): string | undefined {
   return undefined;
 }
 
-/** The first bind through which a pod would see `hostDir` (it must see none: the data directory). */
-export function bindShowing(hostDir: string, binds: Bind[]): Bind | undefined {
-  return binds.find((bind) => isInside(bind.source, hostDir) || isInside(hostDir, bind.source));
-}
 
 export function isInside(parent: string, child: string): boolean {
   const relative = path.relative(parent, child);
