@@ -5,6 +5,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
+import { EventStream } from './helpers/events.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -133,6 +134,35 @@ describe('creating', () => {
     assert.equal(replay.body.id, first.body.id);
     const list = await dev.get(`/workspaces?team=${teamId}&limit=200`);
     assert.equal(list.body.items.filter((w: { name: string }) => w.name === 'idempotent-ws').length, 1);
+  });
+});
+
+describe('events', () => {
+  test('a team member follows a workspace from created to running; a member of no team sees nothing of it', async () => {
+    const stream = await EventStream.open(dev);
+    const outsider = await createPerson(server.admin, 'ws-stranger@example.com');
+    const stranger = await EventStream.open(outsider.key);
+    try {
+      await stream.until('ready');
+      await stranger.until('ready');
+      const { id } = await createWorkspace('watched');
+      const created = await stream.until('workspace.created', (e) => e.workspace_id === id);
+      assert.equal(created.at(-1)!.data.workspace.name, 'watched');
+      await stream.until('operation.updated', (e) => e.operation.kind === 'workspace.create' && e.operation.state === 'running');
+      const running = await stream.until('workspace.updated', (e) => e.workspace_id === id && e.workspace.state === 'running');
+      assert.equal(running.at(-1)!.data.team_id, teamId);
+      await stream.until('operation.updated', (e) => e.operation.state === 'succeeded' && e.operation.target === `/workspaces/${id}`);
+      // Events reach each subscriber in commit order: once the stranger sees a later event of their own, anything
+      // of the workspace would have arrived before it.
+      const org = (await server.admin.post('/orgs', { name: 'Elsewhere' })).body.id;
+      const team = (await server.admin.post('/teams', { org_id: org, name: 'Elsewhere' })).body.id;
+      await server.admin.put(`/teams/${team}/members/${outsider.id}`, { role: 'viewer' });
+      const seen = await stranger.until('access.changed');
+      assert.deepEqual(seen.map((e) => e.event).filter((type) => /^(workspace|operation)\./.test(type)), []);
+    } finally {
+      stream.close();
+      stranger.close();
+    }
   });
 });
 
