@@ -185,6 +185,19 @@ describe('sleep, wake, delete, restore, purge, archive', () => {
     assert.equal((await dev.get(`/workspaces/${id}`)).body.state, 'running');
   });
 
+  test('a stopped workspace does not wake (503 with Retry-After and the reason) until started', async () => {
+    const stopped = await dev.post(`/workspaces/${id}/stop`);
+    assert.equal(stopped.status, 200, stopped.text);
+    assert.deepEqual([stopped.body.state, stopped.body.status_detail], ['stopped', 'Stopped']);
+    const blocked = await dev.post(`/workspaces/${id}/wake`);
+    assertProblem(blocked, 503, 'wake-blocked');
+    assert.equal(blocked.body.detail, 'The workspace is stopped; start it from the console.');
+    assert.ok(Number(blocked.headers.get('retry-after')) > 0);
+    const started = await finished(await dev.post(`/workspaces/${id}/start`));
+    assert.equal(started.state, 'succeeded', JSON.stringify(started));
+    assert.equal((await dev.get(`/workspaces/${id}`)).body.state, 'running');
+  });
+
   test('rename needs If-Match', async () => {
     const ws = await dev.get(`/workspaces/${id}`);
     assertProblem(await dev.patch(`/workspaces/${id}`, { name: 'renamed' }), 428, 'precondition-required');

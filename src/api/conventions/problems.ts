@@ -68,7 +68,8 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, failur
 export function registerProblemHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     let failure = error instanceof Problem ? error : fromFastifyError(error);
-    if (failure.status >= 500) {
+    // A Problem thrown on purpose (503 wake-blocked, 501 not-available) is the answer; anything else is a fault.
+    if (failure.status >= 500 && !(error instanceof Problem)) {
       const incident = randomUUID();
       request.log.error({ err: error, incident }, 'request failed');
       failure = problem('internal', 500, `Something went wrong on our side; the incident id is ${incident}.`, {

@@ -33,6 +33,17 @@ const notArchived = (row: WorkspaceRow) => {
   if (row.archive_sha256) throw problem('conflict', 409, 'The workspace is archived; restore its archive before waking it.');
 };
 
+/** Wake blockers of 3.1 answer 503 with Retry-After and the reason, as spec 7 says for a workspace not woken. */
+const wakeBlocked = (reason: string, retryAfterSeconds: number) =>
+  problem('wake-blocked', 503, reason, { headers: { 'retry-after': String(retryAfterSeconds) } });
+
+const wakeable = (row: WorkspaceRow) => {
+  if (row.state === 'stopped') throw wakeBlocked('The workspace is stopped; start it from the console.', 60);
+  if (row.sleep_reason === 'archive-restore') throw wakeBlocked('The workspace is busy with its volume (restoring an archive).', 5);
+  notArchived(row);
+  stateCheck({ type: 'wake' })(row);
+};
+
 async function accessFor(deps: ApiDeps, request: FastifyRequest, action: Action): Promise<{ row: WorkspaceRow; access: TeamAccess }> {
   const found = await workspaceAccess(deps, request);
   requirePermission(found.access.permissions, action.permission);
@@ -69,6 +80,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
       const target = `/workspaces/${row.id}`;
       const operation = await withTransaction(deps.pool, async (db) => {
         const busy = await activeOperationOn(db, target);
+        if (busy && kind === 'workspace.wake') throw wakeBlocked(`The workspace is busy (${busy.kind}); waking follows when it has finished.`, 5);
         if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
         const user = request.principal!.user.id;
         return enqueueOperation(db, { kind, target, teamId: row.team_id, createdBy: user, input: { workspace_id: row.id }, at: deps.clock.now() });
@@ -89,7 +101,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
   };
   immediate({ path: 'sleep', summary: 'Put the workspace to sleep (files kept, every process stopped)', audit: 'workspace.sleep', permission: 'workspace.use', check: awake }, { type: 'sleep', reason: 'by-hand' });
   immediate({ path: 'stop', summary: 'Stop the workspace; it does not wake on requests until started', audit: 'workspace.stop', permission: 'workspace.use', check: stateCheck({ type: 'stop' }) }, { type: 'stop' });
-  queued({ path: 'wake', summary: 'Wake a sleeping workspace (an operation)', audit: 'workspace.wake', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'wake' })(row)) }, 'workspace.wake');
+  queued({ path: 'wake', summary: 'Wake a sleeping workspace (an operation); 503 with Retry-After when something blocks the wake', audit: 'workspace.wake', permission: 'workspace.use', check: wakeable }, 'workspace.wake');
   queued({ path: 'start', summary: 'Start a stopped workspace (an operation)', audit: 'workspace.start', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'start' })(row)) }, 'workspace.wake');
   queued({ path: '', method: 'DELETE', summary: 'Delete a workspace; restorable for 7 days (an operation; If-Match required)', audit: 'workspace.delete', permission: 'workspace.delete', check: stateCheck({ type: 'delete' }) }, 'workspace.delete', true);
   const nameFree = async (row: WorkspaceRow) => {
