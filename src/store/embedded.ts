@@ -2,10 +2,10 @@
 // Its cluster lives in <data dir>/postgres and runs only while the server runs.
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { startCluster } from './postgres-cluster.ts';
+import { freeLoopbackPort } from '../core/loopback.ts';
 import { randomToken } from '../core/secrets.ts';
 
 export interface EmbeddedDatabase {
@@ -16,17 +16,6 @@ export interface EmbeddedDatabase {
 interface Credentials {
   user: string;
   password: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Stops a PostgreSQL left running by a server that was killed, so that this start can own the cluster. */
@@ -90,7 +79,7 @@ export async function startEmbeddedDatabase(
   await mkdir(dataDir, { recursive: true });
   await ensureReachableByPostgres(dataDir);
   const { user, password } = await credentials(dataDir);
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   stopOrphan(clusterDir);
   const cluster = await startCluster({
     dataDir,

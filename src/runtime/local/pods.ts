@@ -3,11 +3,11 @@
 // find the pod again and stop it completely.
 import { spawn } from 'node:child_process';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from '../../agent/protocol.ts';
 import { shellQuote } from '../../agent/shell.ts';
+import { freeLoopbackPort } from '../../core/loopback.ts';
 import { RuntimeFailure, type WorkspaceRef } from '../driver.ts';
 import { podNetworkOf, type PodNetwork } from './addresses.ts';
 import { podFailureReason } from './editor-status.ts';
@@ -218,16 +218,4 @@ async function waitForNamespace(namespace: string | undefined): Promise<void> {
     return left.length === 0;
   }, 10_000);
   if (!empty) throw new Error(`processes of PID namespace ${namespace} did not end`);
-}
-
-/** A loopback port free right now (pods without their own network listen on the host's loopback). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
