@@ -115,13 +115,21 @@ export class CredentialResolver {
     this.keys.clear();
   }
 
-  /** Resolves an API key token; undefined for an unknown, deleted, wrong or expired key. */
-  async resolveKey(token: string): Promise<Principal | undefined> {
+  /**
+   * Resolves an API key token; undefined for an unknown, deleted, wrong or expired key. Answers synchronously when
+   * the cache knows the key (the hot path of every API call with a key), else with a promise.
+   */
+  resolveKey(token: string): Principal | undefined | Promise<Principal | undefined> {
     const parsed = parseApiKeyToken(token);
     if (!parsed) return undefined;
     const now = this.clock.nowMs();
-    const entry = await this.cachedKey(parsed.id, now);
-    if (!entry || !digestsEqual(entry.secretHash, parsed.secretHash)) return undefined;
+    const cached = this.keys.get(parsed.id);
+    if (cached && this.hub.isLive && now - cached.cachedAt < CACHE_TTL_MS) return this.checkKey(parsed, cached, now);
+    return this.loadKey(parsed.id, now).then((entry) => (entry ? this.checkKey(parsed, entry, now) : undefined));
+  }
+
+  private checkKey(parsed: { id: string; secretHash: Buffer }, entry: CachedKey, now: number): Principal | undefined {
+    if (!digestsEqual(entry.secretHash, parsed.secretHash)) return undefined;
     if (entry.expiresAt !== null && entry.expiresAt <= now) return undefined;
     if (entry.lastUsedAt === null || now - entry.lastUsedAt >= HOUR) {
       entry.lastUsedAt = now;
@@ -130,9 +138,7 @@ export class CredentialResolver {
     return { via: 'key', user: entry.user, keyId: parsed.id };
   }
 
-  private async cachedKey(id: string, now: number): Promise<CachedKey | undefined> {
-    const cached = this.keys.get(id);
-    if (cached && this.hub.isLive && now - cached.cachedAt < CACHE_TTL_MS) return cached;
+  private async loadKey(id: string, now: number): Promise<CachedKey | undefined> {
     const generation = this.generation;
     const row = await findApiKey(this.pool, id);
     if (!row) return undefined;

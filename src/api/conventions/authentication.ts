@@ -1,6 +1,6 @@
 // Credentials, the route's access rule and the CSRF rule for cookie-authenticated changes.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { readCredentials } from '../../auth/credentials.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { readCredentials, type Principal } from '../../auth/credentials.ts';
 import { problem } from '../../core/problems.ts';
 import type { AccessRule, ApiDeps } from '../context.ts';
 import { addRouteHook } from './route-hooks.ts';
@@ -14,21 +14,28 @@ export function isStateChanging(method: string): boolean {
 const unauthenticated = (detail: string) =>
   problem('unauthenticated', 401, detail, { headers: { 'www-authenticate': 'Bearer realm="svc"' } });
 
-async function authenticate(request: FastifyRequest, deps: ApiDeps): Promise<void> {
+/** Sets request.principal or throws 401; synchronous when the key cache answers, else a promise. */
+function authenticate(request: FastifyRequest, deps: ApiDeps): void | Promise<void> {
   const credentials = readCredentials(request.headers);
   switch (credentials.kind) {
     case 'none':
       throw unauthenticated('Send an API key as "Authorization: Bearer svc_..." or sign in.');
     case 'malformed':
       throw unauthenticated('The Authorization header must be "Bearer <API key>".');
-    case 'key':
-      request.principal = await deps.credentials.resolveKey(credentials.token);
-      if (!request.principal) throw unauthenticated('The API key is invalid, expired or deleted.');
-      return;
+    case 'key': {
+      const accept = (principal: Principal | undefined) => {
+        if (!principal) throw unauthenticated('The API key is invalid, expired or deleted.');
+        request.principal = principal;
+      };
+      const resolved = deps.credentials.resolveKey(credentials.token);
+      return resolved instanceof Promise ? resolved.then(accept) : accept(resolved);
+    }
     case 'session':
-      request.principal = await deps.credentials.resolveSession(credentials.token);
-      if (!request.principal) throw unauthenticated('Your session has ended; sign in again.');
-      checkCsrf(request, new URL(deps.config.baseUrl).origin);
+      return deps.credentials.resolveSession(credentials.token).then((principal) => {
+        if (!principal) throw unauthenticated('Your session has ended; sign in again.');
+        request.principal = principal;
+        checkCsrf(request, new URL(deps.config.baseUrl).origin);
+      });
   }
 }
 
@@ -44,8 +51,7 @@ function checkCsrf(request: FastifyRequest, consoleOrigin: string): void {
   }
 }
 
-async function checkAccess(request: FastifyRequest, access: AccessRule, deps: ApiDeps): Promise<void> {
-  await authenticate(request, deps);
+function checkRole(request: FastifyRequest, access: AccessRule): void {
   const principal = request.principal!;
   if (access === 'session' && principal.via !== 'session') {
     throw problem('session-required', 403, 'This needs the browser session; an API key cannot do it.');
@@ -59,6 +65,17 @@ export function registerAuthentication(app: FastifyInstance, deps: ApiDeps): voi
   app.addHook('onRoute', (route) => {
     const access = route.config?.access;
     if (access === undefined || access === 'public') return;
-    addRouteHook(route, 'onRequest', (request: FastifyRequest) => checkAccess(request, access, deps));
+    // Callback style, so that a key the cache knows costs no promise on the hot path.
+    addRouteHook(route, 'onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+      let pending: void | Promise<void>;
+      try {
+        pending = authenticate(request, deps);
+        if (!pending) checkRole(request, access);
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (!pending) return done();
+      pending.then(() => checkRole(request, access)).then(() => done(), done);
+    });
   });
 }
