@@ -27,6 +27,11 @@ async function wrk(url: string, headers: Record<string, string>, seconds: number
   throw new Error(`non-2xx answers during the run:\n${stdout}`);
 }
 
+function medianOf(runs: Measurement[]): Measurement {
+  const middle = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  return { rps: middle(runs.map((r) => r.rps)), p99ms: middle(runs.map((r) => r.p99ms)) };
+}
+
 function startBare(): Promise<{ url: string; stop: () => void }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare-server.ts')]);
   return new Promise((resolve, reject) => {
@@ -38,7 +43,7 @@ function startBare(): Promise<{ url: string; stop: () => void }> {
   });
 }
 
-export async function benchApi(seconds = Number(process.env.BENCH_SECONDS) || 5): Promise<void> {
+export async function benchApi(seconds = Number(process.env.BENCH_SECONDS) || 3): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-'));
   // With DATABASE_URL the run gets a database of its own on that server, else the embedded default.
   const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
@@ -56,13 +61,21 @@ export async function benchApi(seconds = Number(process.env.BENCH_SECONDS) || 5)
       { name: 'GET /api/v1/version', path: '/api/v1/version', headers: {} },
       { name: 'GET /api/v1/me (API key)', path: '/api/v1/me', headers: { authorization: `Bearer ${key}` } },
     ];
-    console.log(`bench/api: wrk -t1 -c32 -d${seconds}s; database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}`);
+    const rounds = 3;
+    console.log(`bench/api: wrk -t1 -c32, ${rounds} alternating rounds of ${seconds}s, medians; database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}`);
     console.log('case                          svc rps   bare rps  ratio   svc p99   bare p99');
     for (const c of cases) {
       await wrk(`${url}${c.path}`, c.headers, 1); // warm-up
       await wrk(`${bare.url}${c.path}`, c.headers, 1);
-      const ours = await wrk(`${url}${c.path}`, c.headers, seconds);
-      const reference = await wrk(`${bare.url}${c.path}`, c.headers, seconds);
+      // Alternating rounds, so that a noisy neighbour on this shared machine hits both sides alike.
+      const oursRuns: Measurement[] = [];
+      const referenceRuns: Measurement[] = [];
+      for (let round = 0; round < rounds; round++) {
+        oursRuns.push(await wrk(`${url}${c.path}`, c.headers, seconds));
+        referenceRuns.push(await wrk(`${bare.url}${c.path}`, c.headers, seconds));
+      }
+      const ours = medianOf(oursRuns);
+      const reference = medianOf(referenceRuns);
       console.log(
         `${c.name.padEnd(28)} ${ours.rps.toFixed(0).padStart(8)} ${reference.rps.toFixed(0).padStart(10)}  ${(ours.rps / reference.rps).toFixed(2)}x` +
           `  ${ours.p99ms.toFixed(2).padStart(6)}ms ${reference.p99ms.toFixed(2).padStart(7)}ms`,
