@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { RuntimeFailure, type RuntimeDriver, type WorkspaceRef } from '../src/runtime/driver.ts';
+import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { createLocalDriver, podNetworkOf } from '../src/runtime/local/index.ts';
 
 const run = promisify(execFile);
@@ -20,6 +21,7 @@ const workspace = (id: number): WorkspaceRef => ({ id, uid: 20000 + id, storageG
 
 let scratch: string;
 let dataDir: string;
+let repository: BareRepository;
 let repositoryUrl: string;
 let featureCommit: string;
 let driver: RuntimeDriver;
@@ -31,37 +33,18 @@ function localDriver(options: Partial<Parameters<typeof createLocalDriver>[0]> =
   return created;
 }
 
-/** A bare repository with `main` (README.md, src/app.js) and `feature` (adds feature.txt). */
-async function createBareRepository(root: string): Promise<{ url: string; featureCommit: string }> {
-  const bare = path.join(root, 'repo.git');
-  const work = path.join(root, 'work');
-  const git = (cwd: string, ...args: string[]) =>
-    run('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', '-c', 'init.defaultBranch=main', ...args], { cwd });
-  await git(root, 'init', '--bare', bare);
-  await git(root, 'init', work);
-  await mkdir(path.join(work, 'src'));
-  await writeFile(path.join(work, 'README.md'), '# Demo\n');
-  await writeFile(path.join(work, 'src/app.js'), 'console.log("hello");\n');
-  await git(work, 'add', '-A');
-  await git(work, 'commit', '-m', 'initial');
-  await git(work, 'push', bare, 'main');
-  await git(work, 'checkout', '-b', 'feature');
-  await writeFile(path.join(work, 'feature.txt'), 'feature\n');
-  await git(work, 'add', '-A');
-  await git(work, 'commit', '-m', 'feature');
-  await git(work, 'push', bare, 'feature');
-  const commit = (await git(work, 'rev-parse', 'HEAD')).stdout.trim();
-  await run('chmod', ['-R', 'a+rX', root]);
-  return { url: `file://${bare}`, featureCommit: commit };
-}
-
 before(async () => {
   scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-runtime-local-'));
   await run('chmod', ['755', scratch]);
   dataDir = path.join(scratch, 'data');
   await mkdir(dataDir);
   await mkdir(path.join(scratch, 'git'));
-  ({ url: repositoryUrl, featureCommit } = await createBareRepository(path.join(scratch, 'git')));
+  repository = await createBareRepository(
+    { 'README.md': '# Demo\n', 'src/app.js': 'console.log("hello");\n' },
+    { feature: { 'feature.txt': 'feature\n' } },
+  );
+  repositoryUrl = repository.url;
+  featureCommit = repository.commits.feature;
   driver = localDriver();
 });
 
@@ -75,6 +58,7 @@ after(async () => {
     }
   }
   for (const created of drivers) await created.close();
+  await repository?.remove();
   await rm(scratch, { recursive: true, force: true });
 });
 

@@ -8,10 +8,11 @@ import { after, before, test } from 'node:test';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { createBareRepository } from './helpers/git.ts';
+import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startSvc, type SvcProcess } from './helpers/process.ts';
 
 let database: TestDatabase;
+let repository: BareRepository | undefined;
 let dataDir: string;
 let running: SvcProcess | undefined;
 const workspaceIds: number[] = [];
@@ -27,6 +28,7 @@ after(async () => {
     await driver.stopWorkspace({ id, uid: 0, storageGib: 0 });
     await driver.deleteVolume({ id, uid: 0, storageGib: 0 });
   }
+  await repository?.remove();
   await database?.drop();
   await rm(dataDir, { recursive: true, force: true });
 });
@@ -42,7 +44,7 @@ async function start(): Promise<{ url: string; link?: string }> {
 
 test('kill -9 while cloning, start again: the create operation ends and the workspace runs', async () => {
   // A repository large enough that the clone is still under way when the server is killed.
-  const repository = await createBareRepository({ 'README.md': 'big\n', 'blob.bin': randomBytes(24 * 1024 * 1024).toString('base64') });
+  repository = await createBareRepository({ 'README.md': 'big\n', 'blob.bin': randomBytes(24 * 1024 * 1024).toString('base64') });
   const first = await start();
   await running!.waitFor(/sign-in#token=/);
   const link = /^\s+(http\S+#token=\S+)$/m.exec(running!.stdout())![1];

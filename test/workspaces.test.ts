@@ -36,6 +36,7 @@ after(async () => {
     await server.server.driver.deleteVolume({ id, uid: 0, storageGib: 0 });
   }
   await server?.close();
+  await repository?.remove();
 });
 
 async function finished(answer: { status: number; body: any; text: string }): Promise<any> {

@@ -1,6 +1,6 @@
 // Local bare git repositories for clone tests: real `git`, no network.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,9 @@ export interface BareRepository {
   /** Path of the bare repository (clone it as `file://<path>` or the path itself). */
   path: string;
   url: string;
+  /** The commit at the tip of each branch. */
+  commits: Record<string, string>;
+  remove(): Promise<void>;
 }
 
 /** A bare repository whose default branch `main` holds `files`; `branches` add more branches. */
@@ -34,14 +37,17 @@ export async function createBareRepository(
     await git(work, 'add', '-A');
     await git(work, 'commit', '-m', message);
   };
+  const tip = async () => (await git(work, 'rev-parse', 'HEAD')).stdout.trim();
   await commit(files, 'initial');
   await git(work, 'push', bare, 'main');
+  const commits: Record<string, string> = { main: await tip() };
   for (const [branch, content] of Object.entries(branches)) {
     await git(work, 'checkout', '-b', branch);
     await commit(content, branch);
     await git(work, 'push', bare, branch);
+    commits[branch] = await tip();
     await git(work, 'checkout', 'main');
   }
   await run('chmod', ['-R', 'a+rX', root]);
-  return { path: bare, url: `file://${bare}` };
+  return { path: bare, url: `file://${bare}`, commits, remove: () => rm(root, { recursive: true, force: true }) };
 }
