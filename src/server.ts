@@ -1,5 +1,6 @@
 // The server: store, notifications and API wired together, the first administrator, housekeeping.
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { buildApi } from './api/app.ts';
@@ -8,6 +9,7 @@ import { CredentialResolver } from './auth/credentials.ts';
 import { createSignInLink, SESSION_IDLE_MS } from './auth/sessions.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { urlFor, type ServerConfig } from './core/config.ts';
+import { SecretBox } from './core/secret-box.ts';
 import { EventFanout, poolEventStore } from './events/fanout.ts';
 import { NotificationHub } from './events/hub.ts';
 import { sweepEvents } from './events/publish.ts';
@@ -65,6 +67,13 @@ async function createFirstAdministrator(database: Database, config: ServerConfig
   }
 }
 
+/** The key sealing vault secrets: from the configuration (base64), or kept in the data directory, made once. */
+async function loadSecretsKey(configured: string | undefined, keyFile: string): Promise<Buffer> {
+  if (configured !== undefined) return Buffer.from(configured, 'base64');
+  await writeFile(keyFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' }).catch(() => undefined);
+  return Buffer.from((await readFile(keyFile, 'utf8')).trim(), 'base64');
+}
+
 function startHousekeeping(database: Database, clock: Clock, log: (m: string) => void): NodeJS.Timeout {
   const sweep = async () => {
     const now = clock.now();
@@ -94,8 +103,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await events.start();
     workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), driver: options.driver });
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
+    const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, secrets },
       logger,
     );
     await app.listen({ host: config.listenHost, port: config.listenPort });

@@ -146,6 +146,34 @@ const rows: Row[] = [
     call: (c: ApiClient, w: World) => c.post(`/workspaces/${w.workspace}/${action}`),
     expect: { ...all(409), outsider: 404, viewer: 403 },
   })),
+  { route: 'GET /api/v1/workspaces/{ws}/variables', call: (c, w) => c.get(`/workspaces/${w.workspace}/variables`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'PUT /api/v1/workspaces/{ws}/variables/{name}',
+    call: (c, w) => c.put(`/workspaces/${w.workspace}/variables/MATRIX`, { value: '1' }),
+    expect: { ...all(200), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'DELETE /api/v1/workspaces/{ws}/variables/{name}',
+    call: async (c, w) => {
+      await w.owner.put(`/workspaces/${w.workspace}/variables/GONE`, { value: '1' });
+      return c.delete(`/workspaces/${w.workspace}/variables/GONE`);
+    },
+    expect: { ...all(204), outsider: 404, viewer: 403 },
+  },
+  { route: 'GET /api/v1/workspaces/{ws}/secrets', call: (c, w) => c.get(`/workspaces/${w.workspace}/secrets`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'PUT /api/v1/workspaces/{ws}/secrets/{name}',
+    call: (c, w) => c.put(`/workspaces/${w.workspace}/secrets/MATRIX`, { value: 's' }),
+    expect: { ...all(200), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'DELETE /api/v1/workspaces/{ws}/secrets/{name}',
+    call: async (c, w) => {
+      await w.owner.put(`/workspaces/${w.workspace}/secrets/GONE`, { value: 's' });
+      return c.delete(`/workspaces/${w.workspace}/secrets/GONE`);
+    },
+    expect: { ...all(204), outsider: 404, viewer: 403 },
+  },
   {
     route: 'GET /api/v1/operations/{id}',
     call: (c, w) => c.get(`/operations/${w.operation}`),

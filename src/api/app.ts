@@ -19,6 +19,7 @@ import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
 import { registerUserRoutes } from './routes/users.ts';
+import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
 import { registerWorkspaceRoutes } from './routes/workspaces.ts';
 import { ProblemRef, ProblemSchema } from './schemas.ts';
@@ -97,6 +98,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);
+      registerVariableRoutes(api, deps);
       registerEventRoutes(api, deps);
     },
     { prefix: API_PREFIX },

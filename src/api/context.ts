@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { CredentialResolver, Principal } from '../auth/credentials.ts';
 import type { Clock } from '../core/clock.ts';
 import type { ServerConfig } from '../core/config.ts';
+import type { SecretBox } from '../core/secret-box.ts';
 import type { EventFanout } from '../events/fanout.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
@@ -35,6 +36,8 @@ export interface ApiDeps {
   credentials: CredentialResolver;
   cursors: CursorCodec;
   driver: RuntimeDriver;
+  /** Seals and opens vault secrets with the installation's key. */
+  secrets: SecretBox;
   log: (message: string) => void;
   /** The live event stream's fan-out; GET /events answers 501 without it. */
   events?: EventFanout;

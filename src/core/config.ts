@@ -20,6 +20,8 @@ export interface ServerConfig {
   workspaceDomain: string;
   /** Whether workspaces may be cloned from local paths and file:// URLs (tests, single-machine set-ups). */
   allowLocalRepositories: boolean;
+  /** Base64 of the 32-byte key sealing vault secrets; without it one is kept in `<data dir>/secrets.key`. */
+  secretsKey?: string;
 }
 
 interface Setting {
@@ -38,6 +40,7 @@ export const serverSettings: Record<string, Setting> = {
   rateLimit: { flag: '--rate-limit', env: 'SVC_RATE_LIMIT', describe: 'requests per minute per caller; 0 turns it off (default 3000)' },
   signInLinkMinutes: { flag: '--sign-in-link-minutes', env: 'SVC_SIGN_IN_LINK_MINUTES', describe: 'minutes a sign-in link stays valid (default 15)' },
   workspaceDomain: { flag: '--workspace-domain', env: 'SVC_WORKSPACE_DOMAIN', describe: 'domain of workspace addresses (default localhost)' },
+  secretsKey: { flag: '--secrets-key', env: 'SVC_SECRETS_KEY', describe: 'base64 of 32 random bytes sealing vault secrets (default: <data dir>/secrets.key)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -94,6 +97,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     signInLinkMinutes: positiveInteger(read('signInLinkMinutes') ?? '15', 'sign-in link minutes', false),
     workspaceDomain: domainName(read('workspaceDomain') ?? 'localhost'),
     allowLocalRepositories: yesOrNo(read('allowLocalRepositories') ?? 'false', 'allow local repositories'),
+    secretsKey: read('secretsKey'),
   };
 }
 
