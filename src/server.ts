@@ -101,11 +101,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m));
     const events = new EventFanout({ store: poolEventStore(database.pool), hub, clock, log: (m) => logger?.warn(m) });
     await events.start();
-    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), driver: options.driver });
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
+    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver });
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, secrets },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets },
       logger,
     );
     await app.listen({ host: config.listenHost, port: config.listenPort });

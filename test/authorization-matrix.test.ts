@@ -174,6 +174,19 @@ const rows: Row[] = [
     },
     expect: { ...all(204), outsider: 404, viewer: 403 },
   },
+  { route: 'GET /api/v1/workspaces/{ws}/landscape', call: (c, w) => c.get(`/workspaces/${w.workspace}/landscape`), expect: { ...all(200), outsider: 404 } },
+  // The matrix workspace has no volume yet: planning is refused by its state (409) for everyone allowed to ask.
+  { route: 'GET /api/v1/workspaces/{ws}/landscape/plan', call: (c, w) => c.get(`/workspaces/${w.workspace}/landscape/plan`), expect: { ...all(409), outsider: 404 } },
+  {
+    route: 'POST /api/v1/workspaces/{ws}/landscape/sync',
+    call: (c, w) => c.post(`/workspaces/${w.workspace}/landscape/sync`, { plan_hash: 'a'.repeat(64) }),
+    expect: { ...all(409), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'POST /api/v1/workspaces/{ws}/landscape/teardown',
+    call: (c, w) => c.post(`/workspaces/${w.workspace}/landscape/teardown`),
+    expect: { ...all(409), outsider: 404, viewer: 403 },
+  },
   {
     route: 'GET /api/v1/operations/{id}',
     call: (c, w) => c.get(`/operations/${w.operation}`),

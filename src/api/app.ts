@@ -12,6 +12,7 @@ import { registerConsolePages } from './pages.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerEventRoutes } from './routes/events.ts';
+import { registerLandscapeRoutes } from './routes/landscape.ts';
 import { registerMeRoutes } from './routes/me.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
@@ -99,6 +100,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerWorkspaceRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);
       registerVariableRoutes(api, deps);
+      registerLandscapeRoutes(api, deps);
       registerEventRoutes(api, deps);
     },
     { prefix: API_PREFIX },

@@ -6,6 +6,7 @@ import type { ServerConfig } from '../core/config.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import type { EventFanout } from '../events/fanout.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
+import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
 
 /**
@@ -36,6 +37,8 @@ export interface ApiDeps {
   credentials: CredentialResolver;
   cursors: CursorCodec;
   driver: RuntimeDriver;
+  /** Reads the landscape file of a workspace's code. */
+  files: WorkspaceFiles;
   /** Seals and opens vault secrets with the installation's key. */
   secrets: SecretBox;
   log: (message: string) => void;

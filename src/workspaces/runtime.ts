@@ -11,6 +11,10 @@ import { RETENTION_MS } from '../operations/lifecycle.ts';
 import { OperationWorker } from '../operations/worker.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import { createLocalDriver } from '../runtime/local/index.ts';
+import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
+import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
+import type { SecretBox } from '../core/secret-box.ts';
+import { landscapeOperationHandlers } from './landscape-operations.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
 import { findWorkspace } from '../store/workspaces.ts';
@@ -21,6 +25,7 @@ import { workspaceUrlsFromBase } from './view.ts';
 
 export interface WorkspaceRuntime {
   driver: RuntimeDriver;
+  files: WorkspaceFiles;
   worker: OperationWorker;
   deps: WorkspaceOperationDeps;
   close(): Promise<void>;
@@ -64,6 +69,7 @@ export async function startWorkspaceRuntime(options: {
   hub: NotificationHub;
   config: ServerConfig;
   log: (message: string) => void;
+  secrets: SecretBox;
   driver?: RuntimeDriver;
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
@@ -80,12 +86,14 @@ export async function startWorkspaceRuntime(options: {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
+  const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
+  const syncDeps = { pool, files, secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,
     clock,
     hub: options.hub,
-    handlers: workspaceOperationHandlers(deps),
+    handlers: { ...workspaceOperationHandlers(deps), ...landscapeOperationHandlers(syncDeps) },
     log,
   });
   await reconcileWorkspaces(deps, log);
@@ -98,6 +106,7 @@ export async function startWorkspaceRuntime(options: {
   const timer = setInterval(() => chores().catch((error: Error) => log(`workspace chores: ${error.message}`)), 60_000).unref();
   return {
     driver,
+    files,
     worker,
     deps,
     async close() {

@@ -1,0 +1,112 @@
+// The landscape of a workspace (3.7): its state and banner, the plan of the next Sync, Sync and Teardown.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { requirePermission } from '../../auth/access.ts';
+import { problem } from '../../core/problems.ts';
+import { enqueueOperation } from '../../operations/queue.ts';
+import { withTransaction } from '../../store/database.ts';
+import { findDeployedLandscape } from '../../store/landscapes.ts';
+import { activeOperationOn } from '../../store/operations.ts';
+import { checkProfile, currentVariablesHash, deployedOf, planFor, readCurrentLandscape } from '../../workspaces/landscape-service.ts';
+import { deployedServices, landscapeBanner } from '../../workspaces/landscape-state.ts';
+import type { ApiDeps } from '../context.ts';
+import { DateTime, Id } from '../schemas.ts';
+import { OperationSchema } from './operations.ts';
+import { acceptOperation, workspaceAccess } from './workspaces.ts';
+
+const params = Type.Object({ ws: Id });
+const ProfileQuery = Type.Object({ profile: Type.Optional(Type.String({ maxLength: 64, description: 'profile name; svc.yml when absent' })) });
+const tags = ['landscape'];
+
+const LandscapeSchema = Type.Object({
+  workspace_id: Id,
+  profile: Type.Union([Type.String(), Type.Null()], { description: 'profile of the deployed landscape; null for svc.yml' }),
+  banner: Type.Object({ state: Type.String(), detail: Type.Optional(Type.String()), errors: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))) }),
+  synced_at: Type.Optional(DateTime),
+  synced_by: Type.Optional(Id),
+  services: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      type: Type.String(),
+      status: Type.String(),
+      detail: Type.Optional(Type.String()),
+      replicas: Type.Object({ ready: Type.Integer(), desired: Type.Integer() }),
+    }),
+  ),
+});
+
+const PlanSchema = Type.Object({
+  profile: Type.Union([Type.String(), Type.Null()]),
+  hash: Type.String({ description: 'send it to Sync; a different file answers 409 plan-changed' }),
+  changed: Type.Boolean(),
+  services: Type.Array(Type.Object({}, { additionalProperties: true })),
+  unchanged: Type.Array(Type.String()),
+  prepare: Type.Object({}, { additionalProperties: true }),
+  test: Type.Object({}, { additionalProperties: true }),
+});
+
+const SyncBody = Type.Object(
+  { profile: Type.Optional(Type.String({ maxLength: 64 })), plan_hash: Type.String({ pattern: '^[0-9a-f]{64}$' }) },
+  { additionalProperties: false },
+);
+
+export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.get('/workspaces/:ws/landscape', { config: { access: 'user' }, schema: { summary: 'The landscape: banner state (3.7) and services', tags, params, querystring: ProfileQuery, response: { 200: LandscapeSchema } } }, async (request) => {
+    const { row, access } = await workspaceAccess(deps, request);
+    requirePermission(access.permissions, 'landscape.view');
+    const profile = checkProfile((request.query as { profile?: string }).profile);
+    const [current, deployedRow, hash, busy] = await Promise.all([
+      readCurrentLandscape(deps.files, row, profile),
+      findDeployedLandscape(deps.pool, row.id),
+      currentVariablesHash(deps.pool, row.id),
+      withTransaction(deps.pool, (db) => activeOperationOn(db, `/workspaces/${row.id}`)),
+    ]);
+    const deployed = deployedOf(deployedRow);
+    const applying = busy !== undefined && busy.kind.startsWith('landscape.');
+    return {
+      workspace_id: row.id,
+      profile: deployed?.profile ?? null,
+      banner: landscapeBanner({ applying, deployed, selectedProfile: profile, current, variablesHash: hash }),
+      synced_at: deployedRow?.synced_at.toISOString(),
+      synced_by: deployedRow?.synced_by ?? undefined,
+      services: deployedServices(deployed),
+    };
+  });
+
+  app.get('/workspaces/:ws/landscape/plan', { config: { access: 'user' }, schema: { summary: 'What a Sync would do: per service create, change or remove, and the plan hash', tags, params, querystring: ProfileQuery, response: { 200: PlanSchema } } }, async (request) => {
+    const { row, access } = await workspaceAccess(deps, request);
+    requirePermission(access.permissions, 'landscape.view');
+    const profile = checkProfile((request.query as { profile?: string }).profile);
+    const { plan } = await planFor(deps.pool, deps.files, row, profile);
+    return { profile, ...plan };
+  });
+
+  app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 plan-changed when the file changed since', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
+    const { row, access } = await workspaceAccess(deps, request);
+    requirePermission(access.permissions, 'landscape.sync');
+    const body = request.body as { profile?: string; plan_hash: string };
+    const profile = checkProfile(body.profile);
+    const { plan } = await planFor(deps.pool, deps.files, row, profile);
+    if (plan.hash !== body.plan_hash) {
+      throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
+    }
+    return acceptOperation(reply, await enqueueLandscapeOperation(deps, row.id, row.team_id, request.principal!.user.id, 'landscape.sync', { profile, plan_hash: body.plan_hash }));
+  });
+
+  app.post('/workspaces/:ws/landscape/teardown', { config: { access: 'user', audit: 'landscape.teardown' }, schema: { summary: 'Stop every service of the landscape; code, variables and secrets stay (an operation)', tags, params, response: { 202: OperationSchema } } }, async (request, reply) => {
+    const { row, access } = await workspaceAccess(deps, request);
+    requirePermission(access.permissions, 'landscape.sync');
+    const deployed = await findDeployedLandscape(deps.pool, row.id);
+    if (!deployed || deployed.torn_down) throw problem('conflict', 409, 'No landscape runs: there is nothing to tear down.');
+    return acceptOperation(reply, await enqueueLandscapeOperation(deps, row.id, row.team_id, request.principal!.user.id, 'landscape.teardown', {}));
+  });
+}
+
+async function enqueueLandscapeOperation(deps: ApiDeps, workspaceId: number, teamId: number, userId: number, kind: string, input: Record<string, unknown>) {
+  const target = `/workspaces/${workspaceId}`;
+  return withTransaction(deps.pool, async (db) => {
+    const busy = await activeOperationOn(db, target);
+    if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
+    return enqueueOperation(db, { kind, target, teamId, createdBy: userId, input: { workspace_id: workspaceId, ...input }, at: deps.clock.now() });
+  });
+}

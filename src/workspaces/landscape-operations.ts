@@ -1,0 +1,31 @@
+// Sync and Teardown as operation handlers (landscape.sync, landscape.teardown).
+import type { OperationHandler } from '../operations/worker.ts';
+import { problem } from '../core/problems.ts';
+import { publishEvent } from '../events/publish.ts';
+import { withTransaction } from '../store/database.ts';
+import { markTornDown } from '../store/landscapes.ts';
+import { findWorkspace } from '../store/workspaces.ts';
+import { syncLandscape, type SyncDeps } from './landscape-service.ts';
+
+export function landscapeOperationHandlers(deps: SyncDeps): Record<string, OperationHandler> {
+  return {
+    'landscape.sync': async (job) => {
+      const input = job.operation.input as { workspace_id: number; profile: string | null; plan_hash: string };
+      const row = await findWorkspace(deps.pool, input.workspace_id);
+      if (!row || row.deleted_at) throw problem('not-found', 404, 'The workspace does not exist any more.');
+      const plan = await syncLandscape(deps, row, { profile: input.profile, planHash: input.plan_hash, by: job.operation.created_by });
+      const changes = plan.services.length;
+      return { detail: changes === 0 ? 'Synced; no service changed' : `Synced; ${changes} service(s) changed` };
+    },
+    'landscape.teardown': async (job) => {
+      const id = Number(job.operation.input.workspace_id);
+      const row = await findWorkspace(deps.pool, id);
+      if (!row) throw problem('not-found', 404, 'The workspace does not exist any more.');
+      await withTransaction(deps.pool, async (db) => {
+        await markTornDown(db, id, deps.now());
+        await publishEvent(db, { type: 'landscape.updated', at: deps.now().toISOString(), team_id: row.team_id, workspace_id: id });
+      });
+      return { detail: 'Torn down; code, variables and secrets kept' };
+    },
+  };
+}

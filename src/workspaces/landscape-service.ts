@@ -1,0 +1,111 @@
+// Reading a workspace's landscape now: the selected file (svc.yml or a profile), checked and normalized, the
+// deployed record, the variables; and the Sync that records a plan as deployed.
+import type pg from 'pg';
+import { problem } from '../core/problems.ts';
+import type { SecretBox } from '../core/secret-box.ts';
+import { publishEvent } from '../events/publish.ts';
+import {
+  fillTemplates,
+  isProfileName,
+  landscapeHash,
+  landscapeProblem,
+  normalizeLandscape,
+  parseLandscape,
+  planLandscape,
+  profileFileName,
+  type LandscapePlan,
+} from '../landscape/index.ts';
+import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
+import { withTransaction, type Queryable } from '../store/database.ts';
+import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
+import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
+import type { WorkspaceRow } from '../store/workspaces.ts';
+import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
+import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
+
+export function checkProfile(profile: string | undefined): string | null {
+  if (profile === undefined || profile === '') return null;
+  if (!isProfileName(profile)) {
+    throw problem('validation', 422, `"${profile}" is not a profile name.`, { errors: [{ pointer: '/profile', message: 'is not a profile name', in: 'query' }] });
+  }
+  return profile;
+}
+
+export async function readCurrentLandscape(files: WorkspaceFiles, row: WorkspaceRow, profile: string | null): Promise<CurrentLandscape> {
+  const fileName = profileFileName(profile);
+  const read = await files.readLandscapeFile({ id: row.id, uid: row.uid, storageGib: row.storage_gib }, fileName);
+  if (read.state !== 'found') return { fileName, read, errors: [] };
+  const parsed = parseLandscape(read.text);
+  return { fileName, read, errors: parsed.errors, normal: parsed.landscape ? normalizeLandscape(parsed.landscape) : undefined };
+}
+
+export function deployedOf(row: DeployedLandscapeRow | undefined): DeployedLandscape | undefined {
+  return row && { profile: row.profile, text: row.file_text, normal: row.normal, variablesHash: row.variables_hash, tornDown: row.torn_down };
+}
+
+export async function currentVariablesHash(db: Queryable, workspaceId: number): Promise<string> {
+  const vaultId = await findVaultId(db, workspaceId);
+  return variablesHash(await listVariables(db, workspaceId), vaultId === undefined ? [] : await listSecrets(db, vaultId));
+}
+
+/** The plan from the deployed landscape to the file as it is now; problems for a missing or broken file. */
+export async function planFor(db: Queryable, files: WorkspaceFiles, row: WorkspaceRow, profile: string | null) {
+  const current = await readCurrentLandscape(files, row, profile);
+  if (current.read.state === 'missing') throw problem('conflict', 409, `There is no ${current.fileName} in /data/app to plan from.`);
+  if (current.read.state === 'no-volume') throw problem('conflict', 409, 'The workspace has no volume now (archived?); restore it first.');
+  if (current.read.state === 'unreadable') throw problem('conflict', 409, current.read.reason);
+  if (!current.normal) throw landscapeProblem(current.errors, { file: current.fileName });
+  const deployed = await findDeployedLandscape(db, row.id);
+  const previous = deployed && !deployed.torn_down ? deployed.normal : null;
+  return { current, text: current.read.text, normal: current.normal, plan: planLandscape(previous, current.normal) };
+}
+
+export interface SyncDeps {
+  pool: pg.Pool;
+  files: WorkspaceFiles;
+  secrets: SecretBox;
+  urls: WorkspaceUrls;
+  now: () => Date;
+}
+
+/**
+ * Sync: the plan must still be the one reviewed (else 409 plan-changed), every secret the file uses must have a
+ * value (else 409 missing-secrets), then the file becomes the deployed landscape and landscape.updated is sent.
+ */
+export async function syncLandscape(
+  deps: SyncDeps,
+  row: WorkspaceRow,
+  request: { profile: string | null; planHash: string; by: number | null },
+): Promise<LandscapePlan> {
+  return withTransaction(deps.pool, async (db) => {
+    await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
+    const { text, normal, plan } = await planFor(db, deps.files, row, request.profile);
+    if (plan.hash !== request.planHash) {
+      throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
+    }
+    const vaultId = await findVaultId(db, row.id);
+    const secrets = vaultId === undefined ? [] : await listSecrets(db, vaultId);
+    const variables = await listVariables(db, row.id);
+    const filled = fillTemplates(normal, {
+      workspace: { id: row.id, devDomain: new URL(workspaceAddresses(row.id, deps.urls).dev).host },
+      team: { id: row.team_id },
+      env: Object.fromEntries(variables.map((v) => [v.name, v.value])),
+      secrets: Object.fromEntries(secrets.map((s) => [s.name, deps.secrets.open(s, `vault:${vaultId}:${s.name}`)])),
+      services: {},
+    });
+    if (filled.problem) throw filled.problem;
+    const at = deps.now();
+    await saveDeployedLandscape(db, {
+      workspaceId: row.id,
+      profile: request.profile,
+      text,
+      normal,
+      hash: landscapeHash(normal),
+      variablesHash: variablesHash(variables, secrets),
+      by: request.by,
+      at,
+    });
+    await publishEvent(db, { type: 'landscape.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.id });
+    return plan;
+  });
+}

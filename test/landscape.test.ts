@@ -1,0 +1,150 @@
+// The landscape of a workspace over HTTP: banner states, plan, Sync with its hash, Teardown.
+import assert from 'node:assert/strict';
+import { mkdir, symlink, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { insertWorkspace } from '../src/store/workspaces.ts';
+import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let server: TestServer;
+let dev: ApiClient;
+let viewer: ApiClient;
+let ws: number;
+let volume: string;
+
+const web = (port: number) => `schema: svc/v1
+services:
+  web:
+    type: steps
+    steps:
+      - run: npm start
+    ports:
+      - port: ${port}
+        routes:
+          - path: /
+    env:
+      DB_PASSWORD: \${{ secrets.DB_PASSWORD }}
+`;
+
+before(async () => {
+  server = await startTestServer();
+  const owner = await createPerson(server.admin, 'land-owner@example.com');
+  const org = (await owner.key.post('/orgs', { name: 'Land' })).body.id;
+  const team = (await owner.key.post('/teams', { org_id: org, name: 'Land' })).body.id;
+  const developer = await createPerson(server.admin, 'land-dev@example.com');
+  const watcher = await createPerson(server.admin, 'land-viewer@example.com');
+  await owner.key.put(`/teams/${team}/members/${developer.id}`, { role: 'developer' });
+  await owner.key.put(`/teams/${team}/members/${watcher.id}`, { role: 'viewer' });
+  dev = developer.key;
+  viewer = watcher.key;
+  ws = (
+    await insertWorkspace(server.server.database.pool, {
+      teamId: team, name: 'land', plan: 'standard', baseImage: 'debian', git: null, storageGib: 1, restricted: false,
+      idleTimeoutMinutes: 30, state: 'running', statusDetail: 'Workspace is running', createdBy: developer.id, at: new Date(),
+    })
+  ).id;
+  volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  await mkdir(volume, { recursive: true });
+});
+after(async () => server?.close());
+
+const banner = async (query = '') => (await viewer.get(`/workspaces/${ws}/landscape${query}`)).body.banner;
+const write = (text: string, name = 'svc.yml') => writeFile(path.join(volume, name), text);
+
+async function sync(profile?: string): Promise<any> {
+  const plan = await dev.get(`/workspaces/${ws}/landscape/plan${profile ? `?profile=${profile}` : ''}`);
+  assert.equal(plan.status, 200, plan.text);
+  const answer = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash, ...(profile ? { profile } : {}) });
+  assert.equal(answer.status, 202, answer.text);
+  for (;;) {
+    const operation = (await dev.get(`/operations/${answer.body.id}`)).body;
+    if (operation.state === 'succeeded' || operation.state === 'failed') return operation;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('without a file: no landscape yet, and nothing to plan', async () => {
+  assert.deepEqual(await banner(), { state: 'no-landscape', detail: 'No svc.yml in /data/app yet' });
+  assertProblem(await dev.get(`/workspaces/${ws}/landscape/plan`), 409, 'conflict');
+});
+
+test('a file with errors: the banner lists them with their place; the plan is refused with 422', async () => {
+  await write('schema: svc/v1\nservices:\n  web:\n    type: steps\n    stepz: []\n');
+  const shown = await banner();
+  assert.equal(shown.state, 'file-errors');
+  assert.ok(shown.errors.some((e: { code: string; line: number }) => e.code === 'unknown-key' && e.line === 5));
+  const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
+  assertProblem(plan, 422, 'invalid-landscape');
+  assert.ok(plan.body.errors[0].line >= 1);
+});
+
+test('plan, then Sync with its hash; a stale hash is refused with plan-changed; missing secrets fail the Sync', async () => {
+  await write(web(3000));
+  assert.equal((await banner()).state, 'no-landscape');
+  const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
+  assert.equal(plan.status, 200, plan.text);
+  assert.deepEqual(plan.body.services.map((s: { name: string; action: string }) => [s.name, s.action]), [['web', 'create']]);
+  assert.match(plan.body.hash, /^[0-9a-f]{64}$/);
+  await write(web(3001));
+  assertProblem(await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash }), 409, 'plan-changed');
+  assertProblem(await viewer.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash }), 403, 'forbidden');
+  const failed = await sync();
+  assert.equal(failed.state, 'failed');
+  assert.equal(failed.error.type, 'urn:svc:problem:missing-secrets');
+  assert.deepEqual(failed.error.secrets, ['DB_PASSWORD']);
+  await dev.put(`/workspaces/${ws}/secrets/DB_PASSWORD`, { value: 'hunter2' });
+  const done = await sync();
+  assert.equal(done.state, 'succeeded', JSON.stringify(done));
+  const landscape = (await viewer.get(`/workspaces/${ws}/landscape`)).body;
+  assert.equal(landscape.banner.state, 'in-sync');
+  assert.equal(landscape.profile, null);
+  assert.deepEqual(landscape.services, [{ name: 'web', type: 'steps', status: 'pending', replicas: { ready: 0, desired: 1 } }]);
+  assert.ok(landscape.synced_at);
+});
+
+test('formatting only, a real change, changed variables', async () => {
+  await write(`# a comment\n${web(3001).replace('schema: svc/v1', 'schema: "svc/v1"\nx-note: hello')}`);
+  assert.equal((await banner()).state, 'formatting-only');
+  await write(web(4000));
+  assert.equal((await banner()).state, 'changed');
+  const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
+  assert.deepEqual(plan.body.services.map((s: { action: string }) => s.action), ['change']);
+  await write(web(3001));
+  assert.equal((await banner()).state, 'in-sync');
+  await dev.put(`/workspaces/${ws}/variables/LOG_LEVEL`, { value: 'debug' });
+  assert.equal((await banner()).state, 'variables-changed');
+});
+
+test('profiles: another profile than the deployed one is told; a bad profile name is 422', async () => {
+  await write(web(3001), 'svc.staging.yml');
+  assert.equal((await banner('?profile=staging')).state, 'other-profile');
+  assertProblem(await viewer.get(`/workspaces/${ws}/landscape?profile=Bad!`), 422, 'validation');
+});
+
+test('a link named svc.yml is never followed', async () => {
+  await unlink(path.join(volume, 'svc.yml'));
+  await symlink('/etc/passwd', path.join(volume, 'svc.yml'));
+  const shown = await banner();
+  assert.equal(shown.state, 'not-comparable');
+  assert.match(shown.detail, /symbolic link/);
+  await unlink(path.join(volume, 'svc.yml'));
+  await write(web(3001));
+});
+
+test('Teardown stops the services and keeps the rest; the next Sync brings them back', async () => {
+  const answer = await dev.post(`/workspaces/${ws}/landscape/teardown`);
+  assert.equal(answer.status, 202, answer.text);
+  for (let state = ''; state !== 'succeeded'; ) {
+    state = (await dev.get(`/operations/${answer.body.id}`)).body.state;
+    assert.notEqual(state, 'failed');
+  }
+  const landscape = (await viewer.get(`/workspaces/${ws}/landscape`)).body;
+  assert.equal(landscape.banner.state, 'torn-down');
+  assert.equal(landscape.services[0].status, 'stopped');
+  assertProblem(await dev.post(`/workspaces/${ws}/landscape/teardown`), 409, 'conflict');
+  assert.equal((await dev.get(`/workspaces/${ws}/variables`)).body.items.length, 1);
+  const again = await sync();
+  assert.equal(again.state, 'succeeded');
+  assert.equal((await banner()).state, 'in-sync');
+});
