@@ -105,7 +105,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
     workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver });
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets, services: workspaces.services, stages: workspaces.stages },
       logger,
     );
     await app.listen({ host: config.listenHost, port: config.listenPort });

@@ -187,6 +187,35 @@ const rows: Row[] = [
     call: (c, w) => c.post(`/workspaces/${w.workspace}/landscape/teardown`),
     expect: { ...all(409), outsider: 404, viewer: 403 },
   },
+  // The matrix workspace has no deployed landscape: services are not found by anyone allowed to ask.
+  {
+    route: 'POST /api/v1/workspaces/{ws}/landscape/services/{service}/start',
+    call: (c, w) => c.post(`/workspaces/${w.workspace}/landscape/services/web/start`),
+    expect: { ...all(404), viewer: 403 },
+  },
+  {
+    route: 'POST /api/v1/workspaces/{ws}/landscape/services/{service}/stop',
+    call: (c, w) => c.post(`/workspaces/${w.workspace}/landscape/services/web/stop`),
+    expect: { ...all(404), viewer: 403 },
+  },
+  { route: 'GET /api/v1/workspaces/{ws}/landscape/services/{service}/logs', call: (c, w) => c.get(`/workspaces/${w.workspace}/landscape/services/web/logs`), expect: all(404) },
+  { route: 'GET /api/v1/workspaces/{ws}/stages/{stage}', call: (c, w) => c.get(`/workspaces/${w.workspace}/stages/prepare`), expect: { ...all(200), outsider: 404 } },
+  // No svc.yml to run from (or the workspace does not run): 409 for everyone allowed to start a stage.
+  {
+    route: 'POST /api/v1/workspaces/{ws}/stages/{stage}/start',
+    call: (c, w) => c.post(`/workspaces/${w.workspace}/stages/prepare/start`, {}),
+    expect: { ...all(409), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'POST /api/v1/workspaces/{ws}/stages/{stage}/stop',
+    call: (c, w) => c.post(`/workspaces/${w.workspace}/stages/prepare/stop`),
+    expect: { ...all(409), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'GET /api/v1/workspaces/{ws}/stages/{stage}/runs/{run}/steps/{step}/logs',
+    call: (c, w) => c.get(`/workspaces/${w.workspace}/stages/prepare/runs/1/steps/1/logs`),
+    expect: all(404),
+  },
   {
     route: 'GET /api/v1/operations/{id}',
     call: (c, w) => c.get(`/operations/${w.operation}`),

@@ -41,7 +41,7 @@ before(async () => {
   ws = (
     await insertWorkspace(server.server.database.pool, {
       teamId: team, name: 'land', plan: 'standard', baseImage: 'debian', git: null, storageGib: 1, restricted: false,
-      idleTimeoutMinutes: 30, state: 'running', statusDetail: 'Workspace is running', createdBy: developer.id, at: new Date(),
+      idleTimeoutMinutes: 30, state: 'stopped', statusDetail: 'Stopped', createdBy: developer.id, at: new Date(),
     })
   ).id;
   volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
@@ -99,7 +99,10 @@ test('plan, then Sync with its hash; a stale hash is refused with plan-changed; 
   const landscape = (await viewer.get(`/workspaces/${ws}/landscape`)).body;
   assert.equal(landscape.banner.state, 'in-sync');
   assert.equal(landscape.profile, null);
-  assert.deepEqual(landscape.services, [{ name: 'web', type: 'steps', status: 'pending', replicas: { ready: 0, desired: 1 } }]);
+  // the workspace is stopped here: its services start when it runs (test/landscape-run.test.ts runs them)
+  assert.deepEqual(landscape.services, [
+    { name: 'web', type: 'steps', status: 'stopped', detail: 'The workspace is stopped; its services start when it runs', availability: 'always', running: true, replicas: { ready: 0, desired: 1 } },
+  ]);
   assert.ok(landscape.synced_at);
 });
 

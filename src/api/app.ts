@@ -13,6 +13,8 @@ import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerLandscapeRoutes } from './routes/landscape.ts';
+import { registerServiceRoutes } from './routes/services.ts';
+import { registerStageRoutes } from './routes/stages.ts';
 import { registerMeRoutes } from './routes/me.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
@@ -101,6 +103,8 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerWorkspaceActionRoutes(api, deps);
       registerVariableRoutes(api, deps);
       registerLandscapeRoutes(api, deps);
+      registerServiceRoutes(api, deps);
+      registerStageRoutes(api, deps);
       registerEventRoutes(api, deps);
     },
     { prefix: API_PREFIX },

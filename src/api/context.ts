@@ -6,6 +6,8 @@ import type { ServerConfig } from '../core/config.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import type { EventFanout } from '../events/fanout.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
+import type { ServiceRunner } from '../workspaces/service-runner.ts';
+import type { StageRunner } from '../workspaces/stages.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
 
@@ -37,6 +39,9 @@ export interface ApiDeps {
   credentials: CredentialResolver;
   cursors: CursorCodec;
   driver: RuntimeDriver;
+  /** The deployed landscapes' replicas, and stage runs (src/workspaces). */
+  services: ServiceRunner;
+  stages: StageRunner;
   /** Reads the landscape file of a workspace's code. */
   files: WorkspaceFiles;
   /** Seals and opens vault secrets with the installation's key. */

@@ -46,7 +46,7 @@ export interface VolumeUsage {
   bytes: number;
 }
 
-export interface RuntimeDriver {
+export interface RuntimeDriver extends ReplicaDriver {
   readonly name: string;
 
   /** Creates the workspace's volume (idempotent). */
@@ -62,7 +62,7 @@ export interface RuntimeDriver {
 
   /** Starts the editor pod (agent, then editor) and resolves once the editor answers; RuntimeFailure on failure. */
   startEditor(workspace: WorkspaceRef, progress: ProgressReporter): Promise<EditorAddress>;
-  /** Stops every process of the workspace (editor pod and, later, service replicas); files stay (idempotent). */
+  /** Stops every process of the workspace (editor pod and every service replica, which then read `stopped`); files stay (idempotent). */
   stopWorkspace(workspace: WorkspaceRef): Promise<void>;
   /** What the driver observes now, e.g. after a server restart (`absent`: no pod runs, whether stopped or died). */
   editorState(workspace: WorkspaceRef): Promise<EditorState>;
@@ -75,3 +75,99 @@ export interface RuntimeDriver {
   /** Releases the driver's own resources at server shutdown. Pods keep running; the next start finds them again. */
   close(): Promise<void>;
 }
+
+// ---- `steps` service replicas (spec 2.8, 3.2) and stage steps (3.3) ----
+
+export type ReplicaHealthMode = 'any-http' | 'http-2xx';
+
+/**
+ * A service a replica needs. The replica reaches it by its name (every pod of the workspace resolves service names
+ * to replica addresses) and waits for its health check (`healthPath` set), else for `port` to accept connections.
+ */
+export interface ReplicaNeed {
+  name: string;
+  port: number;
+  healthPath?: string;
+  healthMode?: ReplicaHealthMode;
+}
+
+/** One replica of a `steps` service as the driver runs it; the caller has filled the env's templates. */
+export interface ReplicaSpec {
+  service: string;
+  /** 0-based. */
+  index: number;
+  steps: Array<{ name?: string; run: string }>;
+  /** Every value a string (numbers and booleans already turned into strings). */
+  env: Record<string, string>;
+  ports: number[];
+  health?: { port: number; path: string; mode: ReplicaHealthMode };
+  /** `from` relative to /data/app (no `..`), `to` absolute in the pod. */
+  mounts: Array<{ from: string; to: string }>;
+  needs: ReplicaNeed[];
+  /** Accepted; the local driver runs steps on the machine's own system and says so in the log. */
+  image?: string;
+}
+
+/** Where the replica's pod is reached from the server (its ports listen on `host`). */
+export interface ReplicaAddress {
+  host: string;
+}
+
+/** Status values of spec 3.2 the driver observes; `internal` is the caller's to decide (it sees `running`). */
+export type ReplicaStatus = 'starting' | 'running' | 'finished' | 'failure' | 'stopped';
+
+export interface ReplicaObservation {
+  service: string;
+  index: number;
+  status: ReplicaStatus;
+  /** E.g. `Step exited with code 3`, `Giving up: exited with 1; 5 failures in 2m0s`. */
+  detail?: string;
+  /** The health check passes (without one: the first port answers; without ports: the server runs). */
+  ready: boolean;
+  address?: ReplicaAddress;
+  restarts: number;
+}
+
+export interface LogLine {
+  /** Increases by one per line of one replica run or step run; `since` in reads is the last seq seen. */
+  seq: number;
+  at: string;
+  stream: 'stdout' | 'stderr' | 'system';
+  text: string;
+}
+
+export interface LogRead {
+  lines: LogLine[];
+  /** Lines dropped by the size bound before the first line returned (0 when none). */
+  dropped: number;
+}
+
+/** A stage step (3.3) running in the workspace's editor pod. */
+export interface StageStepRun {
+  /** The exit code, or `null` when it was aborted. */
+  exited: Promise<{ exitCode: number | null }>;
+  /** Ends the step's processes (idempotent); `exited` then resolves with `null`. */
+  abort(): Promise<void>;
+}
+
+export interface ReplicaDriver {
+  /** Starts (or restarts afresh) the replica's pod and resolves once its agent runs; its steps go on in the pod. */
+  startReplica(workspace: WorkspaceRef, spec: ReplicaSpec): Promise<ReplicaAddress>;
+  /** Ends every process of the replica's pod; it then reads as `stopped`, its log stays (idempotent). */
+  stopReplica(workspace: WorkspaceRef, service: string, index: number): Promise<void>;
+  /** Every replica of the workspace the driver knows of (running, ended or stopped), by service and index. */
+  replicaStates(workspace: WorkspaceRef): Promise<ReplicaObservation[]>;
+  /** Lines of the replica's log (its current or last run) after seq `since` (default: from the start), at most `limit`. */
+  replicaLogs(workspace: WorkspaceRef, service: string, index: number, options?: { since?: number; limit?: number }): Promise<LogRead>;
+  /** Forgets a removed replica: stops it and deletes its log. */
+  removeReplica(workspace: WorkspaceRef, service: string, index: number): Promise<void>;
+
+  /**
+   * Runs a stage step with `bash -lc` in /data/app of the workspace's editor pod (its network, its volume), with
+   * `env` (workspace variables, never secrets). Throws RuntimeFailure('agent') when the editor pod does not run.
+   * `key` names the step's log (e.g. `prepare-12-1`).
+   */
+  runStageStep(workspace: WorkspaceRef, key: string, step: { run: string; env: Record<string, string> }): Promise<StageStepRun>;
+  stageStepLogs(workspace: WorkspaceRef, key: string, options?: { since?: number; limit?: number }): Promise<LogRead>;
+}
+

@@ -1,3 +1,4 @@
+import type { SealedSecret } from '../core/secret-box.ts';
 import type { NormalLandscape } from '../landscape/index.ts';
 import type { Queryable } from './database.ts';
 
@@ -12,6 +13,18 @@ export interface DeployedLandscapeRow {
   synced_at: Date;
   synced_by: number | null;
   updated_at: Date;
+  env_nonce: Buffer | null;
+  env_ciphertext: Buffer | null;
+  env_tag: Buffer | null;
+  env_key_id: string | null;
+  /** Service name -> status last seen by the status watch (to tell changes). */
+  statuses: Record<string, string>;
+}
+
+/** The sealed per-service env of the deployed landscape, when it has one. */
+export function sealedEnvOf(row: DeployedLandscapeRow): SealedSecret | undefined {
+  if (!row.env_nonce || !row.env_ciphertext || !row.env_tag || !row.env_key_id) return undefined;
+  return { nonce: row.env_nonce, ciphertext: row.env_ciphertext, tag: row.env_tag, keyId: row.env_key_id };
 }
 
 export async function findDeployedLandscape(db: Queryable, workspaceId: number): Promise<DeployedLandscapeRow | undefined> {
@@ -20,18 +33,55 @@ export async function findDeployedLandscape(db: Queryable, workspaceId: number):
 
 export async function saveDeployedLandscape(
   db: Queryable,
-  deployed: { workspaceId: number; profile: string | null; text: string; normal: NormalLandscape; hash: string; variablesHash: string; by: number | null; at: Date },
+  deployed: {
+    workspaceId: number;
+    profile: string | null;
+    text: string;
+    normal: NormalLandscape;
+    hash: string;
+    variablesHash: string;
+    env: SealedSecret;
+    by: number | null;
+    at: Date;
+  },
 ): Promise<void> {
+  const { env } = deployed;
   await db.query(
-    `INSERT INTO landscapes (workspace_id, profile, file_text, normal, hash, variables_hash, torn_down, synced_at, synced_by, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, false, $7, $8, $7)
+    `INSERT INTO landscapes (workspace_id, profile, file_text, normal, hash, variables_hash, torn_down, synced_at, synced_by, updated_at,
+       env_nonce, env_ciphertext, env_tag, env_key_id)
+     VALUES ($1, $2, $3, $4, $5, $6, false, $7, $8, $7, $9, $10, $11, $12)
      ON CONFLICT (workspace_id) DO UPDATE SET profile = EXCLUDED.profile, file_text = EXCLUDED.file_text, normal = EXCLUDED.normal,
        hash = EXCLUDED.hash, variables_hash = EXCLUDED.variables_hash, torn_down = false, synced_at = EXCLUDED.synced_at,
-       synced_by = EXCLUDED.synced_by, updated_at = EXCLUDED.updated_at`,
-    [deployed.workspaceId, deployed.profile, deployed.text, JSON.stringify(deployed.normal), deployed.hash, deployed.variablesHash, deployed.at, deployed.by],
+       synced_by = EXCLUDED.synced_by, updated_at = EXCLUDED.updated_at, env_nonce = EXCLUDED.env_nonce,
+       env_ciphertext = EXCLUDED.env_ciphertext, env_tag = EXCLUDED.env_tag, env_key_id = EXCLUDED.env_key_id`,
+    [deployed.workspaceId, deployed.profile, deployed.text, JSON.stringify(deployed.normal), deployed.hash, deployed.variablesHash, deployed.at, deployed.by,
+      env.nonce, env.ciphertext, env.tag, env.keyId],
   );
 }
 
 export async function markTornDown(db: Queryable, workspaceId: number, at: Date): Promise<boolean> {
   return ((await db.query('UPDATE landscapes SET torn_down = true, updated_at = $2 WHERE workspace_id = $1', [workspaceId, at])).rowCount ?? 0) > 0;
+}
+
+/** Records the statuses the watch saw; answers whether they differ from the ones recorded before. */
+export async function recordServiceStatuses(db: Queryable, workspaceId: number, statuses: Record<string, string>): Promise<boolean> {
+  const result = await db.query(
+    'UPDATE landscapes SET statuses = $2 WHERE workspace_id = $1 AND statuses::text IS DISTINCT FROM $2::json::text',
+    [workspaceId, JSON.stringify(statuses)],
+  );
+  return (result.rowCount ?? 0) > 0;
+}
+
+/** Run switches that are off (a service without a row runs). */
+export async function stoppedServices(db: Queryable, workspaceId: number): Promise<Set<string>> {
+  const rows = await db.query<{ service: string }>('SELECT service FROM service_switches WHERE workspace_id = $1 AND NOT running', [workspaceId]);
+  return new Set(rows.rows.map((r) => r.service));
+}
+
+export async function setRunSwitch(db: Queryable, workspaceId: number, services: string[], running: boolean, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO service_switches (workspace_id, service, running, updated_at) SELECT $1, unnest($2::text[]), $3, $4
+     ON CONFLICT (workspace_id, service) DO UPDATE SET running = EXCLUDED.running, updated_at = EXCLUDED.updated_at`,
+    [workspaceId, services, running, at],
+  );
 }

@@ -3,7 +3,7 @@ import { enqueueOperation } from '../operations/queue.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn } from '../store/operations.ts';
 import { findWorkspace, idleWorkspaces, workspacesToPurge } from '../store/workspaces.ts';
-import { workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { stopWorkspaceProcesses, type WorkspaceOperationDeps } from './operations.ts';
 import { transitionWorkspace } from './service.ts';
 
 export async function sleepIdleWorkspaces(deps: WorkspaceOperationDeps): Promise<number[]> {
@@ -12,7 +12,7 @@ export async function sleepIdleWorkspaces(deps: WorkspaceOperationDeps): Promise
     const busy = await withTransaction(deps.pool, (db) => activeOperationOn(db, `/workspaces/${id}`));
     const row = await findWorkspace(deps.pool, id);
     if (busy || !row || row.state !== 'running') continue;
-    await deps.driver.stopWorkspace(workspaceRef(row));
+    await stopWorkspaceProcesses(deps, row, 'The workspace went to sleep: nobody used it');
     await transitionWorkspace(deps, id, { type: 'sleep', reason: 'idle' }, { editor_host: null, editor_port: null });
     slept.push(id);
   }

@@ -20,6 +20,7 @@ import { withTransaction, type Queryable } from '../store/database.ts';
 import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
+import { envOf, openDeployedEnv, sealDeployedEnv, servicesToRestart, type ServiceRunner } from './service-runner.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
 
@@ -62,6 +63,7 @@ export async function planFor(db: Queryable, files: WorkspaceFiles, row: Workspa
 
 export interface SyncDeps {
   pool: pg.Pool;
+  services: ServiceRunner;
   files: WorkspaceFiles;
   secrets: SecretBox;
   urls: WorkspaceUrls;
@@ -77,7 +79,7 @@ export async function syncLandscape(
   row: WorkspaceRow,
   request: { profile: string | null; planHash: string; by: number | null },
 ): Promise<LandscapePlan> {
-  return withTransaction(deps.pool, async (db) => {
+  const { plan, restart } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
     const { text, normal, plan } = await planFor(db, deps.files, row, request.profile);
     if (plan.hash !== request.planHash) {
@@ -95,6 +97,9 @@ export async function syncLandscape(
     });
     if (filled.problem) throw filled.problem;
     const at = deps.now();
+    const before = await findDeployedLandscape(db, row.id);
+    const env = envOf(filled.landscape!);
+    const restart = servicesToRestart(plan, before && !before.torn_down ? openDeployedEnv(deps.secrets, before) : {}, env);
     await saveDeployedLandscape(db, {
       workspaceId: row.id,
       profile: request.profile,
@@ -102,10 +107,14 @@ export async function syncLandscape(
       normal,
       hash: landscapeHash(normal),
       variablesHash: variablesHash(variables, secrets),
+      env: sealDeployedEnv(deps.secrets, row.id, env),
       by: request.by,
       at,
     });
     await publishEvent(db, { type: 'landscape.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.id });
-    return plan;
+    return { plan, restart };
   });
+  const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
+  await deps.services.apply(row.id, { restart, retry: names });
+  return plan;
 }

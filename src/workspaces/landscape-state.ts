@@ -89,25 +89,3 @@ export function landscapeBanner(input: BannerInput): Banner {
 function profileLabel(profile: string | null): string {
   return profile === null ? 'svc.yml' : `profile ${profile}`;
 }
-
-export interface ServiceView {
-  name: string;
-  type: string;
-  status: string;
-  detail?: string;
-  replicas: { ready: number; desired: number };
-}
-
-/**
- * The deployed services and their status (3.2). Replicas are not started by this release yet: a service with pods
- * is `pending` (no replica scheduled), `stopped` after Teardown; a forward service has no pods.
- */
-export function deployedServices(deployed: DeployedLandscape | undefined): ServiceView[] {
-  if (!deployed) return [];
-  return Object.entries(deployed.normal.services).map(([name, service]) => {
-    const desired = 'replicas' in service ? service.replicas : 0;
-    if (service.type === 'forward') return { name, type: service.type, status: 'running', detail: 'no pods, the router forwards', replicas: { ready: 0, desired: 0 } };
-    const status = deployed.tornDown ? 'stopped' : 'pending';
-    return { name, type: service.type, status, replicas: { ready: 0, desired } };
-  });
-}

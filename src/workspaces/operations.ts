@@ -11,9 +11,15 @@ import { deleteWorkspaceRow, findWorkspace, type WorkspaceRow } from '../store/w
 import { publishEvent } from '../events/publish.ts';
 import { statusTexts, type FailureStage } from './lifecycle.ts';
 import { transitionWorkspace, type WorkspaceDeps } from './service.ts';
+import type { ServiceRunner } from './service-runner.ts';
+import type { StageRunner } from './stages.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
   driver: RuntimeDriver;
+  /** Runs the deployed landscape's replicas; started again whenever the editor pod starts. */
+  services: Pick<ServiceRunner, 'apply'>;
+  /** Aborts stage runs when the workspace stops. */
+  stages: Pick<StageRunner, 'abortAll'>;
   /** Where archives are kept: `<data dir>/archives`. */
   archiveDir: string;
 }
@@ -22,6 +28,12 @@ export const SOFT_DELETE_MS = 7 * DAY;
 
 export function workspaceRef(row: WorkspaceRow): WorkspaceRef {
   return { id: row.id, uid: row.uid, storageGib: row.storage_gib };
+}
+
+/** Ends every process of the workspace (stage runs aborted first, then the editor pod and every replica). */
+export async function stopWorkspaceProcesses(deps: Pick<WorkspaceOperationDeps, 'driver' | 'stages'>, row: WorkspaceRow, reason = 'The workspace went to sleep'): Promise<void> {
+  await deps.stages.abortAll(row, reason);
+  await deps.driver.stopWorkspace(workspaceRef(row));
 }
 
 export function archiveFile(deps: WorkspaceOperationDeps, id: number): string {
@@ -52,6 +64,7 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
   const progress = (text: string) => void reportProgress(deps, job, row.id, text);
   const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress));
   await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port });
+  await deps.services.apply(row.id); // the deployed landscape's services come back with the workspace
 }
 
 async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id: number, text: string): Promise<void> {
@@ -67,7 +80,7 @@ const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asyn
   let row = await workspaceOf(deps, job);
   const ref = workspaceRef(row);
   const progress = (text: string) => reportProgress(deps, job, row.id, text);
-  if (job.resumed) await deps.driver.stopWorkspace(ref);
+  if (job.resumed) await stopWorkspaceProcesses(deps, row);
   if (job.resumed) await deps.driver.deleteVolume(ref); // start over from an empty volume
   await progress(statusTexts.configuringStorage);
   await withRuntime(deps, row.id, () => deps.driver.createVolume(ref));
@@ -92,7 +105,7 @@ const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async 
 const softDeleteWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
   const row = await workspaceOf(deps, job);
   if (row.deleted_at) return { detail: 'Deleted; restorable for 7 days' };
-  await deps.driver.stopWorkspace(workspaceRef(row));
+  await stopWorkspaceProcesses(deps, row, 'The workspace was deleted');
   const now = deps.clock.nowMs();
   await transitionWorkspace(deps, row.id, { type: 'delete' }, { deleted_at: new Date(now), purge_after: new Date(now + SOFT_DELETE_MS), editor_host: null, editor_port: null }, 'workspace.deleted');
   return { detail: 'Deleted; restorable for 7 days' };
@@ -115,7 +128,7 @@ const restoreWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asy
 const purgeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
   const row = await findWorkspace(deps.pool, Number(job.operation.input.workspace_id));
   if (!row) return { detail: 'Purged' };
-  await deps.driver.stopWorkspace(workspaceRef(row));
+  await stopWorkspaceProcesses(deps, row, 'The workspace was purged');
   await deps.driver.deleteVolume(workspaceRef(row));
   await rm(archiveFile(deps, row.id), { force: true });
   await withTransaction(deps.pool, async (db) => {
@@ -128,7 +141,7 @@ const purgeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async
 const archiveWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
   let row = await workspaceOf(deps, job);
   if (row.state !== 'sleeping' && row.state !== 'stopped') {
-    await deps.driver.stopWorkspace(workspaceRef(row));
+    await stopWorkspaceProcesses(deps, row);
     row = await transitionWorkspace(deps, row.id, { type: 'sleep', reason: 'by-hand' }, { editor_host: null, editor_port: null });
   }
   await job.progress('Packing the volume');

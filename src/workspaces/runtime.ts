@@ -19,7 +19,9 @@ import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import { purgeExpiredWorkspaces, sleepIdleWorkspaces } from './housekeeping.ts';
-import { workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { stopWorkspaceProcesses, workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { ServiceRunner } from './service-runner.ts';
+import { StageRunner } from './stages.ts';
 import { transitionWorkspace } from './service.ts';
 import { workspaceUrlsFromBase } from './view.ts';
 
@@ -28,6 +30,8 @@ export interface WorkspaceRuntime {
   files: WorkspaceFiles;
   worker: OperationWorker;
   deps: WorkspaceOperationDeps;
+  services: ServiceRunner;
+  stages: StageRunner;
   close(): Promise<void>;
 }
 
@@ -57,7 +61,7 @@ async function reconcileWorkspaces(deps: WorkspaceOperationDeps, log: (m: string
     if (busy || !row) continue;
     const observed = await deps.driver.editorState(workspaceRef(row));
     if (observed.state === 'ready') continue;
-    await deps.driver.stopWorkspace(workspaceRef(row));
+    await stopWorkspaceProcesses(deps, row);
     await transitionWorkspace(deps, id, { type: 'sleep', reason: 'node-drained' }, { editor_host: null, editor_port: null });
     log(`workspace ${id} had no pod after the start; it sleeps until opened`);
   }
@@ -76,18 +80,22 @@ export async function startWorkspaceRuntime(options: {
   const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock });
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
+  const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
+  const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
+  const stages = new StageRunner({ pool, driver, files, services, clock, log });
   const deps: WorkspaceOperationDeps = {
     pool,
     clock,
     driver,
+    services,
+    stages,
     archiveDir,
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
-  const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
-  const syncDeps = { pool, files, secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { pool, files, services, secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,
@@ -96,8 +104,10 @@ export async function startWorkspaceRuntime(options: {
     handlers: { ...workspaceOperationHandlers(deps), ...landscapeOperationHandlers(syncDeps) },
     log,
   });
+  await stages.recover();
   await reconcileWorkspaces(deps, log);
   worker.start();
+  services.startWatching();
   const chores = async () => {
     await sleepIdleWorkspaces(deps);
     await purgeExpiredWorkspaces(deps);
@@ -109,8 +119,12 @@ export async function startWorkspaceRuntime(options: {
     files,
     worker,
     deps,
+    services,
+    stages,
     async close() {
       clearInterval(timer);
+      services.close();
+      await stages.close();
       await worker.close();
       await driver.close();
     },

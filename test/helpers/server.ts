@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock.ts';
 import { loadServerConfig } from '../../src/core/config.ts';
+import type { RuntimeDriver } from '../../src/runtime/driver.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { createTestDatabase } from './database.ts';
 import { ApiClient } from './client.ts';
@@ -20,7 +21,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(options: { rateLimit?: number; env?: Record<string, string> } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  rateLimit?: number;
+  env?: Record<string, string>;
+  /** Makes the runtime driver (e.g. the local one with short timings); the local driver on the data dir when absent. */
+  driver?: (context: { dataDir: string; clock: ManualClock }) => RuntimeDriver;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
   const clock = new ManualClock(new Date());
@@ -30,7 +38,9 @@ export async function startTestServer(options: { rateLimit?: number; env?: Recor
   );
   // SVC_TEST_LOG=debug shows the server's log while a test runs.
   const logLevel = process.env.SVC_TEST_LOG;
-  const server = await startServer({ ...config, logLevel: logLevel ?? 'silent' }, { clock, logger: logLevel ? {} : false });
+  const driver = options.driver?.({ dataDir, clock });
+  const server = await startServer({ ...config, logLevel: logLevel ?? 'silent' }, { clock, logger: logLevel ? {} : false, driver });
+  await server.database.pool.query(`ALTER TABLE workspaces ALTER COLUMN id RESTART WITH ${database.firstWorkspaceId}`);
   const anonymous = new ApiClient(server.url);
   const token = new URL(server.firstSignInLink!).hash.replace('#token=', '');
   const adminSession = await anonymous.signInWithLink(token);

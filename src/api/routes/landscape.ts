@@ -8,10 +8,11 @@ import { withTransaction } from '../../store/database.ts';
 import { findDeployedLandscape } from '../../store/landscapes.ts';
 import { activeOperationOn } from '../../store/operations.ts';
 import { checkProfile, currentVariablesHash, deployedOf, planFor, readCurrentLandscape } from '../../workspaces/landscape-service.ts';
-import { deployedServices, landscapeBanner } from '../../workspaces/landscape-state.ts';
+import { landscapeBanner } from '../../workspaces/landscape-state.ts';
 import type { ApiDeps } from '../context.ts';
 import { DateTime, Id } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
+import { ServiceViewSchema } from './services.ts';
 import { acceptOperation, workspaceAccess } from './workspaces.ts';
 
 const params = Type.Object({ ws: Id });
@@ -24,15 +25,7 @@ const LandscapeSchema = Type.Object({
   banner: Type.Object({ state: Type.String(), detail: Type.Optional(Type.String()), errors: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))) }),
   synced_at: Type.Optional(DateTime),
   synced_by: Type.Optional(Id),
-  services: Type.Array(
-    Type.Object({
-      name: Type.String(),
-      type: Type.String(),
-      status: Type.String(),
-      detail: Type.Optional(Type.String()),
-      replicas: Type.Object({ ready: Type.Integer(), desired: Type.Integer() }),
-    }),
-  ),
+  services: Type.Array(ServiceViewSchema),
 });
 
 const PlanSchema = Type.Object({
@@ -69,7 +62,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
       banner: landscapeBanner({ applying, deployed, selectedProfile: profile, current, variablesHash: hash }),
       synced_at: deployedRow?.synced_at.toISOString(),
       synced_by: deployedRow?.synced_by ?? undefined,
-      services: deployedServices(deployed),
+      services: await deps.services.views(row, deployedRow),
     };
   });
 

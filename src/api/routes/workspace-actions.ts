@@ -9,7 +9,7 @@ import { withTransaction } from '../../store/database.ts';
 import { activeOperationOn } from '../../store/operations.ts';
 import { liveWorkspaceNamed, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
 import type { WorkspaceEvent } from '../../workspaces/lifecycle.ts';
-import { workspaceRef } from '../../workspaces/operations.ts';
+import { stopWorkspaceProcesses } from '../../workspaces/operations.ts';
 import { checkTransition, transitionWorkspace } from '../../workspaces/service.ts';
 import type { ApiDeps } from '../context.ts';
 import { requireIfMatch } from '../conventions/etag.ts';
@@ -66,7 +66,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
           const busy = await activeOperationOn(db, `/workspaces/${row.id}`);
           if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
         });
-        await deps.driver.stopWorkspace(workspaceRef(row));
+        await stopWorkspaceProcesses(deps, row);
         const saved = await transitionWorkspace(workspaceDeps(), row.id, event, { editor_host: null, editor_port: null });
         return viewFor(deps, saved, access);
       },

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parsePrivateRange, podNetworkOf } from './addresses.ts';
+import {
+  parsePrivateRange, podNetworkOf, rangesOverlap, REPLICA_SLOTS, replicaAddressOf, replicaNetnsOf, replicaSwitchLinkOf, serviceNetworkOf,
+} from './addresses.ts';
 
 test('a workspace gets a /30 of the pod range from its id: host end .1, pod end .2 of its block', () => {
   assert.deepEqual(podNetworkOf(42), {
@@ -48,4 +50,30 @@ test('the pod range must be a private IPv4 CIDR of /8 to /28', () => {
   for (const range of ['8.8.0.0/16', '172.32.0.0/16', '192.169.0.0/16', '11.0.0.0/8']) {
     assert.throws(() => parsePrivateRange(range), /not inside 10\/8/);
   }
+});
+
+test('a workspace\'s service network is a /26 of the service range: host .1, editor .2, replicas from .3', () => {
+  const network = serviceNetworkOf(42);
+  assert.deepEqual(network, {
+    netns: 'svc-ws42-net',
+    hostVeth: 'svn42',
+    subnet: '10.214.10.128/26',
+    hostAddress: '10.214.10.129',
+    editorAddress: '10.214.10.130',
+  });
+  assert.equal(replicaAddressOf(network, 0), '10.214.10.131');
+  assert.equal(replicaAddressOf(network, REPLICA_SLOTS - 1), '10.214.10.190');
+  assert.throws(() => replicaAddressOf(network, REPLICA_SLOTS), /no replica slot/);
+  assert.equal(serviceNetworkOf(42, undefined, 1).subnet, '10.214.10.192/26', 'the next attempt takes the next block');
+  assert.equal(serviceNetworkOf(1024 + 42).subnet, network.subnet, 'the blocks wrap around the range');
+  assert.throws(() => serviceNetworkOf(1, '10.214.0.0/27'), /smaller than a \/26/);
+});
+
+test('replica names: a network namespace per replica, a link name of at most 15 characters in the switch', () => {
+  assert.equal(replicaNetnsOf(42, 'api', 1), 'svc-ws42-api-1');
+  const link = replicaSwitchLinkOf('a-very-long-service-name-of-32ch', 7);
+  assert.match(link, /^r[0-9a-f]{12}$/);
+  assert.notEqual(replicaSwitchLinkOf('api', 0), replicaSwitchLinkOf('api', 1));
+  assert.equal(rangesOverlap('10.213.0.0/16', '10.214.0.0/16'), false);
+  assert.equal(rangesOverlap('10.0.0.0/8', '10.214.0.0/16'), true);
 });

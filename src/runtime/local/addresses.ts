@@ -1,7 +1,11 @@
 // Names and addresses of a pod's network, derived from the workspace id alone, so a restarted server (or a fresh
-// driver) finds them again without a lookup. Each pod gets a /30: the host end of its veth pair and the pod end.
+// driver) finds them again without a lookup. Each editor pod gets a /30: the host end of its veth pair and the pod end;
+// each workspace gets a service network shared by its pods (see serviceNetworkOf).
+import { createHash } from 'node:crypto';
 
 export const DEFAULT_POD_ADDRESS_RANGE = '10.213.0.0/16';
+/** Workspaces' service networks (replicas, the editor's second link) come from a range of their own. */
+export const DEFAULT_SERVICE_ADDRESS_RANGE = '10.214.0.0/16';
 
 export interface PodNetwork {
   /** Network namespace, as `ip netns` names it. */
@@ -67,4 +71,72 @@ function isPrivate(base: number, prefix: number): boolean {
 
 function formatAddress(value: number): string {
   return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join('.');
+}
+
+/** A workspace's service network: a /26 of the service range, .1 the host, .2 the editor pod, .3 to .62 replicas. */
+export const SERVICE_SUBNET_PREFIX = 26;
+const FIRST_REPLICA_HOST = 3;
+/** How many replicas of one workspace can run at once (as root). */
+export const REPLICA_SLOTS = 2 ** (32 - SERVICE_SUBNET_PREFIX) - 2 - FIRST_REPLICA_HOST + 1;
+
+/**
+ * The segment every pod of a workspace shares (server as root): a bridge in a network namespace of its own (the
+ * switch), with a link to the host. Pods of one workspace reach each other on it; pods of other workspaces are on
+ * other segments and nothing routes between them.
+ */
+export interface ServiceNetwork {
+  /** The switch's network namespace: `svc-ws<id>-net`. */
+  netns: string;
+  /** The host's end of its link to the switch. */
+  hostVeth: string;
+  /** E.g. 10.214.3.64/26. */
+  subnet: string;
+  hostAddress: string;
+  editorAddress: string;
+}
+
+/**
+ * The service network of workspace `id`: block `(id + attempt) mod blocks` of `range`. The driver moves on to the
+ * next attempt while a block is taken on this host, and records the one it used.
+ */
+export function serviceNetworkOf(id: number, range: string = DEFAULT_SERVICE_ADDRESS_RANGE, attempt = 0): ServiceNetwork {
+  if (!Number.isSafeInteger(id) || id < 1) throw new Error(`a workspace id is a positive integer, not ${id}`);
+  const { base, prefix } = parsePrivateRange(range);
+  if (prefix > SERVICE_SUBNET_PREFIX) throw new Error(`the service address range "${range}" is smaller than a /${SERVICE_SUBNET_PREFIX}`);
+  const size = 2 ** (32 - SERVICE_SUBNET_PREFIX);
+  const blocks = 2 ** (32 - prefix) / size;
+  const block = base + ((id + attempt) % blocks) * size;
+  return {
+    netns: `svc-ws${id}-net`,
+    hostVeth: interfaceName('svn', 'vn', id),
+    subnet: `${formatAddress(block)}/${SERVICE_SUBNET_PREFIX}`,
+    hostAddress: formatAddress(block + 1),
+    editorAddress: formatAddress(block + 2),
+  };
+}
+
+/** The address of replica slot `slot` (0 to REPLICA_SLOTS - 1) on the workspace's service network. */
+export function replicaAddressOf(network: ServiceNetwork, slot: number): string {
+  if (!Number.isSafeInteger(slot) || slot < 0 || slot >= REPLICA_SLOTS) throw new Error(`no replica slot ${slot}`);
+  const [address] = network.subnet.split('/');
+  const base = address.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
+  return formatAddress(base + FIRST_REPLICA_HOST + slot);
+}
+
+/** The network namespace of a replica's pod. */
+export function replicaNetnsOf(id: number, service: string, index: number): string {
+  return `svc-ws${id}-${service}-${index}`;
+}
+
+/** The replica's link in its workspace's switch (names there are the switch's own, so they only need to differ there). */
+export function replicaSwitchLinkOf(service: string, index: number): string {
+  return `r${createHash('sha256').update(`${service}/${index}`).digest('hex').slice(0, 12)}`;
+}
+
+/** Whether two ranges share any address. */
+export function rangesOverlap(a: string, b: string): boolean {
+  const first = parsePrivateRange(a);
+  const second = parsePrivateRange(b);
+  const end = (r: { base: number; prefix: number }) => r.base + 2 ** (32 - r.prefix);
+  return first.base < end(second) && second.base < end(first);
 }

@@ -1,9 +1,19 @@
 // The driver's side of the agent protocol: ask an agent for its status over HTTP, and check that an editor answers.
 import http from 'node:http';
 import { AGENT_STATUS_PATH, parseAgentStatus, type AgentStatus } from '../../agent/protocol.ts';
+import { parseReplicaStatus, type ReplicaAgentStatus } from '../../agent/replica-protocol.ts';
 
 /** The agent's status, or undefined when it does not answer (yet) or answers something else. */
 export function fetchAgentStatus(host: string, port: number, timeoutMs = 1500): Promise<AgentStatus | undefined> {
+  return fetchStatus(host, port, timeoutMs, parseAgentStatus);
+}
+
+/** A replica agent's status, or undefined when it does not answer (yet) or answers something else. */
+export function fetchReplicaStatus(host: string, port: number, timeoutMs = 1000): Promise<ReplicaAgentStatus | undefined> {
+  return fetchStatus(host, port, timeoutMs, parseReplicaStatus);
+}
+
+function fetchStatus<T>(host: string, port: number, timeoutMs: number, parse: (body: unknown) => T | undefined): Promise<T | undefined> {
   return new Promise((resolve) => {
     const request = http.get({ host, port, path: AGENT_STATUS_PATH, agent: false, timeout: timeoutMs }, (response) => {
       let body = '';
@@ -11,7 +21,7 @@ export function fetchAgentStatus(host: string, port: number, timeoutMs = 1500): 
       response.on('data', (chunk: string) => (body += chunk));
       response.on('end', () => {
         try {
-          resolve(response.statusCode === 200 ? parseAgentStatus(JSON.parse(body)) : undefined);
+          resolve(response.statusCode === 200 ? parse(JSON.parse(body)) : undefined);
         } catch {
           resolve(undefined);
         }

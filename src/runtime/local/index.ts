@@ -1,17 +1,21 @@
 // The `local` runtime driver: volumes are directories under the data directory, pods are bubblewrap sandboxes on
-// this machine (see docs/runtime.md). The server only talks to it through the RuntimeDriver interface.
+// this machine (see docs/runtime.md): an editor pod per workspace, a pod per service replica (replica-driver.ts),
+// and short-lived sandboxes for stage steps (stage-steps.ts). The server only talks to it through RuntimeDriver.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from '../../core/clock.ts';
 import { RuntimeFailure, type EditorAddress, type EditorState, type RuntimeDriver, type WorkspaceRef } from '../driver.ts';
-import { DEFAULT_POD_ADDRESS_RANGE } from './addresses.ts';
+import { defaultReplicaTimings, type ReplicaTimings } from '../../agent/replica-protocol.ts';
+import { DEFAULT_POD_ADDRESS_RANGE, DEFAULT_SERVICE_ADDRESS_RANGE, rangesOverlap } from './addresses.ts';
 import { answersHttp, fetchAgentStatus } from './agent-client.ts';
 import { editorStateOf, progressTexts } from './editor-status.ts';
 import { isPodRunning, launchPod, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
+import { createLocalReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
+import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
 import { createVolumeDir, deleteVolumeDir, exists, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
 
-export { podNetworkOf, type PodNetwork } from './addresses.ts';
+export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
 
 export interface LocalDriverOptions {
   dataDir: string;
@@ -21,6 +25,10 @@ export interface LocalDriverOptions {
   editorCommand?: string;
   /** Private IPv4 range pods get their /30 from (server as root). Default 10.213.0.0/16. */
   podAddressRange?: string;
+  /** Private IPv4 range workspaces' service networks get their /26 from (server as root). Default 10.214.0.0/16. */
+  serviceAddressRange?: string;
+  /** Timings of service replicas (restart backoff, give-up rule, needs wait, probes); default: spec 3.2's. */
+  replicaTimings?: Partial<ReplicaTimings>;
   /** Where the agent's sources are (bundled into the data directory, bound read-only at /opt/svc). Default: this project. */
   projectDir?: string;
   /** How long the agent may take to answer, and then the editor. */
@@ -36,24 +44,36 @@ const defaultProjectDir = path.resolve(path.dirname(fileURLToPath(import.meta.ur
 export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   const dataDir = path.resolve(options.dataDir);
   const clock = options.clock ?? systemClock;
-  const host: PodHost & SetupOptions = {
+  const host: PodHost & SetupOptions & ReplicaDriverHost = {
     dataDir,
     asRoot: options.asRoot ?? process.getuid?.() === 0,
     projectDir: options.projectDir ?? defaultProjectDir,
     nodePath: process.execPath,
     addressRange: options.podAddressRange ?? DEFAULT_POD_ADDRESS_RANGE,
+    serviceAddressRange: options.serviceAddressRange ?? DEFAULT_SERVICE_ADDRESS_RANGE,
+    replicaTimings: { ...defaultReplicaTimings, ...options.replicaTimings },
+    agentTimeoutMs: options.agentTimeoutMs ?? 30_000,
     editorCommand: options.editorCommand,
     now: () => clock.now(),
     log: options.log ?? (() => undefined),
     cloneTimeoutMs: options.cloneTimeoutMs ?? 10 * 60_000,
   };
-  const timeouts = { agentMs: options.agentTimeoutMs ?? 30_000, editorMs: options.editorTimeoutMs ?? 120_000 };
+  if (rangesOverlap(host.addressRange, host.serviceAddressRange)) {
+    throw new Error(`the pod address range ${host.addressRange} and the service address range ${host.serviceAddressRange} overlap`);
+  }
+  const timeouts = { agentMs: host.agentTimeoutMs, editorMs: options.editorTimeoutMs ?? 120_000 };
   const serialized = workspaceQueue();
+  const replicas = createLocalReplicaDriver(host, workspaceQueue());
+  const stageSteps = createStageSteps(host);
 
   return {
     name: 'local',
     createVolume: async (workspace) => void (await createVolumeDir(host, workspace.id, workspace.uid)),
-    deleteVolume: (workspace) => serialized(workspace.id, () => deleteVolumeDir(host, workspace.id)),
+    deleteVolume: (workspace) =>
+      serialized(workspace.id, async () => {
+        await replicas.forgetAll(workspace);
+        await deleteVolumeDir(host, workspace.id);
+      }),
     volumeUsage: async (workspace) => ({ bytes: await volumeBytes(host, workspace.id) }),
     cloneRepository: async (workspace, source, progress) => {
       progress(progressTexts.cloning);
@@ -70,14 +90,25 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
         if (found) await stopPod(host, workspace); // it died: clean up what it left, then start afresh
         progress(progressTexts.starting);
         if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
-        const record = await launchPod(host, workspace);
+        const record = await launchPod(host, workspace, await replicas.wireEditor(workspace));
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting);
       }),
-    stopWorkspace: (workspace) => serialized(workspace.id, () => stopPod(host, workspace)),
+    stopWorkspace: async (workspace) => {
+      await stageSteps.abortAll(workspace);
+      await serialized(workspace.id, () => stopPod(host, workspace));
+      await replicas.stopAll(workspace);
+    },
     editorState: (workspace) => observeEditor(host, workspace),
     archiveVolume: (workspace, archiveFile) => serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile)),
     restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
-    close: async () => undefined, // pods keep running; nothing else is held
+    close: () => stageSteps.abortAll(), // pods keep running; stage steps belong to this server process
+    startReplica: replicas.startReplica,
+    stopReplica: replicas.stopReplica,
+    replicaStates: replicas.replicaStates,
+    replicaLogs: replicas.replicaLogs,
+    removeReplica: replicas.removeReplica,
+    runStageStep: stageSteps.run,
+    stageStepLogs: stageSteps.logs,
   };
 }
 

@@ -28,7 +28,7 @@ export async function createPodNetwork(network: PodNetwork, addressRange: string
 }
 
 /** Kills what still runs in the namespace, deletes it and the host end of the veth pair; idempotent. */
-export async function removePodNetwork(network: PodNetwork): Promise<void> {
+export async function removePodNetwork(network: Pick<PodNetwork, 'netns' | 'hostVeth'>): Promise<void> {
   const pids = await runCommand('ip', ['netns', 'pids', network.netns]);
   if (pids.code === 0) for (const pid of pids.stdout.split(/\s+/).filter(Boolean)) killProcess(Number(pid));
   const deleted = await runCommand('ip', ['netns', 'del', network.netns]);

@@ -1,8 +1,9 @@
 // Editor pods of the local driver: a bubblewrap sandbox started detached (its own session), whose main process is
 // the agent. A record under <data dir>/pods/<id>.json (pid, start time, address, ports) lets a restarted server
-// find the pod again and stop it completely.
-import { spawn } from 'node:child_process';
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+// find the pod again and stop it completely. Every pod of a workspace binds its hosts file as /etc/hosts; as root the
+// editor pod also joins the workspace's service network (replica-driver.ts, service-network.ts).
+import { spawn, type StdioOptions } from 'node:child_process';
+import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from '../../agent/protocol.ts';
@@ -65,17 +66,27 @@ export function isPodRunning(record: PodRecord): Promise<boolean> {
   return isSameProcess(record.pid, record.startTime);
 }
 
-export async function podLogTail(host: PodHost, id: number): Promise<string | undefined> {
-  const log = await readFile(podLogFile(host, id), 'utf8').catch(() => '');
+export function podLogTail(host: PodHost, id: number): Promise<string | undefined> {
+  return logFileTail(podLogFile(host, id));
+}
+
+/** Why a pod ended, from the tail of its log file. */
+export async function logFileTail(file: string): Promise<string | undefined> {
+  const log = await readFile(file, 'utf8').catch(() => '');
   return podFailureReason(log.slice(-8192));
 }
 
+/** What an editor pod shares with the other pods of its workspace (replica-driver.ts). */
+export interface WorkspaceWiring {
+  /** The workspace's /etc/hosts, bound read-only (it exists before the pod starts). */
+  hostsFile: string;
+  /** Links the pod's network namespace to the workspace's service network (as root). */
+  attach?: (netns: string) => Promise<void>;
+}
+
 /** Starts the pod: network (as root), then the sandbox with the agent as its main process; records it. */
-export async function launchPod(host: PodHost, workspace: WorkspaceRef): Promise<PodRecord> {
-  await mkdir(podsDir(host), { recursive: true, mode: 0o700 });
-  const bundleDir = await stageAgentBundle(host.projectDir, host.dataDir).catch((error: Error) => {
-    throw new RuntimeFailure('agent', `the agent could not be built: ${error.message}`);
-  });
+export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: WorkspaceWiring): Promise<PodRecord> {
+  const bundleDir = await bundleFor(host);
   const binds = agentBinds(bundleDir, host.nodePath);
   const script = agentScript(host, binds);
   const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
@@ -89,14 +100,21 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef): Promise
     isolateNetwork: false,
     hostname: `ws-${workspace.id}`,
     volumeDir: volumeDir(host, workspace.id),
-    readOnlyBinds: binds,
+    readOnlyBinds: [...binds, { source: wiring.hostsFile, target: '/etc/hosts' }],
     env: agentEnvironment(host, endpoint),
     infoFd: 3,
     dieWithParent: false,
     script,
   });
-  if (network) await createPodNetwork(network, host.addressRange).catch((error: Error) => { throw new RuntimeFailure('agent', error.message); });
-  const started = await spawnDetached(host, workspace.id, command).catch(async (error: unknown) => {
+  if (network) {
+    await createPodNetwork(network, host.addressRange)
+      .then(() => wiring.attach?.(network.netns))
+      .catch(async (error: Error) => {
+        await removePodNetwork(network);
+        throw new RuntimeFailure('agent', error.message);
+      });
+  }
+  const started = await spawnDetached(podLogFile(host, workspace.id), command).catch(async (error: unknown) => {
     if (network) await removePodNetwork(network);
     throw error;
   });
@@ -127,23 +145,32 @@ function agentEnvironment(host: PodHost, endpoint: { bindHost: string; agentPort
   };
 }
 
+/** The agent bundle in the data directory, built when this process first needs it. */
+export function bundleFor(host: PodHost): Promise<string> {
+  return stageAgentBundle(host.projectDir, host.dataDir).catch((error: Error) => {
+    throw new RuntimeFailure('agent', `the agent could not be built: ${error.message}`);
+  });
+}
+
 /** `exec node /opt/svc/main.mjs`, with the node binary as the pod sees it. */
-function agentScript(host: PodHost, binds: Bind[]): string {
+export function agentScript(host: PodHost, binds: Bind[]): string {
   const node = podPathOf(host.nodePath, binds);
   if (!node) throw new RuntimeFailure('agent', `the node binary ${host.nodePath} is not visible in the pod`);
   return `exec ${[node, path.posix.join(POD_PROJECT_DIR, AGENT_MAIN)].map(shellQuote).join(' ')}`;
 }
 
-type Started = Pick<PodRecord, 'pid' | 'startTime' | 'initPid' | 'initStartTime' | 'pidNamespace'>;
+export type Started = Pick<PodRecord, 'pid' | 'startTime' | 'initPid' | 'initStartTime' | 'pidNamespace'>;
 
 /**
  * Spawns the sandbox in a session of its own, its output going to a fresh pod log, and waits for bubblewrap's
- * info (the pid of the pod's PID 1). Without it the sandbox failed to start: the log says why.
+ * info (the pid of the pod's PID 1). Without it the sandbox failed to start: the log says why. `passFds` are
+ * handed to the sandbox as descriptors 4, 5, ... (bubblewrap's info comes on 3).
  */
-async function spawnDetached(host: PodHost, id: number, command: { file: string; args: string[] }): Promise<Started> {
-  const log = await open(podLogFile(host, id), 'w', 0o600);
+export async function spawnDetached(logFile: string, command: { file: string; args: string[] }, passFds: number[] = []): Promise<Started> {
+  const log = await open(logFile, 'w', 0o600);
   try {
-    const child = spawn(command.file, command.args, { detached: true, env: minimalEnv(), stdio: ['ignore', log.fd, log.fd, 'pipe'] });
+    const stdio: StdioOptions = ['ignore', log.fd, log.fd, 'pipe', ...passFds];
+    const child = spawn(command.file, command.args, { detached: true, env: minimalEnv(), stdio });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     let spawnError: string | undefined;
     child.once('error', (error) => (spawnError = `${command.file}: ${error.message}`));
@@ -155,7 +182,7 @@ async function spawnDetached(host: PodHost, id: number, command: { file: string;
     const initPid = info?.['child-pid'];
     if (pid === undefined || startTime === undefined || initPid === undefined) {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 2000))]);
-      throw new RuntimeFailure('agent', spawnError ?? (await podLogTail(host, id)) ?? 'the pod exited at once');
+      throw new RuntimeFailure('agent', spawnError ?? (await logFileTail(logFile)) ?? 'the pod exited at once');
     }
     return { pid, startTime, initPid, initStartTime: await processStartTime(initPid), pidNamespace: await pidNamespaceOf(initPid) };
   } finally {
@@ -200,12 +227,12 @@ export async function stopPod(host: PodHost, workspace: WorkspaceRef): Promise<v
  * Kills the pod's PID 1 first (the kernel then ends its whole PID namespace and bubblewrap's outer process exits,
  * reaping it), then whatever is left: the process group, stragglers in the namespace.
  */
-async function killPod(record: PodRecord): Promise<void> {
+export async function killPod(record: Started & { workspaceId: number }): Promise<void> {
   const initAlive = record.initPid !== undefined && record.initStartTime !== undefined && (await isSameProcess(record.initPid, record.initStartTime));
   if (initAlive) killProcess(record.initPid!);
-  if (initAlive && (await pollUntil(async () => !(await isPodRunning(record)), 2000))) return waitForNamespace(record.pidNamespace);
-  if (await isPodRunning(record)) killProcess(-record.pid);
-  const gone = await pollUntil(async () => !(await isPodRunning(record)), 10_000);
+  if (initAlive && (await pollUntil(async () => !(await isSameProcess(record.pid, record.startTime)), 2000))) return waitForNamespace(record.pidNamespace);
+  if (await isSameProcess(record.pid, record.startTime)) killProcess(-record.pid);
+  const gone = await pollUntil(async () => !(await isSameProcess(record.pid, record.startTime)), 10_000);
   if (!gone) throw new Error(`the pod of workspace ${record.workspaceId} (pid ${record.pid}) did not end`);
   if (initAlive) await waitForNamespace(record.pidNamespace);
 }

@@ -48,6 +48,17 @@ test('the root is minimal: /usr and /etc read-only, the volume at /data/app, not
   assert.ok(args.indexOf('--remount-ro') > args.lastIndexOf('--ro-bind'), 'the root is made read-only after every mount');
 });
 
+test('a replica\'s own directory and its mounts are bound read-write after everything else, before the root turns read-only', () => {
+  const { args } = sandboxCommand({
+    ...spec,
+    writableBinds: [{ source: '/srv/svc/pods/42/replicas/web-0', target: '/run/svc' }],
+    descriptorBinds: [{ fd: 4, target: '/srv/cache' }],
+  });
+  assert.deepEqual(after(args, '--bind', 2), [['/srv/svc/volumes/42', '/data/app'], ['/srv/svc/pods/42/replicas/web-0', '/run/svc']]);
+  assert.deepEqual(after(args, '--bind-fd', 2), [['4', '/srv/cache']]);
+  assert.ok(args.indexOf('--bind-fd') > args.lastIndexOf('--ro-bind') && args.indexOf('--bind-fd') < args.indexOf('--remount-ro'));
+});
+
 test('the pod has its own PID, user, IPC and UTS namespaces and no die-with-parent: it outlives the server', () => {
   const { args } = sandboxCommand(spec);
   for (const flag of ['--unshare-pid', '--unshare-user', '--unshare-ipc', '--unshare-uts']) assert.ok(args.includes(flag), flag);

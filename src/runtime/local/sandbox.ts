@@ -24,6 +24,10 @@ export interface SandboxSpec {
   hostname: string;
   volumeDir: string;
   readOnlyBinds: Bind[];
+  /** Read-write, after the read-only ones: a replica's own directory. */
+  writableBinds?: Bind[];
+  /** Open descriptors the sandbox inherits at these numbers, bound read-write last: a replica's `mounts`. */
+  descriptorBinds?: Array<{ fd: number; target: string }>;
   env: Record<string, string>;
   /** bubblewrap writes `{"child-pid": ...}` here once the sandbox runs. */
   infoFd?: number;
@@ -70,6 +74,8 @@ function rootFilesystemArgs(spec: SandboxSpec): string[] {
     '--dir', '/data',
     '--bind', spec.volumeDir, POD_APP_DIR,
     ...spec.readOnlyBinds.flatMap((bind) => ['--ro-bind', bind.source, bind.target]),
+    ...(spec.writableBinds ?? []).flatMap((bind) => ['--bind', bind.source, bind.target]),
+    ...(spec.descriptorBinds ?? []).flatMap((bind) => ['--bind-fd', String(bind.fd), bind.target]),
     '--remount-ro', '/',
   ];
 }

@@ -1,0 +1,285 @@
+// The agent in replica mode: the main process of a `steps` service replica's pod. It waits for the needed services,
+// runs the steps before the last once, supervises the last (the server) as service-run.ts decides, probes the
+// health check, writes the replica's log (log-file.ts, through `log`) and answers `GET /status`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { constants } from 'node:os';
+import { lineSplitter, type LogStream } from './log-file.ts';
+import { waitForNeeds } from './needs.ts';
+import { httpHealthy, portAnswers } from './probes.ts';
+import { AGENT_STATUS_PATH, AGENT_VERSION } from './protocol.ts';
+import { parseReplicaStatus, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
+import { serviceLogTexts } from './service-log-texts.ts';
+import {
+  exitCodeOf, initialRun, nothingToRun, replicaStatusOf, serverExited, serverStarted, stepExited, stepsStarted, type ServerPolicy, type ServiceRun,
+} from './service-run.ts';
+
+export interface ReplicaAgentOptions {
+  host: string;
+  port: number;
+  workspaceDir: string;
+  config: ReplicaConfig;
+  nowMs?: () => number;
+  /** Where the replica's log lines go (the log file in a pod). */
+  log: (stream: LogStream, text: string) => void;
+}
+
+export interface RunningReplicaAgent {
+  port: number;
+  status(): ReplicaAgentStatus;
+  close(): Promise<void>;
+}
+
+export async function startReplicaAgent(options: ReplicaAgentOptions): Promise<RunningReplicaAgent> {
+  const replica = new ReplicaRunner(options);
+  const server = http.createServer((request, response) => {
+    if (request.method === 'GET' && request.url === AGENT_STATUS_PATH) {
+      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      response.end(JSON.stringify(replica.status()));
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'text/plain' });
+    response.end('Not found.');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  void replica.run().catch((error: Error) => replica.crashed(error));
+  return {
+    port: (server.address() as AddressInfo).port,
+    status: () => replica.status(),
+    close: async () => {
+      await replica.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+class ReplicaRunner {
+  private run_: ServiceRun = initialRun;
+  private ready = false;
+  private server: ChildProcess | undefined;
+  /** The step before the last that runs now. */
+  private step: ChildProcess | undefined;
+  private stopping = false;
+  private timers = new Set<NodeJS.Timeout>();
+  private readonly config: ReplicaConfig;
+  private readonly nowMs: () => number;
+  private readonly policy: ServerPolicy;
+
+  constructor(private readonly options: ReplicaAgentOptions) {
+    this.config = options.config;
+    this.nowMs = options.nowMs ?? Date.now;
+    const t = this.config.timings;
+    this.policy = { baseMs: t.backoffBaseMs, maxMs: t.backoffMaxMs, giveUpFailures: t.giveUpFailures, giveUpWindowMs: t.giveUpWindowMs };
+  }
+
+  status(): ReplicaAgentStatus {
+    const report = {
+      status: replicaStatusOf(this.run_, this.ready),
+      detail: this.run_.detail,
+      ready: this.ready,
+      restarts: this.run_.restarts,
+      serverPid: this.server?.pid,
+    };
+    return { agentVersion: AGENT_VERSION, pid: process.pid, replica: report };
+  }
+
+  log(stream: LogStream, text: string): void {
+    this.options.log(stream, text);
+  }
+
+  /** The agent itself failed while running the replica (it cannot write its log, say): the replica is failed. */
+  crashed(error: Error): void {
+    const detail = `The agent failed: ${error.message}`;
+    this.run_ = { ...this.run_, phase: 'failure', detail };
+    try {
+      this.log('system', detail);
+    } catch {
+      process.stderr.write(`${detail}\n`); // the pod's own output, which the driver reads when the log fails
+    }
+  }
+
+  async run(): Promise<void> {
+    const { config } = this;
+    this.log('system', `Starting replica ${config.index} of ${config.service}`);
+    if (config.image) this.log('system', serviceLogTexts.imageNotUsed(config.image));
+    await waitForNeeds(config.needs, config.timings.needsTimeoutMs, config.timings.probeIntervalMs, {
+      nowMs: this.nowMs,
+      sleep: (ms) => this.sleep(ms),
+      answers: needAnswers,
+      isFailing: needIsFailing,
+      log: (text) => this.log('system', text),
+      cancelled: () => this.stopping,
+    });
+    this.run_ = stepsStarted(this.run_);
+    const steps = config.steps;
+    if (steps.length === 0) {
+      this.apply(nothingToRun(this.run_));
+      return;
+    }
+    for (let i = 0; i < steps.length - 1 && !this.stopping; i++) {
+      this.log('system', serviceLogTexts.stepStarting(i + 1, steps.length, steps[i].name));
+      const started = this.spawnLogged(steps[i].run);
+      this.step = started.child;
+      const { code } = await started.exited;
+      this.step = undefined;
+      if (this.stopping) return;
+      this.apply(stepExited(this.run_, code));
+      if (this.run_.phase === 'failure') return;
+    }
+    this.startServer();
+    this.probeLoop();
+  }
+
+  private startServer(): void {
+    if (this.stopping) return;
+    const step = this.config.steps.at(-1)!;
+    if (this.run_.restarts === 0) this.log('system', serviceLogTexts.serverStarting(step.name));
+    const started = this.spawnLogged(step.run);
+    this.server = started.child;
+    this.run_ = serverStarted(this.run_, this.nowMs());
+    void started.exited.then(({ code }) => {
+      if (this.server !== started.child) return;
+      this.server = undefined;
+      this.ready = false;
+      if (this.stopping) return;
+      const decision = serverExited(this.run_, code, this.nowMs(), this.policy);
+      this.apply(decision);
+      if (decision.restartInMs !== undefined) this.later(decision.restartInMs, () => this.startServer());
+    });
+  }
+
+  private apply(decision: { next: ServiceRun; lines: string[] }): void {
+    this.run_ = decision.next;
+    for (const line of decision.lines) this.log('system', line);
+  }
+
+  /** Readiness, probed while the service runs: health check, else the first port, else the server being alive. */
+  private probeLoop(): void {
+    if (this.stopping || this.run_.phase === 'finished' || this.run_.phase === 'failure') return;
+    void this.probeOnce().then((ready) => {
+      if (!this.server) ready = false;
+      if (ready && !this.ready) this.log('system', `${this.config.service} is ready`);
+      this.ready = ready;
+      this.later(this.ready ? this.config.timings.probeIntervalMs * 4 : this.config.timings.probeIntervalMs, () => this.probeLoop());
+    });
+  }
+
+  private async probeOnce(): Promise<boolean> {
+    if (!this.server) return false;
+    const { health, ports } = this.config;
+    if (health) return httpHealthy('127.0.0.1', health.port, health.path ?? '/', health.mode ?? 'any-http');
+    if (ports.length > 0) return portAnswers('127.0.0.1', ports[0]);
+    return true;
+  }
+
+  private spawnLogged(command: string): { child: ChildProcess; exited: Promise<{ code: number }> } {
+    const child = spawn('bash', ['-lc', command], {
+      cwd: this.options.workspaceDir,
+      env: stepEnvironment(this.config, this.options.workspaceDir),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, so a stop reaches its children too
+    });
+    const flushers = (['stdout', 'stderr'] as const).map((stream) => this.pipeLines(child, stream));
+    const exited = new Promise<{ code: number }>((resolve) => {
+      child.once('error', (error) => {
+        this.log('system', `could not start: ${error.message}`);
+        resolve({ code: 127 });
+      });
+      child.once('exit', (code, signal) => {
+        let done = false;
+        const finish = () => {
+          if (done) return;
+          done = true;
+          flushers.forEach((flush) => flush());
+          resolve({ code: exitCodeOf(code, signal ? constants.signals[signal] : undefined) });
+        };
+        child.once('close', finish);
+        setTimeout(finish, 500).unref(); // a descendant holding the pipe must not stall the run
+      });
+    });
+    return { child, exited };
+  }
+
+  /** Hands the stream's lines to the log; answers a function that writes what is left without a newline. */
+  private pipeLines(child: ChildProcess, stream: 'stdout' | 'stderr'): () => void {
+    const lines = lineSplitter((line) => this.log(stream, line));
+    child[stream]!.setEncoding('utf8');
+    child[stream]!.on('data', (chunk: string) => lines.push(chunk));
+    return () => lines.flush();
+  }
+
+  private later(ms: number, work: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      work();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.later(ms, resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.timers.forEach((timer) => clearTimeout(timer));
+    await Promise.all([this.step, this.server].map((child) => (child ? endProcessGroup(child) : undefined)));
+  }
+}
+
+/** Steps see the service's env (and PORT, the first port, unless the env sets it), not the agent's settings. */
+export function stepEnvironment(config: ReplicaConfig, workspaceDir: string): NodeJS.ProcessEnv {
+  const base = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: workspaceDir, LANG: process.env.LANG ?? 'C.UTF-8' };
+  const port = config.ports.length > 0 ? { PORT: String(config.ports[0]) } : {};
+  return { ...base, ...port, ...config.env };
+}
+
+function needAnswers(need: NeedAddress): Promise<boolean> {
+  if (need.healthPath !== undefined) return httpHealthy(need.host, need.port, need.healthPath, need.healthMode ?? 'any-http');
+  return portAnswers(need.host, need.port);
+}
+
+function needIsFailing(need: NeedAddress): Promise<boolean> {
+  if (need.agentPort === undefined) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const request = http.get({ host: need.host, port: need.agentPort, path: AGENT_STATUS_PATH, agent: false, timeout: 1500 }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        try {
+          resolve(parseReplicaStatus(JSON.parse(body))?.replica.status === 'failure');
+        } catch {
+          resolve(false);
+        }
+      });
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}
+
+/** SIGTERM to the child's process group, SIGKILL after 3 s; resolves once the child exited. */
+async function endProcessGroup(child: ChildProcess): Promise<void> {
+  if (!child.pid || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  killGroup(child.pid, 'SIGTERM');
+  const forced = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), 3000);
+  await exited;
+  clearTimeout(forced);
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,97 @@
+// What the driver tells the agent of a `steps` service replica and what the agent answers on `GET /status` in replica
+// mode. The driver binds a directory of the replica's own at /run/svc (SVC_REPLICA_DIR): it holds the replica's
+// settings (config.json, written by the driver: the service's env may hold secrets, so never on a command line) and
+// the replica's log (log-file.ts), which the agent writes.
+
+export const replicaEnv = {
+  /** `replica` makes the agent run a service replica instead of the editor. */
+  mode: 'SVC_AGENT_MODE',
+  /** The replica's directory inside the pod. */
+  dir: 'SVC_REPLICA_DIR',
+} as const;
+
+export const REPLICA_POD_DIR = '/run/svc';
+export const REPLICA_CONFIG_FILE = 'config.json';
+
+export type HealthMode = 'any-http' | 'http-2xx';
+
+export interface ReplicaHealth {
+  port: number;
+  /** Default `/`. */
+  path?: string;
+  /** Default `any-http`. */
+  mode?: HealthMode;
+}
+
+/** A needed service as the agent reaches it. */
+export interface NeedAddress {
+  name: string;
+  /** The service's name: every pod of the workspace resolves it (its /etc/hosts) once a replica of it started. */
+  host: string;
+  port: number;
+  /** Checked over HTTP when set (the needed service's health check), else a TCP connect to `port`. */
+  healthPath?: string;
+  healthMode?: HealthMode;
+  /** The needed replica's agent control port: when set, a needed service that reports `failure` ends the wait. */
+  agentPort?: number;
+}
+
+export interface ReplicaTimings {
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  giveUpFailures: number;
+  giveUpWindowMs: number;
+  /** How long a replica waits for its needs before its first step (5 minutes). */
+  needsTimeoutMs: number;
+  probeIntervalMs: number;
+}
+
+export const defaultReplicaTimings: ReplicaTimings = {
+  backoffBaseMs: 1000,
+  backoffMaxMs: 60_000,
+  giveUpFailures: 5,
+  giveUpWindowMs: 120_000,
+  needsTimeoutMs: 300_000,
+  probeIntervalMs: 500,
+};
+
+export interface ReplicaConfig {
+  service: string;
+  index: number;
+  steps: Array<{ name?: string; run: string }>;
+  /** The service's env, templates already filled, every value a string. */
+  env: Record<string, string>;
+  ports: number[];
+  health?: ReplicaHealth;
+  needs: NeedAddress[];
+  image?: string;
+  timings: ReplicaTimings;
+}
+
+export type ReplicaStatusValue = 'starting' | 'running' | 'finished' | 'failure';
+
+export interface ReplicaReport {
+  status: ReplicaStatusValue;
+  /** E.g. `Step exited with code 3`, `Giving up: exited with 1; 5 failures in 2m0s`. */
+  detail?: string;
+  /** The health check passes (or, without one, the first port answers, or without ports the server runs). */
+  ready: boolean;
+  restarts: number;
+  serverPid?: number;
+}
+
+export interface ReplicaAgentStatus {
+  agentVersion: string;
+  pid: number;
+  replica: ReplicaReport;
+}
+
+export function parseReplicaStatus(body: unknown): ReplicaAgentStatus | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const status = body as Partial<ReplicaAgentStatus>;
+  const replica = status.replica as Partial<ReplicaReport> | undefined;
+  if (typeof status.agentVersion !== 'string' || typeof status.pid !== 'number' || !replica) return undefined;
+  if (!['starting', 'running', 'finished', 'failure'].includes(replica.status as string) || typeof replica.ready !== 'boolean') return undefined;
+  if (typeof replica.restarts !== 'number') return undefined;
+  return status as ReplicaAgentStatus;
+}

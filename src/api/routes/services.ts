@@ -1,0 +1,96 @@
+// The services of a running landscape: the run switch per service (start, stop) and each replica's log (3.2).
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { requirePermission } from '../../auth/access.ts';
+import { notFound, problem } from '../../core/problems.ts';
+import { publishEvent } from '../../events/publish.ts';
+import { withTransaction } from '../../store/database.ts';
+import { findDeployedLandscape, setRunSwitch } from '../../store/landscapes.ts';
+import type { WorkspaceRow } from '../../store/workspaces.ts';
+import { withNeeds } from '../../workspaces/deployment.ts';
+import { workspaceRef } from '../../workspaces/operations.ts';
+import type { ApiDeps } from '../context.ts';
+import { answerLogs, LogPageSchema, LogQuery } from '../log-stream.ts';
+import { Id } from '../schemas.ts';
+import { workspaceAccess } from './workspaces.ts';
+
+const ServiceName = Type.String({ pattern: '^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$' });
+const params = Type.Object({ ws: Id, service: ServiceName });
+const tags = ['landscape'];
+
+export const ServiceViewSchema = Type.Object({
+  name: Type.String(),
+  type: Type.String(),
+  status: Type.String({ description: 'pending, starting, running, internal, finished, failure, stopped, sleeping (3.2)' }),
+  detail: Type.Optional(Type.String()),
+  availability: Type.Optional(Type.String()),
+  running: Type.Boolean({ description: 'the run switch: false after Stop; a stopped service never starts on request' }),
+  replicas: Type.Object({ ready: Type.Integer(), desired: Type.Integer() }),
+});
+
+const LogsQuery = Type.Object({ ...LogQuery.properties, replica: Type.Optional(Type.Integer({ minimum: 0, maximum: 99, description: 'replica index; default 0' })) });
+
+async function deployedService(deps: ApiDeps, row: WorkspaceRow, service: string) {
+  const deployed = await findDeployedLandscape(deps.pool, row.id);
+  if (!deployed || !(service in deployed.normal.services)) throw notFound('service');
+  return deployed;
+}
+
+export function registerServiceRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const switchRoute = (action: 'start' | 'stop') =>
+    app.post(
+      `/workspaces/:ws/landscape/services/:service/${action}`,
+      {
+        config: { access: 'user', audit: `landscape.service.${action}` },
+        schema: {
+          summary: action === 'start' ? 'Turn the run switch on and start the service (and the services it needs)' : 'Turn the run switch off and stop every replica',
+          tags,
+          params,
+          response: { 200: ServiceViewSchema },
+        },
+      },
+      async (request) => {
+        const { row, access } = await workspaceAccess(deps, request);
+        requirePermission(access.permissions, 'landscape.sync');
+        const { service } = request.params as { service: string };
+        const deployed = await deployedService(deps, row, service);
+        if (deployed.torn_down) throw problem('conflict', 409, 'The landscape is torn down: Sync starts it again.');
+        if (action === 'start' && row.state !== 'running') throw problem('workspace-not-running', 409, 'Services run in the workspace: wake it first.');
+        const names = action === 'start' ? [...withNeeds(deployed.normal, [service])] : [service];
+        await withTransaction(deps.pool, async (db) => {
+          await setRunSwitch(db, row.id, names, action === 'start', deps.clock.now());
+          await publishEvent(db, { type: 'landscape.updated', at: deps.clock.now().toISOString(), team_id: row.team_id, workspace_id: row.id });
+        });
+        await deps.services.apply(row.id, action === 'start' ? { retry: names } : {});
+        const views = await deps.services.views(row, await findDeployedLandscape(deps.pool, row.id));
+        return views.find((v) => v.name === service)!;
+      },
+    );
+  switchRoute('start');
+  switchRoute('stop');
+
+  app.get(
+    '/workspaces/:ws/landscape/services/:service/logs',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "A replica's log (stdout, stderr and the platform's own `system` lines); `follow` streams JSON lines",
+        tags,
+        params,
+        querystring: LogsQuery,
+        produces: ['application/json', 'application/x-ndjson'],
+        response: { 200: LogPageSchema },
+      },
+    },
+    async (request, reply) => {
+      const { row, access } = await workspaceAccess(deps, request);
+      requirePermission(access.permissions, 'landscape.view');
+      const { service } = request.params as { service: string };
+      const { replica = 0 } = request.query as { replica?: number };
+      const deployed = await deployedService(deps, row, service);
+      const spec = deployed.normal.services[service];
+      if (spec.type !== 'steps' || replica >= spec.replicas) throw notFound('replica');
+      return answerLogs(request, reply, { read: (since) => deps.driver.replicaLogs(workspaceRef(row), service, replica, { since }) });
+    },
+  );
+}

@@ -1,0 +1,189 @@
+// The local driver's `steps` service replicas (the ReplicaDriver half of driver.ts, stage steps aside): one pod per
+// replica (replica-pods.ts), the workspace's hosts file and service network kept in line with them, their statuses
+// asked of their agents and their logs read from their directories. Changes to one workspace's replicas run one at
+// a time; a restarted server finds everything again under <data dir>/pods/<id>/.
+import { rm, stat } from 'node:fs/promises';
+import type { LogRead, ReplicaDriver, ReplicaObservation, ReplicaSpec, WorkspaceRef } from '../driver.ts';
+import { RuntimeFailure } from '../driver.ts';
+import { REPLICA_SLOTS, replicaAddressOf, type ServiceNetwork } from './addresses.ts';
+import { fetchReplicaStatus } from './agent-client.ts';
+import { podFailureReason } from './editor-status.ts';
+import { renderHostsFile, writeInPlace } from './hosts-file.ts';
+import { appendSystemLines, readFileEnd, readLogLines, selectLogLines } from './log-read.ts';
+import type { WorkspaceWiring } from './pods.ts';
+import { isSameProcess, pollUntil } from './processes.ts';
+import {
+  createRuntimeDirs, hostsFileOf, listReplicaRecords, readReplicaRecord, replicaDirOf, replicaOutputFile, replicaRecordFile,
+  workspaceRuntimeDir, writeReplicaRecord, type ReplicaRecord,
+} from './replica-files.ts';
+import { endReplicaPod, launchReplicaPod, type ReplicaPodHost } from './replica-pods.ts';
+import { EDITOR_SWITCH_LINK, attachToServiceNetwork, ensureServiceNetwork, removeRecordedServiceNetwork } from './service-network.ts';
+import { exists, volumeDir } from './volumes.ts';
+
+export interface ReplicaDriverHost extends ReplicaPodHost {
+  serviceAddressRange: string;
+  agentTimeoutMs: number;
+}
+
+export type WorkspaceQueue = <T>(id: number, work: () => Promise<T>) => Promise<T>;
+
+export type LocalReplicaDriver = Omit<ReplicaDriver, 'runStageStep' | 'stageStepLogs'> & {
+  /** The hosts file and (as root) the service network, ready before the workspace's editor pod starts. */
+  wireEditor(workspace: WorkspaceRef): Promise<WorkspaceWiring>;
+  /** Stops every replica (they read `stopped`) and, once the editor pod is gone too, the service network. */
+  stopAll(workspace: WorkspaceRef): Promise<void>;
+  /** Stops every replica and forgets the workspace's runtime files (its volume is going away). */
+  forgetAll(workspace: WorkspaceRef): Promise<void>;
+};
+
+const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: WorkspaceQueue): LocalReplicaDriver {
+  const runtimeDir = (id: number) => workspaceRuntimeDir(host.dataDir, id);
+
+  const ensureNetwork = async (id: number): Promise<ServiceNetwork | undefined> => {
+    if (!host.asRoot) return undefined;
+    return ensureServiceNetwork(runtimeDir(id), id, host.serviceAddressRange).catch((error: Error) => {
+      throw new RuntimeFailure('agent', `the workspace's service network could not be set up: ${error.message}`);
+    });
+  };
+
+  /** Every service name with the addresses of its replicas that were not stopped, as every pod's /etc/hosts. */
+  const rewriteHostsFile = async (id: number): Promise<void> => {
+    const entries = (await listReplicaRecords(host.dataDir, id)).filter((r) => !r.stoppedAt).map((r) => ({ name: r.service, address: r.host }));
+    await writeInPlace(hostsFileOf(host.dataDir, id), renderHostsFile(id, entries));
+  };
+
+  const stopOne = async (record: ReplicaRecord): Promise<void> => {
+    await endReplicaPod(record);
+    await writeReplicaRecord(host.dataDir, { ...record, stoppedAt: record.stoppedAt ?? host.now().toISOString() });
+  };
+
+  const launch = async (workspace: WorkspaceRef, spec: ReplicaSpec): Promise<ReplicaRecord> => {
+    if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
+    const earlier = await readReplicaRecord(host.dataDir, workspace.id, spec.service, spec.index);
+    if (earlier) {
+      await endReplicaPod(earlier); // a start on a running replica starts it afresh
+      await rm(replicaRecordFile(host.dataDir, workspace.id, spec.service, spec.index), { force: true });
+    }
+    await createRuntimeDirs(host.dataDir, workspace.id);
+    const network = await ensureNetwork(workspace.id);
+    await rewriteHostsFile(workspace.id);
+    const others = (await listReplicaRecords(host.dataDir, workspace.id)).filter((r) => !r.stoppedAt);
+    const placement = {
+      hostsFile: hostsFileOf(host.dataDir, workspace.id),
+      network: network && { service: network, address: freeAddress(network, others, earlier?.host) },
+    };
+    try {
+      return await launchReplicaPod(host, workspace, spec, placement);
+    } finally {
+      await rewriteHostsFile(workspace.id);
+    }
+  };
+
+  const observe = async (record: ReplicaRecord): Promise<ReplicaObservation> => {
+    const base = { service: record.service, index: record.index, ready: false, restarts: 0 };
+    if (record.stoppedAt) return { ...base, status: 'stopped' };
+    const address = { host: record.host };
+    if (!(await isSameProcess(record.pid, record.startTime))) {
+      const output = await readFileEnd(replicaOutputFile(host.dataDir, record.workspaceId, record.service, record.index), 8192);
+      return { ...base, address, status: 'failure', detail: podFailureReason(output) ?? "The replica's pod ended" };
+    }
+    const answer = await fetchReplicaStatus(record.host, record.agentPort);
+    if (!answer) return { ...base, address, status: 'starting' };
+    const { status, detail, ready, restarts } = answer.replica;
+    return { ...base, address, status, ready, restarts, ...(detail ? { detail } : {}) };
+  };
+
+  /** Resolves once the new pod's agent answers; a pod that ends first fails the start with the reason it gave. */
+  const waitForAgent = async (record: ReplicaRecord): Promise<void> => {
+    let answered = false;
+    await pollUntil(async () => {
+      answered = (await fetchReplicaStatus(record.host, record.agentPort, 500)) !== undefined;
+      return answered || !(await isSameProcess(record.pid, record.startTime));
+    }, host.agentTimeoutMs);
+    if (answered) return;
+    const observed = await observe((await readReplicaRecord(host.dataDir, record.workspaceId, record.service, record.index)) ?? record);
+    if (observed.status === 'failure') throw new RuntimeFailure('agent', observed.detail ?? "The replica's pod ended");
+    if (observed.status === 'stopped') throw new RuntimeFailure('agent', `replica ${record.index} of ${record.service} was stopped while it started`);
+    throw new RuntimeFailure('agent', `the agent of replica ${record.index} of ${record.service} did not answer within ${host.agentTimeoutMs / 1000} s`);
+  };
+
+  return {
+    async startReplica(workspace, spec) {
+      checkSpec(spec);
+      const record = await serialized(workspace.id, () => launch(workspace, spec));
+      await waitForAgent(record);
+      return { host: record.host };
+    },
+
+    stopReplica: (workspace, service, index) =>
+      serialized(workspace.id, async () => {
+        const record = await readReplicaRecord(host.dataDir, workspace.id, service, index);
+        if (!record) return;
+        await stopOne(record);
+        await rewriteHostsFile(workspace.id);
+      }),
+
+    async replicaStates(workspace) {
+      return Promise.all((await listReplicaRecords(host.dataDir, workspace.id)).map(observe));
+    },
+
+    async replicaLogs(workspace, service, index, options): Promise<LogRead> {
+      const lines = await readLogLines(replicaDirOf(host.dataDir, workspace.id, service, index));
+      const record = await readReplicaRecord(host.dataDir, workspace.id, service, index);
+      if (record && (await isSameProcess(record.pid, record.startTime))) return selectLogLines(lines, options);
+      // the pod ended (or never started): what bubblewrap or a crashing agent printed follows the agent's own lines
+      const outputFile = replicaOutputFile(host.dataDir, workspace.id, service, index);
+      const written = await stat(outputFile).then((info) => info.mtime.toISOString(), () => host.now().toISOString());
+      return selectLogLines(appendSystemLines(lines, await readFileEnd(outputFile, 65_536), written), options);
+    },
+
+    removeReplica: (workspace, service, index) =>
+      serialized(workspace.id, async () => {
+        const record = await readReplicaRecord(host.dataDir, workspace.id, service, index);
+        if (record) await endReplicaPod(record);
+        await rm(replicaRecordFile(host.dataDir, workspace.id, service, index), { force: true });
+        await rm(replicaOutputFile(host.dataDir, workspace.id, service, index), { force: true });
+        await rm(replicaDirOf(host.dataDir, workspace.id, service, index), { recursive: true, force: true });
+        if (record) await rewriteHostsFile(workspace.id);
+      }),
+
+    wireEditor: (workspace) =>
+      serialized(workspace.id, async () => {
+        await createRuntimeDirs(host.dataDir, workspace.id);
+        await rewriteHostsFile(workspace.id);
+        const network = await ensureNetwork(workspace.id);
+        const attach = network && ((netns: string) => attachToServiceNetwork(network, netns, EDITOR_SWITCH_LINK, network.editorAddress));
+        return { hostsFile: hostsFileOf(host.dataDir, workspace.id), attach };
+      }),
+
+    stopAll: (workspace) =>
+      serialized(workspace.id, async () => {
+        const records = await listReplicaRecords(host.dataDir, workspace.id);
+        for (const record of records) await stopOne(record);
+        if (records.length > 0) await rewriteHostsFile(workspace.id);
+        if (host.asRoot) await removeRecordedServiceNetwork(runtimeDir(workspace.id));
+      }),
+
+    forgetAll: (workspace) =>
+      serialized(workspace.id, async () => {
+        for (const record of await listReplicaRecords(host.dataDir, workspace.id)) await endReplicaPod(record);
+        if (host.asRoot) await removeRecordedServiceNetwork(runtimeDir(workspace.id));
+        await rm(runtimeDir(workspace.id), { recursive: true, force: true });
+      }),
+  };
+}
+
+/** The replica's earlier address when no other replica holds it, else the first free one of the network. */
+function freeAddress(network: ServiceNetwork, running: ReplicaRecord[], earlier: string | undefined): string {
+  const taken = new Set(running.map((record) => record.host));
+  const free = Array.from({ length: REPLICA_SLOTS }, (_, slot) => replicaAddressOf(network, slot)).filter((address) => !taken.has(address));
+  if (free.length > 0) return earlier && free.includes(earlier) ? earlier : free[0];
+  throw new RuntimeFailure('agent', `no address left on the workspace's service network: at most ${REPLICA_SLOTS} replicas run at once`);
+}
+
+function checkSpec(spec: ReplicaSpec): void {
+  if (!SERVICE_NAME.test(spec.service)) throw new RuntimeFailure('agent', `"${spec.service}" is not a service name`);
+  if (!Number.isSafeInteger(spec.index) || spec.index < 0) throw new RuntimeFailure('agent', `${spec.index} is not a replica index`);
+}

@@ -1,0 +1,152 @@
+// Pods of `steps` service replicas: like an editor pod (pods.ts) a bubblewrap sandbox started detached, the agent as
+// its main process, here in replica mode (src/agent/replica-agent.ts). Each has its own directory bound at /run/svc
+// (settings and log), the workspace's hosts file as /etc/hosts, the volume at /data/app and its `mounts`; as root
+// also its own network namespace on the workspace's service network (service-network.ts).
+import { chown, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { agentEnv, DEFAULT_AGENT_PORT } from '../../agent/protocol.ts';
+import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ReplicaConfig, type ReplicaTimings } from '../../agent/replica-protocol.ts';
+import { shellQuote } from '../../agent/shell.ts';
+import { freeLoopbackPort } from '../../core/loopback.ts';
+import { RuntimeFailure, type ReplicaSpec, type WorkspaceRef } from '../driver.ts';
+import { replicaNetnsOf, replicaSwitchLinkOf, type ServiceNetwork } from './addresses.ts';
+import { agentScript, bundleFor, killPod, spawnDetached, type PodHost } from './pods.ts';
+import { runCommand } from './processes.ts';
+import { closeMounts, openMounts } from './replica-mounts.ts';
+import { createReplicaDir, replicaDirOf, replicaOutputFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
+import { agentBinds, POD_APP_DIR, sandboxCommand } from './sandbox.ts';
+import { attachToServiceNetwork, createReplicaNetns, removeNetns } from './service-network.ts';
+import { volumeDir } from './volumes.ts';
+
+export interface ReplicaPodHost extends PodHost {
+  replicaTimings: ReplicaTimings;
+}
+
+export interface ReplicaPlacement {
+  hostsFile: string;
+  /** As root: the workspace's service network and the replica's address on it. */
+  network?: { service: ServiceNetwork; address: string };
+}
+
+/** Descriptors of `mounts` are passed from 4 on (bubblewrap's info comes on 3). */
+const FIRST_MOUNT_FD = 4;
+
+/** Starts the replica's pod with a fresh directory (and so a fresh log) and records it. */
+export async function launchReplicaPod(host: ReplicaPodHost, workspace: WorkspaceRef, spec: ReplicaSpec, placement: ReplicaPlacement): Promise<ReplicaRecord> {
+  const dir = replicaDirOf(host.dataDir, workspace.id, spec.service, spec.index);
+  await rm(dir, { recursive: true, force: true });
+  await createReplicaDir(dir, workspace.uid, host.asRoot);
+  const config = path.join(dir, REPLICA_CONFIG_FILE);
+  await writeFile(config, JSON.stringify(replicaConfigOf(spec, host.replicaTimings, placement.network !== undefined)), { flag: 'wx', mode: 0o400 });
+  if (host.asRoot) await chown(config, workspace.uid, 0);
+  const binds = agentBinds(await bundleFor(host), host.nodePath);
+  const mounts = await openMounts(volumeDir(host, workspace.id), spec.mounts, (from) => createVolumeDirectory(host, workspace, from));
+  try {
+    const network = placement.network;
+    const endpoint = network
+      ? { host: network.address, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT }
+      : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort() };
+    const netns = network ? replicaNetnsOf(workspace.id, spec.service, spec.index) : undefined;
+    const command = sandboxCommand({
+      uid: workspace.uid,
+      switchUser: host.asRoot,
+      netns,
+      isolateNetwork: false,
+      hostname: `${spec.service}-${spec.index}`,
+      volumeDir: volumeDir(host, workspace.id),
+      readOnlyBinds: [...binds, { source: placement.hostsFile, target: '/etc/hosts' }],
+      writableBinds: [{ source: dir, target: REPLICA_POD_DIR }],
+      descriptorBinds: mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
+      env: {
+        [replicaEnv.mode]: 'replica',
+        [replicaEnv.dir]: REPLICA_POD_DIR,
+        [agentEnv.agentHost]: endpoint.bindHost,
+        [agentEnv.agentPort]: String(endpoint.agentPort),
+        [agentEnv.workspaceDir]: POD_APP_DIR,
+      },
+      infoFd: 3,
+      dieWithParent: false,
+      script: agentScript(host, binds),
+    });
+    if (netns && network) await joinServiceNetwork(netns, network.service, replicaSwitchLinkOf(spec.service, spec.index), network.address);
+    const output = replicaOutputFile(host.dataDir, workspace.id, spec.service, spec.index);
+    const started = await spawnDetached(output, command, mounts.map((mount) => mount.handle.fd)).catch(async (error: unknown) => {
+      if (netns) await removeNetns(netns);
+      throw error;
+    });
+    const record: ReplicaRecord = {
+      workspaceId: workspace.id,
+      uid: workspace.uid,
+      service: spec.service,
+      index: spec.index,
+      ...started,
+      netns,
+      host: endpoint.host,
+      agentPort: endpoint.agentPort,
+      startedAt: host.now().toISOString(),
+    };
+    await writeReplicaRecord(host.dataDir, record);
+    host.log(`replica ${spec.index} of ${spec.service} in workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
+    return record;
+  } finally {
+    await closeMounts(mounts);
+  }
+}
+
+/** Ends every process of the replica's pod and removes its network namespace (idempotent). */
+export async function endReplicaPod(record: ReplicaRecord): Promise<void> {
+  await killPod(record);
+  if (record.netns) await removeNetns(record.netns);
+}
+
+async function joinServiceNetwork(netns: string, network: ServiceNetwork, link: string, address: string): Promise<void> {
+  try {
+    await createReplicaNetns(netns);
+    await attachToServiceNetwork(network, netns, link, address);
+  } catch (error) {
+    await removeNetns(netns);
+    throw new RuntimeFailure('agent', (error as Error).message);
+  }
+}
+
+/** What the agent is told: needs reached by service name, and (as root) their agents' port to ask for failures. */
+export function replicaConfigOf(spec: ReplicaSpec, timings: ReplicaTimings, ownNetwork: boolean): ReplicaConfig {
+  return {
+    service: spec.service,
+    index: spec.index,
+    steps: spec.steps,
+    env: spec.env,
+    ports: spec.ports,
+    health: spec.health,
+    needs: spec.needs.map((need) => ({
+      name: need.name,
+      host: need.name,
+      port: need.port,
+      healthPath: need.healthPath,
+      healthMode: need.healthMode,
+      // without root every agent listens on a port of its own on loopback, so a name does not lead to one
+      agentPort: ownNetwork ? DEFAULT_AGENT_PORT : undefined,
+    })),
+    image: spec.image,
+    timings,
+  };
+}
+
+/** Creates a missing mount source in the volume as the workspace UID (never as root through the workspace's links). */
+async function createVolumeDirectory(host: ReplicaPodHost, workspace: WorkspaceRef, from: string): Promise<void> {
+  const command = sandboxCommand({
+    uid: workspace.uid,
+    switchUser: host.asRoot,
+    isolateNetwork: true,
+    hostname: `ws-${workspace.id}`,
+    volumeDir: volumeDir(host, workspace.id),
+    readOnlyBinds: [],
+    env: {},
+    dieWithParent: true,
+    script: `mkdir -p -- ${shellQuote(path.posix.join(POD_APP_DIR, from))}`,
+  });
+  const result = await runCommand(command.file, command.args, { timeoutMs: 30_000 });
+  if (result.code !== 0) {
+    throw new RuntimeFailure('agent', `the mount source ${from} could not be created: ${result.stderr.trim().split('\n').at(-1) ?? `exit code ${result.code}`}`);
+  }
+}

@@ -1,0 +1,121 @@
+// A workspace's service network (server as root): a bridge in a network namespace of its own (the switch), linked
+// to the host, to the editor pod and to every replica's pod. Pods of one workspace reach each other and the host on
+// it; nothing routes between the segments of different workspaces (pods have no route beyond their segment).
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
+import { removePodNetwork } from './network.ts';
+import { killProcess, runChecked, runCommand } from './processes.ts';
+
+const BRIDGE = 'br0';
+const UPLINK = 'uplink';
+/** The pod's end of its link to the switch. */
+export const POD_LINK = 'lan0';
+export const EDITOR_SWITCH_LINK = 'editor0';
+
+const recordFile = (workspaceDir: string) => path.join(workspaceDir, 'network.json');
+
+/**
+ * The workspace's service network, created when it is not there or is broken (idempotent). Its block of `range`
+ * is the first one, from the id on, that no interface of this host uses; `workspaceDir` keeps which.
+ */
+export async function ensureServiceNetwork(workspaceDir: string, id: number, range: string): Promise<ServiceNetwork> {
+  const recorded = await readFile(recordFile(workspaceDir), 'utf8').then((text) => JSON.parse(text) as ServiceNetwork, () => undefined);
+  if (recorded && (await isServiceNetworkUp(recorded))) return recorded;
+  if (recorded) await removeServiceNetwork(recorded);
+  await runChecked('ip', ['route', 'replace', 'unreachable', range]);
+  const { prefix } = parsePrivateRange(range);
+  const blocks = 2 ** (SERVICE_SUBNET_PREFIX - prefix);
+  for (let attempt = 0; attempt < blocks; attempt++) {
+    const network = serviceNetworkOf(id, range, attempt);
+    if ((await interfacesIn(network.subnet)).length > 0) continue;
+    await createSwitch(network);
+    if ((await interfacesIn(network.subnet)).length > 1) {
+      await removeServiceNetwork(network); // another workspace took the block at the same moment
+      continue;
+    }
+    await mkdir(workspaceDir, { recursive: true });
+    await writeFile(`${recordFile(workspaceDir)}.partial`, JSON.stringify(network), { mode: 0o600 });
+    await rename(`${recordFile(workspaceDir)}.partial`, recordFile(workspaceDir));
+    return network;
+  }
+  throw new Error(`every block of the service address range ${range} is in use on this host`);
+}
+
+/** Removes the switch and with it every link to it (pods keep running, without their service network). */
+export async function removeRecordedServiceNetwork(workspaceDir: string): Promise<void> {
+  const recorded = await readFile(recordFile(workspaceDir), 'utf8').then((text) => JSON.parse(text) as ServiceNetwork, () => undefined);
+  if (recorded) await removeServiceNetwork(recorded);
+  await rm(recordFile(workspaceDir), { force: true });
+}
+
+/** Deleting the switch's namespace deletes the bridge and every link to it, the host's included. */
+const removeServiceNetwork = (network: ServiceNetwork) => removePodNetwork(network);
+
+async function isServiceNetworkUp(network: ServiceNetwork): Promise<boolean> {
+  const bridge = await runCommand('ip', ['-n', network.netns, 'link', 'show', BRIDGE]);
+  const host = await runCommand('ip', ['-o', '-4', 'addr', 'show', 'dev', network.hostVeth]);
+  return bridge.code === 0 && host.code === 0 && host.stdout.includes(` ${network.hostAddress}/`);
+}
+
+/** Names of the host's interfaces with an address in `subnet`. */
+async function interfacesIn(subnet: string): Promise<string[]> {
+  const listed = await runChecked('ip', ['-o', '-4', 'addr', 'show', 'to', subnet]);
+  return listed.split('\n').filter(Boolean).map((line) => line.split(/\s+/)[1]);
+}
+
+async function createSwitch(network: ServiceNetwork): Promise<void> {
+  const inSwitch = (...args: string[]) => runChecked('ip', ['-n', network.netns, ...args]);
+  try {
+    await runChecked('ip', ['netns', 'add', network.netns]);
+    await inSwitch('link', 'set', 'lo', 'up');
+    await inSwitch('link', 'add', BRIDGE, 'type', 'bridge');
+    await inSwitch('link', 'set', BRIDGE, 'up');
+    await runChecked('ip', ['link', 'add', network.hostVeth, 'type', 'veth', 'peer', 'name', UPLINK, 'netns', network.netns]);
+    await inSwitch('link', 'set', UPLINK, 'master', BRIDGE);
+    await inSwitch('link', 'set', UPLINK, 'up');
+    await runChecked('ip', ['addr', 'add', `${network.hostAddress}/${SERVICE_SUBNET_PREFIX}`, 'dev', network.hostVeth]);
+    await runChecked('ip', ['link', 'set', network.hostVeth, 'up']);
+  } catch (error) {
+    await removeServiceNetwork(network);
+    throw error;
+  }
+}
+
+/** Links the pod's network namespace to the switch: `lan0` in the pod with `address`, `switchLink` on the bridge. */
+export async function attachToServiceNetwork(network: ServiceNetwork, podNetns: string, switchLink: string, address: string): Promise<void> {
+  const inSwitch = (...args: string[]) => runChecked('ip', ['-n', network.netns, ...args]);
+  const inPod = (...args: string[]) => runChecked('ip', ['-n', podNetns, ...args]);
+  await runCommand('ip', ['-n', network.netns, 'link', 'del', switchLink]); // a link left by an earlier pod, if any
+  await runCommand('ip', ['-n', podNetns, 'link', 'del', POD_LINK]);
+  await inSwitch('link', 'add', switchLink, 'type', 'veth', 'peer', 'name', POD_LINK, 'netns', podNetns);
+  await inSwitch('link', 'set', switchLink, 'master', BRIDGE);
+  await inSwitch('link', 'set', switchLink, 'up');
+  await inPod('link', 'set', POD_LINK, 'address', macAddressOf(address));
+  await inPod('addr', 'add', `${address}/${SERVICE_SUBNET_PREFIX}`, 'dev', POD_LINK);
+  await inPod('link', 'set', POD_LINK, 'up');
+}
+
+/**
+ * A locally administered MAC address made of the IPv4 address: a replica started again at the same address keeps
+ * its MAC, so what the host and the other pods remember of it (their ARP caches) stays right.
+ */
+export function macAddressOf(address: string): string {
+  const octets = address.split('.').map((octet) => Number(octet).toString(16).padStart(2, '0'));
+  return ['02', '53', ...octets].join(':');
+}
+
+/** A replica's own network namespace, with loopback up; a leftover of the same name is replaced. */
+export async function createReplicaNetns(netns: string): Promise<void> {
+  await removeNetns(netns);
+  await runChecked('ip', ['netns', 'add', netns]);
+  await runChecked('ip', ['-n', netns, 'link', 'set', 'lo', 'up']);
+}
+
+/** Kills what still runs in the namespace and deletes it (with its link to the switch); idempotent. */
+export async function removeNetns(netns: string): Promise<void> {
+  const pids = await runCommand('ip', ['netns', 'pids', netns]);
+  if (pids.code === 0) for (const pid of pids.stdout.split(/\s+/).filter(Boolean)) killProcess(Number(pid));
+  const deleted = await runCommand('ip', ['netns', 'del', netns]);
+  if (deleted.code !== 0 && !/No such file/.test(deleted.stderr)) throw new Error(`ip netns del ${netns}: ${deleted.stderr.trim()}`);
+}

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { normalizeLandscape, parseLandscape, planLandscape, type NormalLandscape } from '../landscape/index.ts';
+import type { ReplicaObservation } from '../runtime/driver.ts';
+import { needsOrder, replicaSpecs, serviceViews, withNeeds } from './deployment.ts';
+import { servicesToRestart } from './service-runner.ts';
+
+function landscapeOf(text: string): NormalLandscape {
+  const parsed = parseLandscape(text);
+  assert.deepEqual(parsed.errors, []);
+  return normalizeLandscape(parsed.landscape!);
+}
+
+const file = `schema: svc/v1
+services:
+  web:
+    type: steps
+    needs: [api]
+    steps: [{ run: node web.js }]
+    ports: [{ port: 8080, routes: [{ path: / }] }]
+  api:
+    type: steps
+    replicas: 2
+    needs: [db]
+    steps: [{ run: make }, { run: ./api }]
+    ports: [{ port: 3000 }]
+    health: { port: 3000, path: /health, mode: http-2xx }
+    mounts: [{ from: config, to: /etc/api }]
+  db:
+    type: steps
+    steps: [{ run: ./db }]
+    ports: [{ port: 5432 }]
+  docs:
+    type: forward
+    target: https://example.com
+    routes: [{ path: /docs }]
+`;
+
+test('needs come first, and withNeeds follows them transitively', () => {
+  const landscape = landscapeOf(file);
+  const order = needsOrder(landscape);
+  assert.ok(order.indexOf('db') < order.indexOf('api') && order.indexOf('api') < order.indexOf('web'));
+  assert.deepEqual([...withNeeds(landscape, ['web'])].sort(), ['api', 'db', 'web']);
+  assert.deepEqual([...withNeeds(landscape, ['db'])], ['db']);
+});
+
+test('replica specs: one per replica, needs by health check else first port, the env of the Sync', () => {
+  const landscape = landscapeOf(file);
+  const api = replicaSpecs(landscape, 'api', { api: { A: '1' } });
+  assert.deepEqual(api.map((s) => s.index), [0, 1]);
+  assert.deepEqual(api[0].needs, [{ name: 'db', port: 5432 }]);
+  assert.deepEqual(api[0].env, { A: '1' });
+  assert.deepEqual(api[0].mounts, [{ from: 'config', to: '/etc/api' }]);
+  assert.deepEqual(replicaSpecs(landscape, 'web', {})[0].needs, [{ name: 'api', port: 3000, healthPath: '/health', healthMode: 'http-2xx' }]);
+  assert.deepEqual(replicaSpecs(landscape, 'docs', {}), []);
+});
+
+const seen = (service: string, index: number, status: ReplicaObservation['status'], extra: Partial<ReplicaObservation> = {}): ReplicaObservation => ({
+  service, index, status, ready: status === 'running', restarts: 0, ...extra,
+});
+
+test('statuses of 3.2 from what the driver sees', () => {
+  const landscape = landscapeOf(file);
+  const views = (observed: ReplicaObservation[], extra: Partial<Parameters<typeof serviceViews>[0]> = {}) =>
+    Object.fromEntries(serviceViews({ landscape, tornDown: false, workspaceState: 'running', stopped: new Set(), observed, ...extra }).map((v) => [v.name, v]));
+  const running = views([seen('api', 0, 'running'), seen('api', 1, 'starting'), seen('web', 0, 'running'), seen('db', 0, 'running')]);
+  assert.equal(running.api.status, 'starting');
+  assert.deepEqual(running.api.replicas, { ready: 1, desired: 2 });
+  assert.equal(running.web.status, 'running');
+  assert.equal(running.db.status, 'internal');
+  assert.equal(running.docs.status, 'running');
+  assert.equal(running.docs.detail, 'no pods, the router forwards');
+  const failed = views([seen('api', 0, 'failure', { detail: 'Step exited with code 2' }), seen('api', 1, 'running')]);
+  assert.deepEqual([failed.api.status, failed.api.detail], ['failure', 'Step exited with code 2']);
+  assert.equal(failed.web.status, 'pending');
+  assert.equal(views([seen('db', 0, 'finished', { detail: 'done' })]).db.status, 'finished');
+  assert.equal(views([], { stopped: new Set(['web']) }).web.status, 'stopped');
+  assert.equal(views([], { tornDown: true }).api.status, 'stopped');
+  assert.equal(views([], { workspaceState: 'sleeping' }).api.detail, 'Asleep with the workspace; 2 replica(s) come back when woken');
+});
+
+test('Sync restarts what changed beyond scaling, and services whose filled env changed', () => {
+  const before = landscapeOf(file);
+  const scaled = landscapeOf(file.replace('replicas: 2', 'replicas: 3'));
+  const changed = landscapeOf(file.replace('./db', './db --fast'));
+  assert.deepEqual([...servicesToRestart(planLandscape(before, scaled), {}, {})], []);
+  assert.deepEqual([...servicesToRestart(planLandscape(before, changed), {}, {})], ['db']);
+  assert.deepEqual([...servicesToRestart(planLandscape(before, before), { web: { A: '1' } }, { web: { A: '2' } })], ['web']);
+});

@@ -1,0 +1,126 @@
+// What runs for a deployed landscape (spec 3.2), as pure decisions: the replicas each `steps` service should have,
+// in the order Run starts them (needs first), and each service's status from what the driver observes.
+import type { NormalLandscape, NormalService, NormalStepsService } from '../landscape/index.ts';
+import type { ReplicaNeed, ReplicaObservation, ReplicaSpec } from '../runtime/driver.ts';
+
+/** The env each service got at Sync, templates filled (secrets among them). */
+export type DeployedEnv = Record<string, Record<string, string>>;
+
+export interface ServiceView {
+  name: string;
+  type: string;
+  status: string;
+  detail?: string;
+  availability?: string;
+  running: boolean;
+  replicas: { ready: number; desired: number };
+}
+
+/** Service names in an order where every service comes after the services it needs (needs have no cycles). */
+export function needsOrder(landscape: NormalLandscape): string[] {
+  const ordered: string[] = [];
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    if (seen.has(name) || !(name in landscape.services)) return;
+    seen.add(name);
+    for (const need of needsOf(landscape.services[name])) visit(need);
+    ordered.push(name);
+  };
+  Object.keys(landscape.services).sort().forEach(visit);
+  return ordered;
+}
+
+function needsOf(service: NormalService): string[] {
+  return service.type === 'steps' || service.type === 'container' ? service.needs : [];
+}
+
+/** Every service `names` need, transitively, and the names themselves. */
+export function withNeeds(landscape: NormalLandscape, names: string[]): Set<string> {
+  const result = new Set<string>();
+  const visit = (name: string) => {
+    if (result.has(name) || !(name in landscape.services)) return;
+    result.add(name);
+    needsOf(landscape.services[name]).forEach(visit);
+  };
+  names.forEach(visit);
+  return result;
+}
+
+/** The replicas of one `steps` service, as the driver runs them. */
+export function replicaSpecs(landscape: NormalLandscape, name: string, env: DeployedEnv): ReplicaSpec[] {
+  const service = landscape.services[name];
+  if (service?.type !== 'steps') return [];
+  const needs = service.needs.flatMap((need) => needAddress(landscape, need));
+  return Array.from({ length: service.replicas }, (_, index) => ({
+    service: name,
+    index,
+    steps: service.steps.map((step) => ({ name: step.name, run: step.run })),
+    env: env[name] ?? {},
+    ports: service.ports.map((p) => p.port),
+    health: service.health && { port: service.health.port, path: service.health.path, mode: service.health.mode },
+    mounts: service.mounts.map((m) => ({ from: m.from, to: m.to })),
+    needs,
+    image: service.image,
+  }));
+}
+
+/** How a replica waits for a needed service: its health check, else its first port; nothing to wait for otherwise. */
+function needAddress(landscape: NormalLandscape, name: string): ReplicaNeed[] {
+  const needed = landscape.services[name];
+  if (needed?.type !== 'steps' && needed?.type !== 'container') return [];
+  if (needed.health) return [{ name, port: needed.health.port, healthPath: needed.health.path, healthMode: needed.health.mode }];
+  return needed.ports.length > 0 ? [{ name, port: needed.ports[0].port }] : [];
+}
+
+export interface StatusInput {
+  landscape: NormalLandscape;
+  tornDown: boolean;
+  /** The workspace's state (2.3): replicas run only while it is `running`. */
+  workspaceState: string;
+  stopped: Set<string>;
+  observed: ReplicaObservation[];
+}
+
+/** Each deployed service with its status (3.2) and replicas ready/desired. */
+export function serviceViews(input: StatusInput): ServiceView[] {
+  return Object.entries(input.landscape.services).map(([name, service]) => viewOf(name, service, input));
+}
+
+function viewOf(name: string, service: NormalService, input: StatusInput): ServiceView {
+  const running = !input.stopped.has(name);
+  if (service.type === 'forward') {
+    return { name, type: service.type, status: 'running', detail: 'no pods, the router forwards', running, replicas: { ready: 0, desired: 0 } };
+  }
+  if (service.type === 'managed') {
+    return { name, type: service.type, status: 'pending', detail: 'Managed services are not provided by this installation yet', running, replicas: { ready: 0, desired: 0 } };
+  }
+  const base = { name, type: service.type, availability: service.availability, running };
+  const desired = service.replicas;
+  if (input.tornDown) return { ...base, status: 'stopped', detail: 'Torn down: Sync starts it again', replicas: { ready: 0, desired } };
+  if (!running) return { ...base, status: 'stopped', detail: 'Its run switch is off: Start or Run starts it', replicas: { ready: 0, desired } };
+  if (input.workspaceState === 'sleeping') {
+    return { ...base, status: 'sleeping', detail: `Asleep with the workspace; ${desired} replica(s) come back when woken`, replicas: { ready: 0, desired } };
+  }
+  if (input.workspaceState !== 'running') {
+    return { ...base, status: 'stopped', detail: `The workspace is ${input.workspaceState.replace('_', ' ')}; its services start when it runs`, replicas: { ready: 0, desired } };
+  }
+  if (service.type === 'container') {
+    return { ...base, status: 'pending', detail: 'The local runtime does not run container services yet', replicas: { ready: 0, desired } };
+  }
+  const replicas = input.observed.filter((o) => o.service === name && o.index < desired && o.status !== 'stopped');
+  const ready = replicas.filter((o) => o.status === 'running' && o.ready).length;
+  return { ...base, ...statusOf(service, replicas, desired, ready), replicas: { ready, desired } };
+}
+
+function statusOf(service: NormalStepsService, replicas: ReplicaObservation[], desired: number, ready: number): { status: string; detail?: string } {
+  if (replicas.length === 0) return { status: 'pending', detail: 'No replica scheduled yet' };
+  const failed = replicas.find((o) => o.status === 'failure');
+  if (failed) return { status: 'failure', detail: failed.detail };
+  if (replicas.length === desired && replicas.every((o) => o.status === 'finished')) return { status: 'finished', detail: replicas[0].detail };
+  if (ready === desired) {
+    const reachable = service.ports.some((p) => p.public || p.routes.length > 0);
+    return reachable ? { status: 'running' } : { status: 'internal', detail: 'Running; no routes or public ports: reachable inside the workspace only' };
+  }
+  const restarting = replicas.find((o) => o.restarts > 0 && o.status === 'starting');
+  return { status: 'starting', detail: restarting ? `Restarted ${restarting.restarts} time(s)` : `${ready} of ${desired} replica(s) ready` };
+}

@@ -1,0 +1,202 @@
+// Carries out a deployed landscape on the runtime driver: starts the replicas the landscape and the run switches
+// want (needs first), stops and removes the others, and watches the services' statuses to send landscape.updated
+// when one changes. Replicas only run while the workspace runs; waking it starts them again.
+import type pg from 'pg';
+import type { Clock } from '../core/clock.ts';
+import type { SecretBox, SealedSecret } from '../core/secret-box.ts';
+import { publishEvent } from '../events/publish.ts';
+import type { LandscapePlan, NormalLandscape } from '../landscape/index.ts';
+import { RuntimeFailure, type ReplicaObservation, type RuntimeDriver } from '../runtime/driver.ts';
+import { findDeployedLandscape, recordServiceStatuses, sealedEnvOf, stoppedServices, type DeployedLandscapeRow } from '../store/landscapes.ts';
+import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { needsOrder, replicaSpecs, serviceViews, type DeployedEnv, type ServiceView } from './deployment.ts';
+import { workspaceRef } from './operations.ts';
+
+export interface ServiceRunnerDeps {
+  pool: pg.Pool;
+  driver: RuntimeDriver;
+  secrets: SecretBox;
+  clock: Clock;
+  log: (message: string) => void;
+}
+
+export interface ApplyOptions {
+  /** Services whose replicas start afresh even when they run (changed by a Sync). */
+  restart?: Iterable<string>;
+  /** Start replicas that failed or finished again (Sync, Start, Run). */
+  retry?: Iterable<string>;
+}
+
+/** Where the deployed env is sealed: bound to the workspace, so a copied value does not open elsewhere. */
+export const deployedEnvPlace = (workspaceId: number) => `landscape:${workspaceId}:env`;
+
+export function sealDeployedEnv(secrets: SecretBox, workspaceId: number, env: DeployedEnv): SealedSecret {
+  return secrets.seal(JSON.stringify(env), deployedEnvPlace(workspaceId));
+}
+
+export function openDeployedEnv(secrets: SecretBox, row: DeployedLandscapeRow): DeployedEnv {
+  const sealed = sealedEnvOf(row);
+  return sealed ? (JSON.parse(secrets.open(sealed, deployedEnvPlace(row.workspace_id))) as DeployedEnv) : {};
+}
+
+/** The filled env of every `steps` or `container` service of a landscape whose templates were filled. */
+export function envOf(filled: NormalLandscape): DeployedEnv {
+  const env: DeployedEnv = {};
+  for (const [name, service] of Object.entries(filled.services)) {
+    if (service.type === 'steps' || service.type === 'container') env[name] = service.env;
+  }
+  return env;
+}
+
+/** Services a Sync must restart: created, replaced or changed beyond scaling, or whose filled env changed. */
+export function servicesToRestart(plan: LandscapePlan, before: DeployedEnv, after: DeployedEnv): Set<string> {
+  const scaling = /^\/services\/[^/]+\/(replicas|maxReplicas|availability|idleTimeoutMinutes)$/;
+  const restart = new Set(plan.services.filter((c) => c.action !== 'remove' && !c.changes.every((p) => scaling.test(p))).map((c) => c.name));
+  for (const [name, env] of Object.entries(after)) {
+    if (JSON.stringify(env) !== JSON.stringify(before[name] ?? env)) restart.add(name);
+  }
+  return restart;
+}
+
+export class ServiceRunner {
+  private readonly tails = new Map<number, Promise<unknown>>();
+  /** Why a replica could not be started (its pod never ran), by `workspace/service`. */
+  private readonly startFailures = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: ServiceRunnerDeps) {}
+
+  /** Brings the workspace's replicas in line with its deployed landscape, run switches and state. */
+  apply(workspaceId: number, options: ApplyOptions = {}): Promise<void> {
+    return this.serialized(workspaceId, () => this.applyNow(workspaceId, options));
+  }
+
+  private async applyNow(workspaceId: number, options: ApplyOptions): Promise<void> {
+    const row = await findWorkspace(this.deps.pool, workspaceId);
+    if (!row) return;
+    const ref = workspaceRef(row);
+    const deployed = await findDeployedLandscape(this.deps.pool, workspaceId);
+    const observed = await this.deps.driver.replicaStates(ref);
+    if (!deployed || deployed.torn_down || row.state !== 'running' || row.deleted_at) {
+      for (const replica of observed) {
+        if (!deployed || deployed.normal.services[replica.service]?.type !== 'steps') await this.deps.driver.removeReplica(ref, replica.service, replica.index);
+        else if (replica.status !== 'stopped') await this.deps.driver.stopReplica(ref, replica.service, replica.index);
+      }
+      return;
+    }
+    const landscape = deployed.normal;
+    const stopped = await stoppedServices(this.deps.pool, workspaceId);
+    for (const replica of observed) {
+      const service = landscape.services[replica.service];
+      if (service?.type !== 'steps' || replica.index >= service.replicas) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
+      else if (stopped.has(replica.service) && replica.status !== 'stopped') await this.deps.driver.stopReplica(ref, replica.service, replica.index);
+    }
+    const restart = new Set(options.restart ?? []);
+    const retry = new Set(options.retry ?? []);
+    const env = openDeployedEnv(this.deps.secrets, deployed);
+    for (const name of needsOrder(landscape)) {
+      if (stopped.has(name)) continue;
+      for (const spec of replicaSpecs(landscape, name, env)) {
+        const seen = observed.find((o) => o.service === name && o.index === spec.index);
+        const again = seen && (seen.status === 'failure' || seen.status === 'finished') && retry.has(name);
+        if (seen && seen.status !== 'stopped' && !restart.has(name) && !again) continue;
+        await this.startReplica(row, spec);
+      }
+    }
+  }
+
+  private async startReplica(row: WorkspaceRow, spec: Parameters<RuntimeDriver['startReplica']>[1]): Promise<void> {
+    const key = `${row.id}/${spec.service}`;
+    try {
+      await this.deps.driver.startReplica(workspaceRef(row), spec);
+      this.startFailures.delete(key);
+    } catch (error) {
+      const reason = error instanceof RuntimeFailure ? error.reason : (error as Error).message;
+      this.startFailures.set(key, `Could not start replica ${spec.index}: ${reason}`);
+      this.deps.log(`workspace ${row.id}: ${spec.service} replica ${spec.index} did not start: ${reason}`);
+    }
+  }
+
+  /** Stops every replica (Teardown, a workspace going to sleep); the records stay, reading `stopped`. */
+  stopAll(workspaceId: number): Promise<void> {
+    return this.serialized(workspaceId, async () => {
+      const row = await findWorkspace(this.deps.pool, workspaceId);
+      if (!row) return;
+      for (const replica of await this.deps.driver.replicaStates(workspaceRef(row))) {
+        if (replica.status !== 'stopped') await this.deps.driver.stopReplica(workspaceRef(row), replica.service, replica.index);
+      }
+    });
+  }
+
+  /** The deployed services with their statuses as observed now. */
+  async views(row: WorkspaceRow, deployed: DeployedLandscapeRow | undefined): Promise<ServiceView[]> {
+    if (!deployed) return [];
+    const observed = row.state === 'running' ? await this.deps.driver.replicaStates(workspaceRef(row)) : [];
+    return serviceViews({
+      landscape: deployed.normal,
+      tornDown: deployed.torn_down,
+      workspaceState: row.state,
+      stopped: await stoppedServices(this.deps.pool, row.id),
+      observed: [...observed, ...this.failedStarts(row.id, deployed.normal, observed)],
+    });
+  }
+
+  private failedStarts(workspaceId: number, landscape: NormalLandscape, observed: ReplicaObservation[]): ReplicaObservation[] {
+    const failures: ReplicaObservation[] = [];
+    for (const [key, detail] of this.startFailures) {
+      const [id, service] = key.split('/');
+      if (Number(id) !== workspaceId || !(service in landscape.services)) continue;
+      if (observed.some((o) => o.service === service && o.status !== 'stopped' && o.status !== 'failure')) continue;
+      failures.push({ service, index: 0, status: 'failure', detail, ready: false, restarts: 0 });
+    }
+    return failures;
+  }
+
+  /** Every second: the statuses of running landscapes; a change sends landscape.updated. */
+  startWatching(intervalMs = 1000): void {
+    const tick = async () => {
+      try {
+        await this.watchOnce();
+      } catch (error) {
+        this.deps.log(`service status watch: ${(error as Error).message}`);
+      }
+      this.timer = setTimeout(() => void tick(), intervalMs);
+      this.timer.unref();
+    };
+    this.timer = setTimeout(() => void tick(), intervalMs);
+    this.timer.unref();
+  }
+
+  async watchOnce(): Promise<void> {
+    const rows = await this.deps.pool.query<{ id: number }>(
+      `SELECT w.id FROM workspaces w JOIN landscapes l ON l.workspace_id = w.id
+       WHERE w.state = 'running' AND w.deleted_at IS NULL AND NOT l.torn_down`,
+    );
+    for (const { id } of rows.rows) {
+      const row = await findWorkspace(this.deps.pool, id);
+      const deployed = await findDeployedLandscape(this.deps.pool, id);
+      if (!row || !deployed) continue;
+      const views = await this.views(row, deployed);
+      const statuses = Object.fromEntries(views.map((v) => [v.name, v.detail ? `${v.status}: ${v.detail}` : v.status]));
+      if (await recordServiceStatuses(this.deps.pool, id, statuses)) {
+        await publishEvent(this.deps.pool, { type: 'landscape.updated', at: this.deps.clock.now().toISOString(), team_id: row.team_id, workspace_id: id });
+      }
+    }
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private serialized<T>(id: number, work: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(id) ?? Promise.resolve();
+    const result = previous.catch(() => undefined).then(work);
+    const tail = result.catch(() => undefined);
+    this.tails.set(id, tail);
+    void tail.then(() => {
+      if (this.tails.get(id) === tail) this.tails.delete(id);
+    });
+    return result;
+  }
+}
