@@ -201,6 +201,7 @@ test('Sync starts the services: web needs api, two api replicas, a crashing serv
     return service.status === 'running' ? service : undefined;
   }, 'web to run');
   assert.deepEqual(web.replicas, { ready: 1, desired: 1 });
+  assert.equal((await landscape()).dev_url.state, 'served');
   const crash = await until(async () => {
     const service = await serviceOf('crash');
     return service.status === 'failure' ? service : undefined;
@@ -275,6 +276,7 @@ test('Teardown stops every service and keeps files, variables and secrets', asyn
   assert.equal((await finished(teardown.body.id)).state, 'succeeded');
   const shown = await landscape();
   assert.equal(shown.banner.state, 'torn-down');
+  assert.deepEqual([shown.dev_url.state, shown.dev_url.detail], ['not-served', 'Nothing is served at / yet']);
   assert.deepEqual(shown.services.map((s: any) => s.status), ['stopped', 'stopped', 'stopped']);
   const replicas = await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 });
   assert.ok(replicas.every((r) => r.status === 'stopped'), JSON.stringify(replicas));

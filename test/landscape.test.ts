@@ -1,5 +1,7 @@
 // The landscape of a workspace over HTTP: banner states, plan, Sync with its hash, Teardown.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdir, symlink, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -7,6 +9,7 @@ import { insertWorkspace } from '../src/store/workspaces.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
+const run = promisify(execFile);
 let server: TestServer;
 let dev: ApiClient;
 let viewer: ApiClient;
@@ -150,4 +153,18 @@ test('Teardown stops the services and keeps the rest; the next Sync brings them 
   const again = await sync();
   assert.equal(again.state, 'succeeded');
   assert.equal((await banner()).state, 'in-sync');
+});
+
+test('a volume over its storage refuses the Sync with disk-over-quota; freeing space lets it through', async () => {
+  const big = path.join(volume, 'big.bin');
+  await run('fallocate', ['-l', `${1100 * 2 ** 20}`, big]);
+  try {
+    const refused = await sync();
+    assert.equal(refused.state, 'failed');
+    assert.equal(refused.error.type, 'urn:svc:problem:disk-over-quota');
+    assert.match(refused.error.detail, /over its 1 GiB/);
+  } finally {
+    await unlink(big);
+  }
+  assert.equal((await sync()).state, 'succeeded');
 });

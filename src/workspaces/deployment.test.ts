@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { normalizeLandscape, parseLandscape, planLandscape, type NormalLandscape } from '../landscape/index.ts';
 import type { ReplicaObservation } from '../runtime/driver.ts';
-import { needsOrder, replicaSpecs, serviceViews, withNeeds } from './deployment.ts';
+import { devUrlState, needsOrder, replicaSpecs, serviceViews, withNeeds } from './deployment.ts';
 import { servicesToRestart } from './service-runner.ts';
 
 function landscapeOf(text: string): NormalLandscape {
@@ -86,4 +86,17 @@ test('Sync restarts what changed beyond scaling, and services whose filled env c
   assert.deepEqual([...servicesToRestart(planLandscape(before, scaled), {}, {})], []);
   assert.deepEqual([...servicesToRestart(planLandscape(before, changed), {}, {})], ['db']);
   assert.deepEqual([...servicesToRestart(planLandscape(before, before), { web: { A: '1' } }, { web: { A: '2' } })], ['web']);
+});
+
+test('the dev URL state follows the workspace, then the service that serves /', () => {
+  const landscape = landscapeOf(file);
+  const views = (status: string) => [{ name: 'web', type: 'steps', status, running: true, replicas: { ready: 0, desired: 1 } }];
+  assert.equal(devUrlState(landscape, false, 'sleeping', []).state, 'asleep');
+  assert.equal(devUrlState(landscape, false, 'waking_up', []).state, 'waking-up');
+  assert.equal(devUrlState(landscape, false, 'running', views('running')).state, 'served');
+  assert.equal(devUrlState(landscape, false, 'running', views('starting')).state, 'starting');
+  assert.equal(devUrlState(landscape, false, 'running', views('failure')).state, 'failed');
+  assert.equal(devUrlState(landscape, false, 'running', views('stopped')).state, 'stopped');
+  assert.deepEqual(devUrlState(landscape, true, 'running', []), { state: 'not-served', detail: 'Nothing is served at / yet' });
+  assert.equal(devUrlState(undefined, false, 'running', []).state, 'not-served');
 });

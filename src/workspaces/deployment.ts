@@ -124,3 +124,37 @@ function statusOf(service: NormalStepsService, replicas: ReplicaObservation[], d
   const restarting = replicas.find((o) => o.restarts > 0 && o.status === 'starting');
   return { status: 'starting', detail: restarting ? `Restarted ${restarting.restarts} time(s)` : `${ready} of ${desired} replica(s) ready` };
 }
+
+export type DevUrlState = 'served' | 'asleep' | 'waking-up' | 'starting' | 'stopped' | 'failed' | 'not-served';
+
+/** The dev URL's state (3.7): by the workspace's state, then by the service that serves `/` of the dev URL. */
+export function devUrlState(landscape: NormalLandscape | undefined, tornDown: boolean, workspaceState: string, views: ServiceView[]): { state: DevUrlState; detail: string } {
+  if (workspaceState === 'sleeping') return { state: 'asleep', detail: 'Asleep: opening it wakes the workspace' };
+  if (workspaceState === 'waking_up') return { state: 'waking-up', detail: 'Waking up' };
+  if (workspaceState === 'creating' || workspaceState === 'cloning') return { state: 'starting', detail: 'The workspace is being set up' };
+  if (workspaceState !== 'running') return { state: 'stopped', detail: `The workspace is ${workspaceState.replace('_', ' ')}` };
+  const root = landscape && !tornDown ? rootService(landscape) : undefined;
+  const view = root && views.find((v) => v.name === root);
+  if (!view) return { state: 'not-served', detail: 'Nothing is served at / yet' };
+  switch (view.status) {
+    case 'running':
+    case 'internal':
+      return { state: 'served', detail: `Served by ${view.name}` };
+    case 'failure':
+      return { state: 'failed', detail: `${view.name} failed to start${view.detail ? `: ${view.detail}` : ''}` };
+    case 'stopped':
+    case 'finished':
+      return { state: 'stopped', detail: `${view.name}, which serves /, is ${view.status === 'stopped' ? 'stopped' : 'finished'}` };
+    default:
+      return { state: 'starting', detail: `${view.name} is starting` };
+  }
+}
+
+/** The service whose route `/` takes the dev URL's root (the longest prefix of `/` is `/` itself). */
+function rootService(landscape: NormalLandscape): string | undefined {
+  for (const [name, service] of Object.entries(landscape.services)) {
+    if (service.type === 'forward' && service.routes.some((r) => r.path === '/')) return name;
+    if ((service.type === 'steps' || service.type === 'container') && service.ports.some((p) => p.routes.some((r) => r.path === '/'))) return name;
+  }
+  return undefined;
+}

@@ -63,6 +63,8 @@ export async function planFor(db: Queryable, files: WorkspaceFiles, row: Workspa
 
 export interface SyncDeps {
   pool: pg.Pool;
+  /** How full the workspace's volume is: a Sync is refused while it is over its storage. */
+  volumeUsage: (row: WorkspaceRow) => Promise<{ bytes: number }>;
   services: ServiceRunner;
   files: WorkspaceFiles;
   secrets: SecretBox;
@@ -84,6 +86,10 @@ export async function syncLandscape(
     const { text, normal, plan } = await planFor(db, deps.files, row, request.profile);
     if (plan.hash !== request.planHash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
+    }
+    const { bytes } = await deps.volumeUsage(row);
+    if (bytes > row.storage_gib * 2 ** 30) {
+      throw problem('disk-over-quota', 409, `The volume holds ${(bytes / 2 ** 30).toFixed(1)} GiB, over its ${row.storage_gib} GiB: free space (or raise its storage) before a Sync.`);
     }
     const vaultId = await findVaultId(db, row.id);
     const secrets = vaultId === undefined ? [] : await listSecrets(db, vaultId);

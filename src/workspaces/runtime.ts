@@ -17,7 +17,7 @@ import type { SecretBox } from '../core/secret-box.ts';
 import { landscapeOperationHandlers } from './landscape-operations.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
-import { findWorkspace } from '../store/workspaces.ts';
+import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { purgeExpiredWorkspaces, sleepIdleWorkspaces } from './housekeeping.ts';
 import { stopWorkspaceProcesses, workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
 import { ServiceRunner } from './service-runner.ts';
@@ -95,7 +95,7 @@ export async function startWorkspaceRuntime(options: {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
-  const syncDeps = { pool, files, services, secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { pool, files, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,

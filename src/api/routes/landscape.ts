@@ -8,12 +8,14 @@ import { withTransaction } from '../../store/database.ts';
 import { findDeployedLandscape } from '../../store/landscapes.ts';
 import { activeOperationOn } from '../../store/operations.ts';
 import { checkProfile, currentVariablesHash, deployedOf, planFor, readCurrentLandscape } from '../../workspaces/landscape-service.ts';
+import { devUrlState } from '../../workspaces/deployment.ts';
 import { landscapeBanner } from '../../workspaces/landscape-state.ts';
+import { workspaceAddresses } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
 import { DateTime, Id } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { ServiceViewSchema } from './services.ts';
-import { acceptOperation, workspaceAccess } from './workspaces.ts';
+import { acceptOperation, workspaceAccess, workspaceUrls } from './workspaces.ts';
 
 const params = Type.Object({ ws: Id });
 const ProfileQuery = Type.Object({ profile: Type.Optional(Type.String({ maxLength: 64, description: 'profile name; svc.yml when absent' })) });
@@ -26,6 +28,11 @@ const LandscapeSchema = Type.Object({
   synced_at: Type.Optional(DateTime),
   synced_by: Type.Optional(Id),
   services: Type.Array(ServiceViewSchema),
+  dev_url: Type.Object({
+    url: Type.String(),
+    state: Type.String({ description: 'served, asleep, waking-up, starting, stopped, failed, not-served (3.7)' }),
+    detail: Type.String(),
+  }),
 });
 
 const PlanSchema = Type.Object({
@@ -55,6 +62,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
       withTransaction(deps.pool, (db) => activeOperationOn(db, `/workspaces/${row.id}`)),
     ]);
     const deployed = deployedOf(deployedRow);
+    const services = await deps.services.views(row, deployedRow);
     const applying = busy !== undefined && busy.kind.startsWith('landscape.');
     return {
       workspace_id: row.id,
@@ -62,7 +70,8 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
       banner: landscapeBanner({ applying, deployed, selectedProfile: profile, current, variablesHash: hash }),
       synced_at: deployedRow?.synced_at.toISOString(),
       synced_by: deployedRow?.synced_by ?? undefined,
-      services: await deps.services.views(row, deployedRow),
+      services,
+      dev_url: { url: workspaceAddresses(row.id, workspaceUrls(deps)).dev, ...devUrlState(deployedRow?.normal, deployedRow?.torn_down ?? false, row.state, services) },
     };
   });
 
