@@ -21,6 +21,7 @@ import { countUsers, insertUser } from './store/users.ts';
 import { isUniqueViolation } from './store/database.ts';
 import type { RuntimeDriver } from './runtime/driver.ts';
 import { startWorkspaceRuntime, type WorkspaceRuntime } from './workspaces/runtime.ts';
+import { Router } from './router/router.ts';
 
 export interface RunningServer {
   url: string;
@@ -95,6 +96,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     log: (message) => logger?.debug(message),
   });
   let workspaces: WorkspaceRuntime | undefined;
+  let router: Router | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
   try {
     await hub.start();
@@ -104,8 +106,20 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
     workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver });
+    router = new Router({
+      pool: database.pool,
+      driver: workspaces.driver,
+      hub,
+      credentials,
+      clock,
+      log: (m) => logger?.warn(m),
+      consoleUrl: () => config.baseUrl,
+      workspaceDomain: config.workspaceDomain,
+      forwardAllow: config.forwardAllow,
+    });
+    await router.start();
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets, services: workspaces.services, stages: workspaces.stages },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets, services: workspaces.services, stages: workspaces.stages, router },
       logger,
     );
     await app.listen({ host: config.listenHost, port: config.listenPort });
@@ -128,6 +142,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       async close() {
         clearInterval(housekeeping);
         await app.close();
+        router?.close();
         await workspaces?.close();
         await events.stop();
         await hub.close();
@@ -136,6 +151,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       },
     };
   } catch (error) {
+    router?.close();
     await workspaces?.close();
     await hub.close();
     await database.close();

@@ -216,6 +216,7 @@ const rows: Row[] = [
     call: (c, w) => c.get(`/workspaces/${w.workspace}/stages/prepare/runs/1/steps/1/logs`),
     expect: all(404),
   },
+  { route: 'POST /api/v1/workspaces/{ws}/sign-in-links', call: (c, w) => c.post(`/workspaces/${w.workspace}/sign-in-links`, {}), expect: { ...all(201), outsider: 404 } },
   {
     route: 'GET /api/v1/operations/{id}',
     call: (c, w) => c.get(`/operations/${w.operation}`),

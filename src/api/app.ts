@@ -1,4 +1,5 @@
 // The HTTP API: Fastify with the shared conventions as hooks and one plugin per resource under /api/v1.
+import http from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { SERVER_VERSION, API_VERSION } from '../core/version.ts';
@@ -13,6 +14,7 @@ import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerLandscapeRoutes } from './routes/landscape.ts';
+import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
 import { registerServiceRoutes } from './routes/services.ts';
 import { registerStageRoutes } from './routes/stages.ts';
 import { registerMeRoutes } from './routes/me.ts';
@@ -39,6 +41,20 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     // Problems and faults are logged where they happen; a log line per request is the router's job.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true } },
+    // One listener: workspace hosts go to the router, every other host to the console and API.
+    serverFactory: (handler) => {
+      const server = http.createServer((request, response) => {
+        const target = deps.router.targetOf(request);
+        if (target) void deps.router.handle(request, response, target);
+        else handler(request, response);
+      });
+      server.on('upgrade', (request, socket, head) => {
+        const target = deps.router.targetOf(request);
+        if (target) void deps.router.handleUpgrade(request, socket, head, target);
+        else socket.destroy();
+      });
+      return server;
+    },
   });
 
   await app.register(swagger, {
@@ -105,6 +121,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerLandscapeRoutes(api, deps);
       registerServiceRoutes(api, deps);
       registerStageRoutes(api, deps);
+      registerWorkspaceSignInRoutes(api, deps);
       registerEventRoutes(api, deps);
     },
     { prefix: API_PREFIX },

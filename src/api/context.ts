@@ -8,6 +8,7 @@ import type { EventFanout } from '../events/fanout.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { ServiceRunner } from '../workspaces/service-runner.ts';
 import type { StageRunner } from '../workspaces/stages.ts';
+import type { Router } from '../router/router.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
 
@@ -42,6 +43,8 @@ export interface ApiDeps {
   /** The deployed landscapes' replicas, and stage runs (src/workspaces). */
   services: ServiceRunner;
   stages: StageRunner;
+  /** Serves workspace hosts on the same listener; mints their sign-in links. */
+  router: Router;
   /** Reads the landscape file of a workspace's code. */
   files: WorkspaceFiles;
   /** Seals and opens vault secrets with the installation's key. */

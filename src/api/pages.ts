@@ -30,9 +30,10 @@ const signInPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><
 <input name="password" type="password" placeholder="Password" required autocomplete="current-password">
 <button>Sign in</button></form><p class="error" id="error"></p></main>
 <script>${shared}
-const done = () => location.replace('/');
+const back = new URLSearchParams(location.search).get('return') || '/';
+const done = () => location.replace(back.startsWith('/') && !back.startsWith('//') ? back : '/');
 const token = new URLSearchParams(location.hash.slice(1)).get('token');
-history.replaceState(null, '', '/sign-in');
+history.replaceState(null, '', '/sign-in' + location.search);
 if (token) { show('status', 'Signing you in…');
   api('POST', '/sessions', { link_token: token }).then(done, (e) => { show('status', ''); show('error', e.message); }); }
 document.getElementById('password').addEventListener('submit', (event) => { event.preventDefault();
@@ -71,9 +72,24 @@ document.getElementById('signout').onclick = () => api('DELETE', '/sessions/curr
 load();
 </script></body></html>`;
 
+const workspaceSignInPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Opening the workspace · svc</title>
+<meta name="viewport" content="width=device-width"><style>${style}</style></head><body><main>
+<h1>Opening the workspace</h1><p id="status">Signing you in on the workspace address…</p><p class="error" id="error"></p></main>
+<script>${shared}
+const query = new URLSearchParams(location.search);
+const host = query.get('host') || '';
+const match = /^(?:ide-)?w([1-9][0-9]*)(?:-[0-9]+)?\\./.exec(host);
+if (!match) { show('status', ''); show('error', 'This is not a workspace address.'); }
+else api('POST', '/workspaces/' + match[1] + '/sign-in-links', { host, next: query.get('next') || '/' })
+  .then((link) => location.replace(link.url), (e) => {
+    if (/Authentication required/.test(e.message)) return location.replace('/sign-in?return=' + encodeURIComponent(location.pathname + location.search));
+    show('status', ''); show('error', e.message); });
+</script></body></html>`;
+
 export function registerConsolePages(app: FastifyInstance, _deps: ApiDeps): void {
   const page = (html: string) => async (_request: unknown, reply: { type: (t: string) => { header: (n: string, v: string) => { send: (b: string) => unknown } } }) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'").send(html);
   app.get('/sign-in', { config: { access: 'public' }, schema: { hide: true } }, page(signInPage));
   app.get('/', { config: { access: 'public' }, schema: { hide: true } }, page(homePage));
+  app.get('/workspace-sign-in', { config: { access: 'public' }, schema: { hide: true } }, page(workspaceSignInPage));
 }

@@ -22,6 +22,8 @@ export interface ServerConfig {
   allowLocalRepositories: boolean;
   /** Base64 of the 32-byte key sealing vault secrets; without it one is kept in `<data dir>/secrets.key`. */
   secretsKey?: string;
+  /** Private address ranges (CIDRs) that `forward` targets may use anyway; none by default (SSRF guard). */
+  forwardAllow: string[];
 }
 
 interface Setting {
@@ -41,6 +43,7 @@ export const serverSettings: Record<string, Setting> = {
   signInLinkMinutes: { flag: '--sign-in-link-minutes', env: 'SVC_SIGN_IN_LINK_MINUTES', describe: 'minutes a sign-in link stays valid (default 15)' },
   workspaceDomain: { flag: '--workspace-domain', env: 'SVC_WORKSPACE_DOMAIN', describe: 'domain of workspace addresses (default localhost)' },
   secretsKey: { flag: '--secrets-key', env: 'SVC_SECRETS_KEY', describe: 'base64 of 32 random bytes sealing vault secrets (default: <data dir>/secrets.key)' },
+  forwardAllow: { flag: '--forward-allow', env: 'SVC_FORWARD_ALLOW', describe: 'comma-separated CIDRs forward targets may reach although private (default none)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -98,6 +101,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     workspaceDomain: domainName(read('workspaceDomain') ?? 'localhost'),
     allowLocalRepositories: yesOrNo(read('allowLocalRepositories') ?? 'false', 'allow local repositories'),
     secretsKey: read('secretsKey'),
+    forwardAllow: (read('forwardAllow') ?? '').split(',').map((c) => c.trim()).filter(Boolean),
   };
 }
 

@@ -10,6 +10,7 @@ import { activeOperationOn } from '../../store/operations.ts';
 import { liveWorkspaceNamed, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
 import type { WorkspaceEvent } from '../../workspaces/lifecycle.ts';
 import { stopWorkspaceProcesses } from '../../workspaces/operations.ts';
+import { busyBlocker, wakeBlocker, type WakeBlocker } from '../../workspaces/wake.ts';
 import { checkTransition, transitionWorkspace } from '../../workspaces/service.ts';
 import type { ApiDeps } from '../context.ts';
 import { requireIfMatch } from '../conventions/etag.ts';
@@ -30,16 +31,16 @@ interface Action {
 
 const stateCheck = (event: WorkspaceEvent) => (row: WorkspaceRow) => checkTransition(row, event);
 const notArchived = (row: WorkspaceRow) => {
-  if (row.archive_sha256) throw problem('conflict', 409, 'The workspace is archived; restore its archive before waking it.');
+  if (row.archive_sha256) throw problem('conflict', 409, wakeBlocker(row)!.reason);
 };
 
 /** Wake blockers of 3.1 answer 503 with Retry-After and the reason, as spec 7 says for a workspace not woken. */
-const wakeBlocked = (reason: string, retryAfterSeconds: number) =>
+const wakeBlocked = ({ reason, retryAfterSeconds }: WakeBlocker) =>
   problem('wake-blocked', 503, reason, { headers: { 'retry-after': String(retryAfterSeconds) } });
 
 const wakeable = (row: WorkspaceRow) => {
-  if (row.state === 'stopped') throw wakeBlocked('The workspace is stopped; start it from the console.', 60);
-  if (row.sleep_reason === 'archive-restore') throw wakeBlocked('The workspace is busy with its volume (restoring an archive).', 5);
+  const blocker = wakeBlocker(row);
+  if (blocker && !row.archive_sha256) throw wakeBlocked(blocker);
   notArchived(row);
   stateCheck({ type: 'wake' })(row);
 };
@@ -80,7 +81,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
       const target = `/workspaces/${row.id}`;
       const operation = await withTransaction(deps.pool, async (db) => {
         const busy = await activeOperationOn(db, target);
-        if (busy && kind === 'workspace.wake') throw wakeBlocked(`The workspace is busy (${busy.kind}); waking follows when it has finished.`, 5);
+        if (busy && kind === 'workspace.wake') throw wakeBlocked(busyBlocker(busy.kind));
         if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
         const user = request.principal!.user.id;
         return enqueueOperation(db, { kind, target, teamId: row.team_id, createdBy: user, input: { workspace_id: row.id }, at: deps.clock.now() });

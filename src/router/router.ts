@@ -1,0 +1,291 @@
+// The router: serves workspace hosts on the server's own listener (the console and API answer every other host).
+// Per request: the host's workspace, sign-in, wake on request, the route, then the data plane (proxy.ts). Every
+// refusal is a router page (pages.ts): HTML for browsers, `STATUS Title` for other clients.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type pg from 'pg';
+import type { CredentialResolver } from '../auth/credentials.ts';
+import type { Clock } from '../core/clock.ts';
+import type { NotificationHub } from '../events/hub.ts';
+import type { RuntimeDriver } from '../runtime/driver.ts';
+import { touchWorkspace } from '../store/workspaces.ts';
+import { requestWake } from '../workspaces/wake.ts';
+import { headersForUpstream, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
+import { hostName, hostTarget, type HostTarget } from './hosts.ts';
+import { renderPage, wantsHtml, type RouterPageName } from './pages.ts';
+import { forwardHeaders, proxyRequest, proxyUpgrade, type ProxyFailure, type Upstream } from './proxy.ts';
+import { matchRoute } from './routes.ts';
+import { AllowList, pinnedLookup, resolveForwardTarget } from './ssrf.ts';
+import { WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
+
+export interface RouterOptions {
+  pool: pg.Pool;
+  driver: RuntimeDriver;
+  hub: NotificationHub;
+  credentials: CredentialResolver;
+  clock: Clock;
+  log: (message: string) => void;
+  /** The console's address (sign-in pages link there) and the workspace domain. */
+  consoleUrl: () => string;
+  workspaceDomain: string;
+  /** Body limit (default 100 MiB), upstream timeout (default 60 s), how long a request is held while waking. */
+  bodyLimitBytes?: number;
+  upstreamTimeoutMs?: number;
+  holdMs?: number;
+  /** Private addresses forward targets may use anyway (CIDRs). */
+  forwardAllow?: string[];
+}
+
+const MAX_URL_LENGTH = 8192;
+
+/** A refusal: which page, with what detail. */
+class Refusal {
+  constructor(
+    readonly page: RouterPageName,
+    readonly detail?: string,
+    readonly retryAfterSeconds?: number,
+    readonly signInUrl?: string,
+  ) {}
+}
+
+type Resolved = { upstream: Upstream; routing: WorkspaceRouting };
+
+export class Router {
+  private readonly routes: WorkspaceRoutes;
+  private readonly access: WorkspaceAccess;
+  private readonly allow: AllowList;
+  private readonly touched = new Map<number, number>();
+  private readonly turn = new Map<string, number>();
+  private readonly bodyLimit: number;
+  private readonly timeoutMs: number;
+  private readonly holdMs: number;
+
+  constructor(private readonly options: RouterOptions) {
+    this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
+    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, hub: options.hub, log: options.log, onAccessChange: () => this.access.forgetDecisions() });
+    this.allow = new AllowList(options.forwardAllow ?? []);
+    this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
+    this.timeoutMs = options.upstreamTimeoutMs ?? 60_000;
+    this.holdMs = options.holdMs ?? 60_000;
+  }
+
+  start(): Promise<void> {
+    return this.routes.start();
+  }
+
+  close(): void {
+    this.routes.close();
+  }
+
+  get workspaceAccess(): WorkspaceAccess {
+    return this.access;
+  }
+
+  /** The workspace host a request is for; undefined for the console and API. */
+  targetOf(request: IncomingMessage): Exclude<HostTarget, { kind: 'console' }> | undefined {
+    const target = hostTarget(request.headers.host, this.options.workspaceDomain, new URL(this.options.consoleUrl()).hostname);
+    return target.kind === 'console' ? undefined : target;
+  }
+
+  async handle(request: IncomingMessage, response: ServerResponse, target: Exclude<HostTarget, { kind: 'console' }>): Promise<void> {
+    try {
+      const resolved = await this.resolve(request, target, response);
+      if (!resolved) return;
+      proxyRequest(request, response, resolved.upstream, {
+        headers: this.upstreamHeaders(request),
+        timeoutMs: this.timeoutMs,
+        fail: (failure) => this.send(request, response, this.failurePage(failure)),
+      });
+    } catch (error) {
+      if (error instanceof Refusal) return this.send(request, response, error);
+      this.options.log(`router: ${(error as Error).stack ?? error}`);
+      this.send(request, response, new Refusal('badRequest'));
+    }
+  }
+
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, target: Exclude<HostTarget, { kind: 'console' }>): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const refuse = (refusal: Refusal) => {
+      const page = renderPage(refusal.page, { accept: undefined, detail: refusal.detail });
+      socket.end(`HTTP/1.1 ${page.status} ${refusal.page}\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n\r\n${page.body}`);
+    };
+    try {
+      const resolved = await this.resolve(request, target, undefined);
+      if (!resolved) return refuse(new Refusal('badRequest'));
+      proxyUpgrade(request, socket, head, resolved.upstream, { headers: this.upstreamHeaders(request), fail: (failure) => refuse(this.failurePage(failure)) });
+    } catch (error) {
+      refuse(error instanceof Refusal ? error : new Refusal('badRequest'));
+    }
+  }
+
+  private upstreamHeaders(request: IncomingMessage) {
+    const host = request.headers.host ?? '';
+    return forwardHeaders(headersForUpstream(request.headers), { for: request.socket.remoteAddress ?? '', proto: this.scheme(), host });
+  }
+
+  private scheme(): 'http' | 'https' {
+    return this.options.consoleUrl().startsWith('https:') ? 'https' : 'http';
+  }
+
+  private failurePage(failure: ProxyFailure): Refusal {
+    return failure === 'timeout' ? new Refusal('timeout') : new Refusal('noAnswer');
+  }
+
+  /** Everything before the data plane; undefined when the request was answered here (sign-in redirect). */
+  private async resolve(request: IncomingMessage, target: Exclude<HostTarget, { kind: 'console' }>, response: ServerResponse | undefined): Promise<Resolved | undefined> {
+    const url = request.url ?? '/';
+    if (url.length > MAX_URL_LENGTH) throw new Refusal('uriTooLong');
+    if (target.kind === 'unknown-workspace-host') throw new Refusal('noWorkspace');
+    if (!this.routes.live) throw new Refusal('routerStarting', undefined, 2);
+    const host = hostName(request.headers.host)!;
+    let routing = await this.routes.get(target.workspaceId);
+    if (!routing) throw new Refusal('noWorkspace');
+    if (url.startsWith(`${SIGN_IN_PATH}?`) || url === SIGN_IN_PATH) {
+      if (response) await this.signIn(request, response, host);
+      else throw new Refusal('badRequest');
+      return undefined;
+    }
+    const decision = await this.access.check(request.headers, host, routing.row);
+    if (!decision.ok && decision.reason === 'not-allowed') throw new Refusal('noWorkspace');
+    if (!decision.ok) throw new Refusal('signInRequired', 'This address is private: sign in with the console.', undefined, this.signInUrl(host, url));
+    if (decision.via === 'cookie' && this.crossSite(request, host)) throw new Refusal('crossSite');
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (length > this.bodyLimit) throw new Refusal('tooLarge');
+    routing = await this.awake(request, routing, decision.user.id);
+    this.touch(routing.row.id);
+    return { upstream: await this.upstreamFor(request, target, routing), routing };
+  }
+
+  private signInUrl(host: string, next: string): string {
+    const url = new URL('/workspace-sign-in', this.options.consoleUrl());
+    url.searchParams.set('host', host);
+    url.searchParams.set('next', next);
+    return url.toString();
+  }
+
+  /** `GET /.svc/sign-in?token=...`: once, briefly; sets the host's session cookie and goes on to the page asked for. */
+  private async signIn(request: IncomingMessage, response: ServerResponse, host: string): Promise<void> {
+    const token = new URL(request.url ?? '/', 'http://x').searchParams.get('token') ?? '';
+    const redeemed = token ? await this.access.redeemLink(token, host) : undefined;
+    if (!redeemed) throw new Refusal('linkExpired', 'Sign-in links work once and for two minutes: open the address from the console again.');
+    const secure = this.scheme() === 'https' ? '; Secure' : '';
+    response.writeHead(303, {
+      location: redeemed.nextPath.startsWith('/') && !redeemed.nextPath.startsWith('//') ? redeemed.nextPath : '/',
+      'set-cookie': `${WORKSPACE_SESSION_COOKIE}=${redeemed.sessionToken}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${WORKSPACE_SESSION_MS / 1000}${secure}`,
+      'cache-control': 'no-store',
+    });
+    response.end();
+  }
+
+  /** A state-changing request sent by a page of another site (not this host, not the console). */
+  private crossSite(request: IncomingMessage, host: string): boolean {
+    if (['GET', 'HEAD', 'OPTIONS'].includes(request.method ?? 'GET')) return false;
+    if (request.headers['sec-fetch-site'] === 'cross-site') return true;
+    const origin = request.headers.origin;
+    if (!origin || origin === 'null') return origin === 'null';
+    try {
+      const from = new URL(origin);
+      return from.hostname !== host && from.origin !== new URL(this.options.consoleUrl()).origin;
+    } catch {
+      return true;
+    }
+  }
+
+  /** A sleeping workspace is woken; browsers get the waiting page at once, other clients are held until it runs. */
+  private async awake(request: IncomingMessage, routing: WorkspaceRouting, userId: number): Promise<WorkspaceRouting> {
+    const deadline = Date.now() + this.holdMs;
+    let current = routing;
+    for (;;) {
+      const { row } = current;
+      if (row.state === 'running') return current;
+      if (row.state === 'sleeping' || row.state === 'stopped') {
+        const blocker = await requestWake(this.options.pool, row, userId, this.options.clock.now());
+        if (blocker) throw new Refusal(row.state === 'stopped' ? 'workspaceNotRunning' : 'wakeBlocked', blocker.reason, blocker.retryAfterSeconds);
+      } else if (row.state !== 'waking_up') {
+        throw new Refusal('workspaceNotRunning', row.status_detail ?? undefined, 10);
+      }
+      if (wantsHtml(request.headers.accept)) throw new Refusal('waking', current.row.status_detail ?? 'Waking up', 2);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Refusal('wakeBlocked', `Still waking up: ${current.row.status_detail ?? ''}`.trim(), 5);
+      await this.routes.changed(row.id, Math.min(left, 1000));
+      current = (await this.routes.get(row.id)) ?? current;
+    }
+  }
+
+  private touch(id: number): void {
+    const now = this.options.clock.nowMs();
+    if ((this.touched.get(id) ?? 0) > now - 30_000) return;
+    this.touched.set(id, now);
+    void touchWorkspace(this.options.pool, id, new Date(now)).catch((error: Error) => this.options.log(`router: activity of ${id}: ${error.message}`));
+  }
+
+  private async upstreamFor(request: IncomingMessage, target: Exclude<HostTarget, { kind: 'console' | 'unknown-workspace-host' }>, routing: WorkspaceRouting): Promise<Upstream> {
+    const url = request.url ?? '/';
+    if (target.kind === 'ide') {
+      const { editor_host: host, editor_port: port } = routing.row;
+      if (!host || !port) throw new Refusal('noAnswer', 'The editor is not reachable yet.');
+      return { host, port, path: url };
+    }
+    if (target.kind === 'public-port') {
+      const published = routing.routes.publicPorts.get(target.port);
+      if (!published) throw new Refusal('nothingServed', `No service publishes port ${target.port}.`);
+      return { ...(await this.replica(request, routing, published.service)), port: published.port, path: url };
+    }
+    const match = matchRoute(routing.routes.dev, url);
+    if (!match) {
+      const servesRoot = routing.routes.dev.some((r) => r.path === '/');
+      throw servesRoot || routing.routes.dev.length > 0 ? new Refusal('noRoute') : new Refusal('nothingServed');
+    }
+    const routeTarget = match.route.target;
+    if (routeTarget.kind === 'forward') return this.forwardUpstream(routeTarget.target, match.upstreamTarget);
+    return { ...(await this.replica(request, routing, routeTarget.service)), port: routeTarget.port, path: match.upstreamTarget };
+  }
+
+  /** A ready replica of the service, in turn; held while it starts. */
+  private async replica(request: IncomingMessage, routing: WorkspaceRouting, service: string): Promise<{ host: string }> {
+    const deadline = Date.now() + this.holdMs;
+    let current = routing;
+    for (;;) {
+      const state = current.services.get(service);
+      if (!state) throw new Refusal('nothingServed');
+      if (!state.running || state.status === 'stopped') throw new Refusal('serviceStopped', state.detail);
+      if (state.ready.length > 0) {
+        const key = `${current.row.id}/${service}`;
+        const turn = ((this.turn.get(key) ?? -1) + 1) % state.ready.length;
+        this.turn.set(key, turn);
+        return { host: state.ready[turn] };
+      }
+      if (!['starting', 'pending'].includes(state.status)) throw new Refusal('noAnswer', state.detail ?? `${service} is ${state.status}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Refusal('noAnswer', `${service} did not become ready in time`);
+      await this.routes.changed(current.row.id, Math.min(left, 1000));
+      current = (await this.routes.get(current.row.id)) ?? current;
+    }
+  }
+
+  private async forwardUpstream(target: string, requestTarget: string): Promise<Upstream> {
+    const resolved = await resolveForwardTarget(target, { allow: this.allow });
+    if (!resolved.ok) throw new Refusal(resolved.kind === 'forbidden' ? 'forwardForbidden' : 'forwardUnreachable', resolved.reason);
+    const base = resolved.url.pathname.replace(/\/$/, '');
+    if (resolved.url.protocol !== 'http:') throw new Refusal('forwardUnreachable', 'The router forwards to http:// targets only in this release.');
+    return {
+      host: resolved.url.hostname,
+      port: Number(resolved.url.port || 80),
+      path: `${base}${requestTarget}`,
+      lookup: pinnedLookup(resolved.address, resolved.family),
+    };
+  }
+
+  private send(request: IncomingMessage, response: ServerResponse, refusal: Refusal): void {
+    if (response.headersSent) return void response.destroy();
+    const page = renderPage(refusal.page, {
+      accept: request.headers.accept,
+      detail: refusal.detail,
+      retryAfterSeconds: refusal.retryAfterSeconds,
+      signInUrl: refusal.signInUrl,
+    });
+    response.writeHead(page.status, page.headers);
+    response.end(request.method === 'HEAD' ? undefined : page.body);
+    request.resume();
+  }
+}

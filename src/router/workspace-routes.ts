@@ -1,0 +1,120 @@
+// What the router knows of each workspace: its row, its routes, its services' statuses and ready replica
+// addresses. Built from the store and the driver on first use, kept until an event about the workspace
+// (workspace.*, landscape.updated) says it changed; waiters are woken then, so held requests see the change.
+import type pg from 'pg';
+import type { NotificationHub } from '../events/hub.ts';
+import { EVENTS_CHANNEL, findEvents } from '../store/events.ts';
+import type { RuntimeDriver } from '../runtime/driver.ts';
+import { findDeployedLandscape, stoppedServices } from '../store/landscapes.ts';
+import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { serviceViews } from '../workspaces/deployment.ts';
+import { workspaceRef } from '../workspaces/operations.ts';
+import { landscapeRoutes, type LandscapeRoutes } from './routes.ts';
+
+export interface ServiceState {
+  status: string;
+  detail?: string;
+  running: boolean;
+  /** Pod addresses of the replicas that are ready. */
+  ready: string[];
+}
+
+export interface WorkspaceRouting {
+  row: WorkspaceRow;
+  routes: LandscapeRoutes;
+  services: Map<string, ServiceState>;
+}
+
+/** A safety net under the events: nothing is kept longer than this. */
+const MAX_AGE_MS = 30_000;
+
+export class WorkspaceRoutes {
+  private readonly cache = new Map<number, { at: number; value: Promise<WorkspaceRouting | undefined> }>();
+  private readonly waiters = new Map<number, Set<() => void>>();
+  private unsubscribe?: () => void;
+
+  constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; hub: NotificationHub; log: (m: string) => void; onAccessChange?: () => void }) {}
+
+  async start(): Promise<void> {
+    this.unsubscribe = this.deps.hub.subscribe(EVENTS_CHANNEL, {
+      notify: (payload) => void this.notified(payload),
+      reset: () => this.invalidateAll(),
+    });
+    await this.deps.hub.whenListening(EVENTS_CHANNEL);
+  }
+
+  /** Whether routes can be trusted: the event subscription is live. */
+  get live(): boolean {
+    return this.deps.hub.isLive;
+  }
+
+  private async notified(payload: string): Promise<void> {
+    try {
+      const [event] = await findEvents(this.deps.pool, [Number(payload)]);
+      if (!event) return;
+      if (['members.updated', 'access.changed', 'team.deleted', 'org.deleted'].includes(event.type)) this.deps.onAccessChange?.();
+      const data = JSON.parse(event.data) as { workspace_id?: number };
+      if (data.workspace_id !== undefined) this.invalidate(data.workspace_id);
+    } catch (error) {
+      this.deps.log(`router: event ${payload}: ${(error as Error).message}`);
+      this.invalidateAll();
+    }
+  }
+
+  get(id: number): Promise<WorkspaceRouting | undefined> {
+    const cached = this.cache.get(id);
+    if (cached && Date.now() - cached.at < MAX_AGE_MS) return cached.value;
+    const value = this.load(id).catch((error: Error) => {
+      this.cache.delete(id);
+      throw error;
+    });
+    this.cache.set(id, { at: Date.now(), value });
+    return value;
+  }
+
+  /** Resolves at the next change of the workspace, or after `ms`. */
+  changed(id: number, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const set = this.waiters.get(id) ?? new Set();
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+      this.waiters.set(id, set);
+    });
+  }
+
+  invalidate(id: number): void {
+    this.cache.delete(id);
+    for (const wake of [...(this.waiters.get(id) ?? [])]) wake();
+  }
+
+  invalidateAll(): void {
+    for (const id of [...this.cache.keys(), ...this.waiters.keys()]) this.invalidate(id);
+  }
+
+  private async load(id: number): Promise<WorkspaceRouting | undefined> {
+    const row = await findWorkspace(this.deps.pool, id);
+    if (!row || row.deleted_at) return undefined;
+    const deployed = await findDeployedLandscape(this.deps.pool, id);
+    const live = deployed && !deployed.torn_down ? deployed : undefined;
+    const services = new Map<string, ServiceState>();
+    if (live) {
+      const observed = row.state === 'running' ? await this.deps.driver.replicaStates(workspaceRef(row)) : [];
+      const stopped = await stoppedServices(this.deps.pool, id);
+      for (const view of serviceViews({ landscape: live.normal, tornDown: false, workspaceState: row.state, stopped, observed })) {
+        const ready = observed.filter((o) => o.service === view.name && o.status === 'running' && o.ready && o.address).map((o) => o.address!.host);
+        services.set(view.name, { status: view.status, detail: view.detail, running: view.running, ready });
+      }
+    }
+    return { row, routes: landscapeRoutes(live?.normal), services };
+  }
+
+  close(): void {
+    this.unsubscribe?.();
+    this.invalidateAll();
+  }
+}

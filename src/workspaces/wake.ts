@@ -1,0 +1,38 @@
+// What blocks a wake (spec 3.1), in one place for the API's wake action and the router's wake on request, and
+// the wake itself as an operation.
+import type pg from 'pg';
+import { enqueueOperation } from '../operations/queue.ts';
+import { withTransaction } from '../store/database.ts';
+import { activeOperationOn } from '../store/operations.ts';
+import type { WorkspaceRow } from '../store/workspaces.ts';
+
+export interface WakeBlocker {
+  reason: string;
+  retryAfterSeconds: number;
+}
+
+export function wakeBlocker(row: WorkspaceRow): WakeBlocker | undefined {
+  if (row.state === 'stopped') return { reason: 'The workspace is stopped; start it from the console.', retryAfterSeconds: 60 };
+  if (row.sleep_reason === 'archive-restore') return { reason: 'The workspace is busy with its volume (restoring an archive).', retryAfterSeconds: 5 };
+  if (row.archive_sha256) return { reason: 'The workspace is archived; restore its archive before waking it.', retryAfterSeconds: 60 };
+  return undefined;
+}
+
+export const busyBlocker = (kind: string): WakeBlocker => ({ reason: `The workspace is busy (${kind}); waking follows when it has finished.`, retryAfterSeconds: 5 });
+
+/**
+ * Queues a wake of a sleeping workspace unless one runs already; a blocker when something else holds the
+ * workspace. Answers nothing when the wake is under way.
+ */
+export async function requestWake(pool: pg.Pool, row: WorkspaceRow, userId: number, at: Date): Promise<WakeBlocker | undefined> {
+  const blocked = wakeBlocker(row);
+  if (blocked) return blocked;
+  const target = `/workspaces/${row.id}`;
+  return withTransaction(pool, async (db) => {
+    await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`wake:${row.id}`]);
+    const busy = await activeOperationOn(db, target);
+    if (busy) return busy.kind === 'workspace.wake' ? undefined : busyBlocker(busy.kind);
+    await enqueueOperation(db, { kind: 'workspace.wake', target, teamId: row.team_id, createdBy: userId, input: { workspace_id: row.id }, at });
+    return undefined;
+  });
+}
