@@ -22,12 +22,15 @@ import { isUniqueViolation } from './store/database.ts';
 import type { RuntimeDriver } from './runtime/driver.ts';
 import { startWorkspaceRuntime, type WorkspaceRuntime } from './workspaces/runtime.ts';
 import { Router } from './router/router.ts';
+import type { ServiceRunner } from './workspaces/service-runner.ts';
 
 export interface RunningServer {
   url: string;
   config: ServerConfig;
   database: Database;
   driver: RuntimeDriver;
+  /** The deployed landscapes' replicas (tests run its chores). */
+  services: ServiceRunner;
   /** The first administrator's sign-in link, when this start created them. */
   firstSignInLink?: string;
   close(): Promise<void>;
@@ -115,7 +118,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       log: (m) => logger?.warn(m),
       consoleUrl: () => config.baseUrl,
       workspaceDomain: config.workspaceDomain,
+      services: workspaces.services,
       forwardAllow: config.forwardAllow,
+      upstreamTimeoutMs: config.upstreamTimeoutSeconds * 1000,
     });
     await router.start();
     const app = await buildApi(
@@ -138,6 +143,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       config,
       database,
       driver: workspaces.driver,
+      services: workspaces.services,
       firstSignInLink,
       async close() {
         clearInterval(housekeeping);

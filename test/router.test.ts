@@ -20,6 +20,8 @@ services:
         routes: [{ path: / }]
       - port: 9000
         public: true
+      - port: 9001
+        public: true
     health: { port: 8080 }
   api:
     type: steps
@@ -28,6 +30,24 @@ services:
     ports:
       - port: 3000
         routes: [{ path: /api, strip: true }]
+  lazy:
+    type: steps
+    availability: on-demand
+    idleTimeoutMinutes: 1
+    needs: [helper]
+    steps:
+      - run: node echo.js lazy 4000
+    ports:
+      - port: 4000
+        routes: [{ path: /lazy, strip: true }]
+  helper:
+    type: steps
+    availability: on-demand
+    idleTimeoutMinutes: 1
+    steps:
+      - run: node echo.js helper 4100
+    ports:
+      - port: 4100
   allowed:
     type: forward
     target: http://127.0.0.1:${forwardPort}/base
@@ -46,6 +66,7 @@ for (const port of ports) {
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
+    if (req.url === '/slow') return; // never answers
     req.on('end', () => res.end(JSON.stringify({ name, port, method: req.method, url: req.url, headers: req.headers, body })));
   });
   server.on('upgrade', (req, socket) => {
@@ -60,6 +81,7 @@ for (const port of ports) {
 let server: TestServer;
 let dev: ApiClient;
 let key: string;
+let viewerKey: string;
 let repository: BareRepository;
 let external: http.Server;
 let ws: number;
@@ -117,7 +139,7 @@ async function finished(operationId: string): Promise<any> {
 before(async () => {
   external = http.createServer((req, res) => res.end(`external saw ${req.url}`));
   await new Promise<void>((resolve) => external.listen(0, '127.0.0.1', resolve));
-  server = await startTestServer({ env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_FORWARD_ALLOW: '127.0.0.1/32' } });
+  server = await startTestServer({ env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_FORWARD_ALLOW: '127.0.0.1/32', SVC_UPSTREAM_TIMEOUT: '2' } });
   port = Number(new URL(server.url).port);
   const owner = await createPerson(server.admin, 'router-owner@example.com');
   const org = (await owner.key.post('/orgs', { name: 'Router' })).body.id;
@@ -126,6 +148,9 @@ before(async () => {
   await owner.key.put(`/teams/${team}/members/${developer.id}`, { role: 'developer' });
   dev = developer.key;
   key = dev.auth.token!;
+  const watcher = await createPerson(server.admin, 'router-viewer@example.com');
+  await owner.key.put(`/teams/${team}/members/${watcher.id}`, { role: 'viewer' });
+  viewerKey = watcher.key.auth.token!;
   repository = await createBareRepository({ 'svc.yml': svcYml((external.address() as AddressInfo).port), 'echo.js': echoJs });
   const created = await dev.post('/workspaces', { team_id: team, name: 'routed', git: { provider: 'git', repo: repository.url } });
   ws = Number(created.body.target.split('/')[2]);
@@ -247,14 +272,48 @@ test('sign-in links: used once, they set the host cookie; a cross-site change is
   }
 });
 
+test('a restricted workspace admits only those who may use it', async () => {
+  const asViewer = { 'svc-authorization': `Bearer ${viewerKey}` };
+  assert.equal((await call(dev_(), '/', { headers: asViewer })).status, 200);
+  const current = await dev.get(`/workspaces/${ws}`);
+  const patched = await dev.patch(`/workspaces/${ws}`, { restricted: true }, { headers: { 'if-match': current.headers.get('etag')! } });
+  assert.equal(patched.status, 200, patched.text);
+  await until(async () => ((await call(dev_(), '/', { headers: asViewer })).status === 404 ? true : undefined), 'the viewer to be refused');
+  assert.equal((await call(dev_(), '/', { headers: asViewer })).text, '404 Nothing here\n');
+  assert.equal((await call(dev_(), '/', { headers: withKey() })).status, 200);
+  const again = await dev.get(`/workspaces/${ws}`);
+  await dev.patch(`/workspaces/${ws}`, { restricted: false }, { headers: { 'if-match': again.headers.get('etag')! } });
+});
+
 test('limits: too large a body 413, too long an address 414', async () => {
   assert.equal((await call(dev_(), '/', { method: 'POST', headers: withKey({ 'content-length': String(200 * 2 ** 20) }) })).text, '413 Request too large\n');
   assert.equal((await call(dev_(), `/${'a'.repeat(9000)}`, { headers: withKey() })).text, '414 Address too long\n');
 });
 
+test('an upstream that does not answer in time 504; one that refuses 502', async () => {
+  assert.equal((await call(dev_(), '/slow', { headers: withKey() })).text, '504 The site did not answer in time\n');
+  assert.equal((await call(`w${ws}-9001.localhost`, '/', { headers: withKey() })).text, '502 Workspace did not answer\n');
+});
+
 test('the editor answers on its host', async () => {
   const editor = await call(`ide-w${ws}.localhost`, '/', { headers: withKey() });
   assert.equal(editor.status, 200);
+});
+
+test('idle on-demand services sleep with their needs; a request wakes them both and is answered', async () => {
+  const statuses = async () => Object.fromEntries((await dev.get(`/workspaces/${ws}/landscape`)).body.services.map((s: any) => [s.name, s.status]));
+  await until(async () => ((await statuses()).helper === 'internal' && (await statuses()).lazy === 'running' ? true : undefined), 'lazy and helper to run');
+  assert.equal((await call(dev_(), '/lazy/first', { headers: withKey() })).json.name, 'lazy');
+  server.clock.advance(61_000);
+  assert.deepEqual((await server.server.services.sleepIdle()).sort(), [`${ws}/helper`, `${ws}/lazy`]);
+  const asleep = await statuses();
+  assert.deepEqual([asleep.lazy, asleep.helper, asleep.web], ['sleeping', 'sleeping', 'running']);
+  const replicas = await server.server.driver.replicaStates({ id: ws, uid: 0, storageGib: 0 });
+  assert.ok(replicas.filter((r) => r.service === 'lazy' || r.service === 'helper').every((r) => r.status === 'stopped'));
+  const woken = await call(dev_(), '/lazy/again', { headers: withKey() });
+  assert.equal(woken.status, 200, woken.text);
+  assert.deepEqual([woken.json.name, woken.json.url], ['lazy', '/again']);
+  await until(async () => ((await statuses()).helper === 'internal' ? true : undefined), 'helper, which lazy needs, to wake too');
 });
 
 test('a stopped service says so; a request to a sleeping workspace wakes it and is answered', async () => {

@@ -24,6 +24,10 @@ export interface ServerConfig {
   secretsKey?: string;
   /** Private address ranges (CIDRs) that `forward` targets may use anyway; none by default (SSRF guard). */
   forwardAllow: string[];
+  /** Seconds the router waits for an upstream's answer before 504. */
+  upstreamTimeoutSeconds: number;
+  /** Tools directory of scripts/setup-editor.sh; workspaces get code-server when it is installed there. */
+  toolsDir: string;
 }
 
 interface Setting {
@@ -43,7 +47,9 @@ export const serverSettings: Record<string, Setting> = {
   signInLinkMinutes: { flag: '--sign-in-link-minutes', env: 'SVC_SIGN_IN_LINK_MINUTES', describe: 'minutes a sign-in link stays valid (default 15)' },
   workspaceDomain: { flag: '--workspace-domain', env: 'SVC_WORKSPACE_DOMAIN', describe: 'domain of workspace addresses (default localhost)' },
   secretsKey: { flag: '--secrets-key', env: 'SVC_SECRETS_KEY', describe: 'base64 of 32 random bytes sealing vault secrets (default: <data dir>/secrets.key)' },
+  upstreamTimeout: { flag: '--upstream-timeout', env: 'SVC_UPSTREAM_TIMEOUT', describe: 'seconds the router waits for a service to answer before 504 (default 60)' },
   forwardAllow: { flag: '--forward-allow', env: 'SVC_FORWARD_ALLOW', describe: 'comma-separated CIDRs forward targets may reach although private (default none)' },
+  toolsDir: { flag: '--tools-dir', env: 'SVC_TOOLS_DIR', describe: 'where scripts/setup-editor.sh installs code-server, the workspace editor (default /var/cache/svc/tools)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -101,7 +107,9 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     workspaceDomain: domainName(read('workspaceDomain') ?? 'localhost'),
     allowLocalRepositories: yesOrNo(read('allowLocalRepositories') ?? 'false', 'allow local repositories'),
     secretsKey: read('secretsKey'),
+    upstreamTimeoutSeconds: positiveInteger(read('upstreamTimeout') ?? '60', 'upstream timeout', false),
     forwardAllow: (read('forwardAllow') ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    toolsDir: path.resolve(cwd, read('toolsDir') ?? '/var/cache/svc/tools'),
   };
 }
 

@@ -130,3 +130,15 @@ export function proxyUpgrade(
   outgoing.on('error', () => options.fail('no-answer'));
   outgoing.end();
 }
+
+/**
+ * Drops the kept-alive connections to an address whose replica went away: a new pod at the same address would
+ * never answer on them (its kernel knows nothing of them until a retransmit), so a request could hang on one.
+ */
+export function forgetUpstream(host: string): void {
+  for (const pool of [agent.freeSockets, agent.sockets]) {
+    for (const [name, sockets] of Object.entries(pool)) {
+      if (name.startsWith(`${host}:`)) for (const socket of sockets ?? []) socket.destroy();
+    }
+  }
+}

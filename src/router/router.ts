@@ -32,6 +32,12 @@ export interface RouterOptions {
   bodyLimitBytes?: number;
   upstreamTimeoutMs?: number;
   holdMs?: number;
+  /** Wakes asleep on-demand services and counts requests as their activity. */
+  services: {
+    wake(workspaceId: number, service: string): Promise<void>;
+    noteRequest(workspaceId: number, service: string): void;
+    onChange(listener: (workspaceId: number) => void): void;
+  };
   /** Private addresses forward targets may use anyway (CIDRs). */
   forwardAllow?: string[];
 }
@@ -64,6 +70,7 @@ export class Router {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
     this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, hub: options.hub, log: options.log, onAccessChange: () => this.access.forgetDecisions() });
     this.allow = new AllowList(options.forwardAllow ?? []);
+    options.services.onChange((id) => this.routes.invalidate(id));
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
     this.timeoutMs = options.upstreamTimeoutMs ?? 60_000;
     this.holdMs = options.holdMs ?? 60_000;
@@ -145,7 +152,10 @@ export class Router {
       else throw new Refusal('badRequest');
       return undefined;
     }
-    const decision = await this.access.check(request.headers, host, routing.row);
+    const decision = await this.access.check(request.headers, host, routing.row).catch((error: Error) => {
+      this.options.log(`router: sign-in check failed: ${error.message}`);
+      throw new Refusal('signInUnavailable', undefined, 5);
+    });
     if (!decision.ok && decision.reason === 'not-allowed') throw new Refusal('noWorkspace');
     if (!decision.ok) throw new Refusal('signInRequired', 'This address is private: sign in with the console.', undefined, this.signInUrl(host, url));
     if (decision.via === 'cookie' && this.crossSite(request, host)) throw new Refusal('crossSite');
@@ -245,17 +255,27 @@ export class Router {
   private async replica(request: IncomingMessage, routing: WorkspaceRouting, service: string): Promise<{ host: string }> {
     const deadline = Date.now() + this.holdMs;
     let current = routing;
+    let woken = false;
     for (;;) {
       const state = current.services.get(service);
       if (!state) throw new Refusal('nothingServed');
       if (!state.running || state.status === 'stopped') throw new Refusal('serviceStopped', state.detail);
+      if (state.status === 'sleeping' && !woken) {
+        woken = true;
+        await this.options.services.wake(current.row.id, service);
+        this.routes.invalidate(current.row.id);
+        if (wantsHtml(request.headers.accept)) throw new Refusal('waking', `Waking ${service}`, 2);
+        current = (await this.routes.get(current.row.id)) ?? current;
+        continue;
+      }
       if (state.ready.length > 0) {
+        this.options.services.noteRequest(current.row.id, service);
         const key = `${current.row.id}/${service}`;
         const turn = ((this.turn.get(key) ?? -1) + 1) % state.ready.length;
         this.turn.set(key, turn);
         return { host: state.ready[turn] };
       }
-      if (!['starting', 'pending'].includes(state.status)) throw new Refusal('noAnswer', state.detail ?? `${service} is ${state.status}`);
+      if (!['starting', 'pending', 'sleeping'].includes(state.status)) throw new Refusal('noAnswer', state.detail ?? `${service} is ${state.status}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Refusal('noAnswer', `${service} did not become ready in time`);
       await this.routes.changed(current.row.id, Math.min(left, 1000));

@@ -5,10 +5,11 @@ import type pg from 'pg';
 import type { NotificationHub } from '../events/hub.ts';
 import { EVENTS_CHANNEL, findEvents } from '../store/events.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
-import { findDeployedLandscape, stoppedServices } from '../store/landscapes.ts';
+import { asleepServices, findDeployedLandscape, stoppedServices } from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { serviceViews } from '../workspaces/deployment.ts';
 import { workspaceRef } from '../workspaces/operations.ts';
+import { forgetUpstream } from './proxy.ts';
 import { landscapeRoutes, type LandscapeRoutes } from './routes.ts';
 
 export interface ServiceState {
@@ -31,6 +32,8 @@ const MAX_AGE_MS = 30_000;
 export class WorkspaceRoutes {
   private readonly cache = new Map<number, { at: number; value: Promise<WorkspaceRouting | undefined> }>();
   private readonly waiters = new Map<number, Set<() => void>>();
+  /** Ready replica addresses last seen per workspace: connections to those that went away are dropped. */
+  private readonly lastReady = new Map<number, Set<string>>();
   private unsubscribe?: () => void;
 
   constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; hub: NotificationHub; log: (m: string) => void; onAccessChange?: () => void }) {}
@@ -105,12 +108,20 @@ export class WorkspaceRoutes {
     if (live) {
       const observed = row.state === 'running' ? await this.deps.driver.replicaStates(workspaceRef(row)) : [];
       const stopped = await stoppedServices(this.deps.pool, id);
-      for (const view of serviceViews({ landscape: live.normal, tornDown: false, workspaceState: row.state, stopped, observed })) {
+      const asleep = await asleepServices(this.deps.pool, id);
+      for (const view of serviceViews({ landscape: live.normal, tornDown: false, workspaceState: row.state, stopped, asleep, observed })) {
         const ready = observed.filter((o) => o.service === view.name && o.status === 'running' && o.ready && o.address).map((o) => o.address!.host);
         services.set(view.name, { status: view.status, detail: view.detail, running: view.running, ready });
       }
     }
+    this.forgetGone(id, services);
     return { row, routes: landscapeRoutes(live?.normal), services };
+  }
+
+  private forgetGone(id: number, services: Map<string, ServiceState>): void {
+    const ready = new Set([...services.values()].flatMap((s) => s.ready));
+    for (const address of this.lastReady.get(id) ?? []) if (!ready.has(address)) forgetUpstream(address);
+    this.lastReady.set(id, ready);
   }
 
   close(): void {

@@ -85,3 +85,31 @@ export async function setRunSwitch(db: Queryable, workspaceId: number, services:
     [workspaceId, services, running, at],
   );
 }
+
+export interface ServiceActivityRow {
+  service: string;
+  last_request_at: Date;
+  asleep: boolean;
+}
+
+export async function serviceActivity(db: Queryable, workspaceId: number): Promise<ServiceActivityRow[]> {
+  return (await db.query<ServiceActivityRow>('SELECT service, last_request_at, asleep FROM service_activity WHERE workspace_id = $1', [workspaceId])).rows;
+}
+
+export async function asleepServices(db: Queryable, workspaceId: number): Promise<Set<string>> {
+  const rows = await db.query<{ service: string }>('SELECT service FROM service_activity WHERE workspace_id = $1 AND asleep', [workspaceId]);
+  return new Set(rows.rows.map((r) => r.service));
+}
+
+/** Records a request (or a start) of services: they are awake, and idle from `at` on. */
+export async function markServicesAwake(db: Queryable, workspaceId: number, services: string[], at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO service_activity (workspace_id, service, last_request_at, asleep) SELECT $1, unnest($2::text[]), $3, false
+     ON CONFLICT (workspace_id, service) DO UPDATE SET last_request_at = GREATEST(service_activity.last_request_at, EXCLUDED.last_request_at), asleep = false`,
+    [workspaceId, services, at],
+  );
+}
+
+export async function markServiceAsleep(db: Queryable, workspaceId: number, service: string): Promise<void> {
+  await db.query('UPDATE service_activity SET asleep = true WHERE workspace_id = $1 AND service = $2', [workspaceId, service]);
+}

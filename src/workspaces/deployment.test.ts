@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { normalizeLandscape, parseLandscape, planLandscape, type NormalLandscape } from '../landscape/index.ts';
 import type { ReplicaObservation } from '../runtime/driver.ts';
-import { devUrlState, needsOrder, replicaSpecs, serviceViews, withNeeds } from './deployment.ts';
+import { devUrlState, needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds } from './deployment.ts';
 import { servicesToRestart } from './service-runner.ts';
 
 function landscapeOf(text: string): NormalLandscape {
@@ -99,4 +99,38 @@ test('the dev URL state follows the workspace, then the service that serves /', 
   assert.equal(devUrlState(landscape, false, 'running', views('stopped')).state, 'stopped');
   assert.deepEqual(devUrlState(landscape, true, 'running', []), { state: 'not-served', detail: 'Nothing is served at / yet' });
   assert.equal(devUrlState(undefined, false, 'running', []).state, 'not-served');
+});
+
+test('idle on-demand services sleep, except those an awake service needs', () => {
+  const landscape = landscapeOf(`schema: svc/v1
+services:
+  web:
+    type: steps
+    availability: on-demand
+    idleTimeoutMinutes: 5
+    needs: [api]
+    steps: [{ run: web }]
+  api:
+    type: steps
+    availability: on-demand
+    idleTimeoutMinutes: 5
+    steps: [{ run: api }]
+  admin:
+    type: steps
+    needs: [api]
+    steps: [{ run: admin }]
+`);
+  const minutesAgo = (m: number) => 60 * 60_000 - m * 60_000;
+  const input = (web: number, api: number, stopped: string[] = []) => ({
+    stopped: new Set(stopped),
+    asleep: new Set<string>(),
+    lastRequestMs: new Map([['web', minutesAgo(web)], ['api', minutesAgo(api)]]),
+    nowMs: 60 * 60_000,
+  });
+  assert.deepEqual(servicesToSleep(landscape, input(10, 10)), ['web'], 'admin (always) keeps api awake');
+  assert.deepEqual(servicesToSleep(landscape, input(10, 10, ['admin'])).sort(), ['api', 'web']);
+  assert.deepEqual(servicesToSleep(landscape, input(1, 10, ['admin'])), [], 'an awake web keeps api');
+  assert.deepEqual(servicesToSleep(landscape, input(4, 4)), []);
+  const views = serviceViews({ landscape, tornDown: false, workspaceState: 'running', stopped: new Set(), asleep: new Set(['web']), observed: [] });
+  assert.equal(views.find((v) => v.name === 'web')!.status, 'sleeping');
 });

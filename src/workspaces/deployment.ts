@@ -78,6 +78,8 @@ export interface StatusInput {
   /** The workspace's state (2.3): replicas run only while it is `running`. */
   workspaceState: string;
   stopped: Set<string>;
+  /** On-demand services asleep until their next request. */
+  asleep?: Set<string>;
   observed: ReplicaObservation[];
 }
 
@@ -98,6 +100,9 @@ function viewOf(name: string, service: NormalService, input: StatusInput): Servi
   const desired = service.replicas;
   if (input.tornDown) return { ...base, status: 'stopped', detail: 'Torn down: Sync starts it again', replicas: { ready: 0, desired } };
   if (!running) return { ...base, status: 'stopped', detail: 'Its run switch is off: Start or Run starts it', replicas: { ready: 0, desired } };
+  if (input.asleep?.has(name) && input.workspaceState === 'running') {
+    return { ...base, status: 'sleeping', detail: `Asleep; ${desired} replica(s) come back on the next request`, replicas: { ready: 0, desired } };
+  }
   if (input.workspaceState === 'sleeping') {
     return { ...base, status: 'sleeping', detail: `Asleep with the workspace; ${desired} replica(s) come back when woken`, replicas: { ready: 0, desired } };
   }
@@ -157,4 +162,36 @@ function rootService(landscape: NormalLandscape): string | undefined {
     if ((service.type === 'steps' || service.type === 'container') && service.ports.some((p) => p.routes.some((r) => r.path === '/'))) return name;
   }
   return undefined;
+}
+
+/**
+ * On-demand services idle for their `idleTimeoutMinutes` (by their last request) that may go to sleep: none of
+ * them while an awake service that stays awake needs it, directly or through others.
+ */
+export function servicesToSleep(
+  landscape: NormalLandscape,
+  input: { stopped: Set<string>; asleep: Set<string>; lastRequestMs: Map<string, number>; nowMs: number },
+): string[] {
+  const awake = Object.entries(landscape.services).filter(
+    ([name, s]) => (s.type === 'steps' || s.type === 'container') && !input.stopped.has(name) && !input.asleep.has(name),
+  );
+  const sleeping = new Set(
+    awake
+      .filter(([name, s]) => {
+        const last = input.lastRequestMs.get(name);
+        return 'availability' in s && s.availability === 'on-demand' && last !== undefined && input.nowMs - last >= s.idleTimeoutMinutes * 60_000;
+      })
+      .map(([name]) => name),
+  );
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const candidate of sleeping) {
+      const kept = awake.some(([name]) => name !== candidate && !sleeping.has(name) && withNeeds(landscape, [name]).has(candidate));
+      if (kept) {
+        sleeping.delete(candidate);
+        changed = true;
+      }
+    }
+  }
+  return [...sleeping];
 }

@@ -77,7 +77,7 @@ export async function startWorkspaceRuntime(options: {
   driver?: RuntimeDriver;
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
-  const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock });
+  const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir });
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
   const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
@@ -110,6 +110,7 @@ export async function startWorkspaceRuntime(options: {
   services.startWatching();
   const chores = async () => {
     await sleepIdleWorkspaces(deps);
+    await services.sleepIdle();
     await purgeExpiredWorkspaces(deps);
     await deleteFinishedOperations(pool, new Date(clock.nowMs() - RETENTION_MS));
   };

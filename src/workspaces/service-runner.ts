@@ -7,9 +7,12 @@ import type { SecretBox, SealedSecret } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
 import type { LandscapePlan, NormalLandscape } from '../landscape/index.ts';
 import { RuntimeFailure, type ReplicaObservation, type RuntimeDriver } from '../runtime/driver.ts';
-import { findDeployedLandscape, recordServiceStatuses, sealedEnvOf, stoppedServices, type DeployedLandscapeRow } from '../store/landscapes.ts';
+import {
+  asleepServices, findDeployedLandscape, markServiceAsleep, markServicesAwake, recordServiceStatuses, sealedEnvOf, serviceActivity, stoppedServices,
+  type DeployedLandscapeRow,
+} from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
-import { needsOrder, replicaSpecs, serviceViews, type DeployedEnv, type ServiceView } from './deployment.ts';
+import { needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds, type DeployedEnv, type ServiceView } from './deployment.ts';
 import { workspaceRef } from './operations.ts';
 
 export interface ServiceRunnerDeps {
@@ -23,7 +26,7 @@ export interface ServiceRunnerDeps {
 export interface ApplyOptions {
   /** Services whose replicas start afresh even when they run (changed by a Sync). */
   restart?: Iterable<string>;
-  /** Start replicas that failed or finished again (Sync, Start, Run). */
+  /** Start replicas that failed or finished again, and wake them if asleep (Sync, Start, Run, a request). */
   retry?: Iterable<string>;
 }
 
@@ -68,7 +71,24 @@ export class ServiceRunner {
 
   /** Brings the workspace's replicas in line with its deployed landscape, run switches and state. */
   apply(workspaceId: number, options: ApplyOptions = {}): Promise<void> {
-    return this.serialized(workspaceId, () => this.applyNow(workspaceId, options));
+    return this.serialized(workspaceId, async () => {
+      try {
+        await this.applyNow(workspaceId, options);
+      } finally {
+        this.changed(workspaceId);
+      }
+    });
+  }
+
+  private readonly listeners = new Set<(workspaceId: number) => void>();
+
+  /** Calls `listener` whenever this server started or stopped replicas of a workspace (the router drops its routes). */
+  onChange(listener: (workspaceId: number) => void): void {
+    this.listeners.add(listener);
+  }
+
+  private changed(workspaceId: number): void {
+    for (const listener of this.listeners) listener(workspaceId);
   }
 
   private async applyNow(workspaceId: number, options: ApplyOptions): Promise<void> {
@@ -85,24 +105,77 @@ export class ServiceRunner {
       return;
     }
     const landscape = deployed.normal;
+    const restart = new Set(options.restart ?? []);
+    const retry = new Set(options.retry ?? []);
+    if (retry.size > 0) await markServicesAwake(this.deps.pool, workspaceId, [...retry], this.deps.clock.now());
     const stopped = await stoppedServices(this.deps.pool, workspaceId);
+    const asleep = await asleepServices(this.deps.pool, workspaceId);
     for (const replica of observed) {
       const service = landscape.services[replica.service];
       if (service?.type !== 'steps' || replica.index >= service.replicas) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
-      else if (stopped.has(replica.service) && replica.status !== 'stopped') await this.deps.driver.stopReplica(ref, replica.service, replica.index);
+      else if ((stopped.has(replica.service) || asleep.has(replica.service)) && replica.status !== 'stopped') {
+        await this.deps.driver.stopReplica(ref, replica.service, replica.index);
+      }
     }
-    const restart = new Set(options.restart ?? []);
-    const retry = new Set(options.retry ?? []);
     const env = openDeployedEnv(this.deps.secrets, deployed);
+    const starts: Array<Parameters<RuntimeDriver['startReplica']>[1]> = [];
     for (const name of needsOrder(landscape)) {
-      if (stopped.has(name)) continue;
+      if (stopped.has(name) || asleep.has(name)) continue;
       for (const spec of replicaSpecs(landscape, name, env)) {
         const seen = observed.find((o) => o.service === name && o.index === spec.index);
         const again = seen && (seen.status === 'failure' || seen.status === 'finished') && retry.has(name);
-        if (seen && seen.status !== 'stopped' && !restart.has(name) && !again) continue;
-        await this.startReplica(row, spec);
+        if (!seen || seen.status === 'stopped' || restart.has(name) || again) starts.push(spec);
       }
     }
+    // Pods start together (needs first in the list); each replica waits for its needs itself.
+    await Promise.all(starts.map((spec) => this.startReplica(row, spec)));
+  }
+
+  /** A request for an asleep on-demand service: it wakes with everything it needs, in parallel. */
+  async wake(workspaceId: number, service: string): Promise<void> {
+    const deployed = await findDeployedLandscape(this.deps.pool, workspaceId);
+    if (!deployed) return;
+    await this.apply(workspaceId, { retry: withNeeds(deployed.normal, [service]) });
+  }
+
+  private readonly requests = new Map<string, number>();
+
+  /** A request reached the service: it counts as activity (written at most every 30 s). */
+  noteRequest(workspaceId: number, service: string): void {
+    const key = `${workspaceId}/${service}`;
+    const now = this.deps.clock.nowMs();
+    if ((this.requests.get(key) ?? -Infinity) > now - 30_000) return;
+    this.requests.set(key, now);
+    void markServicesAwake(this.deps.pool, workspaceId, [service], new Date(now)).catch((error: Error) => this.deps.log(`activity of ${key}: ${error.message}`));
+  }
+
+  /** Puts idle on-demand services to sleep (a chore); answers `workspace/service` of those it put to sleep. */
+  async sleepIdle(): Promise<string[]> {
+    const slept: string[] = [];
+    const rows = await this.deps.pool.query<{ id: number; team_id: number }>(
+      `SELECT w.id, w.team_id FROM workspaces w JOIN landscapes l ON l.workspace_id = w.id WHERE w.state = 'running' AND w.deleted_at IS NULL AND NOT l.torn_down`,
+    );
+    for (const { id, team_id } of rows.rows) {
+      const deployed = await findDeployedLandscape(this.deps.pool, id);
+      if (!deployed) continue;
+      const activity = await serviceActivity(this.deps.pool, id);
+      const known = new Set(activity.map((a) => a.service));
+      const fresh = Object.keys(deployed.normal.services).filter((name) => !known.has(name));
+      if (fresh.length > 0) await markServicesAwake(this.deps.pool, id, fresh, this.deps.clock.now()); // idle from now on
+      const names = servicesToSleep(deployed.normal, {
+        stopped: await stoppedServices(this.deps.pool, id),
+        asleep: new Set(activity.filter((a) => a.asleep).map((a) => a.service)),
+        lastRequestMs: new Map(activity.map((a) => [a.service, a.last_request_at.getTime()])),
+        nowMs: this.deps.clock.nowMs(),
+      });
+      for (const name of names) await markServiceAsleep(this.deps.pool, id, name);
+      if (names.length > 0) {
+        await this.apply(id);
+        await publishEvent(this.deps.pool, { type: 'landscape.updated', at: this.deps.clock.now().toISOString(), team_id, workspace_id: id });
+        slept.push(...names.map((name) => `${id}/${name}`));
+      }
+    }
+    return slept;
   }
 
   private async startReplica(row: WorkspaceRow, spec: Parameters<RuntimeDriver['startReplica']>[1]): Promise<void> {
@@ -125,6 +198,7 @@ export class ServiceRunner {
       for (const replica of await this.deps.driver.replicaStates(workspaceRef(row))) {
         if (replica.status !== 'stopped') await this.deps.driver.stopReplica(workspaceRef(row), replica.service, replica.index);
       }
+      this.changed(workspaceId);
     });
   }
 
@@ -137,6 +211,7 @@ export class ServiceRunner {
       tornDown: deployed.torn_down,
       workspaceState: row.state,
       stopped: await stoppedServices(this.deps.pool, row.id),
+      asleep: await asleepServices(this.deps.pool, row.id),
       observed: [...observed, ...this.failedStarts(row.id, deployed.normal, observed)],
     });
   }
