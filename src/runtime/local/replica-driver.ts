@@ -84,6 +84,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
   const observe = async (record: ReplicaRecord): Promise<ReplicaObservation> => {
     const base = { service: record.service, index: record.index, ready: false, restarts: 0 };
     if (record.stoppedAt) return { ...base, status: 'stopped' };
+    if (record.failedToStart) return { ...base, status: 'failure', detail: record.failedToStart };
     const address = { host: record.host };
     if (!(await isSameProcess(record.pid, record.startTime))) {
       const output = await readFileEnd(replicaOutputFile(host.dataDir, record.workspaceId, record.service, record.index), 8192);

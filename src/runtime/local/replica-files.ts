@@ -18,6 +18,8 @@ export interface ReplicaRecord extends Started {
   startedAt: string;
   /** Its pod was ended on purpose (stopReplica, stopWorkspace): it reads as `stopped`. */
   stoppedAt?: string;
+  /** Its pod never ran (bubblewrap refused it): why, so that it reads as `failure` with that reason. */
+  failedToStart?: string;
 }
 
 export const workspaceRuntimeDir = (dataDir: string, id: number) => path.join(dataDir, 'pods', String(id));

@@ -72,6 +72,11 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
     const output = replicaOutputFile(host.dataDir, workspace.id, spec.service, spec.index);
     const started = await spawnDetached(output, command, mounts.map((mount) => mount.handle.fd)).catch(async (error: unknown) => {
       if (netns) await removeNetns(netns);
+      const failedToStart = error instanceof Error ? error.message : String(error);
+      await writeReplicaRecord(host.dataDir, {
+        workspaceId: workspace.id, uid: workspace.uid, service: spec.service, index: spec.index, pid: 0, startTime: '',
+        host: endpoint.host, agentPort: endpoint.agentPort, startedAt: host.now().toISOString(), failedToStart,
+      });
       throw error;
     });
     const record: ReplicaRecord = {
