@@ -112,6 +112,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     router = new Router({
       pool: database.pool,
       driver: workspaces.driver,
+      secrets,
       hub,
       credentials,
       clock,

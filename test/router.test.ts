@@ -9,7 +9,7 @@ import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
-const svcYml = (forwardPort: number) => `schema: svc/v1
+const svcYml = `schema: svc/v1
 services:
   web:
     type: steps
@@ -50,7 +50,7 @@ services:
       - port: 4100
   allowed:
     type: forward
-    target: http://127.0.0.1:${forwardPort}/base
+    target: http://127.0.0.1:\${{ env.EXT_PORT }}/base
     routes: [{ path: /ext }]
   private:
     type: forward
@@ -151,10 +151,11 @@ before(async () => {
   const watcher = await createPerson(server.admin, 'router-viewer@example.com');
   await owner.key.put(`/teams/${team}/members/${watcher.id}`, { role: 'viewer' });
   viewerKey = watcher.key.auth.token!;
-  repository = await createBareRepository({ 'svc.yml': svcYml((external.address() as AddressInfo).port), 'echo.js': echoJs });
+  repository = await createBareRepository({ 'svc.yml': svcYml, 'echo.js': echoJs });
   const created = await dev.post('/workspaces', { team_id: team, name: 'routed', git: { provider: 'git', repo: repository.url } });
   ws = Number(created.body.target.split('/')[2]);
   assert.equal((await finished(created.body.id)).state, 'succeeded');
+  await dev.put(`/workspaces/${ws}/variables/EXT_PORT`, { value: String((external.address() as AddressInfo).port) });
   const plan = (await dev.get(`/workspaces/${ws}/landscape/plan`)).body;
   assert.equal((await finished((await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.hash })).body.id)).state, 'succeeded');
   await until(async () => ((await dev.get(`/workspaces/${ws}/landscape`)).body.dev_url.state === 'served' ? true : undefined), 'the dev URL to be served');
@@ -236,7 +237,7 @@ test('a WebSocket goes through the router both ways', async () => {
   socket.destroy();
 });
 
-test('forward targets: an allowed one is reached at its base path; a private one is refused by the guard', async () => {
+test('forward targets (filled at Sync): an allowed one is reached at its base path; a private one is refused by the guard', async () => {
   const allowed = await call(dev_(), '/ext/page?q=1', { headers: withKey() });
   assert.equal(allowed.text, 'external saw /base/ext/page?q=1');
   const refused = await call(dev_(), '/private', { headers: withKey() });

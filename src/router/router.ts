@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import type pg from 'pg';
 import type { CredentialResolver } from '../auth/credentials.ts';
 import type { Clock } from '../core/clock.ts';
+import type { SecretBox } from '../core/secret-box.ts';
 import type { NotificationHub } from '../events/hub.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
@@ -21,6 +22,8 @@ import { WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 export interface RouterOptions {
   pool: pg.Pool;
   driver: RuntimeDriver;
+  /** Opens the values Sync filled in (forward targets). */
+  secrets: SecretBox;
   hub: NotificationHub;
   credentials: CredentialResolver;
   clock: Clock;
@@ -68,7 +71,7 @@ export class Router {
 
   constructor(private readonly options: RouterOptions) {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
-    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, hub: options.hub, log: options.log, onAccessChange: () => this.access.forgetDecisions() });
+    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, secrets: options.secrets, hub: options.hub, log: options.log, onAccessChange: () => this.access.forgetDecisions() });
     this.allow = new AllowList(options.forwardAllow ?? []);
     options.services.onChange((id) => this.routes.invalidate(id));
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;

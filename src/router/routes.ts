@@ -19,12 +19,13 @@ export interface LandscapeRoutes {
   publicPorts: Map<number, { service: string; port: number }>;
 }
 
-export function landscapeRoutes(landscape: NormalLandscape | undefined): LandscapeRoutes {
+/** `targets`: the forward targets as Sync filled them (templates in `target` are filled at Sync). */
+export function landscapeRoutes(landscape: NormalLandscape | undefined, targets: Record<string, string> = {}): LandscapeRoutes {
   const dev: Route[] = [];
   const publicPorts = new Map<number, { service: string; port: number }>();
   for (const [service, spec] of Object.entries(landscape?.services ?? {})) {
     if (spec.type === 'forward') {
-      for (const route of spec.routes) dev.push({ path: route.path, strip: route.strip, target: { kind: 'forward', service, target: spec.target } });
+      for (const route of spec.routes) dev.push({ path: route.path, strip: route.strip, target: { kind: 'forward', service, target: targets[service] ?? spec.target } });
     } else if (spec.type === 'steps' || spec.type === 'container') {
       for (const port of spec.ports) {
         if (port.public) publicPorts.set(port.port, { service, port: port.port });

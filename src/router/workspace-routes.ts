@@ -9,6 +9,8 @@ import { asleepServices, findDeployedLandscape, stoppedServices } from '../store
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { serviceViews } from '../workspaces/deployment.ts';
 import { workspaceRef } from '../workspaces/operations.ts';
+import { openDeployedValues } from '../workspaces/service-runner.ts';
+import type { SecretBox } from '../core/secret-box.ts';
 import { forgetUpstream } from './proxy.ts';
 import { landscapeRoutes, type LandscapeRoutes } from './routes.ts';
 
@@ -36,7 +38,7 @@ export class WorkspaceRoutes {
   private readonly lastReady = new Map<number, Set<string>>();
   private unsubscribe?: () => void;
 
-  constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; hub: NotificationHub; log: (m: string) => void; onAccessChange?: () => void }) {}
+  constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; secrets: SecretBox; hub: NotificationHub; log: (m: string) => void; onAccessChange?: () => void }) {}
 
   async start(): Promise<void> {
     this.unsubscribe = this.deps.hub.subscribe(EVENTS_CHANNEL, {
@@ -115,7 +117,8 @@ export class WorkspaceRoutes {
       }
     }
     this.forgetGone(id, services);
-    return { row, routes: landscapeRoutes(live?.normal), services };
+    const targets = live ? openDeployedValues(this.deps.secrets, live).targets : {};
+    return { row, routes: landscapeRoutes(live?.normal, targets), services };
   }
 
   private forgetGone(id: number, services: Map<string, ServiceState>): void {

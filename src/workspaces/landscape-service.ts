@@ -20,7 +20,7 @@ import { withTransaction, type Queryable } from '../store/database.ts';
 import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
-import { envOf, openDeployedEnv, sealDeployedEnv, servicesToRestart, type ServiceRunner } from './service-runner.ts';
+import { envOf, openDeployedEnv, sealDeployedEnv, servicesToRestart, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
 
@@ -113,7 +113,7 @@ export async function syncLandscape(
       normal,
       hash: landscapeHash(normal),
       variablesHash: variablesHash(variables, secrets),
-      env: sealDeployedEnv(deps.secrets, row.id, env),
+      env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled.landscape!) }),
       by: request.by,
       at,
     });

@@ -33,13 +33,32 @@ export interface ApplyOptions {
 /** Where the deployed env is sealed: bound to the workspace, so a copied value does not open elsewhere. */
 export const deployedEnvPlace = (workspaceId: number) => `landscape:${workspaceId}:env`;
 
-export function sealDeployedEnv(secrets: SecretBox, workspaceId: number, env: DeployedEnv): SealedSecret {
-  return secrets.seal(JSON.stringify(env), deployedEnvPlace(workspaceId));
+/** What Sync filled in: each service's env, and each forward service's target. */
+export interface DeployedValues {
+  env: DeployedEnv;
+  targets: Record<string, string>;
+}
+
+export function sealDeployedEnv(secrets: SecretBox, workspaceId: number, values: DeployedValues): SealedSecret {
+  return secrets.seal(JSON.stringify(values), deployedEnvPlace(workspaceId));
+}
+
+export function openDeployedValues(secrets: SecretBox, row: DeployedLandscapeRow): DeployedValues {
+  const sealed = sealedEnvOf(row);
+  if (!sealed) return { env: {}, targets: {} };
+  const values = JSON.parse(secrets.open(sealed, deployedEnvPlace(row.workspace_id))) as DeployedValues;
+  return { env: values.env ?? {}, targets: values.targets ?? {} };
 }
 
 export function openDeployedEnv(secrets: SecretBox, row: DeployedLandscapeRow): DeployedEnv {
-  const sealed = sealedEnvOf(row);
-  return sealed ? (JSON.parse(secrets.open(sealed, deployedEnvPlace(row.workspace_id))) as DeployedEnv) : {};
+  return openDeployedValues(secrets, row).env;
+}
+
+/** The filled targets of the forward services of a landscape whose templates were filled. */
+export function targetsOf(filled: NormalLandscape): Record<string, string> {
+  const targets: Record<string, string> = {};
+  for (const [name, service] of Object.entries(filled.services)) if (service.type === 'forward') targets[name] = service.target;
+  return targets;
 }
 
 /** The filled env of every `steps` or `container` service of a landscape whose templates were filled. */
