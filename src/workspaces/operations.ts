@@ -64,7 +64,9 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
   const progress = (text: string) => void reportProgress(deps, job, row.id, text);
   const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress));
   await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port });
-  await deps.services.apply(row.id); // the deployed landscape's services come back with the workspace
+  // The deployed landscape's services come back with the workspace; a service that cannot start shows its own
+  // failure in the landscape and does not fail the workspace.
+  await deps.services.apply(row.id).catch((error: Error) => void job.progress(`Running; services not all started: ${error.message}`).catch(() => undefined));
 }
 
 async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id: number, text: string): Promise<void> {
