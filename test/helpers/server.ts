@@ -34,7 +34,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const clock = new ManualClock(new Date());
   const config = loadServerConfig(
     ['--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', String(options.rateLimit ?? 0)],
-    { DATABASE_URL: database.url, ...options.env },
+    // The built-in editor (quick to start) unless a test passes SVC_TOOLS_DIR: an empty tools directory.
+    { DATABASE_URL: database.url, SVC_TOOLS_DIR: path.join(dataDir, 'no-tools'), ...options.env },
   );
   // SVC_TEST_LOG=debug shows the server's log while a test runs.
   const logLevel = process.env.SVC_TEST_LOG;

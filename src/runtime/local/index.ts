@@ -9,6 +9,7 @@ import { defaultReplicaTimings, type ReplicaTimings } from '../../agent/replica-
 import { DEFAULT_POD_ADDRESS_RANGE, DEFAULT_SERVICE_ADDRESS_RANGE, rangesOverlap } from './addresses.ts';
 import { answersHttp, fetchAgentStatus } from './agent-client.ts';
 import { editorStateOf, progressTexts } from './editor-status.ts';
+import { chooseEditor, type EditorChoice } from './editor-tools.ts';
 import { isPodRunning, launchPod, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
 import { createLocalReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
 import { createStageSteps } from './stage-steps.ts';
@@ -21,8 +22,13 @@ export interface LocalDriverOptions {
   dataDir: string;
   log?: (message: string) => void;
   clock?: Clock;
-  /** Shell command of the editor inside pods (run with `bash -lc`, PORT and HOST set); default: the agent's built-in editor. */
+  /** Shell command of the editor inside pods (run with `bash -lc`, PORT and HOST set); wins over `editorTools`. */
   editorCommand?: string;
+  /**
+   * Tools directory of scripts/setup-editor.sh: pods run code-server from it when it is installed there. Without it,
+   * or without code-server in it, the agent's built-in editor (editor-tools.ts).
+   */
+  editorTools?: string;
   /** Private IPv4 range pods get their /30 from (server as root). Default 10.213.0.0/16. */
   podAddressRange?: string;
   /** Private IPv4 range workspaces' service networks get their /26 from (server as root). Default 10.214.0.0/16. */
@@ -44,6 +50,7 @@ const defaultProjectDir = path.resolve(path.dirname(fileURLToPath(import.meta.ur
 export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   const dataDir = path.resolve(options.dataDir);
   const clock = options.clock ?? systemClock;
+  const editor = chooseEditor(options);
   const host: PodHost & SetupOptions & ReplicaDriverHost = {
     dataDir,
     asRoot: options.asRoot ?? process.getuid?.() === 0,
@@ -53,7 +60,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     serviceAddressRange: options.serviceAddressRange ?? DEFAULT_SERVICE_ADDRESS_RANGE,
     replicaTimings: { ...defaultReplicaTimings, ...options.replicaTimings },
     agentTimeoutMs: options.agentTimeoutMs ?? 30_000,
-    editorCommand: options.editorCommand,
+    editorCommand: editor.kind === 'built-in' ? undefined : editor.command,
+    editorBinds: editor.binds,
     now: () => clock.now(),
     log: options.log ?? (() => undefined),
     cloneTimeoutMs: options.cloneTimeoutMs ?? 10 * 60_000,
@@ -61,6 +69,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   if (rangesOverlap(host.addressRange, host.serviceAddressRange)) {
     throw new Error(`the pod address range ${host.addressRange} and the service address range ${host.serviceAddressRange} overlap`);
   }
+  host.log(describeEditor(editor));
   const timeouts = { agentMs: host.agentTimeoutMs, editorMs: options.editorTimeoutMs ?? 120_000 };
   const serialized = workspaceQueue();
   const replicas = createLocalReplicaDriver(host, workspaceQueue());
@@ -110,6 +119,12 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     runStageStep: stageSteps.run,
     stageStepLogs: stageSteps.logs,
   };
+}
+
+function describeEditor(editor: EditorChoice): string {
+  if (editor.kind === 'code-server') return `editor: code-server ${editor.version} from ${editor.binds[0].source}`;
+  if (editor.kind === 'command') return 'editor: the configured editor command';
+  return `editor: the built-in editor; ${editor.why}`;
 }
 
 async function observeEditor(host: PodHost, workspace: WorkspaceRef): Promise<EditorState> {

