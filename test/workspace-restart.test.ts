@@ -47,6 +47,7 @@ test('kill -9 while cloning, start again: the create operation ends and the work
   repository = await createBareRepository({ 'README.md': 'big\n', 'blob.bin': randomBytes(24 * 1024 * 1024).toString('base64') });
   const first = await start();
   await running!.waitFor(/sign-in#token=/);
+  await offsetWorkspaceIds(database);
   const link = /^\s+(http\S+#token=\S+)$/m.exec(running!.stdout())![1];
   const admin = await new ApiClient(first.url).signInWithLink(new URL(link).hash.slice('#token='.length));
   const key = await admin.mintKey();
@@ -78,6 +79,15 @@ test('kill -9 while cloning, start again: the create operation ends and the work
   const ws = (await again.get(`/workspaces/${id}`)).body;
   assert.equal(ws.state, 'running');
 });
+
+/** This file's own block of workspace ids (pods are named by id on the one machine; see helpers/database.ts). */
+async function offsetWorkspaceIds(db: TestDatabase): Promise<void> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  await client.query(`ALTER TABLE workspaces ALTER COLUMN id RESTART WITH ${db.firstWorkspaceId}`);
+  await client.end();
+}
 
 async function findState(url: string, id: string): Promise<string> {
   const pg = (await import('pg')).default;
