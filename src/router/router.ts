@@ -87,6 +87,11 @@ export class Router {
     this.routes.close();
   }
 
+  /** The workspace changed here (slept, stopped): route afresh at once, before its event arrives. */
+  invalidate(workspaceId: number): void {
+    this.routes.invalidate(workspaceId);
+  }
+
   get workspaceAccess(): WorkspaceAccess {
     return this.access;
   }

@@ -69,6 +69,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
         });
         await stopWorkspaceProcesses(deps, row);
         const saved = await transitionWorkspace(workspaceDeps(), row.id, event, { editor_host: null, editor_port: null });
+        deps.router.invalidate(row.id);
         return viewFor(deps, saved, access);
       },
     );
