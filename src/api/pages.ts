@@ -92,4 +92,5 @@ export function registerConsolePages(app: FastifyInstance, _deps: ApiDeps): void
   app.get('/sign-in', { config: { access: 'public' }, schema: { hide: true } }, page(signInPage));
   app.get('/', { config: { access: 'public' }, schema: { hide: true } }, page(homePage));
   app.get('/workspace-sign-in', { config: { access: 'public' }, schema: { hide: true } }, page(workspaceSignInPage));
+  app.register(import('./cli-login-page.ts'));
 }

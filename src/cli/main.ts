@@ -4,11 +4,26 @@ import { SERVER_VERSION } from '../core/version.ts';
 const usage = `svc ${SERVER_VERSION}: development workspaces
 
 Usage:
+  svc login [URL] [--token KEY]            sign in (through the browser, or with an API key); svc logout, svc whoami
+  svc ws list|create|show|rename|sleep|wake|stop|start|delete|restore|purge|archive|open
+                                           workspaces (svc ws --help lists the commands)
+  svc sync [--ws WS] [--profile P] [--yes] show the plan of svc.yml, confirm, apply it
+  svc teardown | svc landscape             stop every service | the landscape and its services
+  svc stage run|show|stop prepare|test|run stages and their runs
+  svc logs SERVICE [-f] [--replica N] [--tail N]
+                                           a replica's log
+  svc env|secret set|list|rm               variables and secrets of a workspace
+  svc keys list|rm                         your API keys
+  svc events [--team T]                    follow the live events
+  svc lint [FILE] [--profile P] [--json]   check a svc.yml file offline
   svc server [options]                     run the platform (svc server --help for options)
   svc admin sign-in-link [--user EMAIL] [--data-dir DIR]
                                            print a one-time sign-in link (on the server's machine)
-  svc lint [FILE] [--profile P] [--json]   check a svc.yml file offline
   svc version                              print the version
+
+Every command takes --json (machine-readable output) and --help. Workspace commands of a landscape take
+--ws ID|NAME or SVC_WORKSPACE; names are looked up in --team (or SVC_TEAM, or your only team).
+Exit status: 0 ok, 1 a problem from the server, 2 usage, 3 not signed in, 4 the server could not be reached.
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -25,6 +40,20 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./admin.ts')).adminCommand(rest, io);
     case 'lint':
       return (await import('./lint.ts')).lintCommand(rest, io);
+    case 'login':
+    case 'logout':
+    case 'whoami':
+    case 'sync':
+    case 'teardown':
+    case 'landscape':
+    case 'logs':
+    case 'events':
+    case 'ws':
+    case 'stage':
+    case 'env':
+    case 'secret':
+    case 'keys':
+      return (await import('./commands.ts')).apiCommand(command, rest, io.cwd);
     case 'version':
     case '--version':
       io.stdout(`${SERVER_VERSION}\n`);

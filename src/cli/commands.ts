@@ -1,0 +1,28 @@
+// The commands that drive a server through its public API, by name; each group's module loads when used.
+import { processTerminal, runCommand, runGroup, type Command } from './command.ts';
+
+type Loader = () => Promise<Command | Record<string, Command>>;
+
+const commands: Record<string, Loader> = {
+  login: async () => (await import('./login.ts')).loginCommand,
+  logout: async () => (await import('./login.ts')).logoutCommand,
+  whoami: async () => (await import('./login.ts')).whoamiCommand,
+  ws: async () => (await import('./workspaces.ts')).workspaceCommands,
+  sync: async () => (await import('./landscape.ts')).landscapeCommands.sync,
+  teardown: async () => (await import('./landscape.ts')).landscapeCommands.teardown,
+  landscape: async () => (await import('./landscape.ts')).landscapeCommands.landscape,
+  stage: async () => (await import('./stages.ts')).stageCommands,
+  logs: async () => (await import('./logs.ts')).logsCommand,
+  env: async () => (await import('./variables.ts')).envCommands,
+  secret: async () => (await import('./variables.ts')).secretCommands,
+  keys: async () => (await import('./keys.ts')).keyCommands,
+  events: async () => (await import('./events.ts')).eventsCommand,
+};
+
+const isCommand = (value: Command | Record<string, Command>): value is Command => typeof (value as Command).run === 'function';
+
+export async function apiCommand(name: string, argv: string[], cwd: string): Promise<number> {
+  const terminal = processTerminal(cwd);
+  const loaded = await commands[name]();
+  return isCommand(loaded) ? runCommand(loaded, argv, terminal) : runGroup(name, loaded, argv, terminal);
+}

@@ -1,0 +1,136 @@
+// `svc sync`, `svc teardown`, `svc landscape` (docs/landscapes.md): the plan as a diff, a confirmed Sync that sends
+// the reviewed plan's hash, and the landscape's banner (spec 3.7) with a table of its services.
+import type { Cli, Command } from './command.ts';
+import { followOperation, type Operation } from './operations.ts';
+import { pointerPath, table, when } from './output.ts';
+import { label, selectedWorkspace, workspaceOptions } from './targets.ts';
+
+export interface Plan {
+  profile: string | null;
+  hash: string;
+  changed: boolean;
+  services: Array<{ name: string; action: 'create' | 'change' | 'replace' | 'remove'; type: string; previousType?: string; changes: string[] }>;
+  unchanged: string[];
+  prepare: { changed: boolean; changes: string[] };
+  test: { changed: boolean; changes: string[] };
+}
+
+interface ServiceView {
+  name: string;
+  type: string;
+  status: string;
+  detail?: string;
+  running: boolean;
+  replicas: { ready: number; desired: number };
+}
+
+interface Landscape {
+  workspace_id: number;
+  profile: string | null;
+  banner: { state: string; detail?: string; errors?: Array<{ line?: number; column?: number; code?: string; message?: string }> };
+  synced_at?: string;
+  services: ServiceView[];
+  dev_url: { url: string; state: string; detail: string };
+}
+
+const fileOf = (profile: string | null | undefined) => (profile ? `svc.${profile}.yml` : 'svc.yml');
+const profileOptions = { ...workspaceOptions, profile: { type: 'string' as const } };
+
+/** The plan as a diff: `+` create, `~` change (with the changed fields), `-` remove, `-/+` replace. */
+export function formatPlan(plan: Plan): string {
+  const lines: string[] = [];
+  for (const service of plan.services) {
+    const base = `/services/${service.name}`;
+    const changed = service.changes.map((p) => pointerPath(p, base)).filter(Boolean).join(', ');
+    if (service.action === 'create') lines.push(`+ ${service.name} (${service.type})`);
+    else if (service.action === 'remove') lines.push(`- ${service.name} (${service.type})`);
+    else if (service.action === 'replace') lines.push(`-/+ ${service.name} (${service.previousType} -> ${service.type}, replaced${changed ? `: ${changed}` : ''})`);
+    else lines.push(`~ ${service.name} (${service.type}): ${changed}`);
+  }
+  for (const stage of ['prepare', 'test'] as const) {
+    if (!plan[stage].changed) continue;
+    const changed = plan[stage].changes.map((p) => `steps${pointerPath(p, `/${stage}`)}`).join(', ');
+    lines.push(`~ ${stage}: ${changed}`);
+  }
+  if (lines.length === 0) lines.push('  (no changes)');
+  if (plan.unchanged.length > 0) lines.push(`  unchanged: ${plan.unchanged.join(', ')}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function formatLandscape(landscape: Landscape, workspace: string): string {
+  const { banner } = landscape;
+  const file = fileOf(landscape.profile);
+  const synced = landscape.synced_at ? `; ${file} synced ${when(landscape.synced_at)}` : '';
+  const out = [`Landscape of ${workspace}: ${banner.state}${banner.detail ? ` (${banner.detail})` : ''}${synced}`];
+  for (const error of banner.errors ?? []) out.push(`  ${file}:${error.line}:${error.column}: ${error.code ? `${error.code}: ` : ''}${error.message}`);
+  out.push('');
+  if (landscape.services.length > 0) {
+    const rows = landscape.services.map((s) => [s.name, s.type, s.running ? s.status : `${s.status} (switched off)`, `${s.replicas.ready}/${s.replicas.desired}`, s.detail]);
+    out.push(table(['SERVICE', 'TYPE', 'STATUS', 'READY', 'DETAIL'], rows).trimEnd());
+  } else out.push('No services deployed.');
+  out.push('', `Dev URL: ${landscape.dev_url.url} ${landscape.dev_url.state} (${landscape.dev_url.detail})`);
+  return `${out.join('\n')}\n`;
+}
+
+const sync: Command = {
+  usage: `svc sync [--ws WS] [--profile P] [--yes] [--dry-run] [--no-wait] [--json]
+  Shows what a Sync would change, asks, then applies exactly that plan and waits for it.
+  --yes       do not ask (needed without a terminal)    --dry-run   only show the plan`,
+  options: { ...profileOptions, yes: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, 'no-wait': { type: 'boolean' } },
+  async run(cli) {
+    const api = await cli.api();
+    const workspace = await selectedWorkspace(cli, api);
+    const profile = cli.args.string('profile');
+    const file = fileOf(profile);
+    const base = `/workspaces/${workspace.id}/landscape`;
+    const [plan, landscape] = await Promise.all([
+      api.get<Plan>(`${base}/plan`, { query: { profile }, file }).then((a) => a.body),
+      api.get<Landscape>(base, { query: { profile } }).then((a) => a.body),
+    ]);
+    const tell = (text: string) => (cli.json ? cli.note(text) : cli.say(text));
+    if (!cli.json || (!cli.args.flag('yes') && !cli.args.flag('dry-run'))) tell(`Plan for ${label(workspace)} from ${file}:\n${formatPlan(plan)}`);
+    if (cli.args.flag('dry-run')) return cli.json ? cli.print({ plan, synced: false }) : undefined;
+    if (!plan.changed) {
+      if (['in-sync', 'formatting-only'].includes(landscape.banner.state)) {
+        return cli.json ? cli.print({ plan, synced: false }) : cli.say('Nothing to sync: the landscape is in sync.\n');
+      }
+      tell(`The file is as last synced; a Sync applies: ${landscape.banner.detail ?? landscape.banner.state}.\n`);
+    }
+    await cli.confirm('Apply this plan?', 'syncing');
+    const started = (await api.post<Operation>(`${base}/sync`, { plan_hash: plan.hash, profile }, { file })).body;
+    if (cli.args.flag('no-wait')) return cli.json ? cli.print({ plan, operation: started }) : cli.say(`Sync started (operation ${started.id}).\n`);
+    const operation = await followOperation(cli, api, started, `Syncing ${label(workspace)}`, file);
+    if (cli.json) return cli.print({ plan, operation });
+    const now = (await api.get<Landscape>(base, { query: { profile } })).body;
+    cli.say(`Synced.\n\n${formatLandscape(now, label(workspace))}`);
+  },
+};
+
+const teardown: Command = {
+  usage: 'svc teardown [--ws WS] [--no-wait] [--json]\n  Stops every service of the landscape; code, variables and secrets stay; svc sync starts them again.',
+  options: { ...workspaceOptions, 'no-wait': { type: 'boolean' } },
+  async run(cli) {
+    const api = await cli.api();
+    const workspace = await selectedWorkspace(cli, api);
+    const started = (await api.post<Operation>(`/workspaces/${workspace.id}/landscape/teardown`)).body;
+    if (cli.args.flag('no-wait')) return cli.json ? cli.print(started) : cli.say(`Teardown started (operation ${started.id}).\n`);
+    const operation = await followOperation(cli, api, started, `Tearing down ${label(workspace)}`);
+    if (cli.json) cli.print(operation);
+    else cli.say('Torn down: no service runs; svc sync starts them again.\n');
+  },
+};
+
+const landscape: Command = {
+  usage: 'svc landscape [--ws WS] [--profile P] [--json]\n  The banner state and each service with its status, ready/desired replicas and detail; the dev URL.',
+  options: profileOptions,
+  async run(cli) {
+    const api = await cli.api();
+    const workspace = await selectedWorkspace(cli, api);
+    const profile = cli.args.string('profile');
+    const answer = (await api.get<Landscape>(`/workspaces/${workspace.id}/landscape`, { query: { profile } })).body;
+    if (cli.json) cli.print(answer);
+    else cli.say(formatLandscape(answer, label(workspace)));
+  },
+};
+
+export const landscapeCommands = { sync, teardown, landscape };

@@ -1,0 +1,60 @@
+// `svc logs SERVICE [-f] [--replica N] [--tail N]`: a replica's log; -f follows it (JSON lines streamed by the
+// server) and reads on from the last line seen when the connection breaks.
+import type { Command } from './command.ts';
+import { CliError, ExitCode, unreachable } from './errors.ts';
+import { sleep } from './operations.ts';
+import { formatLogLine, logLines, type LogLine } from './streams.ts';
+import { selectedWorkspace, workspaceOptions } from './targets.ts';
+
+interface LogPage {
+  lines: LogLine[];
+  dropped: number;
+  next_since: number;
+}
+
+export const logsCommand: Command = {
+  usage: `svc logs SERVICE [--ws WS] [-f] [--replica N] [--tail N] [--since SEQ] [--json]
+  A replica's log (replica 0 unless --replica). -f keeps following it; --json prints each line as JSON.`,
+  options: {
+    ...workspaceOptions,
+    follow: { type: 'boolean', short: 'f' },
+    replica: { type: 'string' },
+    tail: { type: 'string' },
+    since: { type: 'string' },
+  },
+  positionals: [1, 1],
+  async run(cli) {
+    const api = await cli.api();
+    const workspace = await selectedWorkspace(cli, api);
+    const service = cli.args.positionals[0];
+    const path = `/workspaces/${workspace.id}/landscape/services/${encodeURIComponent(service)}/logs`;
+    const replica = cli.args.integer('replica', 0, 99);
+    const tail = cli.args.integer('tail', 1, 10000);
+    let since = cli.args.integer('since', 0, Number.MAX_SAFE_INTEGER);
+    const show = (line: LogLine) => cli.terminal.stdout(cli.json ? `${JSON.stringify(line)}\n` : formatLogLine(line));
+    if (!cli.args.flag('follow')) {
+      const page = (await api.get<LogPage>(path, { query: { replica, tail, since } })).body;
+      if (cli.json) return cli.print(page);
+      if (page.dropped > 0) cli.note(`(${page.dropped} earlier lines not shown)\n`);
+      page.lines.forEach(show);
+      return;
+    }
+    // Follows until interrupted; a broken connection is opened again after a growing pause.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const first = since === undefined;
+        const response = await api.stream(path, { query: { replica, follow: true, tail: first ? tail : undefined, since } }, 'application/x-ndjson');
+        for await (const line of logLines(response)) {
+          show(line);
+          since = line.seq;
+          attempt = 0;
+        }
+      } catch (error) {
+        if (error instanceof CliError && error.exitCode !== ExitCode.unreachable) throw error;
+        if (attempt >= 8) throw error instanceof CliError ? error : unreachable(`the log stream broke: ${(error as Error).message}`);
+      }
+      since ??= 0;
+      await sleep(Math.min(10_000, 500 * 2 ** attempt));
+    }
+  },
+};

@@ -1,0 +1,193 @@
+// `svc ws list|create|show|rename|sleep|wake|stop|start|delete|restore|purge|archive|open` (docs/workspaces.md).
+import { openInBrowser } from './browser.ts';
+import type { Cli, Command } from './command.ts';
+import { usageError } from './errors.ts';
+import { followOperation, type Operation } from './operations.ts';
+import { fields, table, when } from './output.ts';
+import { label, resolveTeam, resolveWorkspace, teamOptions, type Team, type Workspace } from './targets.ts';
+
+const waitOption = { 'no-wait': { type: 'boolean' as const } };
+
+function showWorkspace(cli: Cli, workspace: Workspace, headline?: string): void {
+  if (cli.json) return cli.print(workspace);
+  if (headline) cli.say(`${headline}\n`);
+}
+
+/** After an operation: the workspace as it is now, or the operation itself with --no-wait. */
+async function afterOperation(cli: Cli, started: Operation, workspace: Workspace, what: string): Promise<void> {
+  const api = await cli.api();
+  if (cli.args.flag('no-wait')) {
+    if (cli.json) return cli.print(started);
+    return cli.say(`${what} ${label(workspace)}: started (operation ${started.id}).\n`);
+  }
+  await followOperation(cli, api, started, `${what} ${label(workspace)}`);
+  const now = (await api.get<Workspace>(`/workspaces/${workspace.id}`)).body;
+  showWorkspace(cli, now, `${label(now)}: ${now.state.replace('_', ' ')}, ${now.status_detail}`);
+}
+
+/** `svc ws ACTION WS`: the workspace by id or name, then the action. */
+function action(usage: string, run: (cli: Cli, workspace: Workspace) => Promise<void>, options: Command['options'] = {}, deleted = false): Command {
+  return {
+    usage,
+    options: { ...teamOptions, ...options },
+    positionals: [1, 1],
+    async run(cli) {
+      const workspace = await resolveWorkspace(cli, await cli.api(), cli.args.positionals[0], deleted);
+      await run(cli, workspace);
+    },
+  };
+}
+
+/** Sleep and stop answer the workspace at once; the rest are operations. */
+function quick(path: string, usage: string): Command {
+  return action(usage, async (cli, workspace) => {
+    const now = (await (await cli.api()).post<Workspace>(`/workspaces/${workspace.id}/${path}`)).body;
+    showWorkspace(cli, now, `${label(now)}: ${now.state}, ${now.status_detail}`);
+  });
+}
+
+function queued(path: string, what: string, usage: string, deleted = false): Command {
+  return action(usage, async (cli, workspace) => {
+    const started = (await (await cli.api()).post<Operation>(`/workspaces/${workspace.id}/${path}`)).body;
+    await afterOperation(cli, started, workspace, what);
+  }, waitOption, deleted);
+}
+
+/** github.com -> github, and so on; `git` for any other host or a local path. */
+export function gitProvider(repo: string): string {
+  const host = /^[a-z]+:\/\/(?:[^@/]+@)?([^/:]+)/i.exec(repo)?.[1] ?? /^[\w.-]+@([\w.-]+):/.exec(repo)?.[1] ?? '';
+  for (const provider of ['github', 'gitlab', 'bitbucket']) if (host.toLowerCase().includes(provider)) return provider;
+  return 'git';
+}
+
+const list: Command = {
+  usage: 'svc ws list [--team T] [--deleted] [--json]\n  Workspaces you can see (of one team with --team); --deleted lists the recently deleted.',
+  options: { ...teamOptions, deleted: { type: 'boolean' } },
+  async run(cli) {
+    const api = await cli.api();
+    const team = (cli.args.string('team') ?? cli.env.SVC_TEAM) !== undefined ? await resolveTeam(cli, api) : undefined;
+    const [workspaces, teams] = await Promise.all([
+      api.all<Workspace>('/workspaces', { team: team?.id, deleted: cli.args.flag('deleted') }),
+      api.all<Team>('/teams'),
+    ]);
+    if (cli.json) return cli.print(workspaces);
+    if (workspaces.length === 0) return cli.say(cli.args.flag('deleted') ? 'No recently deleted workspaces.\n' : 'No workspaces yet: svc ws create NAME [--git URL]\n');
+    const teamName = new Map(teams.map((t) => [t.id, t.name]));
+    const rows = workspaces.map((w) => [w.id, w.name, teamName.get(w.team_id) ?? w.team_id, w.state, w.deleted_at ? `purged after ${when(w.purge_after)}` : w.status_detail]);
+    cli.say(table(['ID', 'NAME', 'TEAM', 'STATE', 'STATUS'], rows));
+  },
+};
+
+const create: Command = {
+  usage: `svc ws create NAME [--team T] [--git URL [--ref REF] [--provider P]] [--storage GIB] [--idle-timeout MIN]
+               [--restricted] [--plan P] [--base-image I] [--no-wait] [--json]
+  Creates a workspace from a git repository, or empty, and waits until it runs.`,
+  options: {
+    ...teamOptions,
+    ...waitOption,
+    git: { type: 'string' },
+    ref: { type: 'string' },
+    provider: { type: 'string' },
+    storage: { type: 'string' },
+    'idle-timeout': { type: 'string' },
+    restricted: { type: 'boolean' },
+    plan: { type: 'string' },
+    'base-image': { type: 'string' },
+  },
+  positionals: [1, 1],
+  async run(cli) {
+    const { args } = cli;
+    const repo = args.string('git');
+    if (!repo && (args.string('ref') || args.string('provider'))) throw usageError('--ref and --provider go with --git');
+    const body = {
+      name: args.positionals[0],
+      git: repo ? { provider: args.string('provider') ?? gitProvider(repo), repo, ref: args.string('ref') } : undefined,
+      storage_gib: args.integer('storage', 1, 1024),
+      idle_timeout_minutes: args.integer('idle-timeout', 1, 10080),
+      restricted: args.flag('restricted') || undefined,
+      plan: args.string('plan'),
+      base_image: args.string('base-image'),
+    };
+    const api = await cli.api();
+    const team = await resolveTeam(cli, api);
+    const started = (await api.post<Operation>('/workspaces', { team_id: team.id, ...body })).body;
+    const id = Number(started.target?.split('/')[2]);
+    await afterOperation(cli, started, { id, name: body.name } as Workspace, 'Creating');
+  },
+};
+
+const show = action('svc ws show WS [--team T] [--json]\n  A workspace: state, addresses, settings.', async (cli, w) => {
+  if (cli.json) return cli.print(w);
+  cli.say(
+    fields([
+      ['Workspace', label(w)],
+      ['State', `${w.state} (${w.status_detail})`],
+      ['Editor', w.urls.ide],
+      ['Dev URL', w.urls.dev],
+      ['Git', w.git ? `${w.git.repo}${w.git.ref ? ` @ ${w.git.ref}` : ''}` : 'none (empty workspace)'],
+      ['Plan', `${w.plan}, ${w.storage_gib} GiB, image ${w.base_image}`],
+      ['Sleeps after', `${w.idle_timeout_minutes} min unused`],
+      ['Restricted', w.restricted ? 'yes' : undefined],
+      ['Created', when(w.created_at)],
+      ['Archived', when(w.last_archived_at)],
+      ['Deleted', w.deleted_at ? `${when(w.deleted_at)}, purged after ${when(w.purge_after)}` : undefined],
+    ]),
+  );
+});
+
+const rename: Command = {
+  usage: 'svc ws rename WS NEW_NAME [--team T] [--json]',
+  options: teamOptions,
+  positionals: [2, 2],
+  async run(cli) {
+    const api = await cli.api();
+    const workspace = await resolveWorkspace(cli, api, cli.args.positionals[0]);
+    const current = await api.get<Workspace>(`/workspaces/${workspace.id}`);
+    const etag = current.headers.get('etag') ?? '*';
+    const renamed = (await api.patch<Workspace>(`/workspaces/${workspace.id}`, { name: cli.args.positionals[1] }, { headers: { 'if-match': etag } })).body;
+    showWorkspace(cli, renamed, `Renamed ${label(workspace)} to ${renamed.name}.`);
+  },
+};
+
+const remove = action('svc ws delete WS [--team T] [--no-wait] [--json]\n  Deletes a workspace; svc ws restore brings it back within 7 days.', async (cli, workspace) => {
+  const api = await cli.api();
+  const etag = (await api.get(`/workspaces/${workspace.id}`)).headers.get('etag') ?? '*';
+  const started = (await api.delete<Operation>(`/workspaces/${workspace.id}`, { headers: { 'if-match': etag } })).body;
+  await afterOperation(cli, started, workspace, 'Deleting');
+}, waitOption);
+
+const purge = action('svc ws purge WS [--team T] [--yes] [--no-wait] [--json]\n  Removes a deleted workspace and its files for good (asks first).', async (cli, workspace) => {
+  await cli.confirm(`Purge ${label(workspace)} and its files for good?`, 'purging');
+  const api = await cli.api();
+  const started = (await api.post<Operation>(`/workspaces/${workspace.id}/purge`)).body;
+  if (cli.args.flag('no-wait')) return cli.json ? cli.print(started) : cli.say(`Purging ${label(workspace)}: started (operation ${started.id}).\n`);
+  const finished = await followOperation(cli, api, started, `Purging ${label(workspace)}`);
+  if (cli.json) cli.print(finished);
+  else cli.say(`Purged ${label(workspace)}.\n`);
+}, { ...waitOption, yes: { type: 'boolean' } }, true);
+
+const open = action('svc ws open WS [--team T] [--dev] [--json]\n  Opens the editor (--dev: the dev URL) in the browser, signed in by a single-use link; prints both.', async (cli, workspace) => {
+  const api = await cli.api();
+  const url = cli.args.flag('dev') ? workspace.urls.dev : workspace.urls.ide;
+  const link = (await api.post<{ url: string; expires_at: string }>(`/workspaces/${workspace.id}/sign-in-links`, { host: new URL(url).hostname })).body;
+  if (cli.json) return cli.print({ url, sign_in_url: link.url, expires_at: link.expires_at });
+  const opened = openInBrowser(link.url, cli.env);
+  cli.say(`${cli.args.flag('dev') ? 'Dev URL' : 'Editor'}: ${url}\n${opened ? 'Opened in your browser with' : 'Sign in there once with'} this link (single use, 2 minutes):\n  ${link.url}\n`);
+}, { dev: { type: 'boolean' } });
+
+export const workspaceCommands: Record<string, Command> = {
+  list,
+  create,
+  show,
+  rename,
+  sleep: quick('sleep', 'svc ws sleep WS [--team T] [--json]\n  Puts the workspace to sleep: files stay, every process stops; a request wakes it.'),
+  wake: queued('wake', 'Waking', 'svc ws wake WS [--team T] [--no-wait] [--json]'),
+  stop: quick('stop', 'svc ws stop WS [--team T] [--json]\n  Stops the workspace: it does not wake on requests until started.'),
+  start: queued('start', 'Starting', 'svc ws start WS [--team T] [--no-wait] [--json]'),
+  delete: remove,
+  restore: queued('restore', 'Restoring', 'svc ws restore WS [--team T] [--no-wait] [--json]\n  Brings back a deleted workspace (WS: id, or name among the deleted).', true),
+  purge,
+  archive: queued('archive', 'Archiving', 'svc ws archive WS [--team T] [--no-wait] [--json]\n  Packs the volume into the archive store and frees it.'),
+  'restore-archive': queued('restore-archive', 'Restoring the archive of', 'svc ws restore-archive WS [--team T] [--no-wait] [--json]\n  Refills the volume of an archived workspace from its archive.'),
+  open,
+};
