@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs what svc needs on a Debian machine, idempotently: system packages, then the npm dependencies.
+# Installs what svc needs on a Debian machine, idempotently: system packages, then the npm dependencies, then the
+# console's build (console/build.sh, skipped while console/dist is newer than its sources).
 # Called by `npm run up`, `npm test` and .ci/run, so a new user and CI get the same set-up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(bubblewrap git iproute2 ca-certificates wrk)
+# chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless.
+packages=(bubblewrap git iproute2 ca-certificates wrk chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -22,3 +24,5 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "setup: installing npm dependencies"
   npm ci --no-audit --no-fund --loglevel=error
 fi
+
+bash console/build.sh

@@ -1,6 +1,8 @@
-// The console's first pages, served on the console host until the React console replaces them:
-// /sign-in (link or password) and / (who you are, your API keys). They use only the public API.
+// The console's first pages: /sign-in (link or password), / (who you are, your API keys) and /workspace-sign-in.
+// The React console (console/, served by console-static.ts) replaces them; they remain for a server whose console
+// is not built. They use only the public API.
 import type { FastifyInstance } from 'fastify';
+import { registerConsoleApp } from './console-static.ts';
 import type { ApiDeps } from './context.ts';
 
 const style = `body{font:15px system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
@@ -86,11 +88,13 @@ else api('POST', '/workspaces/' + match[1] + '/sign-in-links', { host, next: que
     show('status', ''); show('error', e.message); });
 </script></body></html>`;
 
-export function registerConsolePages(app: FastifyInstance, _deps: ApiDeps): void {
+export function registerConsolePages(app: FastifyInstance, deps: ApiDeps): void {
   const page = (html: string) => async (_request: unknown, reply: { type: (t: string) => { header: (n: string, v: string) => { send: (b: string) => unknown } } }) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'").send(html);
-  app.get('/sign-in', { config: { access: 'public' }, schema: { hide: true } }, page(signInPage));
-  app.get('/', { config: { access: 'public' }, schema: { hide: true } }, page(homePage));
-  app.get('/workspace-sign-in', { config: { access: 'public' }, schema: { hide: true } }, page(workspaceSignInPage));
+  if (!registerConsoleApp(app, { log: deps.log })) {
+    app.get('/sign-in', { config: { access: 'public' }, schema: { hide: true } }, page(signInPage));
+    app.get('/', { config: { access: 'public' }, schema: { hide: true } }, page(homePage));
+    app.get('/workspace-sign-in', { config: { access: 'public' }, schema: { hide: true } }, page(workspaceSignInPage));
+  }
   app.register(import('./cli-login-page.ts'));
 }

@@ -1,0 +1,98 @@
+// A log (a service replica's, a stage step's): the last lines, and with Follow the lines as they come (the API's
+// `follow=true` JSON lines). The platform's own lines (stream `system`) stand out from the program's output.
+import { useEffect, useRef, useState } from 'react';
+import { api, asProblem, followLog, type ApiProblem } from './api.ts';
+import type { LogLine } from './types.ts';
+import { Button, ProblemNotice, Spinner } from './ui.tsx';
+
+const MAX_LINES = 5000;
+
+export function LogView({ path, title, onClose, followable = true }: { path: string; title: string; onClose?: () => void; followable?: boolean }) {
+  const [lines, setLines] = useState<LogLine[]>([]);
+  const [follow, setFollow] = useState(followable);
+  const [state, setState] = useState<'loading' | 'following' | 'idle' | 'ended'>('loading');
+  const [problem, setProblem] = useState<ApiProblem>();
+  const box = useRef<HTMLPreElement>(null);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    setLines([]);
+    setProblem(undefined);
+    setState('loading');
+    const add = (more: LogLine[]) => setLines((before) => [...before, ...more].slice(-MAX_LINES));
+    if (follow) {
+      let pending: LogLine[] = [];
+      let scheduled = false;
+      // Lines of one burst are added together, once per frame.
+      const onLine = (line: LogLine) => {
+        pending.push(line);
+        if (scheduled) return;
+        scheduled = true;
+        requestAnimationFrame(() => {
+          scheduled = false;
+          add(pending);
+          pending = [];
+        });
+      };
+      setState('following');
+      followLog(path, onLine, abort.signal).then(
+        () => !abort.signal.aborted && setState('ended'),
+        (error: unknown) => !abort.signal.aborted && (setProblem(asProblem(error)), setState('idle')),
+      );
+    } else {
+      api<{ lines: LogLine[] }>('GET', `${path}${path.includes('?') ? '&' : '?'}tail=1000`, { signal: abort.signal }).then(
+        (page) => (add(page.lines), setState('idle')),
+        (error: unknown) => !abort.signal.aborted && (setProblem(asProblem(error)), setState('idle')),
+      );
+    }
+    return () => abort.abort();
+  }, [path, follow]);
+
+  useEffect(() => {
+    const element = box.current;
+    if (element && follow) element.scrollTop = element.scrollHeight;
+  }, [lines, follow]);
+
+  return (
+    <div className="log-view" aria-label={title}>
+      <div className="log-head">
+        <strong>{title}</strong>
+        <span className="muted small">
+          {state === 'following' && (
+            <>
+              <Spinner /> following
+            </>
+          )}
+          {state === 'ended' && 'ended'}
+          {state === 'loading' && 'loading…'}
+        </span>
+        <div className="actions">
+          {followable && (
+            <label className="toggle">
+              <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> Follow
+            </label>
+          )}
+          {onClose && (
+            <Button variant="quiet" onClick={onClose}>
+              Close
+            </Button>
+          )}
+        </div>
+      </div>
+      <ProblemNotice problem={problem} />
+      <pre className="log" ref={box} tabIndex={0}>
+        {lines.length === 0 && state !== 'loading' ? (
+          <span className="muted">No lines yet.</span>
+        ) : (
+          lines.map((line) => (
+            <span key={line.seq} className={`line ${line.stream}`}>
+              <span className="at">{new Date(line.at).toLocaleTimeString()}</span>
+              {line.text}
+              {'\n'}
+            </span>
+          ))
+        )}
+      </pre>
+    </div>
+  );
+}

@@ -1,0 +1,221 @@
+// The landscape of a workspace (3.7): the banner state, the dev URL, each service's status and replicas with its
+// run switch and log, and Plan (a diff of what a Sync would do) → Sync with that plan's hash, and Teardown.
+import { useState } from 'react';
+import { api } from '../api.ts';
+import { useAction, useResource } from '../hooks.ts';
+import { bannerStates, devUrlStates, errorPlace, labelOf, serviceStatuses } from '../labels.ts';
+import { LogView } from '../LogView.tsx';
+import { useOperations } from '../operations.tsx';
+import type { Landscape, Operation, Plan, Service, Workspace } from '../types.ts';
+import { Badge, Button, ConfirmButton, Empty, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
+import { openAddress } from '../workspace-actions.tsx';
+import { PlanView } from './PlanView.tsx';
+
+export function LandscapeTab({ ws }: { ws: Workspace }) {
+  const [profile, setProfile] = useState('');
+  const [profileInput, setProfileInput] = useState('');
+  const query = profile ? `?profile=${encodeURIComponent(profile)}` : '';
+  const landscape = useResource(
+    () => api<Landscape>('GET', `/workspaces/${ws.id}/landscape${query}`),
+    [ws.id, query],
+    (e) => e.workspace_id === ws.id && (e.type === 'landscape.updated' || e.type === 'workspace.updated'),
+  );
+  const [plan, setPlan] = useState<Plan>();
+  const [logsOf, setLogsOf] = useState<{ service: string; replica: number }>();
+  const { track } = useOperations();
+  const mayChange = ws.permissions?.includes('landscape.sync') ?? false;
+
+  const planning = useAction(async () => setPlan(await api<Plan>('GET', `/workspaces/${ws.id}/landscape/plan${query}`)));
+  const teardown = useAction(async () => track(await api<Operation>('POST', `/workspaces/${ws.id}/landscape/teardown`, { idempotent: true })));
+  const openDev = useAction(() => openAddress(ws, 'dev'));
+
+  const data = landscape.data;
+  if (landscape.loading && !data) return <Loading what="the landscape" />;
+  const banner = data && labelOf(bannerStates, data.banner.state);
+  const dev = data && labelOf(devUrlStates, data.dev_url.state);
+
+  return (
+    <>
+      <Section
+        title="Landscape"
+        actions={
+          mayChange && (
+            <>
+              <Button variant="primary" onClick={() => void planning.run()} busy={planning.busy}>
+                Plan
+              </Button>
+              {data && data.services.length > 0 && data.banner.state !== 'torn-down' && (
+                <ConfirmButton question="Tear down? Every service stops; code, variables and secrets stay." confirmText="Teardown" onConfirm={() => void teardown.run()} busy={teardown.busy}>
+                  Teardown
+                </ConfirmButton>
+              )}
+            </>
+          )
+        }
+      >
+        <form
+          className="inline-form compact profile"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setProfile(profileInput.trim());
+            setPlan(undefined);
+          }}
+        >
+          <label>
+            Profile
+            <input value={profileInput} onChange={(e) => setProfileInput(e.target.value)} placeholder="none (svc.yml)" maxLength={64} />
+          </label>
+          <Button type="submit" variant="quiet">
+            Use
+          </Button>
+        </form>
+        <ProblemNotice problem={landscape.error ?? planning.problem ?? teardown.problem} onDismiss={planning.problem ? planning.clear : teardown.clear} />
+        {data && banner && (
+          <div className={`banner tone-${banner.tone}`} data-testid="banner" data-state={data.banner.state}>
+            <div>
+              <strong>{banner.text}</strong>
+              {data.banner.detail && data.banner.detail !== banner.text && <span> — {data.banner.detail}</span>}
+            </div>
+            {data.synced_at && (
+              <span className="muted small">
+                Last Sync <Time at={data.synced_at} />
+                {data.profile ? ` from profile ${data.profile}` : ''}
+              </span>
+            )}
+            {data.banner.errors && data.banner.errors.length > 0 && (
+              <ul className="file-errors">
+                {data.banner.errors.map((error, index) => (
+                  <li key={index}>
+                    <span className="place">{errorPlace(error)}</span>: {error.message}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+        )}
+        {plan && (
+          <PlanView
+            ws={ws}
+            plan={plan}
+            profile={profile}
+            onReplan={() => void planning.run()}
+            onSynced={(operation) => {
+              track(operation);
+              setPlan(undefined);
+            }}
+            onClose={() => setPlan(undefined)}
+          />
+        )}
+        {data && dev && (
+          <div className="dev-url">
+            <span>Dev URL</span>
+            <code>{data.dev_url.url}</code>
+            <Badge label={dev} title={data.dev_url.detail} />
+            {data.dev_url.detail && data.dev_url.detail !== dev.text && <span className="muted small">{data.dev_url.detail}</span>}
+            <Button variant="quiet" onClick={() => void openDev.run()}>
+              Open
+            </Button>
+          </div>
+        )}
+        <ProblemNotice problem={openDev.problem} onDismiss={openDev.clear} />
+        {data && data.services.length === 0 ? (
+          <Empty>No services run yet. Plan shows what a Sync of the file would start.</Empty>
+        ) : (
+          data && <Services ws={ws} services={data.services} mayChange={mayChange} onLogs={(service) => setLogsOf({ service, replica: 0 })} />
+        )}
+      </Section>
+      {logsOf && data && (
+        <ServiceLogs ws={ws} service={data.services.find((s) => s.name === logsOf.service)} selected={logsOf} onSelect={setLogsOf} onClose={() => setLogsOf(undefined)} />
+      )}
+    </>
+  );
+}
+
+function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services: Service[]; mayChange: boolean; onLogs: (service: string) => void }) {
+  const toggle = useAction((service: string, action: 'start' | 'stop') => api('POST', `/workspaces/${ws.id}/landscape/services/${service}/${action}`));
+  return (
+    <>
+      <ProblemNotice problem={toggle.problem} onDismiss={toggle.clear} />
+      <table className="table services" aria-label="Services">
+        <thead>
+          <tr>
+            <th>Service</th>
+            <th>Status</th>
+            <th>Replicas</th>
+            <th>Run switch</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {services.map((service) => (
+            <tr key={service.name} data-service={service.name}>
+              <td>
+                <strong>{service.name}</strong> <span className="muted small">{service.type}</span>
+              </td>
+              <td>
+                <div className="state">
+                  <Badge label={labelOf(serviceStatuses, service.status)} />
+                  {service.detail && <span className="status-text">{service.detail}</span>}
+                </div>
+              </td>
+              <td>
+                {service.replicas.desired > 0 ? (
+                  <span title="ready of desired">
+                    {service.replicas.ready} / {service.replicas.desired}
+                  </span>
+                ) : (
+                  <span className="muted">—</span>
+                )}
+              </td>
+              <td>
+                <span className={service.running ? 'switch on' : 'switch off'}>{service.running ? 'On' : 'Off'}</span>
+                {mayChange && (
+                  <Button variant="quiet" onClick={() => void toggle.run(service.name, service.running ? 'stop' : 'start')}>
+                    {service.running ? 'Stop' : 'Start'}
+                  </Button>
+                )}
+              </td>
+              <td className="row-actions">
+                {service.type === 'steps' && (
+                  <Button variant="quiet" onClick={() => onLogs(service.name)}>
+                    Logs
+                  </Button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function ServiceLogs({ ws, service, selected, onSelect, onClose }: { ws: Workspace; service?: Service; selected: { service: string; replica: number }; onSelect: (s: { service: string; replica: number }) => void; onClose: () => void }) {
+  const replicas = Math.max(1, service?.replicas.desired ?? 1);
+  return (
+    <Section
+      title={`Log of ${selected.service}`}
+      actions={
+        replicas > 1 && (
+          <label className="inline">
+            Replica
+            <select value={selected.replica} onChange={(e) => onSelect({ ...selected, replica: Number(e.target.value) })}>
+              {Array.from({ length: replicas }, (_, i) => (
+                <option key={i} value={i}>
+                  {i}
+                </option>
+              ))}
+            </select>
+          </label>
+        )
+      }
+    >
+      <LogView
+        key={`${selected.service}/${selected.replica}`}
+        path={`/workspaces/${ws.id}/landscape/services/${selected.service}/logs?replica=${selected.replica}`}
+        title={`${selected.service}, replica ${selected.replica}`}
+        onClose={onClose}
+      />
+    </Section>
+  );
+}

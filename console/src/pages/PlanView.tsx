@@ -1,0 +1,87 @@
+// The plan of a Sync as a diff: each service to create (+), change (~, with the fields that change), replace (±)
+// or remove (−), the prepare and test steps, and what stays. Sync sends this plan's hash, so it applies exactly
+// what was shown (409 plan-changed when the file moved on: plan again).
+import { api } from '../api.ts';
+import { useAction } from '../hooks.ts';
+import { planActions } from '../labels.ts';
+import type { Operation, Plan, Workspace } from '../types.ts';
+import { Button, ProblemNotice } from '../ui.tsx';
+
+/** `/services/web/steps/0/run` as `steps › #1 › run` (the service is the row already; list items count from 1). */
+function fieldOf(pointer: string, prefix: string, whole: string): string {
+  const rest = pointer.startsWith(prefix) ? pointer.slice(prefix.length) : pointer;
+  const parts = rest.split('/').filter(Boolean).map((part) => (/^\d+$/.test(part) ? `#${Number(part) + 1}` : part.replace(/~1/g, '/').replace(/~0/g, '~')));
+  return parts.join(' › ') || whole;
+}
+
+export function PlanView({ ws, plan, profile, onSynced, onReplan, onClose }: { ws: Workspace; plan: Plan; profile: string; onSynced: (operation: Operation) => void; onReplan: () => void; onClose: () => void }) {
+  const sync = useAction(async () => {
+    const body = { plan_hash: plan.hash, ...(profile ? { profile } : {}) };
+    onSynced(await api<Operation>('POST', `/workspaces/${ws.id}/landscape/sync`, { body, idempotent: true }));
+  });
+  const stages = (['prepare', 'test'] as const).filter((stage) => plan[stage].changed);
+
+  return (
+    <div className="plan" aria-label="Plan">
+      <div className="plan-head">
+        <h3>Plan{plan.profile ? ` for profile ${plan.profile}` : ''}</h3>
+        <span className="muted small" title={plan.hash}>
+          plan {plan.hash.slice(0, 12)}
+        </span>
+      </div>
+      {!plan.changed && <p className="muted">Nothing changes: the landscape runs as the file describes it. A Sync starts it again as it is.</p>}
+      <ul className="diff">
+        {plan.services.map((service) => {
+          const action = planActions[service.action] ?? { sign: '?', text: service.action };
+          return (
+            <li key={service.name} className={`diff-${service.action}`} data-plan-service={service.name}>
+              <span className="sign" aria-hidden="true">
+                {action.sign}
+              </span>
+              <strong>{service.name}</strong> <span className="muted">{service.type}</span> <span className="action">{action.text}</span>
+              {service.action === 'replace' && service.previousType && <span className="muted"> (was {service.previousType})</span>}
+              {service.action === 'change' && service.changes.length > 0 && (
+                <ul>
+                  {service.changes.map((pointer) => (
+                    <li key={pointer}>{fieldOf(pointer, `/services/${service.name}`, 'all of it')}</li>
+                  ))}
+                </ul>
+              )}
+            </li>
+          );
+        })}
+        {stages.map((stage) => (
+          <li key={stage} className="diff-change">
+            <span className="sign" aria-hidden="true">
+              ~
+            </span>
+            <strong>{stage}</strong> <span className="muted">steps</span> <span className="action">change</span>
+            <ul>
+              {plan[stage].changes.map((pointer) => (
+                <li key={pointer}>{fieldOf(pointer, `/${stage}`, 'the list of steps')}</li>
+              ))}
+            </ul>
+          </li>
+        ))}
+        {plan.unchanged.map((name) => (
+          <li key={name} className="diff-same">
+            <span className="sign" aria-hidden="true">
+              =
+            </span>
+            {name} <span className="muted">unchanged</span>
+          </li>
+        ))}
+      </ul>
+      <ProblemNotice problem={sync.problem} onDismiss={sync.clear} />
+      <div className="actions">
+        <Button variant="primary" onClick={() => void sync.run()} busy={sync.busy}>
+          Sync
+        </Button>
+        {sync.problem?.type === 'urn:svc:problem:plan-changed' && <Button onClick={onReplan}>Plan again</Button>}
+        <Button variant="quiet" onClick={onClose}>
+          Close
+        </Button>
+      </div>
+    </div>
+  );
+}

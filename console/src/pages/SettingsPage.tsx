@@ -1,0 +1,170 @@
+// Settings: the account, personal API keys (a new key's token is shown once, with a copy button) and the password.
+import { useState, type FormEvent } from 'react';
+import { api, listAll } from '../api.ts';
+import { useMe } from '../App.tsx';
+import { useAction, useResource } from '../hooks.ts';
+import type { ApiKey, ApiKeyWithToken } from '../types.ts';
+import { Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
+
+export function SettingsPage() {
+  const me = useMe();
+  return (
+    <>
+      <h1>Settings</h1>
+      <Section title="Account">
+        <dl className="facts">
+          <dt>Name</dt>
+          <dd>{me.name}</dd>
+          <dt>E-mail</dt>
+          <dd>{me.email}</dd>
+          <dt>Role</dt>
+          <dd>{me.permissions.includes('platform.admin') ? 'Administrator of this installation' : 'Member'}</dd>
+        </dl>
+      </Section>
+      <ApiKeys />
+      <PasswordForm hasPassword={me.has_password} />
+    </>
+  );
+}
+
+function ApiKeys() {
+  const keys = useResource(() => listAll<ApiKey>('/me/api-keys'), []);
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<ApiKeyWithToken>();
+  const create = useAction(async () => {
+    const key = await api<ApiKeyWithToken>('POST', '/me/api-keys', { body: { name: name.trim() } });
+    setCreated(key);
+    setName('');
+    await keys.reload();
+  });
+  const remove = useAction(async (id: string) => {
+    await api('DELETE', `/me/api-keys/${id}`);
+    if (created?.id === id) setCreated(undefined);
+    await keys.reload();
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void create.run();
+  };
+
+  return (
+    <Section title="API keys">
+      <p className="muted">
+        A key acts as you, with your roles, for the <code>svc</code> command line and scripts: send it as <code>Authorization: Bearer svc_…</code>.
+      </p>
+      <form className="inline-form" onSubmit={submit}>
+        <label>
+          Name
+          <input name="key-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} required placeholder="laptop, CI, …" />
+          <FieldHint problem={create.problem} pointer="/name" />
+        </label>
+        <Button type="submit" variant="primary" busy={create.busy}>
+          Create key
+        </Button>
+      </form>
+      <ProblemNotice problem={create.problem} onDismiss={create.clear} />
+      {created && (
+        <div className="token-box" role="status" aria-label="New API key">
+          <p>
+            <strong>Copy the key “{created.name}” now.</strong> It is shown only this once; afterwards only its prefix is known.
+          </p>
+          <div className="token-row">
+            <code className="token" data-testid="new-token">
+              {created.token}
+            </code>
+            <CopyButton text={created.token} />
+          </div>
+          <Button variant="quiet" onClick={() => setCreated(undefined)}>
+            I have copied it
+          </Button>
+        </div>
+      )}
+      <ProblemNotice problem={remove.problem ?? keys.error} onDismiss={remove.clear} />
+      {keys.loading && !keys.data ? (
+        <Loading what="your keys" />
+      ) : keys.data?.length === 0 ? (
+        <Empty>No API keys yet.</Empty>
+      ) : (
+        <table className="table" aria-label="API keys">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Prefix</th>
+              <th>Made by</th>
+              <th>Created</th>
+              <th>Last used</th>
+              <th>Expires</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data?.map((key) => (
+              <tr key={key.id}>
+                <td>{key.name}</td>
+                <td>
+                  <code>{key.prefix}…</code>
+                </td>
+                <td>{key.source === 'cli' ? 'svc login' : 'console'}</td>
+                <td>
+                  <Time at={key.created_at} />
+                </td>
+                <td>
+                  <Time at={key.last_used_at} empty="never" />
+                </td>
+                <td>
+                  <Time at={key.expires_at} empty="never" />
+                </td>
+                <td className="row-actions">
+                  <ConfirmButton question={`Delete “${key.name}”? It stops working at once.`} confirmText="Delete key" onConfirm={() => void remove.run(key.id)}>
+                    Delete
+                  </ConfirmButton>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Section>
+  );
+}
+
+function PasswordForm({ hasPassword }: { hasPassword: boolean }) {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [done, setDone] = useState(false);
+  const save = useAction(async () => {
+    await api('PUT', '/me/password', { body: hasPassword || current ? { current_password: current, new_password: next } : { new_password: next } });
+    setCurrent('');
+    setNext('');
+    setDone(true);
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setDone(false);
+    void save.run();
+  };
+  return (
+    <Section title="Password">
+      <p className="muted">{hasPassword || done ? 'Change the password you sign in with.' : 'Set a password to sign in with your e-mail instead of a link.'}</p>
+      <form className="inline-form" onSubmit={submit}>
+        {(hasPassword || done) && (
+          <label>
+            Current password
+            <input type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} required />
+            <FieldHint problem={save.problem} pointer="/current_password" />
+          </label>
+        )}
+        <label>
+          New password
+          <input type="password" autoComplete="new-password" minLength={8} value={next} onChange={(e) => setNext(e.target.value)} required />
+          <FieldHint problem={save.problem} pointer="/new_password" />
+        </label>
+        <Button type="submit" busy={save.busy}>
+          {hasPassword || done ? 'Change password' : 'Set password'}
+        </Button>
+      </form>
+      <ProblemNotice problem={save.problem} onDismiss={save.clear} />
+      {done && <p className="success">The password is saved.</p>}
+    </Section>
+  );
+}

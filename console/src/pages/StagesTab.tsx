@@ -1,0 +1,124 @@
+// Stages prepare, test and run (3.3): start or stop a run, its steps with their states, and a step's log (followed
+// while the step runs). Each stage is read again on its `stage.updated` events.
+import { useState } from 'react';
+import { api } from '../api.ts';
+import { useAction, useResource } from '../hooks.ts';
+import { labelOf, runStates } from '../labels.ts';
+import { LogView } from '../LogView.tsx';
+import type { Stage, StageName, StageRun, Workspace } from '../types.ts';
+import { Badge, Button, Empty, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
+
+const STAGES: [StageName, string][] = [
+  ['prepare', 'Prepare: install and build, in the workspace'],
+  ['test', 'Test: the test steps, in the workspace'],
+  ['run', 'Run: start the deployed services, needs first'],
+];
+
+export function StagesTab({ ws }: { ws: Workspace }) {
+  return (
+    <>
+      {STAGES.map(([stage, about]) => (
+        <StageCard key={stage} ws={ws} stage={stage} about={about} />
+      ))}
+    </>
+  );
+}
+
+const active = (run: StageRun | null | undefined) => run?.state === 'running' || run?.state === 'waiting';
+
+function StageCard({ ws, stage, about }: { ws: Workspace; stage: StageName; about: string }) {
+  const data = useResource(() => api<Stage>('GET', `/workspaces/${ws.id}/stages/${stage}`), [ws.id, stage], (e) => e.type === 'stage.updated' && e.workspace_id === ws.id && e.stage === stage);
+  const [runId, setRunId] = useState<number>();
+  const [step, setStep] = useState<number>();
+  const mayRun = ws.permissions?.includes('workspace.use') ?? false;
+  const start = useAction(async () => {
+    const run = await api<StageRun>('POST', `/workspaces/${ws.id}/stages/${stage}/start`, { body: {} });
+    setRunId(run.id);
+    setStep(undefined);
+    await data.reload();
+  });
+  const stop = useAction(async () => {
+    await api('POST', `/workspaces/${ws.id}/stages/${stage}/stop`);
+    await data.reload();
+  });
+  const runs = data.data?.runs ?? [];
+  const run = runs.find((r) => r.id === runId) ?? data.data?.current ?? undefined;
+  const title = stage.charAt(0).toUpperCase() + stage.slice(1);
+
+  return (
+    <Section
+      id={`stage-${stage}`}
+      title={
+        <>
+          {title} {run && <Badge label={labelOf(runStates, run.state)} />}
+        </>
+      }
+      actions={
+        mayRun &&
+        (active(data.data?.current) ? (
+          <Button onClick={() => void stop.run()} busy={stop.busy}>
+            Stop {stage}
+          </Button>
+        ) : (
+          <Button variant="primary" onClick={() => void start.run()} busy={start.busy}>
+            Start {stage}
+          </Button>
+        ))
+      }
+    >
+      <p className="muted">{about}</p>
+      <ProblemNotice problem={start.problem ?? stop.problem ?? data.error} onDismiss={start.problem ? start.clear : stop.clear} />
+      {data.loading && !data.data ? (
+        <Loading what={`the ${stage} stage`} />
+      ) : !run ? (
+        <Empty>No run yet.</Empty>
+      ) : (
+        <>
+          <div className="run-head">
+            {runs.length > 1 && (
+              <label className="inline">
+                Run
+                <select value={run.id} onChange={(e) => (setRunId(Number(e.target.value)), setStep(undefined))}>
+                  {runs.map((r) => (
+                    <option key={r.id} value={r.id}>
+                      #{r.id} · {labelOf(runStates, r.state).text} · {new Date(r.created_at).toLocaleString()}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            )}
+            <span className="muted small">
+              Run #{run.id}, started <Time at={run.created_at} />
+              {run.finished_at && (
+                <>
+                  , ended <Time at={run.finished_at} />
+                </>
+              )}
+            </span>
+            {run.detail && <span className="status-text">{run.detail}</span>}
+          </div>
+          <ol className="steps" aria-label={`Steps of ${stage}`}>
+            {run.steps.map((s) => (
+              <li key={s.index} className={step === s.index ? 'selected' : undefined} data-step={s.name}>
+                <button type="button" className="step" onClick={() => setStep(step === s.index ? undefined : s.index)} aria-expanded={step === s.index}>
+                  <Badge label={labelOf(runStates, s.state)} />
+                  <span className="step-name">{s.name}</span>
+                  {s.exit_code !== null && s.exit_code !== 0 && <span className="exit">exit {s.exit_code}</span>}
+                  <code className="muted small">{s.run.split('\n')[0]}</code>
+                </button>
+                {step === s.index && (
+                  <LogView
+                    key={`${run.id}/${s.index}/${s.state === 'running' || s.state === 'waiting'}`}
+                    path={`/workspaces/${ws.id}/stages/${stage}/runs/${run.id}/steps/${s.index}/logs`}
+                    title={`Log of step ${s.index}: ${s.name}`}
+                    followable={s.state === 'running' || s.state === 'waiting'}
+                  />
+                )}
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+    </Section>
+  );
+}

@@ -1,0 +1,223 @@
+// Organizations, their teams, and a team's members with their roles (docs/permissions.md).
+import { useState, type FormEvent } from 'react';
+import { api, listAll } from '../api.ts';
+import { useMe } from '../App.tsx';
+import { useAction, useResource } from '../hooks.ts';
+import { setQuery, useLocation } from '../router.tsx';
+import type { Member, Org, Team, User } from '../types.ts';
+import { Button, ConfirmButton, Empty, FieldHint, Loading, ProblemNotice, Section } from '../ui.tsx';
+
+const TEAM_ROLES = ['admin', 'developer', 'viewer'];
+const isOrgEvent = (type: string) => type.startsWith('org.') || type.startsWith('team.');
+
+export function TeamsPage() {
+  const orgs = useResource(() => listAll<Org>('/orgs'), [], (e) => isOrgEvent(e.type));
+  const teams = useResource(() => listAll<Team>('/teams'), [], (e) => isOrgEvent(e.type));
+  const selectedId = Number(useLocation().query.get('team')) || undefined;
+  const selected = teams.data?.find((t) => t.id === selectedId) ?? teams.data?.[0];
+  const orgName = (id: string) => orgs.data?.find((o) => o.id === id)?.name ?? 'another organization';
+
+  return (
+    <>
+      <h1>Teams</h1>
+      <NewOrg onCreated={() => void orgs.reload()} />
+      <Section title="Teams" actions={orgs.data && <NewTeam orgs={orgs.data} onCreated={(team) => {
+            setQuery('team', String(team.id));
+            void teams.reload();
+          }} />}>
+        <ProblemNotice problem={teams.error ?? orgs.error} />
+        {teams.loading && !teams.data ? (
+          <Loading what="teams" />
+        ) : teams.data?.length === 0 ? (
+          <Empty>
+            <p>No teams yet. Workspaces belong to a team: create an organization, then a team in it.</p>
+          </Empty>
+        ) : (
+          <table className="table selectable" aria-label="Teams">
+            <thead>
+              <tr>
+                <th>Team</th>
+                <th>Organization</th>
+                <th>Your role</th>
+              </tr>
+            </thead>
+            <tbody>
+              {teams.data?.map((team) => (
+                <tr key={team.id} className={team.id === selected?.id ? 'selected' : undefined} onClick={() => setQuery('team', String(team.id))}>
+                  <td>
+                    <button type="button" className="link" onClick={() => setQuery('team', String(team.id))}>
+                      {team.name}
+                    </button>
+                  </td>
+                  <td>{orgName(team.org_id)}</td>
+                  <td>{team.role ?? (team.permissions.includes('team.members.manage') ? 'admin (through the organization)' : '—')}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Section>
+      {selected && <Members key={selected.id} team={selected} />}
+    </>
+  );
+}
+
+function NewOrg({ onCreated }: { onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const create = useAction(async () => {
+    await api('POST', '/orgs', { body: { name: name.trim() } });
+    setName('');
+    onCreated();
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void create.run();
+  };
+  return (
+    <Section title="New organization">
+      <form className="inline-form" onSubmit={submit}>
+        <label>
+          Name
+          <input name="org-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+          <FieldHint problem={create.problem} pointer="/name" />
+        </label>
+        <Button type="submit" busy={create.busy}>
+          Create organization
+        </Button>
+      </form>
+      <ProblemNotice problem={create.problem} onDismiss={create.clear} />
+    </Section>
+  );
+}
+
+function NewTeam({ orgs, onCreated }: { orgs: Org[]; onCreated: (team: Team) => void }) {
+  const owned = orgs.filter((o) => o.permissions.includes('team.create'));
+  const [org, setOrg] = useState('');
+  const [name, setName] = useState('');
+  const create = useAction(async () => {
+    const team = await api<Team>('POST', '/teams', { body: { org_id: org || owned[0]?.id, name: name.trim() } });
+    setName('');
+    onCreated(team);
+  });
+  if (owned.length === 0) return null;
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void create.run();
+  };
+  return (
+    <form className="inline-form compact" onSubmit={submit} aria-label="New team">
+      {owned.length > 1 && (
+        <select value={org || owned[0].id} onChange={(e) => setOrg(e.target.value)} aria-label="Organization">
+          {owned.map((o) => (
+            <option key={o.id} value={o.id}>
+              {o.name}
+            </option>
+          ))}
+        </select>
+      )}
+      <input name="team-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} placeholder="New team name" aria-label="Team name" />
+      <Button type="submit" variant="primary" busy={create.busy}>
+        Create team
+      </Button>
+      {create.problem && <ProblemNotice problem={create.problem} onDismiss={create.clear} />}
+    </form>
+  );
+}
+
+function Members({ team }: { team: Team }) {
+  const me = useMe();
+  const manage = team.permissions.includes('team.members.manage');
+  const members = useResource(() => listAll<Member>(`/teams/${team.id}/members`), [team.id], (e) => e.type === 'members.updated' && e.team_id === team.id);
+  const candidates = useResource(
+    async (): Promise<User[]> => {
+      if (!manage) return [];
+      if (me.permissions.includes('platform.admin')) return listAll<User>('/users');
+      return (await listAll<Member>(`/orgs/${team.org_id}/members`)).map((m) => ({ id: m.user_id, email: m.email, name: m.name }));
+    },
+    [team.id, manage],
+  );
+  const [adding, setAdding] = useState('');
+  const [role, setRole] = useState('developer');
+  const change = useAction(async (user: number, newRole: string | null) => {
+    if (newRole) await api('PUT', `/teams/${team.id}/members/${user}`, { body: { role: newRole } });
+    else await api('DELETE', `/teams/${team.id}/members/${user}`);
+    await members.reload();
+  });
+  const others = (candidates.data ?? []).filter((u) => !members.data?.some((m) => m.user_id === u.id));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const user = Number(adding || others[0]?.id);
+    if (user) void change.run(user, role).then((ok) => ok && setAdding(''));
+  };
+
+  return (
+    <Section title={`Members of ${team.name}`}>
+      <ProblemNotice problem={change.problem ?? members.error} onDismiss={change.clear} />
+      {members.loading && !members.data ? (
+        <Loading what="members" />
+      ) : (
+        <table className="table" aria-label="Members">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>E-mail</th>
+              <th>Role</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {members.data?.map((member) => (
+              <tr key={member.user_id}>
+                <td>{member.name}</td>
+                <td>{member.email}</td>
+                <td>
+                  {manage ? (
+                    <select value={member.role} aria-label={`Role of ${member.name}`} onChange={(e) => void change.run(member.user_id, e.target.value)}>
+                      {TEAM_ROLES.map((r) => (
+                        <option key={r}>{r}</option>
+                      ))}
+                    </select>
+                  ) : (
+                    member.role
+                  )}
+                </td>
+                <td className="row-actions">
+                  {(manage || member.user_id === me.id) && (
+                    <ConfirmButton question={member.user_id === me.id ? `Leave ${team.name}?` : `Remove ${member.name} from ${team.name}?`} confirmText={member.user_id === me.id ? 'Leave' : 'Remove'} onConfirm={() => void change.run(member.user_id, null)}>
+                      {member.user_id === me.id ? 'Leave' : 'Remove'}
+                    </ConfirmButton>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {manage && others.length > 0 && (
+        <form className="inline-form" onSubmit={submit} aria-label="Add a member">
+          <label>
+            Person
+            <select value={adding || others[0].id} onChange={(e) => setAdding(e.target.value)}>
+              {others.map((u) => (
+                <option key={u.id} value={u.id}>
+                  {u.name} ({u.email})
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Role
+            <select value={role} onChange={(e) => setRole(e.target.value)}>
+              {TEAM_ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+          </label>
+          <Button type="submit" busy={change.busy}>
+            Add member
+          </Button>
+        </form>
+      )}
+    </Section>
+  );
+}

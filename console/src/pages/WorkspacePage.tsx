@@ -1,0 +1,111 @@
+// One workspace: its state and status text (live), its addresses, its actions and operations, and tabs for the
+// landscape, the stages and the variables and secrets.
+import { api } from '../api.ts';
+import { useResource } from '../hooks.ts';
+import { labelOf, workspaceStates } from '../labels.ts';
+import { finished, OperationRow, rememberWorkspaces, useOperationsOn } from '../operations.tsx';
+import { Link, setQuery, useLocation } from '../router.tsx';
+import type { Workspace } from '../types.ts';
+import { Badge, Empty, Loading, ProblemNotice, Tabs, Time } from '../ui.tsx';
+import { DeletedButtons, WorkspaceButtons } from '../workspace-actions.tsx';
+import { LandscapeTab } from './LandscapeTab.tsx';
+import { StagesTab } from './StagesTab.tsx';
+import { VariablesTab } from './VariablesTab.tsx';
+
+type Tab = 'landscape' | 'stages' | 'variables';
+const TABS: [Tab, string][] = [
+  ['landscape', 'Landscape'],
+  ['stages', 'Stages'],
+  ['variables', 'Variables & secrets'],
+];
+
+export function WorkspacePage({ id }: { id: number }) {
+  const ws = useResource(() => api<Workspace>('GET', `/workspaces/${id}`).then((w) => (rememberWorkspaces([w]), w)), [id], (e) => e.workspace_id === id && e.type.startsWith('workspace.'));
+  const operations = useOperationsOn(`/workspaces/${id}`).filter((o) => !finished(o) || o.state === 'failed').slice(0, 3);
+  const wanted = useLocation().query.get('tab') as Tab | null;
+  const tab = TABS.some(([t]) => t === wanted) ? wanted! : 'landscape';
+
+  if (ws.loading && !ws.data) return <Loading what="the workspace" />;
+  if (!ws.data) {
+    return (
+      <Empty>
+        <h1>Workspace not found</h1>
+        <ProblemNotice problem={ws.error} />
+        <p>
+          It does not exist (any more), or you cannot see it. <Link to="/">Back to the workspaces</Link>
+        </p>
+      </Empty>
+    );
+  }
+  const workspace = ws.data;
+  const deleted = workspace.deleted_at !== undefined;
+  return (
+    <>
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <Link to={`/?team=${workspace.team_id}`}>Workspaces</Link> <span aria-hidden="true">›</span> {workspace.name}
+      </nav>
+      <header className="ws-head">
+        <div>
+          <h1>{workspace.name}</h1>
+          <div className="state" data-testid="workspace-state">
+            <Badge label={labelOf(workspaceStates, workspace.state)} />
+            <span className="status-text">{workspace.status_detail}</span>
+          </div>
+        </div>
+        {deleted ? <DeletedButtons ws={workspace} onChanged={() => void ws.reload()} /> : <WorkspaceButtons ws={workspace} onChanged={() => void ws.reload()} />}
+      </header>
+      <ProblemNotice problem={ws.error} />
+      {operations.length > 0 && (
+        <ul className="ws-operations" aria-label="Operations on this workspace">
+          {operations.map((operation) => (
+            <OperationRow key={operation.id} operation={operation} />
+          ))}
+        </ul>
+      )}
+      <dl className="facts wide">
+        <dt>Source</dt>
+        <dd>{workspace.git ? <code>{workspace.git.repo}{workspace.git.ref ? ` @ ${workspace.git.ref}` : ''}</code> : 'Empty workspace'}</dd>
+        <dt>Editor</dt>
+        <dd>
+          <code>{workspace.urls.ide}</code>
+        </dd>
+        <dt>Dev URL</dt>
+        <dd>
+          <code>{workspace.urls.dev}</code>
+        </dd>
+        <dt>Storage</dt>
+        <dd>{workspace.storage_gib} GiB</dd>
+        <dt>Sleeps after</dt>
+        <dd>{workspace.idle_timeout_minutes} minutes unused</dd>
+        <dt>Created</dt>
+        <dd>
+          <Time at={workspace.created_at} />
+        </dd>
+        {workspace.last_archived_at && (
+          <>
+            <dt>Last archived</dt>
+            <dd>
+              <Time at={workspace.last_archived_at} />
+            </dd>
+          </>
+        )}
+        {deleted && (
+          <>
+            <dt>Deleted</dt>
+            <dd>
+              <Time at={workspace.deleted_at} />; purged <Time at={workspace.purge_after} />
+            </dd>
+          </>
+        )}
+      </dl>
+      {!deleted && (
+        <>
+          <Tabs tabs={TABS} current={tab} onSelect={(t) => setQuery('tab', t === 'landscape' ? undefined : t)} />
+          {tab === 'landscape' && <LandscapeTab ws={workspace} />}
+          {tab === 'stages' && <StagesTab ws={workspace} />}
+          {tab === 'variables' && <VariablesTab ws={workspace} />}
+        </>
+      )}
+    </>
+  );
+}

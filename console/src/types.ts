@@ -1,0 +1,209 @@
+// The API's resources as the console reads them (see GET /api/v1/openapi.yaml). Clients ignore unknown fields.
+
+export interface Page<T> {
+  items: T[];
+  next_cursor?: string;
+}
+
+export interface Me {
+  id: number;
+  email: string;
+  name: string;
+  permissions: string[];
+  has_password: boolean;
+  created_at: string;
+  authenticated_by: 'key' | 'session';
+}
+
+export interface User {
+  id: number;
+  email: string;
+  name: string;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  source: 'console' | 'cli';
+  prefix: string;
+  created_at: string;
+  regenerated_at?: string;
+  last_used_at?: string;
+  expires_at?: string;
+}
+
+export interface ApiKeyWithToken extends ApiKey {
+  token: string;
+}
+
+export interface Org {
+  id: string;
+  name: string;
+  role?: string;
+  permissions: string[];
+}
+
+export interface Team {
+  id: number;
+  org_id: string;
+  name: string;
+  role?: string;
+  permissions: string[];
+}
+
+export interface Member {
+  user_id: number;
+  email: string;
+  name: string;
+  role: string;
+}
+
+export type WorkspaceState = 'creating' | 'cloning' | 'running' | 'sleeping' | 'waking_up' | 'stopped' | 'error' | 'deleting';
+
+export interface Workspace {
+  id: number;
+  team_id: number;
+  name: string;
+  git?: { provider: string; repo: string; ref?: string };
+  storage_gib: number;
+  restricted: boolean;
+  state: WorkspaceState;
+  status_detail: string;
+  urls: { ide: string; dev: string };
+  idle_timeout_minutes: number;
+  last_archived_at?: string;
+  restored_from?: number;
+  permissions?: string[];
+  created_at: string;
+  updated_at: string;
+  deleted_at?: string;
+  purge_after?: string;
+}
+
+export interface FieldError {
+  pointer: string;
+  message: string;
+  in?: string;
+  line?: number;
+  column?: number;
+  code?: string;
+  subject?: string;
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: FieldError[];
+  secrets?: string[];
+}
+
+export interface Operation {
+  id: string;
+  kind: string;
+  state: 'pending' | 'running' | 'succeeded' | 'failed';
+  target?: string;
+  detail?: string;
+  error?: ProblemBody;
+  created_at: string;
+  updated_at: string;
+  finished_at?: string;
+}
+
+export interface Service {
+  name: string;
+  type: string;
+  status: string;
+  detail?: string;
+  availability?: string;
+  running: boolean;
+  replicas: { ready: number; desired: number };
+}
+
+export interface Landscape {
+  workspace_id: number;
+  profile: string | null;
+  banner: { state: string; detail?: string; errors?: FieldError[] };
+  synced_at?: string;
+  services: Service[];
+  dev_url: { url: string; state: string; detail: string };
+}
+
+export interface PlanService {
+  name: string;
+  action: 'create' | 'change' | 'replace' | 'remove';
+  type: string;
+  previousType?: string;
+  changes: string[];
+}
+
+export interface Plan {
+  profile: string | null;
+  hash: string;
+  changed: boolean;
+  services: PlanService[];
+  unchanged: string[];
+  prepare: { changed: boolean; changes: string[] };
+  test: { changed: boolean; changes: string[] };
+}
+
+export type StageName = 'prepare' | 'test' | 'run';
+
+export interface Step {
+  index: number;
+  name: string;
+  run: string;
+  state: 'waiting' | 'running' | 'success' | 'failure' | 'aborted' | 'skipped';
+  exit_code: number | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface StageRun {
+  id: number;
+  stage: StageName;
+  state: 'waiting' | 'running' | 'success' | 'failure' | 'aborted';
+  detail: string | null;
+  created_at: string;
+  finished_at: string | null;
+  steps: Step[];
+}
+
+export interface Stage {
+  workspace_id: number;
+  stage: StageName;
+  current: StageRun | null;
+  runs: StageRun[];
+}
+
+export interface LogLine {
+  seq: number;
+  at: string;
+  stream: 'stdout' | 'stderr' | 'system';
+  text: string;
+}
+
+export interface Variable {
+  name: string;
+  value: string;
+  updated_at: string;
+}
+
+export interface Secret {
+  name: string;
+  updated_at: string;
+}
+
+/** An event of GET /api/v1/events (spec 6): ids, and the full object for workspaces and operations. */
+export interface SvcEvent {
+  type: string;
+  at: string;
+  team_id?: number;
+  workspace_id?: number;
+  workspace?: Workspace;
+  operation?: Operation;
+  stage?: StageName;
+  run_id?: number;
+  org_id?: string;
+}

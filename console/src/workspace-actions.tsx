@@ -1,0 +1,163 @@
+// What a person can do to a workspace, shared by the list and the workspace page: open its editor or dev URL
+// (through a single-use sign-in link), sleep, wake, start, rename, archive, delete; restore and purge once deleted.
+// Long actions answer an operation, which the operations dock follows.
+import { useState, type FormEvent } from 'react';
+import { api, getWithEtag } from './api.ts';
+import { useAction } from './hooks.ts';
+import { useOperations } from './operations.tsx';
+import { workspaceLink } from './pages/WorkspaceSignInPage.tsx';
+import type { Operation, Workspace } from './types.ts';
+import { Button, ConfirmButton, FieldHint, Menu, ProblemNotice } from './ui.tsx';
+
+const can = (ws: Workspace, permission: string) => ws.permissions?.includes(permission) ?? false;
+const awake = (ws: Workspace) => ws.state === 'running' || ws.state === 'error';
+
+/**
+ * Opens a workspace address in a new tab, signed in. The tab is opened at the click (a later window.open would be
+ * taken for a pop-up) and sent on once the link is minted.
+ */
+export async function openAddress(ws: Workspace, which: 'ide' | 'dev'): Promise<void> {
+  const tab = window.open('about:blank', '_blank');
+  try {
+    const url = await workspaceLink(ws.id, new URL(ws.urls[which]).host);
+    if (tab) {
+      tab.opener = null;
+      tab.location.href = url;
+    } else window.location.assign(url);
+  } catch (error) {
+    tab?.close();
+    throw error;
+  }
+}
+
+export function useWorkspaceActions(ws: Workspace, onChanged?: () => void) {
+  const { track } = useOperations();
+  const operation = (path: string, method = 'POST', ifMatch?: string) =>
+    api<Operation>(method, `/workspaces/${ws.id}${path}`, { idempotent: method === 'POST', ifMatch }).then(track);
+  const done = <T,>(value: T) => {
+    onChanged?.();
+    return value;
+  };
+  return {
+    open: (which: 'ide' | 'dev') => openAddress(ws, which),
+    sleep: () => api<Workspace>('POST', `/workspaces/${ws.id}/sleep`).then(done),
+    wake: () => operation('/wake').then(done),
+    start: () => operation('/start').then(done),
+    archive: () => operation('/archive').then(done),
+    restoreArchive: () => operation('/restore-archive').then(done),
+    restore: () => operation('/restore').then(done),
+    purge: () => operation('/purge').then(done),
+    remove: async () => {
+      const { etag } = await getWithEtag<Workspace>(`/workspaces/${ws.id}`);
+      return operation('', 'DELETE', etag).then(done);
+    },
+    rename: async (name: string) => {
+      const { etag } = await getWithEtag<Workspace>(`/workspaces/${ws.id}`);
+      return api<Workspace>('PATCH', `/workspaces/${ws.id}`, { body: { name }, ifMatch: etag }).then(done);
+    },
+  };
+}
+
+/** The buttons for a live workspace, by its state and the caller's permissions; `compact` folds the rarer ones. */
+export function WorkspaceButtons({ ws, onChanged, compact = false }: { ws: Workspace; onChanged?: () => void; compact?: boolean }) {
+  const actions = useWorkspaceActions(ws, onChanged);
+  const action = useAction((name: keyof typeof actions, arg?: 'ide' | 'dev') => (arg ? actions.open(arg) : (actions[name] as () => Promise<unknown>)()));
+  const [renaming, setRenaming] = useState(false);
+  const use = can(ws, 'workspace.use');
+  const manage = can(ws, 'workspace.delete');
+  const run = (name: keyof typeof actions, arg?: 'ide' | 'dev') => () => void action.run(name, arg);
+  const archived = ws.last_archived_at !== undefined && (ws.state === 'sleeping' || ws.state === 'stopped');
+
+  const rare = (close: () => void) => (
+    <>
+      {can(ws, 'workspace.update') && (
+        <Button variant="quiet" onClick={() => (close(), setRenaming(!renaming))}>
+          Rename
+        </Button>
+      )}
+      {manage && !['creating', 'cloning', 'deleting'].includes(ws.state) && (
+        <ConfirmButton question={`Archive ${ws.name}? It sleeps and its files move to the archive store.`} confirmText="Archive" onConfirm={() => (close(), run('archive')())}>
+          Archive
+        </ConfirmButton>
+      )}
+      {manage && archived && (
+        <Button variant="quiet" onClick={() => (close(), run('restoreArchive')())}>
+          Restore archive
+        </Button>
+      )}
+      {manage && (
+        <ConfirmButton question={`Delete ${ws.name}? It can be restored for 7 days.`} confirmText="Delete" onConfirm={() => (close(), run('remove')())}>
+          Delete
+        </ConfirmButton>
+      )}
+    </>
+  );
+  return (
+    <div className="ws-actions">
+      <div className="actions">
+        {action.busy && <span className="spinner" role="status" aria-label="Working" />}
+        {use && ws.state !== 'deleting' && (
+          <>
+            <Button onClick={run('open', 'ide')} variant="primary">
+              Open editor
+            </Button>
+            <Button onClick={run('open', 'dev')}>Open dev URL</Button>
+          </>
+        )}
+        {use && awake(ws) && <Button onClick={run('sleep')}>Sleep</Button>}
+        {use && ws.state === 'sleeping' && <Button onClick={run('wake')}>Wake</Button>}
+        {use && ws.state === 'stopped' && <Button onClick={run('start')}>Start</Button>}
+        {compact ? (
+          <Menu label={`More actions for ${ws.name}`}>{rare}</Menu>
+        ) : (
+          rare(() => undefined)
+        )}
+      </div>
+      {renaming && <RenameForm ws={ws} rename={actions.rename} onDone={() => setRenaming(false)} />}
+      <ProblemNotice problem={action.problem} onDismiss={action.clear} />
+    </div>
+  );
+}
+
+function RenameForm({ ws, rename, onDone }: { ws: Workspace; rename: (name: string) => Promise<unknown>; onDone: () => void }) {
+  const [name, setName] = useState(ws.name);
+  const save = useAction(rename);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void save.run(name.trim()).then((ok) => ok && onDone());
+  };
+  return (
+    <form className="inline-form compact" onSubmit={submit} aria-label={`Rename ${ws.name}`}>
+      <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={63} aria-label="New name" autoFocus />
+      <Button type="submit" variant="primary" busy={save.busy}>
+        Save
+      </Button>
+      <Button variant="quiet" onClick={onDone}>
+        Cancel
+      </Button>
+      <FieldHint problem={save.problem} pointer="/name" />
+      {save.problem && !save.problem.fieldError('/name') && <ProblemNotice problem={save.problem} />}
+    </form>
+  );
+}
+
+/** The buttons for a workspace in Recently deleted. */
+export function DeletedButtons({ ws, onChanged }: { ws: Workspace; onChanged?: () => void }) {
+  const actions = useWorkspaceActions(ws, onChanged);
+  const restore = useAction(actions.restore);
+  const purge = useAction(actions.purge);
+  if (!can(ws, 'workspace.delete')) return null;
+  return (
+    <div className="ws-actions">
+      <div className="actions">
+        <Button onClick={() => void restore.run()} busy={restore.busy}>
+          Restore
+        </Button>
+        <ConfirmButton question={`Purge ${ws.name}? Its files are gone for good.`} confirmText="Purge now" onConfirm={() => void purge.run()} busy={purge.busy}>
+          Purge
+        </ConfirmButton>
+      </div>
+      <ProblemNotice problem={restore.problem ?? purge.problem} onDismiss={() => (restore.clear(), purge.clear())} />
+    </div>
+  );
+}
