@@ -243,11 +243,13 @@ describe('sleep, wake, delete, restore, purge, archive', () => {
     await assert.rejects(stat(volume(id)), 'the volume is freed');
     const ws = (await dev.get(`/workspaces/${id}`)).body;
     assert.ok(ws.last_archived_at);
+    assert.equal(ws.archived, true);
     assertProblem(await dev.post(`/workspaces/${id}/wake`), 409, 'conflict');
     const restored = await finished(await dev.post(`/workspaces/${id}/restore-archive`));
     assert.equal(restored.state, 'succeeded', JSON.stringify(restored));
     const after = (await dev.get(`/workspaces/${id}`)).body;
     assert.equal(after.restored_from, id);
+    assert.equal(after.archived, false);
     assert.equal(after.status_detail, 'Asleep');
     assert.deepEqual(await checksums(volume(id)), before);
   });

@@ -72,6 +72,8 @@ export interface Workspace {
   urls: { ide: string; dev: string };
   idle_timeout_minutes: number;
   last_archived_at?: string;
+  /** The volume is in the archive store now. */
+  archived: boolean;
   restored_from?: number;
   permissions?: string[];
   created_at: string;

@@ -66,7 +66,7 @@ export function WorkspaceButtons({ ws, onChanged, compact = false }: { ws: Works
   const use = can(ws, 'workspace.use');
   const manage = can(ws, 'workspace.delete');
   const run = (name: keyof typeof actions, arg?: 'ide' | 'dev') => () => void action.run(name, arg);
-  const archived = ws.last_archived_at !== undefined && (ws.state === 'sleeping' || ws.state === 'stopped');
+  const archived = ws.archived;
 
   const rare = (close: () => void) => (
     <>

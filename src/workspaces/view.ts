@@ -48,6 +48,7 @@ export function workspaceView(row: WorkspaceRow, urls: WorkspaceUrls, permission
     single_node: row.single_node,
     idle_timeout_minutes: row.idle_timeout_minutes,
     last_archived_at: row.last_archived_at?.toISOString(),
+    archived: row.archive_sha256 !== null,
     restored_from: row.restored_from ?? undefined,
     upgrade_pending: false,
     created_by: row.created_by ?? undefined,

@@ -53,6 +53,7 @@ export const WorkspaceSchema = Type.Object({
   single_node: Type.Boolean(),
   idle_timeout_minutes: Type.Integer(),
   last_archived_at: Type.Optional(DateTime),
+  archived: Type.Boolean({ description: 'the volume is packed in the archive store now; restore-archive refills it' }),
   restored_from: Type.Optional(Id),
   upgrade_pending: Type.Boolean(),
   created_by: Type.Optional(Id),
