@@ -1,10 +1,22 @@
 // `npm run bench`: every benchmark, each printing ratios against a reference measured in the same run.
+// `npm run bench -- router events` runs only those named.
 import { benchApi } from './api.ts';
 import { benchEvents } from './events.ts';
 import { benchLandscape } from './landscape.ts';
+import { benchRouter } from './router.ts';
 import { benchWorkspaces } from './workspaces.ts';
 
-await benchApi();
-await benchLandscape();
-await benchEvents();
-await benchWorkspaces();
+const benchmarks: Record<string, () => Promise<void>> = {
+  api: () => benchApi(),
+  landscape: () => benchLandscape(),
+  events: () => benchEvents(),
+  workspaces: () => benchWorkspaces(),
+  router: () => benchRouter(),
+};
+
+const named = process.argv.slice(2);
+const unknown = named.filter((name) => !(name in benchmarks));
+if (unknown.length > 0) throw new Error(`no benchmark ${unknown.join(', ')}; there are: ${Object.keys(benchmarks).join(', ')}`);
+for (const [name, run] of Object.entries(benchmarks)) {
+  if (named.length === 0 || named.includes(name)) await run();
+}

@@ -46,6 +46,8 @@ export interface RouterOptions {
 }
 
 const MAX_URL_LENGTH = 8192;
+/** A held request looks again this often (or at once on an event): a woken service is answered within this. */
+const HELD_POLL_MS = 50;
 
 /** A refusal: which page, with what detail. */
 class Refusal {
@@ -96,9 +98,18 @@ export class Router {
     return this.access;
   }
 
+  private console?: { url: string; host: string };
+
+  /** The console's host name, parsed again only when the base URL changes (it is set after listening). */
+  private consoleHost(): string {
+    const url = this.options.consoleUrl();
+    if (this.console?.url !== url) this.console = { url, host: new URL(url).hostname };
+    return this.console.host;
+  }
+
   /** The workspace host a request is for; undefined for the console and API. */
   targetOf(request: IncomingMessage): Exclude<HostTarget, { kind: 'console' }> | undefined {
-    const target = hostTarget(request.headers.host, this.options.workspaceDomain, new URL(this.options.consoleUrl()).hostname);
+    const target = hostTarget(request.headers.host, this.options.workspaceDomain, this.consoleHost());
     return target.kind === 'console' ? undefined : target;
   }
 
@@ -225,8 +236,8 @@ export class Router {
       if (wantsHtml(request.headers.accept)) throw new Refusal('waking', current.row.status_detail ?? 'Waking up', 2);
       const left = deadline - Date.now();
       if (left <= 0) throw new Refusal('wakeBlocked', `Still waking up: ${current.row.status_detail ?? ''}`.trim(), 5);
-      await this.routes.changed(row.id, Math.min(left, 1000));
-      current = (await this.routes.get(row.id)) ?? current;
+      await this.routes.changed(row.id, Math.min(left, HELD_POLL_MS));
+      current = (await this.routes.get(row.id, HELD_POLL_MS)) ?? current;
     }
   }
 
@@ -286,8 +297,8 @@ export class Router {
       if (!['starting', 'pending', 'sleeping'].includes(state.status)) throw new Refusal('noAnswer', state.detail ?? `${service} is ${state.status}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Refusal('noAnswer', `${service} did not become ready in time`);
-      await this.routes.changed(current.row.id, Math.min(left, 1000));
-      current = (await this.routes.get(current.row.id)) ?? current;
+      await this.routes.changed(current.row.id, Math.min(left, HELD_POLL_MS));
+      current = (await this.routes.get(current.row.id, HELD_POLL_MS)) ?? current;
     }
   }
 

@@ -66,9 +66,10 @@ export class WorkspaceRoutes {
     }
   }
 
-  get(id: number): Promise<WorkspaceRouting | undefined> {
+  /** The workspace's routing, loaded at most `maxAgeMs` ago (a held request asks for fresh state often). */
+  get(id: number, maxAgeMs = MAX_AGE_MS): Promise<WorkspaceRouting | undefined> {
     const cached = this.cache.get(id);
-    if (cached && Date.now() - cached.at < MAX_AGE_MS) return cached.value;
+    if (cached && Date.now() - cached.at < maxAgeMs) return cached.value;
     const value = this.load(id).catch((error: Error) => {
       this.cache.delete(id);
       throw error;
