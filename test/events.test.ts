@@ -232,6 +232,17 @@ describe('GET /api/v1/events', () => {
     assertProblem(await EventStream.answer(key), 401, 'unauthenticated');
   });
 
+  test('signing out ends the streams the session opened', async () => {
+    const dave = await createPerson(server.admin, 'events-dave@example.com');
+    const stream = await subscribe(dave.session);
+    assert.equal((await dave.session.delete('/sessions/current')).status, 204);
+    await Promise.race([
+      stream.ended,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the stream stayed open')), 5000).unref()),
+    ]);
+    assertProblem(await EventStream.answer(dave.session), 401, 'unauthenticated');
+  });
+
   test('event rows are kept for an hour, then swept by housekeeping', async () => {
     const pool = server.server.database.pool;
     const now = new Date();

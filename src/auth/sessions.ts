@@ -19,8 +19,10 @@ export async function startSession(db: Queryable, userId: number, now: Date): Pr
   return { token, expiresAt };
 }
 
+/** Ends the session; svc_auth tells every server, so that the event streams it opened end too. */
 export async function endSession(db: Queryable, sessionHash: Buffer): Promise<void> {
   await deleteSession(db, sessionHash);
+  await db.query("SELECT pg_notify('svc_auth', $1)", [`session:${sessionHash.toString('hex')}`]);
 }
 
 /** The Set-Cookie value for a session; Max-Age follows the absolute expiry. */

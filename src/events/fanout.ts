@@ -55,6 +55,8 @@ export interface StreamRequest {
   team?: number;
   /** The API key the stream was opened with: deleting or regenerating it ends the stream. */
   keyId?: string;
+  /** The browser session (hex of its hash) the stream was opened with: signing out ends the stream. */
+  sessionHash?: string;
 }
 
 /** Announced on svc_auth by every change of an API key (src/store/api-keys.ts). */
@@ -68,6 +70,7 @@ export class EventSubscription {
   readonly userId: number;
   readonly team: number | undefined;
   readonly keyId: string | undefined;
+  readonly sessionHash: string | undefined;
 
   constructor(
     request: StreamRequest,
@@ -78,6 +81,7 @@ export class EventSubscription {
     this.userId = request.userId;
     this.team = request.team;
     this.keyId = request.keyId;
+    this.sessionHash = request.sessionHash;
     this.writer = new SseWriter(sink, limits, () => onDropped(this));
   }
 }
@@ -113,6 +117,7 @@ export class EventFanout {
     this.unsubscribe.push(this.options.hub.subscribe(AUTH_CHANNEL, {
       notify: (payload) => {
         if (payload.startsWith('key:')) this.keyChanged(payload.slice(4));
+        if (payload.startsWith('session:')) this.sessionEnded(payload.slice(8));
       },
       reset: () => undefined,
     }));
@@ -187,6 +192,13 @@ export class EventFanout {
   private keyChanged(keyId: string): void {
     for (const subscription of [...this.joining, ...this.subscriptions]) {
       if (subscription.keyId === keyId) this.close(subscription);
+    }
+  }
+
+  /** Signing out ends the streams the session opened. */
+  private sessionEnded(sessionHash: string): void {
+    for (const subscription of [...this.joining, ...this.subscriptions]) {
+      if (subscription.sessionHash === sessionHash) this.close(subscription);
     }
   }
 

@@ -48,7 +48,15 @@ export function registerEventRoutes(app: FastifyInstance, deps: ApiDeps): void {
       raw.flushHeaders();
       request.raw.socket?.setNoDelay(true);
       const principal = request.principal!;
-      const subscription = fanout.open({ userId: user.id, team, keyId: principal.via === 'key' ? principal.keyId : undefined }, raw);
+      const subscription = fanout.open(
+        {
+          userId: user.id,
+          team,
+          keyId: principal.via === 'key' ? principal.keyId : undefined,
+          sessionHash: principal.via === 'session' ? principal.sessionHash.toString('hex') : undefined,
+        },
+        raw,
+      );
       raw.on('close', () => fanout.close(subscription));
       raw.on('error', () => fanout.close(subscription));
     },
