@@ -217,6 +217,7 @@ const rows: Row[] = [
     expect: all(404),
   },
   { route: 'POST /api/v1/workspaces/{ws}/sign-in-links', call: (c, w) => c.post(`/workspaces/${w.workspace}/sign-in-links`, {}), expect: { ...all(201), outsider: 404 } },
+  { route: 'GET /api/v1/operations', call: (c) => c.get('/operations'), expect: all(200) },
   {
     route: 'GET /api/v1/operations/{id}',
     call: (c, w) => c.get(`/operations/${w.operation}`),

@@ -127,3 +127,25 @@ export async function activeOperationOn(db: Queryable, target: string): Promise<
     await db.query<OperationRow>(`SELECT ${columns} FROM operations WHERE target = $1 AND state IN ('pending', 'running') LIMIT 1`, [target])
   ).rows[0];
 }
+
+/**
+ * Operations newest first, after the position `after` of the previous page: those `userId` started and those of
+ * `teamIds` (null: every team, for administrators), only `team`'s when set; `active` keeps pending and running.
+ */
+export async function listOperations(
+  db: Queryable,
+  filter: { userId: number; teamIds: number[] | null; team?: number; active: boolean },
+  after: { us: string; id: string } | undefined,
+  limit: number,
+): Promise<Array<OperationRow & { created_us: string }>> {
+  const result = await db.query<OperationRow & { created_us: string }>(
+    `SELECT ${columns}, floor(extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us FROM operations
+     WHERE ($2::bigint[] IS NULL OR team_id = ANY($2::bigint[]) OR created_by = $1)
+       AND ($3::bigint IS NULL OR team_id = $3)
+       AND (NOT $4 OR state IN ('pending', 'running'))
+       AND ($5::bigint IS NULL OR (floor(extract(epoch FROM created_at) * 1000000)::bigint, id) < ($5::bigint, $6::uuid))
+     ORDER BY created_at DESC, id DESC LIMIT $7`,
+    [filter.userId, filter.teamIds, filter.team ?? null, filter.active, after?.us ?? null, after?.id ?? null, limit + 1],
+  );
+  return result.rows;
+}

@@ -4,9 +4,11 @@ import { Type } from 'typebox';
 import { teamAccess } from '../../auth/access.ts';
 import { notFound, Problem } from '../../core/problems.ts';
 import { operationView } from '../../operations/view.ts';
-import { findOperation } from '../../store/operations.ts';
+import { findOperation, listOperations } from '../../store/operations.ts';
+import { visibleTeamIds } from '../../store/teams.ts';
+import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
 import type { ApiDeps } from '../context.ts';
-import { DateTime, ProblemRef, StringEnum, Uuid } from '../schemas.ts';
+import { DateTime, Id, ProblemRef, StringEnum, Uuid } from '../schemas.ts';
 
 export const OperationSchema = Type.Object({
   id: Uuid,
@@ -21,6 +23,29 @@ export const OperationSchema = Type.Object({
 });
 
 export function registerOperationRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.get(
+    '/operations',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Operations you can see (yours and your teams\'), newest first; active=true keeps pending and running ones',
+        tags: ['operations'],
+        querystring: Type.Object({ ...PageQuery, team: Type.Optional(Id), active: Type.Optional(Type.Boolean({ default: false })) }),
+        response: { 200: Page(OperationSchema) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; cursor?: string; team?: number; active: boolean };
+      const user = request.principal!.user;
+      if (query.team !== undefined) await teamAccess(deps.pool, user, query.team);
+      const teamIds = user.isAdmin ? null : await visibleTeamIds(deps.pool, user.id);
+      const scope = `operations:${query.team ?? ''}:${query.active}`;
+      const after = query.cursor ? deps.cursors.decode<{ us: string; id: string }>(scope, query.cursor) : undefined;
+      const rows = await listOperations(deps.pool, { userId: user.id, teamIds, team: query.team, active: query.active }, after, query.limit);
+      return pageOf(rows, query.limit, operationView, (last) => deps.cursors.encode(scope, { us: last.created_us, id: last.id }));
+    },
+  );
+
   app.get(
     '/operations/:id',
     {
