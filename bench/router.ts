@@ -5,7 +5,7 @@
 // maximum rate (paced with wrk's delay(), see pacedScript), and the time from a request to the sleeping workspace
 // to its first byte against the same wake without the router. Targets (issue 7, item 8): >= 0.8x nginx's req/s,
 // < 1 ms added p99 at half load, a woken service's first byte within its own start time + 150 ms.
-// `npm run bench -- router`; BENCH_SECONDS and BENCH_ROUNDS set the length of each wrk run and the rounds.
+// `npm run bench -- router`; SVC_DATA_PLANE=nginx measures svc with --data-plane nginx; BENCH_SECONDS and BENCH_ROUNDS set the length of each wrk run and the rounds.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -307,6 +307,8 @@ export async function benchRouter(seconds = Number(process.env.BENCH_SECONDS) ||
   const svc = startSvc(['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '1000000000', '--log-level', 'warn'], {
     DATABASE_URL: database?.url,
     SVC_ALLOW_LOCAL_REPOSITORIES: 'true',
+    // SVC_DATA_PLANE=nginx measures svc with nginx in front as its data plane ("svc router" below).
+    SVC_DATA_PLANE: process.env.SVC_DATA_PLANE,
   });
   const driver = createLocalDriver({ dataDir });
   let repository: BareRepository | undefined;
@@ -336,7 +338,7 @@ export async function benchRouter(seconds = Number(process.env.BENCH_SECONDS) ||
     nginx = await startNginx(scratch, address);
     const targets: Targets = { direct: `http://${address}/`, router: routerUrl, nginx: nginx.url, headers };
 
-    console.log(`bench/router: wrk -t1 -c${CONNECTIONS}, ${rounds} alternating rounds of ${seconds}s, medians; upstream: node http server in a pod at ${address}; nginx: 1 worker, keepalive upstream; database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}`);
+    console.log(`bench/router: wrk -t1 -c${CONNECTIONS}, ${rounds} alternating rounds of ${seconds}s, medians; upstream: node http server in a pod at ${address}; nginx: 1 worker, keepalive upstream; database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}; svc data plane: ${process.env.SVC_DATA_PLANE ?? 'node'}`);
     for (const name of NAMES) await wrk(targets[name], headers, { seconds: 1, connections: CONNECTIONS }); // warm-up
     const { medians: max, rpsRatio } = await measureRounds(targets, { seconds, rounds });
     console.log('  maximum load');

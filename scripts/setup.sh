@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless.
-packages=(bubblewrap git iproute2 ca-certificates wrk chromium)
+# chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx: the opt-in data plane
+# (--data-plane nginx) and its tests, and bench/router's reference.
+packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -21,6 +21,7 @@ import { countUsers, insertUser } from './store/users.ts';
 import { isUniqueViolation } from './store/database.ts';
 import type { RuntimeDriver } from './runtime/driver.ts';
 import { startWorkspaceRuntime, type WorkspaceRuntime } from './workspaces/runtime.ts';
+import { NginxDataPlane } from './router/nginx.ts';
 import { Router } from './router/router.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
 
@@ -100,6 +101,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   });
   let workspaces: WorkspaceRuntime | undefined;
   let router: Router | undefined;
+  const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, (m) => logger?.warn(m)) : undefined;
+  const nginxAdmitSecret = nginx ? randomBytes(24).toString('hex') : undefined;
+  let closeOnFailure: (() => Promise<void>) | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
   try {
     await hub.start();
@@ -122,15 +126,22 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       services: workspaces.services,
       forwardAllow: config.forwardAllow,
       upstreamTimeoutMs: config.upstreamTimeoutSeconds * 1000,
+      frontProxy: nginx !== undefined,
+      onRouting: nginx ? (id, routing) => nginx.routingChanged(id, routing) : undefined,
     });
     await router.start();
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets, services: workspaces.services, stages: workspaces.stages, router },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets, services: workspaces.services, stages: workspaces.stages, router, nginxAdmitSecret },
       logger,
     );
-    await app.listen({ host: config.listenHost, port: config.listenPort });
+    // With the nginx data plane, svc listens on loopback and nginx on the configured address.
+    await app.listen(nginx ? { host: '127.0.0.1', port: 0 } : { host: config.listenHost, port: config.listenPort });
     const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.listenPort;
+    let port = typeof address === 'object' && address ? address.port : config.listenPort;
+    if (nginx) {
+      closeOnFailure = () => app.close();
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret! });
+    }
     if (config.baseUrlDerived) config.baseUrl = urlFor(config.listenHost, port);
     const firstSignInLink = await createFirstAdministrator(database, config, clock);
     await writeFile(
@@ -148,6 +159,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       firstSignInLink,
       async close() {
         clearInterval(housekeeping);
+        await nginx?.stop();
         await app.close();
         router?.close();
         await workspaces?.close();
@@ -158,6 +170,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       },
     };
   } catch (error) {
+    await closeOnFailure?.().catch(() => undefined);
     router?.close();
     await workspaces?.close();
     await hub.close();

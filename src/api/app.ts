@@ -28,6 +28,7 @@ import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
 import { registerWorkspaceRoutes } from './routes/workspaces.ts';
 import { ProblemRef, ProblemSchema } from './schemas.ts';
+import { ADMIT_SECRET_HEADER, AUTH_PATH } from '../router/nginx.ts';
 
 /** Bodies may be up to 8 MiB in general; with an Idempotency-Key at most 1 MiB (rule 6). */
 export const BODY_LIMIT = 8 * 1024 * 1024;
@@ -38,12 +39,19 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
+    // Behind nginx (--data-plane nginx) the client's address is the last X-Forwarded-For hop nginx added.
+    trustProxy: deps.config.dataPlane === 'nginx' ? ['127.0.0.1', '::1'] : false,
     // Problems and faults are logged where they happen; a log line per request is the router's job.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true } },
     // One listener: workspace hosts go to the router, every other host to the console and API.
     serverFactory: (handler) => {
+      const admitSecret = deps.nginxAdmitSecret;
       const server = http.createServer((request, response) => {
+        if (admitSecret && request.url === AUTH_PATH && request.headers[ADMIT_SECRET_HEADER] === admitSecret) {
+          void deps.router.admitDirect(request).then((status) => response.writeHead(status, { 'content-length': 0 }).end());
+          return;
+        }
         const target = deps.router.targetOf(request);
         if (target) void deps.router.handle(request, response, target);
         else handler(request, response);

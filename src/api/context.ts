@@ -45,6 +45,8 @@ export interface ApiDeps {
   stages: StageRunner;
   /** Serves workspace hosts on the same listener; mints their sign-in links. */
   router: Router;
+  /** With --data-plane nginx: the secret nginx's admission requests carry (router.admitDirect). */
+  nginxAdmitSecret?: string;
   /** Reads the landscape file of a workspace's code. */
   files: WorkspaceFiles;
   /** Seals and opens vault secrets with the installation's key. */

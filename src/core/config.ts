@@ -26,6 +26,8 @@ export interface ServerConfig {
   forwardAllow: string[];
   /** Seconds the router waits for an upstream's answer before 504. */
   upstreamTimeoutSeconds: number;
+  /** Who carries workspace traffic: svc's own router (`node`), or nginx in front of svc (`nginx`, docs/router.md). */
+  dataPlane: 'node' | 'nginx';
   /** Tools directory of scripts/setup-editor.sh; workspaces get code-server when it is installed there. */
   toolsDir: string;
 }
@@ -49,6 +51,7 @@ export const serverSettings: Record<string, Setting> = {
   secretsKey: { flag: '--secrets-key', env: 'SVC_SECRETS_KEY', describe: 'base64 of 32 random bytes sealing vault secrets (default: <data dir>/secrets.key)' },
   upstreamTimeout: { flag: '--upstream-timeout', env: 'SVC_UPSTREAM_TIMEOUT', describe: 'seconds the router waits for a service to answer before 504 (default 60)' },
   forwardAllow: { flag: '--forward-allow', env: 'SVC_FORWARD_ALLOW', describe: 'comma-separated CIDRs forward targets may reach although private (default none)' },
+  dataPlane: { flag: '--data-plane', env: 'SVC_DATA_PLANE', describe: 'node, or nginx to put Debian\'s nginx in front as the listener serving workspace traffic (default node)' },
   toolsDir: { flag: '--tools-dir', env: 'SVC_TOOLS_DIR', describe: 'where scripts/setup-editor.sh installs code-server, the workspace editor (default /var/cache/svc/tools)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
@@ -110,12 +113,18 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     upstreamTimeoutSeconds: positiveInteger(read('upstreamTimeout') ?? '60', 'upstream timeout', false),
     forwardAllow: (read('forwardAllow') ?? '').split(',').map((c) => c.trim()).filter(Boolean),
     toolsDir: path.resolve(cwd, read('toolsDir') ?? '/var/cache/svc/tools'),
+    dataPlane: dataPlane(read('dataPlane') ?? 'node'),
   };
 }
 
 function domainName(text: string): string {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(text)) throw new ConfigError(`workspace domain must be a domain name, got "${text}"`);
   return text.toLowerCase();
+}
+
+function dataPlane(text: string): 'node' | 'nginx' {
+  if (text === 'node' || text === 'nginx') return text;
+  throw new ConfigError(`data plane must be node or nginx, got "${text}"`);
 }
 
 function yesOrNo(text: string, name: string): boolean {

@@ -1,7 +1,7 @@
 // The router: serves workspace hosts on the server's own listener (the console and API answer every other host).
 // Per request: the host's workspace, sign-in, wake on request, the route, then the data plane (proxy.ts). Every
 // refusal is a router page (pages.ts): HTML for browsers, `STATUS Title` for other clients.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type pg from 'pg';
 import type { CredentialResolver } from '../auth/credentials.ts';
@@ -15,6 +15,8 @@ import { headersForUpstream, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_S
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml, type RouterPageName } from './pages.ts';
 import { forwardHeaders, proxyRequest, proxyUpgrade, type ProxyFailure, type Upstream } from './proxy.ts';
+import { CLIENT_HEADER } from './nginx.ts';
+import { directRouteFor } from './nginx-map.ts';
 import { matchRoute } from './routes.ts';
 import { AllowList, pinnedLookup, resolveForwardTarget } from './ssrf.ts';
 import { WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
@@ -43,11 +45,24 @@ export interface RouterOptions {
   };
   /** Private addresses forward targets may use anyway (CIDRs). */
   forwardAllow?: string[];
+  /** nginx is in front (--data-plane nginx): it names the client in X-Real-IP and added it to X-Forwarded-For. */
+  frontProxy?: boolean;
+  /** Each routing as it is loaded (the nginx data plane's map follows them). */
+  onRouting?: (workspaceId: number, routing: WorkspaceRouting | undefined) => void;
 }
 
 const MAX_URL_LENGTH = 8192;
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
 const HELD_POLL_MS = 50;
+
+const isLoopback = (address: string) => address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
+
+/** The service a directly served request reaches (for its on-demand activity). */
+function serviceOf(routing: WorkspaceRouting, target: HostTarget, url: string): string | undefined {
+  if (target.kind === 'public-port') return routing.routes.publicPorts.get(target.port)?.service;
+  const routeTarget = target.kind === 'dev' ? matchRoute(routing.routes.dev, url)?.route.target : undefined;
+  return routeTarget?.service;
+}
 
 /** A refusal: which page, with what detail. */
 class Refusal {
@@ -73,7 +88,7 @@ export class Router {
 
   constructor(private readonly options: RouterOptions) {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
-    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, secrets: options.secrets, hub: options.hub, log: options.log, onAccessChange: () => this.access.forgetDecisions() });
+    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, secrets: options.secrets, hub: options.hub, log: options.log, onAccessChange: () => this.access.forgetDecisions(), onLoaded: options.onRouting });
     this.allow = new AllowList(options.forwardAllow ?? []);
     options.services.onChange((id) => this.routes.invalidate(id));
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
@@ -146,7 +161,47 @@ export class Router {
 
   private upstreamHeaders(request: IncomingMessage) {
     const host = request.headers.host ?? '';
-    return forwardHeaders(headersForUpstream(request.headers), { for: request.socket.remoteAddress ?? '', proto: this.scheme(), host });
+    const headers = headersForUpstream(request.headers);
+    let client = request.socket.remoteAddress ?? '';
+    const front = this.options.frontProxy ? request.headers[CLIENT_HEADER] : undefined;
+    if (typeof front === 'string' && isLoopback(client)) {
+      // nginx added the client to X-Forwarded-For already; forwardHeaders adds it once more.
+      client = front;
+      delete headers[CLIENT_HEADER];
+      const hops = String(headers['x-forwarded-for'] ?? '').split(',').map((h) => h.trim()).filter(Boolean).slice(0, -1);
+      if (hops.length > 0) headers['x-forwarded-for'] = hops.join(', ');
+      else delete headers['x-forwarded-for'];
+    }
+    return forwardHeaders(headers, { for: client, proto: this.scheme(), host });
+  }
+
+  /**
+   * nginx's auth_request for a request it would serve itself from its map (--data-plane nginx): 204 when svc would
+   * admit it and route it to the very upstream group nginx chose (X-Svc-Route), with no wake, hold or page to give;
+   * 401 otherwise, and nginx hands the request to svc's router, which answers exactly as without nginx.
+   */
+  async admitDirect(request: IncomingMessage): Promise<204 | 401> {
+    try {
+      const target = this.targetOf(request);
+      const url = String(request.headers['x-svc-uri'] ?? '');
+      const method = String(request.headers['x-svc-method'] ?? 'GET');
+      const route = request.headers['x-svc-route'];
+      if (!target || target.kind === 'unknown-workspace-host' || !route || url.length > MAX_URL_LENGTH || !this.routes.live) return 401;
+      if (url === SIGN_IN_PATH || url.startsWith(`${SIGN_IN_PATH}?`)) return 401;
+      if (Number(request.headers['x-svc-length'] || 0) > this.bodyLimit) return 401;
+      const routing = await this.routes.get(target.workspaceId);
+      if (!routing || directRouteFor(routing, target, url) !== route) return 401;
+      const host = hostName(request.headers.host)!;
+      const decision = await this.access.check(request.headers, host, routing.row);
+      if (!decision.ok || (decision.via === 'cookie' && this.crossSite(method, request.headers, host))) return 401;
+      this.touch(routing.row.id);
+      const service = serviceOf(routing, target, url);
+      if (service) this.options.services.noteRequest(routing.row.id, service);
+      return 204;
+    } catch (error) {
+      this.options.log(`router: admission for nginx: ${(error as Error).message}`);
+      return 401;
+    }
   }
 
   private scheme(): 'http' | 'https' {
@@ -177,7 +232,7 @@ export class Router {
     });
     if (!decision.ok && decision.reason === 'not-allowed') throw new Refusal('noWorkspace');
     if (!decision.ok) throw new Refusal('signInRequired', 'This address is private: sign in with the console.', undefined, this.signInUrl(host, url));
-    if (decision.via === 'cookie' && this.crossSite(request, host)) throw new Refusal('crossSite');
+    if (decision.via === 'cookie' && this.crossSite(request.method ?? 'GET', request.headers, host)) throw new Refusal('crossSite');
     const length = Number(request.headers['content-length'] ?? 0);
     if (length > this.bodyLimit) throw new Refusal('tooLarge');
     routing = await this.awake(request, routing, decision.user.id);
@@ -207,10 +262,10 @@ export class Router {
   }
 
   /** A state-changing request sent by a page of another site (not this host, not the console). */
-  private crossSite(request: IncomingMessage, host: string): boolean {
-    if (['GET', 'HEAD', 'OPTIONS'].includes(request.method ?? 'GET')) return false;
-    if (request.headers['sec-fetch-site'] === 'cross-site') return true;
-    const origin = request.headers.origin;
+  private crossSite(method: string, headers: IncomingHttpHeaders, host: string): boolean {
+    if (['GET', 'HEAD', 'OPTIONS'].includes(method)) return false;
+    if (headers['sec-fetch-site'] === 'cross-site') return true;
+    const origin = headers.origin;
     if (!origin || origin === 'null') return origin === 'null';
     try {
       const from = new URL(origin);

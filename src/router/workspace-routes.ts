@@ -38,7 +38,7 @@ export class WorkspaceRoutes {
   private readonly lastReady = new Map<number, Set<string>>();
   private unsubscribe?: () => void;
 
-  constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; secrets: SecretBox; hub: NotificationHub; log: (m: string) => void; onAccessChange?: () => void }) {}
+  constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; secrets: SecretBox; hub: NotificationHub; log: (m: string) => void; onAccessChange?: () => void; onLoaded?: (id: number, routing: WorkspaceRouting | undefined) => void }) {}
 
   async start(): Promise<void> {
     this.unsubscribe = this.deps.hub.subscribe(EVENTS_CHANNEL, {
@@ -104,7 +104,10 @@ export class WorkspaceRoutes {
 
   private async load(id: number): Promise<WorkspaceRouting | undefined> {
     const row = await findWorkspace(this.deps.pool, id);
-    if (!row || row.deleted_at) return undefined;
+    if (!row || row.deleted_at) {
+      this.deps.onLoaded?.(id, undefined);
+      return undefined;
+    }
     const deployed = await findDeployedLandscape(this.deps.pool, id);
     const live = deployed && !deployed.torn_down ? deployed : undefined;
     const services = new Map<string, ServiceState>();
@@ -119,7 +122,9 @@ export class WorkspaceRoutes {
     }
     this.forgetGone(id, services);
     const targets = live ? openDeployedValues(this.deps.secrets, live).targets : {};
-    return { row, routes: landscapeRoutes(live?.normal, targets), services };
+    const routing = { row, routes: landscapeRoutes(live?.normal, targets), services };
+    this.deps.onLoaded?.(id, routing);
+    return routing;
   }
 
   private forgetGone(id: number, services: Map<string, ServiceState>): void {
