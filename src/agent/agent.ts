@@ -1,12 +1,11 @@
 // The agent: the main process of a pod. It runs the editor (and, in later work, steps, servers and health
 // checks) and answers the driver's `GET /status` with what it observes.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EditorSupervisor } from './editor-supervisor.ts';
 import { shellQuote } from './shell.ts';
-import { agentEnv, AGENT_STATUS_PATH, AGENT_VERSION, type AgentStatus } from './protocol.ts';
+import { agentEnv, AGENT_VERSION, type AgentStatus } from './protocol.ts';
+import { serveStatus } from './status-server.ts';
 import { editorSupervisionPolicy, type SupervisionPolicy } from './supervision.ts';
 
 export interface AgentOptions {
@@ -32,20 +31,8 @@ export interface RunningAgent {
 
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const log = options.log ?? ((line: string) => console.log(`agent: ${line}`));
-  const server = http.createServer((request, response) => {
-    if (request.method === 'GET' && request.url === AGENT_STATUS_PATH) {
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      response.end(JSON.stringify(status()));
-      return;
-    }
-    response.writeHead(404, { 'content-type': 'text/plain' });
-    response.end('Not found.');
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const server = await serveStatus(options.host, options.port, () => status());
+  const { port } = server;
   log(`agent ${AGENT_VERSION} listening on ${options.host}:${port}`);
   const editor = new EditorSupervisor({
     command: options.editorCommand || builtInEditorCommand(),
@@ -62,10 +49,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     status,
     close: async () => {
       await editor.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await server.close();
     },
   };
 }

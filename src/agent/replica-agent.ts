@@ -3,7 +3,6 @@
 // health check, writes the replica's log (log-file.ts, through `log`) and answers `GET /status`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { constants } from 'node:os';
 import { lineSplitter, type LogStream } from './log-file.ts';
 import { waitForNeeds } from './needs.ts';
@@ -11,6 +10,7 @@ import { httpHealthy, portAnswers } from './probes.ts';
 import { AGENT_STATUS_PATH, AGENT_VERSION } from './protocol.ts';
 import { parseReplicaStatus, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
 import { serviceLogTexts } from './service-log-texts.ts';
+import { serveStatus } from './status-server.ts';
 import {
   exitCodeOf, initialRun, nothingToRun, replicaStatusOf, serverExited, serverStarted, stepExited, stepsStarted, type ServerPolicy, type ServiceRun,
 } from './service-run.ts';
@@ -33,29 +33,14 @@ export interface RunningReplicaAgent {
 
 export async function startReplicaAgent(options: ReplicaAgentOptions): Promise<RunningReplicaAgent> {
   const replica = new ReplicaRunner(options);
-  const server = http.createServer((request, response) => {
-    if (request.method === 'GET' && request.url === AGENT_STATUS_PATH) {
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      response.end(JSON.stringify(replica.status()));
-      return;
-    }
-    response.writeHead(404, { 'content-type': 'text/plain' });
-    response.end('Not found.');
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  const server = await serveStatus(options.host, options.port, () => replica.status());
   void replica.run().catch((error: Error) => replica.crashed(error));
   return {
-    port: (server.address() as AddressInfo).port,
+    port: server.port,
     status: () => replica.status(),
     close: async () => {
       await replica.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await server.close();
     },
   };
 }
