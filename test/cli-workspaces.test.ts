@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { runSvc, startSvc, type SvcProcess } from './helpers/process.ts';
+import { until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 const svcYml = `schema: svc/v1
@@ -50,15 +51,6 @@ const env = (extra: Record<string, string> = {}) => ({ XDG_CONFIG_HOME: configHo
 const svc = (...args: string[]) => runSvc(args, env());
 const start = (...args: string[]) => startSvc(args, env());
 
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function stopped(process: SvcProcess): Promise<void> {
   process.child.kill('SIGTERM');

@@ -10,6 +10,7 @@ import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
+import { operationFinished, until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 const svcYml = `schema: svc/v1
@@ -80,6 +81,7 @@ http.createServer((req, res) => {
 
 let server: TestServer;
 let dev: ApiClient;
+const finished = (operationId: string) => operationFinished(dev, operationId);
 let viewer: ApiClient;
 let repository: BareRepository;
 let ws: number;
@@ -118,24 +120,7 @@ after(async () => {
   await repository?.remove();
 });
 
-async function finished(operationId: string): Promise<any> {
-  return until(async () => {
-    const operation = (await dev.get(`/operations/${operationId}`)).body;
-    return operation.state === 'succeeded' || operation.state === 'failed' ? operation : undefined;
-  }, 'the operation to finish');
-}
 
-/** Polls until `check` answers something (no fixed sleeps: a short pause between tries, a generous deadline). */
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const value = await check().catch((error: unknown) => ((last = error), undefined));
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const landscape = async () => (await viewer.get(`/workspaces/${ws}/landscape`)).body;
 const serviceOf = async (name: string) => (await landscape()).services.find((s: { name: string }) => s.name === name);

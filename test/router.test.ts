@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
+import { operationFinished, until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 const svcYml = `schema: svc/v1
@@ -80,6 +81,7 @@ for (const port of ports) {
 
 let server: TestServer;
 let dev: ApiClient;
+const finished = (operationId: string) => operationFinished(dev, operationId);
 let key: string;
 let viewerKey: string;
 let repository: BareRepository;
@@ -119,22 +121,7 @@ function call(host: string, path: string, options: { method?: string; headers?: 
 const dev_ = () => `w${ws}.localhost`;
 const withKey = (extra: Record<string, string> = {}) => ({ 'svc-authorization': `Bearer ${key}`, ...extra });
 
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
-async function finished(operationId: string): Promise<any> {
-  return until(async () => {
-    const operation = (await dev.get(`/operations/${operationId}`)).body;
-    return operation.state === 'succeeded' || operation.state === 'failed' ? operation : undefined;
-  }, 'the operation');
-}
 
 before(async () => {
   external = http.createServer((req, res) => res.end(`external saw ${req.url}`));

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { processesOf } from './helpers/processes.ts';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { RuntimeFailure, type RuntimeDriver, type WorkspaceRef } from '../src/runtime/driver.ts';
@@ -92,17 +93,6 @@ async function rejectsWith(promise: Promise<unknown>, stage: RuntimeFailure['sta
   assert.equal(error.stage, stage);
   assert.match(error.reason, reason);
   return error;
-}
-
-/** Live (not zombie) processes running as `uid`. */
-async function processesOf(uid: number): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
-    const status = await readFile(`/proc/${name}/status`, 'utf8').catch(() => '');
-    const state = /^State:\s+(\S)/m.exec(status)?.[1];
-    if (new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status) && state !== 'Z' && state !== 'X') found.push(Number(name));
-  }
-  return found;
 }
 
 async function networkLeftovers(id: number): Promise<string[]> {

@@ -4,10 +4,11 @@
 // Workspace ids are random in a block of their own, so that this file never meets another's pods or networks.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chown, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { processesOf } from './helpers/processes.ts';
 import { promisify } from 'node:util';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
 import { RuntimeFailure, type LogLine, type ReplicaObservation, type ReplicaSpec, type RuntimeDriver, type WorkspaceRef } from '../src/runtime/driver.ts';
@@ -86,17 +87,6 @@ async function logTexts(ws: WorkspaceRef, service: string, stream?: LogLine['str
 async function text(url: string): Promise<string> {
   const response = await fetch(url, { headers: { connection: 'close' } });
   return response.text();
-}
-
-/** Live (not zombie) processes running as `uid`. */
-async function processesOf(uid: number): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
-    const status = await readFile(`/proc/${name}/status`, 'utf8').catch(() => '');
-    const state = /^State:\s+(\S)/m.exec(status)?.[1];
-    if (new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status) && state !== 'Z' && state !== 'X') found.push(Number(name));
-  }
-  return found;
 }
 
 /** This file's network namespaces still on the host. */
