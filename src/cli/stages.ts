@@ -38,10 +38,12 @@ const stages = ['prepare', 'test', 'run'];
 const runEnded = (run: Run) => !['waiting', 'running'].includes(run.state);
 const stepMark: Record<Step['state'], string> = { waiting: ' ', running: '>', success: '✓', failure: '✗', aborted: '!', skipped: '-' };
 
-function stageOf(cli: Cli): string {
+/** The stage named on the command line (checked before any request), the API and the selected workspace. */
+async function stageTarget(cli: Cli): Promise<{ stage: string; api: Api; workspace: Workspace }> {
   const stage = cli.args.positionals[0];
   if (!stages.includes(stage)) throw usageError(`the stage is prepare, test or run, not "${stage}"`);
-  return stage;
+  const api = await cli.api();
+  return { stage, api, workspace: await selectedWorkspace(cli, api) };
 }
 
 async function readRun(api: Api, workspace: Workspace, stage: string, id: number): Promise<Run> {
@@ -88,9 +90,7 @@ const run: Command = {
   options: { ...workspaceOptions, profile: { type: 'string' } },
   positionals: [1, 1],
   async run(cli) {
-    const stage = stageOf(cli);
-    const api = await cli.api();
-    const workspace = await selectedWorkspace(cli, api);
+    const { stage, api, workspace } = await stageTarget(cli);
     const profile = cli.args.string('profile');
     const started = (await api.post<Run>(`/workspaces/${workspace.id}/stages/${stage}/start`, profile ? { profile } : {})).body;
     cli.say(`Started ${stage} run ${started.id} in ${label(workspace)}.\n`);
@@ -106,9 +106,7 @@ const show: Command = {
   options: workspaceOptions,
   positionals: [1, 1],
   async run(cli) {
-    const stage = stageOf(cli);
-    const api = await cli.api();
-    const workspace = await selectedWorkspace(cli, api);
+    const { stage, api, workspace } = await stageTarget(cli);
     const answer = (await api.get<Stage>(`/workspaces/${workspace.id}/stages/${stage}`)).body;
     if (cli.json) return cli.print(answer);
     if (!answer.current) return cli.say(`No ${stage} run in ${label(workspace)} yet: svc stage run ${stage}\n`);
@@ -126,9 +124,7 @@ const stop: Command = {
   options: workspaceOptions,
   positionals: [1, 1],
   async run(cli) {
-    const stage = stageOf(cli);
-    const api = await cli.api();
-    const workspace = await selectedWorkspace(cli, api);
+    const { stage, api, workspace } = await stageTarget(cli);
     const stopped = (await api.post<Run>(`/workspaces/${workspace.id}/stages/${stage}/stop`)).body;
     if (cli.json) cli.print(stopped);
     else cli.say(`Stopped: ${runSummary(stopped)}`);
