@@ -5,6 +5,7 @@
 # Idempotent: the marker file code-server.version is written last, so a second run is instant and a run that was
 # interrupted is redone from scratch. Called by `npm run up` and .ci/run; `npm test` does not need it.
 set -euo pipefail
+scripts_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 version=4.139.1
 node_major=24
@@ -18,19 +19,10 @@ if installed; then
   exit 0
 fi
 
-# Headers and tools for the native modules (node-gyp); the same check-then-install as scripts/setup.sh.
+# Headers and tools for the native modules (node-gyp) (scripts/apt-packages.sh, as scripts/setup.sh).
 packages=(build-essential python3 pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup-editor: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source "$scripts_dir/apt-packages.sh"
+ensure_packages setup-editor "${packages[@]}"
 
 umask 022 # pods read the tools as the workspace UID
 if ! mkdir -p "$tools"; then

@@ -8,17 +8,8 @@ cd "$(dirname "$0")/.."
 # chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx: the opt-in data plane
 # (--data-plane nginx) and its tests, and bench/router's reference.
 packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/apt-packages.sh
+ensure_packages setup "${packages[@]}"
 
 # npm ci when node_modules is missing or older than the lock file.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
