@@ -9,11 +9,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freeLoopbackPort } from '../src/core/loopback.ts';
+import { ensureNginx } from '../src/router/nginx.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import type { RuntimeDriver, WorkspaceRef } from '../src/runtime/driver.ts';
 import { ApiClient } from '../test/helpers/client.ts';
@@ -80,36 +81,10 @@ async function wrk(url: string, headers: Record<string, string>, options: { seco
   return { rps, p50ms: latencyMs(stdout, '50'), p99ms: latencyMs(stdout, '99') };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Debian's nginx, installed when missing (as root; otherwise the bench says what to install). */
-async function ensureNginx(): Promise<string> {
-  const found = await run('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx']).then((r) => r.stdout.trim().split('\n')[0], () => '');
-  if (found) return found;
-  if (process.getuid?.() !== 0) throw new Error('bench/router compares with nginx: install it (apt-get install nginx) and run again');
-  console.log('bench/router: installing nginx (Debian) for the reference');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'nginx'], { env });
-  await install().catch(async () => {
-    await run('apt-get', ['update', '-qq'], { env });
-    await install();
-  });
-  return '/usr/sbin/nginx';
-}
-
 /** nginx as a reverse proxy to `upstream` with a keep-alive pool, one worker (svc's router is one event loop too). */
 async function startNginx(dir: string, upstream: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const binary = await ensureNginx();
-  const port = await freePort();
+  const binary = await ensureNginx((m) => console.log(`bench/router: ${m}`));
+  const port = await freeLoopbackPort();
   await mkdir(path.join(dir, 'logs'), { recursive: true });
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${path.join(dir, name)};`).join('\n');
   const config = `worker_processes 1;
@@ -256,7 +231,7 @@ async function pacedScript(dir: string, rate: number): Promise<string> {
 async function processStartMs(dir: string): Promise<number> {
   const file = path.join(dir, 'server.js');
   await writeFile(file, serverJs);
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const started = performance.now();
   const child: ChildProcess = spawn(process.execPath, [file], { env: { ...process.env, BENCH_PORT: String(port), BENCH_HOST: '127.0.0.1' }, stdio: 'ignore' });
   try {

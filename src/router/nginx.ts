@@ -40,8 +40,8 @@ export interface NginxSettings {
 export async function ensureNginx(log: (m: string) => void): Promise<string> {
   const found = await run('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx']).then((r) => r.stdout.trim().split('\n')[0], () => '');
   if (found) return found;
-  if (process.getuid?.() !== 0) throw new Error('--data-plane nginx needs nginx: install it (apt-get install nginx) or run svc as root to have it installed');
-  log('data plane: installing nginx (Debian)');
+  if (process.getuid?.() !== 0) throw new Error('nginx is needed: install it (apt-get install nginx, or scripts/setup.sh) or run as root to have it installed');
+  log('installing nginx (Debian)');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const install = () => run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'nginx'], { env });
   try {
@@ -50,7 +50,7 @@ export async function ensureNginx(log: (m: string) => void): Promise<string> {
       await install();
     });
   } catch (error) {
-    throw new Error(`--data-plane nginx: installing nginx failed: ${(error as Error).message}`);
+    throw new Error(`installing nginx failed: ${(error as Error).message}`);
   }
   return '/usr/sbin/nginx';
 }
