@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { NotificationHub } from '../events/hub.ts';
 import { EVENTS_CHANNEL, findEvents } from '../store/events.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
-import { asleepServices, findDeployedLandscape, stoppedServices } from '../store/landscapes.ts';
+import { findDeployedLandscape, serviceRunStates } from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { serviceViews } from '../workspaces/deployment.ts';
 import { workspaceRef } from '../workspaces/operations.ts';
@@ -113,8 +113,7 @@ export class WorkspaceRoutes {
     const services = new Map<string, ServiceState>();
     if (live) {
       const observed = row.state === 'running' ? await this.deps.driver.replicaStates(workspaceRef(row)) : [];
-      const stopped = await stoppedServices(this.deps.pool, id);
-      const asleep = await asleepServices(this.deps.pool, id);
+      const { stopped, asleep } = await serviceRunStates(this.deps.pool, id);
       for (const view of serviceViews({ landscape: live.normal, tornDown: false, workspaceState: row.state, stopped, asleep, observed })) {
         const ready = observed.filter((o) => o.service === view.name && o.status === 'running' && o.ready && o.address).map((o) => o.address!.host);
         services.set(view.name, { status: view.status, detail: view.detail, running: view.running, ready });

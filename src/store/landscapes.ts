@@ -96,11 +96,6 @@ export async function serviceActivity(db: Queryable, workspaceId: number): Promi
   return (await db.query<ServiceActivityRow>('SELECT service, last_request_at, asleep FROM service_activity WHERE workspace_id = $1', [workspaceId])).rows;
 }
 
-export async function asleepServices(db: Queryable, workspaceId: number): Promise<Set<string>> {
-  const rows = await db.query<{ service: string }>('SELECT service FROM service_activity WHERE workspace_id = $1 AND asleep', [workspaceId]);
-  return new Set(rows.rows.map((r) => r.service));
-}
-
 /** Records a request (or a start) of services: they are awake, and idle from `at` on. */
 export async function markServicesAwake(db: Queryable, workspaceId: number, services: string[], at: Date): Promise<void> {
   await db.query(
@@ -112,4 +107,16 @@ export async function markServicesAwake(db: Queryable, workspaceId: number, serv
 
 export async function markServiceAsleep(db: Queryable, workspaceId: number, service: string): Promise<void> {
   await db.query('UPDATE service_activity SET asleep = true WHERE workspace_id = $1 AND service = $2', [workspaceId, service]);
+}
+
+/** Services whose run switch is off, and on-demand services asleep, in one round trip. */
+export async function serviceRunStates(db: Queryable, workspaceId: number): Promise<{ stopped: Set<string>; asleep: Set<string> }> {
+  const rows = await db.query<{ service: string; kind: 'stopped' | 'asleep' }>(
+    `SELECT service, 'stopped' AS kind FROM service_switches WHERE workspace_id = $1 AND NOT running
+     UNION ALL SELECT service, 'asleep' AS kind FROM service_activity WHERE workspace_id = $1 AND asleep`,
+    [workspaceId],
+  );
+  const states = { stopped: new Set<string>(), asleep: new Set<string>() };
+  for (const row of rows.rows) states[row.kind].add(row.service);
+  return states;
 }

@@ -25,7 +25,7 @@ export function landscapeOperationHandlers(deps: SyncDeps): Record<string, Opera
         await markTornDown(db, id, deps.now());
         await publishEvent(db, { type: 'landscape.updated', at: deps.now().toISOString(), team_id: row.team_id, workspace_id: id });
       });
-      await deps.services.stopAll(id);
+      await deps.services.apply(id); // a torn-down landscape keeps no replica running
       return { detail: 'Torn down; code, variables and secrets kept' };
     },
   };

@@ -8,7 +8,7 @@ import { publishEvent } from '../events/publish.ts';
 import type { LandscapePlan, NormalLandscape } from '../landscape/index.ts';
 import { RuntimeFailure, type ReplicaObservation, type RuntimeDriver } from '../runtime/driver.ts';
 import {
-  asleepServices, findDeployedLandscape, markServiceAsleep, markServicesAwake, recordServiceStatuses, sealedEnvOf, serviceActivity, stoppedServices,
+  findDeployedLandscape, markServiceAsleep, markServicesAwake, recordServiceStatuses, sealedEnvOf, serviceActivity, serviceRunStates, stoppedServices,
   type DeployedLandscapeRow,
 } from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
@@ -127,8 +127,7 @@ export class ServiceRunner {
     const restart = new Set(options.restart ?? []);
     const retry = new Set(options.retry ?? []);
     if (retry.size > 0) await markServicesAwake(this.deps.pool, workspaceId, [...retry], this.deps.clock.now());
-    const stopped = await stoppedServices(this.deps.pool, workspaceId);
-    const asleep = await asleepServices(this.deps.pool, workspaceId);
+    const { stopped, asleep } = await serviceRunStates(this.deps.pool, workspaceId);
     for (const replica of observed) {
       const service = landscape.services[replica.service];
       if (service?.type !== 'steps' || replica.index >= service.replicas) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
@@ -209,18 +208,6 @@ export class ServiceRunner {
     }
   }
 
-  /** Stops every replica (Teardown, a workspace going to sleep); the records stay, reading `stopped`. */
-  stopAll(workspaceId: number): Promise<void> {
-    return this.serialized(workspaceId, async () => {
-      const row = await findWorkspace(this.deps.pool, workspaceId);
-      if (!row) return;
-      for (const replica of await this.deps.driver.replicaStates(workspaceRef(row))) {
-        if (replica.status !== 'stopped') await this.deps.driver.stopReplica(workspaceRef(row), replica.service, replica.index);
-      }
-      this.changed(workspaceId);
-    });
-  }
-
   /** The deployed services with their statuses as observed now. */
   async views(row: WorkspaceRow, deployed: DeployedLandscapeRow | undefined): Promise<ServiceView[]> {
     if (!deployed) return [];
@@ -229,8 +216,7 @@ export class ServiceRunner {
       landscape: deployed.normal,
       tornDown: deployed.torn_down,
       workspaceState: row.state,
-      stopped: await stoppedServices(this.deps.pool, row.id),
-      asleep: await asleepServices(this.deps.pool, row.id),
+      ...(await serviceRunStates(this.deps.pool, row.id)),
       observed: [...observed, ...this.failedStarts(row.id, deployed.normal, observed)],
     });
   }
