@@ -61,6 +61,9 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
         if (target) void deps.router.handleUpgrade(request, socket, head, target);
         else socket.destroy();
       });
+      // What Fastify sets on a server it makes itself: idle keep-alive connections stay 72 s (Node's 5 s would
+      // race clients reusing a connection just as the server closes it).
+      server.keepAliveTimeout = 72_000;
       return server;
     },
   });
