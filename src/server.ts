@@ -34,6 +34,8 @@ export interface RunningServer {
   services: ServiceRunner;
   /** The first administrator's sign-in link, when this start created them. */
   firstSignInLink?: string;
+  /** nginx, with --data-plane nginx. */
+  dataPlane?: NginxDataPlane;
   close(): Promise<void>;
 }
 
@@ -128,7 +130,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       upstreamTimeoutMs: config.upstreamTimeoutSeconds * 1000,
       frontProxy: nginx !== undefined,
       onRouting: nginx ? (id, routing) => nginx.routingChanged(id, routing) : undefined,
+      onAccessChange: nginx ? () => void nginx.accessChanged() : undefined,
     });
+    // A deleted key stops at once on workspace hosts served by nginx too: its cached admissions are dropped first.
+    // Console sign-outs (`session:`) do not concern workspace hosts.
+    if (nginx) credentials.onInvalidate(async (payload) => (payload.startsWith('session:') ? undefined : nginx.accessChanged()));
     await router.start();
     const app = await buildApi(
       { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets, services: workspaces.services, stages: workspaces.stages, router, nginxAdmitSecret },
@@ -140,7 +146,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
     if (nginx) {
       closeOnFailure = () => app.close();
-      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret! });
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes });
     }
     if (config.baseUrlDerived) config.baseUrl = urlFor(config.listenHost, port);
     const firstSignInLink = await createFirstAdministrator(database, config, clock);
@@ -157,6 +163,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       driver: workspaces.driver,
       services: workspaces.services,
       firstSignInLink,
+      dataPlane: nginx,
       async close() {
         clearInterval(housekeeping);
         await nginx?.stop();

@@ -88,6 +88,8 @@ export class CredentialResolver {
   private readonly keys = new Map<string, CachedKey>();
   /** Moves on every invalidation, so a lookup that raced with one is not cached. */
   private generation = 0;
+  /** Caches elsewhere that admit by credentials (the nginx data plane's admissions). */
+  private readonly listeners: Array<(payload: string) => Promise<void>> = [];
 
   constructor(
     private readonly pool: pg.Pool,
@@ -101,18 +103,30 @@ export class CredentialResolver {
     });
   }
 
-  invalidate(payload: string): void {
+  /** Forgets what `payload` names (`key:<id>`, `user:<id>`, anything else: all); resolves when the listeners did too. */
+  invalidate(payload: string): Promise<void> {
     this.generation++;
     if (payload.startsWith('key:')) this.keys.delete(payload.slice(4));
     else if (payload.startsWith('user:')) {
       const userId = Number(payload.slice(5));
       for (const [id, entry] of this.keys) if (entry.user.id === userId) this.keys.delete(id);
     } else this.keys.clear();
+    return this.tellListeners(payload);
   }
 
-  invalidateAll(): void {
+  invalidateAll(): Promise<void> {
     this.generation++;
     this.keys.clear();
+    return this.tellListeners('all');
+  }
+
+  /** `listener` runs at every invalidation with its payload ('all' for all); `invalidate` waits for it (it must not reject). */
+  onInvalidate(listener: (payload: string) => Promise<void>): void {
+    this.listeners.push(listener);
+  }
+
+  private async tellListeners(payload: string): Promise<void> {
+    await Promise.all(this.listeners.map((listener) => listener(payload)));
   }
 
   /**

@@ -3,13 +3,16 @@
 // request it cannot serve itself), and serves the workspace routes svc lists in its map (nginx-map.ts) directly,
 // after asking svc about admission with auth_request. svc rewrites the map and reloads nginx when routes change.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
+import * as require_fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE } from './access.ts';
 import { emptyWorkspaceMap, workspaceMap } from './nginx-map.ts';
+import { MAX_URL_LENGTH } from './routes.ts';
 import type { WorkspaceRouting } from './workspace-routes.ts';
 
 const run = promisify(execFile);
@@ -34,7 +37,15 @@ export interface NginxSettings {
   admitSecret: string;
   /** The user workers run as when svc runs as root. */
   workerUser?: string;
+  /** svc's body limit: admissions of requests that may be over it are not cached (svc checks them each time). */
+  bodyLimitBytes: number;
+  /** A loopback port where nginx tells which configuration generation its workers run (reloads are awaited). */
+  controlPort: number;
 }
+
+/** How long nginx reuses svc's admission of a (credential, host, route, method, origin) combination. */
+export const ADMISSION_CACHE_SECONDS = 5;
+
 
 /** Debian's nginx, installed with apt when missing and svc runs as root; an error saying what to do otherwise. */
 export async function ensureNginx(log: (m: string) => void): Promise<string> {
@@ -60,8 +71,10 @@ const RELOAD_DELAY_MS = 100;
 const quoteHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 /** The whole configuration; `workspaceMap` is the generated part (upstreams and maps, see nginx-map.ts). */
-export function nginxConfig(settings: NginxSettings, workspaceMap: string): string {
+export function nginxConfig(settings: NginxSettings, workspaceMap: string, generation: number): string {
   const { dir } = settings;
+  // A body of as many digits as the limit may be over it: svc decides such requests one by one.
+  const limitDigits = String(settings.bodyLimitBytes).length;
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${path.join(dir, 'temp', name)};`).join('\n');
   return `${settings.workerUser ? `user ${settings.workerUser};\n` : ''}worker_processes 1;
 daemon off;
@@ -88,6 +101,11 @@ ${temp}
   proxy_set_header X-Forwarded-Host "";
   proxy_set_header X-Forwarded-Proto "";
   map $http_upgrade $svc_connection { default upgrade; "" ""; }
+  # Admissions svc gave (204) are reused for ${ADMISSION_CACHE_SECONDS} s. The key starts with the generation, which
+  # moves at every reload: svc reloads when routes change and, awaited, when a key is deleted or access changes.
+  proxy_cache_path ${path.join(dir, 'admit')} levels=1 keys_zone=svc_admit:4m inactive=1m max_size=64m use_temp_path=off;
+  map $content_length $svc_admit_big { default 0; "~^\\d{${limitDigits},}$" 1; }
+  map $request_uri $svc_admit_long { default 0; "~^.{${MAX_URL_LENGTH + 1}}" 1; }
   upstream svc { server 127.0.0.1:${settings.internalPort}; keepalive 64; }
 ${workspaceMap}
   server {
@@ -95,6 +113,10 @@ ${workspaceMap}
     server_name _;
     location / {
       if ($svc_route) { rewrite ^ /.svc-direct last; }
+      proxy_pass http://svc;
+    }
+    # Sign-in links are always svc's.
+    location = ${SIGN_IN_PATH} {
       proxy_pass http://svc;
     }
     location = /.svc-direct {
@@ -125,10 +147,22 @@ ${workspaceMap}
       proxy_set_header X-Svc-Length $content_length;
       proxy_set_header X-Svc-Route $svc_route;
       proxy_set_header X-Svc-Admit ${settings.admitSecret};
+      proxy_buffering on;
+      proxy_cache svc_admit;
+      proxy_cache_key "g${generation}|$host|$http_svc_authorization|$cookie_${WORKSPACE_SESSION_COOKIE}|$svc_route|$request_method|$http_origin|$http_sec_fetch_site";
+      proxy_cache_valid 204 ${ADMISSION_CACHE_SECONDS}s;
+      proxy_cache_bypass $svc_admit_big $svc_admit_long;
+      proxy_no_cache $svc_admit_big $svc_admit_long;
+      proxy_ignore_headers Cache-Control Expires Set-Cookie Vary X-Accel-Expires;
     }
     location @svc {
       proxy_pass http://svc$request_uri;
     }
+  }
+  server {
+    listen 127.0.0.1:${settings.controlPort};
+    location = /generation { return 200 "${generation}"; }
+    location / { return 404; }
   }
 }
 `;
@@ -157,6 +191,34 @@ function answers(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** The pids of a process's children (nginx's workers and cache processes); empty when /proc cannot tell. */
+async function childrenOf(pid: number): Promise<number[]> {
+  const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  return text.split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** Whether an nginx process still takes new requests: alive and not told to quit (its title says so when it is). */
+async function accepting(pid: number): Promise<boolean> {
+  const title = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+  return title !== undefined && title !== '' && !title.includes('shutting down');
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What nginx answers on its control port (the generation its workers run), or undefined. */
+function controlAnswer(port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/generation', agent: false, timeout: 1000 }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve(response.statusCode === 200 ? body : undefined));
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(undefined));
+  });
+}
+
 /** nginx run by svc: started in front of svc's internal listener, reloaded with a new map, stopped with svc. */
 export class NginxDataPlane {
   private child?: ChildProcess;
@@ -166,7 +228,13 @@ export class NginxDataPlane {
   private readonly stopOnExit = () => this.child?.kill('SIGTERM');
   private readonly routings = new Map<number, WorkspaceRouting>();
   private loaded = emptyWorkspaceMap;
+  /** The map of the configuration every accepting worker runs. */
+  private running = emptyWorkspaceMap;
   private pending?: NodeJS.Timeout;
+  /** Moves at every reload; part of the admission cache key, so a reload forgets every cached admission. */
+  private generation = 0;
+  /** Reloads one after the other. */
+  private reloads: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly workspaceDomain: string,
@@ -182,29 +250,42 @@ export class NginxDataPlane {
       const text = workspaceMap(this.routings.values(), this.workspaceDomain);
       if (text === this.loaded) return;
       this.loaded = text;
-      this.reload(text).catch((error: Error) => this.log(`data plane: nginx reload failed: ${error.message}`));
+      void this.reload();
     }, RELOAD_DELAY_MS);
   }
 
+  /**
+   * A key was deleted, a user disabled, membership or a workspace's restriction changed: nginx forgets every cached
+   * admission. Resolves when no worker admits from the old cache any more (so a deleted key fails at once).
+   */
+  accessChanged(): Promise<void> {
+    return this.reload();
+  }
+
+  /** Whether the map nginx's workers run serves some route of this workspace itself (tests wait for it). */
+  servesDirectly(workspaceId: number): boolean {
+    return this.running.includes(`upstream svc_w${workspaceId}_`);
+  }
+
   /** Starts nginx; the port it listens on (a free one when `listenPort` is 0). */
-  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string }): Promise<number> {
+  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number }): Promise<number> {
     const binary = await ensureNginx(this.log);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
     const root = process.getuid?.() === 0;
     await mkdir(path.join(dir, 'temp'), { recursive: true, mode: 0o755 });
     const port = options.listenPort || (await freePort(options.listenHost));
-    this.settings = { ...options, listenPort: port, dir, workerUser: root ? 'nobody nogroup' : undefined };
+    this.settings = { ...options, listenPort: port, dir, workerUser: root ? 'nobody nogroup' : undefined, controlPort: await freePort('127.0.0.1') };
+    // Workers write request bodies they buffer and the admission cache there (not root when svc is root). The
+    // cache holds credentials in its keys: only the workers' user may read it.
+    const owned = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => path.join(dir, 'temp', name)).concat(path.join(dir, 'admit'));
+    for (const folder of owned) await mkdir(folder, { recursive: true, mode: 0o700 });
     if (root) {
-      // Workers (not root) write request bodies they buffer there.
       const { stdout } = await run('id', ['-u', 'nobody']);
       const nobody = Number(stdout.trim());
-      for (const name of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) {
-        await mkdir(path.join(dir, 'temp', name), { recursive: true });
-        await chown(path.join(dir, 'temp', name), nobody, nobody);
-      }
+      for (const folder of owned) await chown(folder, nobody, nobody);
       await run('chmod', ['755', dir]);
     }
-    await this.writeConfig(emptyWorkspaceMap);
+    await this.writeConfig();
     const child = spawn(binary, ['-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     child.stderr!.on('data', (chunk) => (this.stderr = (this.stderr + chunk).slice(-4000)));
@@ -216,26 +297,51 @@ export class NginxDataPlane {
         await this.stop();
         throw new Error(`--data-plane nginx: nginx did not start on ${options.listenHost}:${port}: ${this.stderr.trim()}`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await pause(20);
     }
     return port;
   }
 
-  private async writeConfig(workspaceMap: string): Promise<void> {
+  private async writeConfig(): Promise<void> {
     const settings = this.settings!;
-    await writeFile(path.join(settings.dir, 'nginx.conf'), nginxConfig(settings, workspaceMap));
+    await writeFile(path.join(settings.dir, 'nginx.conf'), nginxConfig(settings, this.loaded, this.generation));
   }
 
-  /** A new workspace map: written, checked by nginx, then loaded (SIGHUP, as `nginx -s reload` sends). */
-  async reload(workspaceMap: string): Promise<void> {
-    if (!this.child || !this.settings) return;
-    await this.writeConfig(workspaceMap);
-    this.child.kill('SIGHUP');
+  /**
+   * The current map with a new generation: written, then loaded (SIGHUP, as `nginx -s reload` sends). Resolves when
+   * only workers of the new generation take requests (the master lets old ones go on for 100 ms).
+   */
+  private reload(): Promise<void> {
+    const next = this.reloads.then(async () => {
+      const child = this.child;
+      if (!child?.pid || child.exitCode !== null || !this.settings) return;
+      this.generation++;
+      const map = this.loaded;
+      await this.writeConfig();
+      const before = await childrenOf(child.pid);
+      child.kill('SIGHUP');
+      await this.loadedGeneration(String(this.generation));
+      const deadline = Date.now() + 5000;
+      for (const pid of before) while ((await accepting(pid)) && Date.now() < deadline) await pause(5);
+      this.running = map;
+    });
+    this.reloads = next.catch((error: Error) => this.log(`data plane: nginx reload failed: ${error.message}`));
+    return this.reloads;
+  }
+
+  /** Waits until nginx's workers run `generation` (the control port answers it), up to 5 s. */
+  private async loadedGeneration(generation: string): Promise<void> {
+    const deadline = Date.now() + 5000;
+    while ((await controlAnswer(this.settings!.controlPort)) !== generation) {
+      if (Date.now() > deadline) throw new Error(`nginx did not load generation ${generation}: ${this.stderr.trim().slice(-500)}`);
+      await pause(5);
+    }
   }
 
   async stop(): Promise<void> {
     clearTimeout(this.pending);
     process.off('exit', this.stopOnExit);
+    await this.reloads;
     if (this.child && this.child.exitCode === null) {
       this.child.kill('SIGTERM');
       await this.exited;

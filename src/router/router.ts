@@ -17,7 +17,7 @@ import { renderPage, wantsHtml, type RouterPageName } from './pages.ts';
 import { forwardHeaders, proxyRequest, proxyUpgrade, type ProxyFailure, type Upstream } from './proxy.ts';
 import { CLIENT_HEADER } from './nginx.ts';
 import { directRouteFor } from './nginx-map.ts';
-import { matchRoute } from './routes.ts';
+import { matchRoute, MAX_URL_LENGTH } from './routes.ts';
 import { AllowList, pinnedLookup, resolveForwardTarget } from './ssrf.ts';
 import { WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 
@@ -47,11 +47,12 @@ export interface RouterOptions {
   forwardAllow?: string[];
   /** nginx is in front (--data-plane nginx): it names the client in X-Real-IP and added it to X-Forwarded-For. */
   frontProxy?: boolean;
+  /** Membership or a workspace's restriction changed (the nginx data plane forgets its cached admissions). */
+  onAccessChange?: () => void;
   /** Each routing as it is loaded (the nginx data plane's map follows them). */
   onRouting?: (workspaceId: number, routing: WorkspaceRouting | undefined) => void;
 }
 
-const MAX_URL_LENGTH = 8192;
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
 const HELD_POLL_MS = 50;
 
@@ -88,7 +89,10 @@ export class Router {
 
   constructor(private readonly options: RouterOptions) {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
-    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, secrets: options.secrets, hub: options.hub, log: options.log, onAccessChange: () => this.access.forgetDecisions(), onLoaded: options.onRouting });
+    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, secrets: options.secrets, hub: options.hub, log: options.log, onAccessChange: () => {
+      this.access.forgetDecisions();
+      options.onAccessChange?.();
+    }, onLoaded: options.onRouting });
     this.allow = new AllowList(options.forwardAllow ?? []);
     options.services.onChange((id) => this.routes.invalidate(id));
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
@@ -107,6 +111,11 @@ export class Router {
   /** The workspace changed here (slept, stopped): route afresh at once, before its event arrives. */
   invalidate(workspaceId: number): void {
     this.routes.invalidate(workspaceId);
+  }
+
+  /** Requests with a larger body get the 413 page. */
+  get bodyLimitBytes(): number {
+    return this.bodyLimit;
   }
 
   get workspaceAccess(): WorkspaceAccess {

@@ -2,6 +2,9 @@
 // routes, forward), and the matching rules: longest prefix on segment boundaries; `strip` removes the prefix.
 import type { NormalLandscape } from '../landscape/index.ts';
 
+/** The longest request target the router routes (longer ones get its 414 page). */
+export const MAX_URL_LENGTH = 8192;
+
 export type RouteTarget =
   | { kind: 'service'; service: string; port: number }
   | { kind: 'forward'; service: string; target: string };

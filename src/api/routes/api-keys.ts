@@ -131,7 +131,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
     async (request, reply) => {
       const key = (request.params as { key: string }).key;
       if (!(await deleteApiKey(deps.pool, request.principal!.user.id, key))) throw notFound('API key');
-      deps.credentials.invalidate(`key:${key}`);
+      await deps.credentials.invalidate(`key:${key}`);
       return reply.code(204).send();
     },
   );
@@ -152,7 +152,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
       const { secret, secretHash } = mintApiKeySecret();
       const row = await regenerateApiKey(deps.pool, existing.user_id, existing.id, secretHash, deps.clock.now());
       if (!row) throw notFound('API key');
-      deps.credentials.invalidate(`key:${row.id}`);
+      await deps.credentials.invalidate(`key:${row.id}`);
       setEtag(reply, row.version);
       return { ...apiKeyView(row), token: formatApiKeyToken(row.id, secret) };
     },
