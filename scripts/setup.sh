@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 # chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx: the opt-in data plane
 # (--data-plane nginx) and its tests, and bench/router's reference.
-packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx)
+packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua)
 source scripts/apt-packages.sh
 ensure_packages setup "${packages[@]}"
 

@@ -80,7 +80,7 @@ test('forward routes, sleeping services and workspaces not running are left to s
 
 test('an upstream group lists every ready replica and is renamed when they change', () => {
   const before = workspaceMap([routing()], 'localhost');
-  assert.match(before, /upstream svc_w12_web_8080_\w+ \{ server 10\.0\.0\.2:8080; server 10\.0\.0\.3:8080; keepalive 32; \}/);
+  assert.match(before, /upstream svc_w12_web_8080_\w+ \{ server 10\.0\.0\.2:8080; server 10\.0\.0\.3:8080; keepalive 256; \}/);
   const changed = routing();
   changed.services.set('web', ready('10.0.0.2'));
   const name = (text: string) => /svc_w12_web_8080_\w+/.exec(text)![0];

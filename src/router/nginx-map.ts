@@ -95,7 +95,7 @@ export function workspaceMap(routings: Iterable<WorkspaceRouting>, domain: strin
 
 function mapText(upstreams: Upstream[], route: Line[], target: Line[]): string {
   const lines = (entries: Line[]) => entries.map(([key, value]) => `    "${key}" "${value}";\n`).join('');
-  return `${upstreams.map((u) => `  upstream ${u.name} { ${u.servers.map((s) => `server ${s};`).join(' ')} keepalive 32; }\n`).join('')}` +
+  return `${upstreams.map((u) => `  upstream ${u.name} { ${u.servers.map((s) => `server ${s};`).join(' ')} keepalive 256; }\n`).join('')}` +
     `  map "$host$request_uri" $svc_route {\n    default "";\n${lines(route)}  }\n` +
     `  map "$host$request_uri" $svc_target {\n    default "";\n${lines(target)}  }\n` +
     // The router's own cookie never reaches the application.

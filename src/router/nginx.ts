@@ -3,7 +3,7 @@
 // request it cannot serve itself), and serves the workspace routes svc lists in its map (nginx-map.ts) directly,
 // after asking svc about admission with auth_request. svc rewrites the map and reloads nginx when routes change.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -47,14 +47,23 @@ export interface NginxSettings {
 export const ADMISSION_CACHE_SECONDS = 5;
 
 
-/** Debian's nginx, installed with apt when missing and svc runs as root; an error saying what to do otherwise. */
+/** The Lua module (Debian's libnginx-mod-http-lua, with the NDK module it needs) that keeps admissions in memory. */
+export const NGINX_MODULES = ['/usr/lib/nginx/modules/ndk_http_module.so', '/usr/lib/nginx/modules/ngx_http_lua_module.so'];
+
+/** Debian's nginx with its Lua module, installed with apt when missing and svc runs as root; an error saying what to do otherwise. */
 export async function ensureNginx(log: (m: string) => void): Promise<string> {
-  const found = await run('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx']).then((r) => r.stdout.trim().split('\n')[0], () => '');
-  if (found) return found;
-  if (process.getuid?.() !== 0) throw new Error('nginx is needed: install it (apt-get install nginx, or scripts/setup.sh) or run as root to have it installed');
-  log('installing nginx (Debian)');
+  const found = async () => {
+    const binary = await run('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx']).then((r) => r.stdout.trim().split('\n')[0], () => '');
+    const modules = await Promise.all(NGINX_MODULES.map((file) => access(file).then(() => true, () => false)));
+    return binary && modules.every(Boolean) ? binary : undefined;
+  };
+  const binary = await found();
+  if (binary) return binary;
+  const packages = ['nginx', 'libnginx-mod-http-lua'];
+  if (process.getuid?.() !== 0) throw new Error(`nginx and its Lua module are needed: install them (apt-get install ${packages.join(' ')}, or scripts/setup.sh) or run as root to have them installed`);
+  log(`installing ${packages.join(' ')} (Debian)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'nginx'], { env });
+  const install = () => run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { env });
   try {
     await install().catch(async () => {
       await run('apt-get', ['update', '-qq'], { env });
@@ -63,20 +72,47 @@ export async function ensureNginx(log: (m: string) => void): Promise<string> {
   } catch (error) {
     throw new Error(`installing nginx failed: ${(error as Error).message}`);
   }
-  return '/usr/sbin/nginx';
+  const installed = await found();
+  if (!installed) throw new Error(`installing nginx: ${NGINX_MODULES.join(', ')} still missing`);
+  return installed;
 }
 
 const RELOAD_DELAY_MS = 100;
 
 const quoteHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
+/**
+ * The admission of a request nginx would serve itself: svc's answer (204 admit, 401 send on to svc's router) for the
+ * same credentials, host, route, method and origin is fresh ADMISSION_CACHE_SECONDS, in shared memory (never on
+ * disk). After that one request asks svc again while the others use the previous answer, so a burst never waits
+ * for svc at once. The key starts with a generation that svc moves (control port, `/forget`) when a key is
+ * deleted or access changes: the next request asks svc. Requests that may be over svc's limits go to svc.
+ */
+function admissionLua(settings: NginxSettings, generation: number): string {
+  const limitDigits = String(settings.bodyLimitBytes).length;
+  return `
+        local admitted = ngx.shared.svc_admitted
+        local v = ngx.var
+        local length = v.content_length
+        if #v.request_uri > ${MAX_URL_LENGTH} or (length and #length >= ${limitDigits}) then return ngx.exec("@svc") end
+        local key = table.concat({ "${generation}", admitted:get("generation") or 0, v.host, v.http_svc_authorization or "",
+          v.cookie_${WORKSPACE_SESSION_COOKIE} or "", v.svc_route, v.request_method, v.http_origin or "", v.http_sec_fetch_site or "" }, "\\n")
+        -- The value is svc's answer, the flags when it stops being fresh; entries unused for a minute go.
+        local status, fresh_until = admitted:get(key)
+        if status == nil or (fresh_until < ngx.time() and admitted:add(key .. "\\n#", true, 2)) then
+          local answer = ngx.location.capture("${AUTH_PATH}-ask")
+          status = answer.status
+          if status == 204 or status == 401 then admitted:set(key, status, 60, ngx.time() + ${ADMISSION_CACHE_SECONDS}) else admitted:delete(key) end
+          admitted:delete(key .. "\\n#")
+        end
+        if status ~= 204 then return ngx.exec("@svc") end`;
+}
+
 /** The whole configuration; `workspaceMap` is the generated part (upstreams and maps, see nginx-map.ts). */
 export function nginxConfig(settings: NginxSettings, workspaceMap: string, generation: number): string {
   const { dir } = settings;
-  // A body of as many digits as the limit may be over it: svc decides such requests one by one.
-  const limitDigits = String(settings.bodyLimitBytes).length;
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${path.join(dir, 'temp', name)};`).join('\n');
-  return `${settings.workerUser ? `user ${settings.workerUser};\n` : ''}worker_processes 1;
+  return `${NGINX_MODULES.map((module) => `load_module ${module};\n`).join('')}${settings.workerUser ? `user ${settings.workerUser};\n` : ''}worker_processes 1;
 daemon off;
 pid ${path.join(dir, 'nginx.pid')};
 error_log ${path.join(dir, 'error.log')} warn;
@@ -101,11 +137,7 @@ ${temp}
   proxy_set_header X-Forwarded-Host "";
   proxy_set_header X-Forwarded-Proto "";
   map $http_upgrade $svc_connection { default upgrade; "" ""; }
-  # Admissions svc gave (204) are reused for ${ADMISSION_CACHE_SECONDS} s. The key starts with the generation, which
-  # moves at every reload: svc reloads when routes change and, awaited, when a key is deleted or access changes.
-  proxy_cache_path ${path.join(dir, 'admit')} levels=1 keys_zone=svc_admit:4m inactive=1m max_size=64m use_temp_path=off;
-  map $content_length $svc_admit_big { default 0; "~^\\d{${limitDigits},}$" 1; }
-  map $request_uri $svc_admit_long { default 0; "~^.{${MAX_URL_LENGTH + 1}}" 1; }
+  lua_shared_dict svc_admitted 16m;
   upstream svc { server 127.0.0.1:${settings.internalPort}; keepalive 64; }
 ${workspaceMap}
   server {
@@ -121,8 +153,9 @@ ${workspaceMap}
     }
     location = /.svc-direct {
       internal;
-      auth_request ${AUTH_PATH}-ask;
-      error_page 401 403 404 500 502 503 504 = @svc;
+      access_by_lua_block {${admissionLua(settings, generation)}
+      }
+      error_page 500 502 503 504 = @svc;
       proxy_read_timeout ${settings.upstreamTimeoutSeconds}s;
       proxy_set_header Host $http_host;
       proxy_set_header Upgrade $http_upgrade;
@@ -147,21 +180,18 @@ ${workspaceMap}
       proxy_set_header X-Svc-Length $content_length;
       proxy_set_header X-Svc-Route $svc_route;
       proxy_set_header X-Svc-Admit ${settings.admitSecret};
-      proxy_buffering on;
-      proxy_cache svc_admit;
-      proxy_cache_key "g${generation}|$host|$http_svc_authorization|$cookie_${WORKSPACE_SESSION_COOKIE}|$svc_route|$request_method|$http_origin|$http_sec_fetch_site";
-      proxy_cache_valid 204 ${ADMISSION_CACHE_SECONDS}s;
-      proxy_cache_bypass $svc_admit_big $svc_admit_long;
-      proxy_no_cache $svc_admit_big $svc_admit_long;
-      proxy_ignore_headers Cache-Control Expires Set-Cookie Vary X-Accel-Expires;
     }
     location @svc {
       proxy_pass http://svc$request_uri;
     }
   }
+  # svc's control port: which configuration the workers run, and forgetting every admission.
   server {
     listen 127.0.0.1:${settings.controlPort};
     location = /generation { return 200 "${generation}"; }
+    location = /forget {
+      content_by_lua_block { ngx.print((ngx.shared.svc_admitted:incr("generation", 1, 0))) }
+    }
     location / { return 404; }
   }
 }
@@ -205,10 +235,10 @@ async function accepting(pid: number): Promise<boolean> {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** What nginx answers on its control port (the generation its workers run), or undefined. */
-function controlAnswer(port: number): Promise<string | undefined> {
+/** What nginx answers on its control port (the generation its workers run; forgetting admissions), or undefined. */
+function controlAnswer(port: number, what: '/generation' | '/forget'): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const request = http.get({ host: '127.0.0.1', port, path: '/generation', agent: false, timeout: 1000 }, (response) => {
+    const request = http.get({ host: '127.0.0.1', port, path: what, agent: false, timeout: 1000 }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
@@ -255,11 +285,12 @@ export class NginxDataPlane {
   }
 
   /**
-   * A key was deleted, a user disabled, membership or a workspace's restriction changed: nginx forgets every cached
-   * admission. Resolves when no worker admits from the old cache any more (so a deleted key fails at once).
+   * A key was deleted, a user disabled, membership or a workspace's restriction changed: nginx forgets every
+   * admission it keeps (shared by all workers). Resolves when it has, so a deleted key fails at once.
    */
-  accessChanged(): Promise<void> {
-    return this.reload();
+  async accessChanged(): Promise<void> {
+    if (!this.settings || !this.child || this.child.exitCode !== null) return;
+    if ((await controlAnswer(this.settings.controlPort, '/forget')) === undefined) this.log('data plane: nginx did not forget its admissions');
   }
 
   /** Whether the map nginx's workers run serves some route of this workspace itself (tests wait for it). */
@@ -275,9 +306,8 @@ export class NginxDataPlane {
     await mkdir(path.join(dir, 'temp'), { recursive: true, mode: 0o755 });
     const port = options.listenPort || (await freePort(options.listenHost));
     this.settings = { ...options, listenPort: port, dir, workerUser: root ? 'nobody nogroup' : undefined, controlPort: await freePort('127.0.0.1') };
-    // Workers write request bodies they buffer and the admission cache there (not root when svc is root). The
-    // cache holds credentials in its keys: only the workers' user may read it.
-    const owned = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => path.join(dir, 'temp', name)).concat(path.join(dir, 'admit'));
+    // Workers (not root when svc is root) write request bodies they buffer there; only their user may read them.
+    const owned = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => path.join(dir, 'temp', name));
     for (const folder of owned) await mkdir(folder, { recursive: true, mode: 0o700 });
     if (root) {
       const { stdout } = await run('id', ['-u', 'nobody']);
@@ -332,7 +362,7 @@ export class NginxDataPlane {
   /** Waits until nginx's workers run `generation` (the control port answers it), up to 5 s. */
   private async loadedGeneration(generation: string): Promise<void> {
     const deadline = Date.now() + 5000;
-    while ((await controlAnswer(this.settings!.controlPort)) !== generation) {
+    while ((await controlAnswer(this.settings!.controlPort, '/generation')) !== generation) {
       if (Date.now() > deadline) throw new Error(`nginx did not load generation ${generation}: ${this.stderr.trim().slice(-500)}`);
       await pause(5);
     }
