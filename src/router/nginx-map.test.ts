@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { normalizeLandscape, parseLandscape } from '../landscape/index.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { hostTarget } from './hosts.ts';
-import { directRouteFor, workspaceLines, workspaceMap } from './nginx-map.ts';
+import { admissionLua, directLocation, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx.ts';
+import { directRouteFor, workspaceConfig, workspaceServers, type WorkspaceLocation } from './nginx-map.ts';
 import { landscapeRoutes, matchRoute } from './routes.ts';
 import type { ServiceState, WorkspaceRouting } from './workspace-routes.ts';
 
@@ -48,41 +55,71 @@ const routing = (state = 'running'): WorkspaceRouting => ({
   ]),
 });
 
-/** What nginx does with the map (PCRE and JS agree on these patterns): the first matching line wins. */
-function lookup(lines: [string, string][], key: string): string | undefined {
-  for (const [pattern, value] of lines) {
-    const match = new RegExp(pattern.slice(1)).exec(key);
-    if (match) return value.replace(/\$(svc_t)/g, (_, name: string) => match.groups?.[name] ?? '');
-  }
-  return undefined;
+/** How nginx picks a location: an exact match, else the longest prefix. */
+function locate(locations: WorkspaceLocation[], uri: string): WorkspaceLocation | undefined {
+  const path = uri.split('?')[0];
+  const exact = locations.find((l) => l.match === `= ${path}`);
+  if (exact) return exact;
+  return locations.filter((l) => !l.match.startsWith('= ') && path.startsWith(l.match)).sort((a, b) => b.match.length - a.match.length)[0];
 }
 
-test('the map sends each path where the router would, strip and segment boundaries included', () => {
+/** What the admission sends on with strip (admissionLua): the rest of the request target, with a leading slash. */
+const stripped = (uri: string, strip: string) => (uri.slice(strip.length).startsWith('/') ? uri.slice(strip.length) : `/${uri.slice(strip.length)}`);
+
+const serverFor = (r: WorkspaceRouting, host: string) => workspaceServers(r, 'localhost').servers.find((s) => s.host === host);
+
+test('the workspace server sends each path where the router would, strip and segment boundaries included', () => {
   const r = routing();
-  const { route, target } = workspaceLines(r, 'localhost');
-  for (const uri of ['/', '/x?y=1', '/api', '/api?q=1', '/api/items?page=2', '/apix', '/api/v2/admin/x', '/docs/a', '/lazy/x']) {
+  const dev = serverFor(r, 'w12.localhost')!;
+  for (const uri of ['/', '/x?y=1', '/api', '/api?q=1', '/api/items?page=2', '/apix', '/api/v2/admin/x', '/api/v2/adminx', '/docs/a', '/lazy/x']) {
     const match = matchRoute(r.routes.dev, uri)!;
-    const name = lookup(route, `w12.localhost${uri}`);
-    assert.equal(name || undefined, directRouteFor(r, hostTarget('w12.localhost', 'localhost', 'console'), uri), uri);
-    if (name) assert.equal(lookup(target, `w12.localhost${uri}`), match.upstreamTarget, uri);
+    const location = locate(dev.locations, uri)!;
+    assert.equal(location.route, directRouteFor(r, hostTarget('w12.localhost', 'localhost', 'console'), uri), uri);
+    if (location.route) assert.equal(location.strip ? stripped(uri, location.strip) : uri, match.upstreamTarget, uri);
   }
-  assert.match(lookup(route, 'w12-9000.localhost/p?q')!, /^svc_w12_web_9000_/);
-  assert.equal(lookup(target, 'w12-9000.localhost/p?q'), '/p?q');
-  assert.equal(lookup(route, 'w12-8080.localhost/'), undefined, 'an unpublished port is left to svc');
+  const published = serverFor(r, 'w12-9000.localhost')!;
+  assert.match(locate(published.locations, '/p?q')!.route!, /^svc_w12_web_9000_/);
+  assert.equal(serverFor(r, 'w12-8080.localhost'), undefined, 'an unpublished port is left to svc');
 });
 
-test('forward routes, sleeping services and workspaces not running are left to svc', () => {
-  const { route } = workspaceLines(routing(), 'localhost');
-  assert.equal(lookup(route, 'w12.localhost/docs/a'), '');
-  assert.equal(lookup(route, 'w12.localhost/lazy/a'), '');
-  assert.equal(workspaceLines(routing('sleeping'), 'localhost').route.length, 0);
+test('forward routes, sleeping services, unusual paths and workspaces not running are left to svc', () => {
+  const dev = serverFor(routing(), 'w12.localhost')!;
+  assert.equal(locate(dev.locations, '/docs/a')!.route, undefined);
+  assert.equal(locate(dev.locations, '/lazy/a')!.route, undefined);
+  assert.deepEqual(workspaceServers(routing('sleeping'), 'localhost').servers, []);
+  const unusual = routing();
+  unusual.routes = { ...unusual.routes, dev: [...unusual.routes.dev, { path: '/a%20b', strip: false, target: { kind: 'service', service: 'web', port: 8080 } }] };
+  assert.equal(serverFor(unusual, 'w12.localhost'), undefined);
+  assert.ok(serverFor(unusual, 'w12-9000.localhost'));
 });
+
+const settings = { domain: 'localhost', listen: '127.0.0.1:8080', workspaceInclude: '/d/workspace.conf', directInclude: '/d/direct.conf' };
 
 test('an upstream group lists every ready replica and is renamed when they change', () => {
-  const before = workspaceMap([routing()], 'localhost');
+  const before = workspaceConfig([routing()], settings);
   assert.match(before, /upstream svc_w12_web_8080_\w+ \{ server 10\.0\.0\.2:8080; server 10\.0\.0\.3:8080; keepalive 256; \}/);
+  assert.match(before, /server_name w12\.localhost;\n    include \/d\/workspace\.conf;/);
+  assert.match(before, /location = "\/api" \{\n      set \$svc_route svc_w12_api_3000_\w+;\n      set \$svc_strip "\/api";\n      include \/d\/direct\.conf;\n      proxy_pass http:\/\/svc_w12_api_3000_\w+\$svc_target;/);
+  assert.match(before, /location "\/docs\/" \{\n      proxy_pass http:\/\/svc;/);
   const changed = routing();
   changed.services.set('web', ready('10.0.0.2'));
   const name = (text: string) => /svc_w12_web_8080_\w+/.exec(text)![0];
-  assert.notEqual(name(workspaceMap([changed], 'localhost')), name(before));
+  assert.notEqual(name(workspaceConfig([changed], settings)), name(before));
+});
+
+test('nginx accepts the whole configuration', { skip: NGINX_MODULES.every((m) => existsSync(m)) ? false : 'nginx or its Lua module is not installed' }, async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-test-'));
+  try {
+    const nginx: NginxSettings = { listenHost: '127.0.0.1', listenPort: 18999, internalPort: 18998, upstreamTimeoutSeconds: 60, dir, admitSecret: 'secret', bodyLimitBytes: 1024, controlPort: 18997 };
+    const files = nginxFiles(dir);
+    await writeFile(files.admission, admissionLua(nginx));
+    await writeFile(files.workspaceInclude, workspaceLocations(nginx));
+    await writeFile(files.directInclude, directLocation(nginx));
+    const workspaces = workspaceConfig([routing()], { ...settings, listen: '127.0.0.1:18999', workspaceInclude: files.workspaceInclude, directInclude: files.directInclude });
+    await writeFile(files.config, nginxConfig(nginx, workspaces, 1));
+    for (const name of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(path.join(dir, 'temp', name), { recursive: true });
+    await promisify(execFile)('nginx', ['-t', '-q', '-p', dir, '-c', files.config]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

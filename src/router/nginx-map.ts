@@ -1,14 +1,25 @@
-// The workspace map nginx serves from (--data-plane nginx): per workspace host and route prefix, the upstream group
-// of the service's ready replicas and the request target it gets (strip). Pure: svc renders it from the routings it
-// knows and the admission check (router.ts, `admitDirect`) computes the same route name for a request, so nginx
-// serves a request directly only while its map agrees with svc's current view; anything else goes to svc.
+// The workspace servers nginx serves from (--data-plane nginx): per workspace host a `server` block (found by exact
+// name) whose locations are the dev URL's routes, `location = /api` and `location /api/`, so that nginx picks the
+// longest prefix on segment boundaries as matchRoute does; public ports get their own host's block. A location
+// served directly names the upstream group of the service's ready replicas; forward routes, sleeping or stopped
+// services and paths no route serves go to svc. Pure: svc renders it from the routings it knows, and the admission
+// check (router.ts, `admitDirect`) computes the same route name for a request, so nginx serves a request directly
+// only while its map agrees with svc's current view; anything else goes to svc.
 import { createHash } from 'node:crypto';
 import type { HostTarget } from './hosts.ts';
-import { matchRoute } from './routes.ts';
+import { matchRoute, type Route } from './routes.ts';
 import type { ServiceState, WorkspaceRouting } from './workspace-routes.ts';
 
-/** Defines the variables the server block reads when no workspace is served directly. */
-export const emptyWorkspaceMap = mapText([], [], []);
+/** Where the workspace servers listen and the files every one of them includes (written by nginx.ts). */
+export interface ServerSettings {
+  domain: string;
+  /** The `listen` address, as nginx writes it (`127.0.0.1:8080`). */
+  listen: string;
+  /** The locations every workspace server has (sign-in, the admission subrequest, svc's fallback). */
+  workspaceInclude: string;
+  /** The directives of a directly served location (admission, headers, fallbacks). */
+  directInclude: string;
+}
 
 const servable = (state: ServiceState | undefined): state is ServiceState =>
   state !== undefined && state.running && state.status !== 'stopped' && state.status !== 'sleeping' && state.ready.length > 0;
@@ -36,71 +47,88 @@ export function directRouteFor(routing: WorkspaceRouting, target: HostTarget, re
   return nameOf(match.route.target.service, match.route.target.port);
 }
 
-interface Upstream {
+export interface Upstream {
   name: string;
   servers: string[];
 }
-/** One map line: a regex on `$host$request_uri`, the value. */
-type Line = [string, string];
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/"]/g, (c) => (c === '/' ? '/' : `\\${c}`));
+/** A location of a workspace server: its nginx match (`= /api`, `/api/`, `/`) and where it goes. */
+export interface WorkspaceLocation {
+  match: string;
+  /** The upstream group, or undefined: svc answers. */
+  route?: string;
+  /** The prefix removed before the request goes on (strip), '' for none. */
+  strip: string;
+}
 
-/** The map lines of one workspace: its dev URL's routes (longest first) and its public ports. */
-export function workspaceLines(routing: WorkspaceRouting, domain: string): { upstreams: Upstream[]; route: Line[]; target: Line[] } {
+export interface WorkspaceServer {
+  host: string;
+  locations: WorkspaceLocation[];
+}
+
+/** The upstream groups and server blocks of one workspace (none unless it runs). */
+export function workspaceServers(routing: WorkspaceRouting, domain: string): { upstreams: Upstream[]; servers: WorkspaceServer[] } {
   const upstreams: Upstream[] = [];
-  const route: Line[] = [];
-  const target: Line[] = [];
-  if (routing.row.state !== 'running') return { upstreams, route, target };
+  const servers: WorkspaceServer[] = [];
+  if (routing.row.state !== 'running') return { upstreams, servers };
   const id = routing.row.id;
-  const use = (service: string, port: number): string => {
+  const use = (service: string, port: number): string | undefined => {
     const state = routing.services.get(service);
-    if (!servable(state)) return '';
+    if (!servable(state)) return undefined;
     const name = routeName(id, service, port, state.ready);
     if (!upstreams.some((u) => u.name === name)) upstreams.push({ name, servers: state.ready.map((host) => `${host.includes(':') ? `[${host}]` : host}:${port}`) });
     return name;
   };
-  const devHost = escape(`w${id}.${domain}`);
-  for (const r of routing.routes.dev) {
-    const name = r.target.kind === 'service' ? use(r.target.service, r.target.port) : '';
-    const prefix = r.path === '/' ? '' : escape(r.path);
-    route.push([`~^${devHost}${prefix}(?:[/?].*)?$`, name]);
-    if (!name) continue;
-    if (r.strip && prefix) {
-      target.push([`~^${devHost}${prefix}(?<svc_t>/.*)$`, '$svc_t']);
-      target.push([`~^${devHost}${prefix}(?<svc_t>\\?.*)?$`, '/$svc_t']);
-    } else {
-      target.push([`~^${devHost}(?<svc_t>${prefix}(?:[/?].*)?)$`, '$svc_t']);
-    }
+  const locationsOf = (route: Route): WorkspaceLocation[] => {
+    const name = route.target.kind === 'service' ? use(route.target.service, route.target.port) : undefined;
+    const strip = route.strip && route.path !== '/' ? route.path : '';
+    if (route.path === '/') return [{ match: '/', route: name, strip }];
+    return [
+      { match: `= ${route.path}`, route: name, strip },
+      { match: `${route.path}/`, route: name, strip },
+    ];
+  };
+  // nginx matches decoded paths: a route with other characters leaves the dev URL to svc.
+  if (routing.routes.dev.every((route) => PLAIN_PATH.test(route.path))) {
+    const dev = routing.routes.dev.flatMap(locationsOf);
+    if (!dev.some((l) => l.match === '/')) dev.push({ match: '/', strip: '' });
+    servers.push({ host: `w${id}.${domain}`, locations: dev });
   }
   for (const [publicPort, published] of routing.routes.publicPorts) {
-    const host = escape(`w${id}-${publicPort}.${domain}`);
-    const name = use(published.service, published.port);
-    route.push([`~^${host}/`, name]);
-    if (name) target.push([`~^${host}(?<svc_t>/.*)$`, '$svc_t']);
+    servers.push({ host: `w${id}-${publicPort}.${domain}`, locations: [{ match: '/', route: use(published.service, published.port), strip: '' }] });
   }
-  return { upstreams, route, target };
+  return { upstreams, servers };
 }
 
-/** The generated part of nginx.conf for the routings svc knows. */
-export function workspaceMap(routings: Iterable<WorkspaceRouting>, domain: string): string {
-  const all = { upstreams: [] as Upstream[], route: [] as Line[], target: [] as Line[] };
+/** Route paths nginx serves directly: no characters it would decode or treat specially. */
+const PLAIN_PATH = /^\/[A-Za-z0-9._~\/-]*$/;
+const quote = (text: string) => `"${text}"`;
+
+function locationText(location: WorkspaceLocation, settings: ServerSettings): string {
+  const [modifier, path] = location.match.startsWith('= ') ? ['= ', location.match.slice(2)] : ['', location.match];
+  const head = `    location ${modifier}${quote(path)} {\n`;
+  if (!location.route) return `${head}      proxy_pass http://svc;\n    }\n`;
+  // Without strip the request line goes on as the client sent it; with strip, the admission sets $svc_target.
+  return (
+    head +
+    `      set $svc_route ${location.route};\n` +
+    `      set $svc_strip ${quote(location.strip)};\n` +
+    `      include ${settings.directInclude};\n` +
+    `      proxy_pass http://${location.route}${location.strip ? '$svc_target' : ''};\n    }\n`
+  );
+}
+
+/** The generated part of nginx.conf for the routings svc knows: upstream groups and workspace servers. */
+export function workspaceConfig(routings: Iterable<WorkspaceRouting>, settings: ServerSettings): string {
+  let text = '';
   for (const routing of routings) {
-    const lines = workspaceLines(routing, domain);
-    all.upstreams.push(...lines.upstreams);
-    all.route.push(...lines.route);
-    all.target.push(...lines.target);
+    const { upstreams, servers } = workspaceServers(routing, settings.domain);
+    for (const u of upstreams) text += `  upstream ${u.name} { ${u.servers.map((s) => `server ${s};`).join(' ')} keepalive 256; }\n`;
+    for (const server of servers) {
+      text += `  server {\n    listen ${settings.listen};\n    server_name ${server.host};\n    include ${settings.workspaceInclude};\n`;
+      text += server.locations.map((l) => locationText(l, settings)).join('');
+      text += '  }\n';
+    }
   }
-  return mapText(all.upstreams, all.route, all.target);
-}
-
-function mapText(upstreams: Upstream[], route: Line[], target: Line[]): string {
-  const lines = (entries: Line[]) => entries.map(([key, value]) => `    "${key}" "${value}";\n`).join('');
-  return `${upstreams.map((u) => `  upstream ${u.name} { ${u.servers.map((s) => `server ${s};`).join(' ')} keepalive 256; }\n`).join('')}` +
-    `  map "$host$request_uri" $svc_route {\n    default "";\n${lines(route)}  }\n` +
-    `  map "$host$request_uri" $svc_target {\n    default "";\n${lines(target)}  }\n` +
-    // The router's own cookie never reaches the application.
-    `  map $http_cookie $svc_cookie {\n    default $http_cookie;\n` +
-    `    "~^svc_ws_session=[^;]*$" "";\n` +
-    `    "~^svc_ws_session=[^;]*;\\s*(?<svc_c1>.*)$" "$svc_c1";\n` +
-    `    "~^(?<svc_c1>.*?);\\s*svc_ws_session=[^;]*(?<svc_c2>.*)$" "$svc_c1$svc_c2";\n  }\n`;
+  return text;
 }

@@ -11,7 +11,7 @@ import * as require_fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE } from './access.ts';
-import { emptyWorkspaceMap, workspaceMap } from './nginx-map.ts';
+import { workspaceConfig } from './nginx-map.ts';
 import { MAX_URL_LENGTH } from './routes.ts';
 import type { WorkspaceRouting } from './workspace-routes.ts';
 
@@ -78,41 +78,109 @@ export async function ensureNginx(log: (m: string) => void): Promise<string> {
 }
 
 const RELOAD_DELAY_MS = 100;
+/** One worker per core, as Debian's own configuration (`auto`). */
+const WORKERS = 'auto';
 
 const quoteHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
-/**
- * The admission of a request nginx would serve itself: svc's answer (204 admit, 401 send on to svc's router) for the
- * same credentials, host, route, method and origin is fresh ADMISSION_CACHE_SECONDS, in shared memory (never on
- * disk). After that one request asks svc again while the others use the previous answer, so a burst never waits
- * for svc at once. The key starts with a generation that svc moves (control port, `/forget`) when a key is
- * deleted or access changes: the next request asks svc. Requests that may be over svc's limits go to svc.
- */
-function admissionLua(settings: NginxSettings, generation: number): string {
-  const limitDigits = String(settings.bodyLimitBytes).length;
-  return `
-        local admitted = ngx.shared.svc_admitted
-        local v = ngx.var
-        local length = v.content_length
-        if #v.request_uri > ${MAX_URL_LENGTH} or (length and #length >= ${limitDigits}) then return ngx.exec("@svc") end
-        local key = table.concat({ "${generation}", admitted:get("generation") or 0, v.host, v.http_svc_authorization or "",
-          v.cookie_${WORKSPACE_SESSION_COOKIE} or "", v.svc_route, v.request_method, v.http_origin or "", v.http_sec_fetch_site or "" }, "\\n")
-        -- The value is svc's answer, the flags when it stops being fresh; entries unused for a minute go.
-        local status, fresh_until = admitted:get(key)
-        if status == nil or (fresh_until < ngx.time() and admitted:add(key .. "\\n#", true, 2)) then
-          local answer = ngx.location.capture("${AUTH_PATH}-ask")
-          status = answer.status
-          if status == 204 or status == 401 then admitted:set(key, status, 60, ngx.time() + ${ADMISSION_CACHE_SECONDS}) else admitted:delete(key) end
-          admitted:delete(key .. "\\n#")
-        end
-        if status ~= 204 then return ngx.exec("@svc") end`;
+/** The files of the configuration, in the data plane's directory. */
+export function nginxFiles(dir: string) {
+  return {
+    config: path.join(dir, 'nginx.conf'),
+    admission: path.join(dir, 'admission.lua'),
+    workspaceInclude: path.join(dir, 'workspace-locations.conf'),
+    directInclude: path.join(dir, 'direct.conf'),
+  };
 }
 
-/** The whole configuration; `workspaceMap` is the generated part (upstreams and maps, see nginx-map.ts). */
-export function nginxConfig(settings: NginxSettings, workspaceMap: string, generation: number): string {
+/**
+ * The admission of a request nginx would serve itself (access_by_lua_file of every direct location). Requests
+ * whose path is not in normal form (encoded, dot segments, double slashes) or that may be over svc's limits go to
+ * svc. svc's answer (204 admit, 401 send on to svc's router) for the same credentials, host, route, method and
+ * origin is fresh ADMISSION_CACHE_SECONDS, in shared memory (never on disk). After that one request asks svc again
+ * while the others use the previous answer, so a burst never waits for svc at once. The key starts with a
+ * generation that svc moves (control port, `/forget`) when a key is deleted, access changes or the map is
+ * reloaded: the next request asks svc. With strip, the rest of the request target as the client sent it goes on.
+ */
+export function admissionLua(settings: NginxSettings): string {
+  const limitDigits = String(settings.bodyLimitBytes).length;
+  return `local admitted = ngx.shared.svc_admitted
+local v = ngx.var
+local uri = v.request_uri
+local query = uri:find("?", 1, true)
+local length = v.content_length
+if (query and uri:sub(1, query - 1) or uri) ~= v.uri or #uri > ${MAX_URL_LENGTH} or (length and #length >= ${limitDigits}) then
+  return ngx.exec("@svc")
+end
+local strip = v.svc_strip
+if strip ~= "" then
+  local rest = uri:sub(#strip + 1)
+  if rest:sub(1, 1) ~= "/" then rest = "/" .. rest end
+  v.svc_target = rest
+end
+local key = table.concat({ admitted:get("generation") or 0, v.host, v.http_svc_authorization or "",
+  v.cookie_${WORKSPACE_SESSION_COOKIE} or "", v.svc_route, v.request_method, v.http_origin or "", v.http_sec_fetch_site or "" }, "\\n")
+-- The value is svc's answer, the flags when it stops being fresh; entries unused for a minute go.
+local status, fresh_until = admitted:get(key)
+if status == nil or (fresh_until < ngx.time() and admitted:add(key .. "\\n#", true, 2)) then
+  local answer = ngx.location.capture("${AUTH_PATH}-ask", { copy_all_vars = true })
+  status = answer.status
+  if status == 204 or status == 401 then admitted:set(key, status, 60, ngx.time() + ${ADMISSION_CACHE_SECONDS}) else admitted:delete(key) end
+  admitted:delete(key .. "\\n#")
+end
+if status ~= 204 then return ngx.exec("@svc") end
+`;
+}
+
+/** The locations every workspace server has: sign-in links and svc's fallback, and the admission subrequest. */
+export function workspaceLocations(settings: NginxSettings): string {
+  return `location = ${SIGN_IN_PATH} {
+  proxy_pass http://svc;
+}
+location @svc {
+  proxy_pass http://svc$request_uri;
+}
+location = ${AUTH_PATH}-ask {
+  internal;
+  proxy_pass http://svc${AUTH_PATH};
+  proxy_pass_request_body off;
+  proxy_set_header Host $http_host;
+  proxy_set_header Connection "";
+  proxy_set_header Content-Length "";
+  proxy_set_header X-Real-IP $remote_addr;
+  proxy_set_header X-Svc-Method $request_method;
+  proxy_set_header X-Svc-Uri $request_uri;
+  proxy_set_header X-Svc-Length $content_length;
+  proxy_set_header X-Svc-Route $svc_route;
+  proxy_set_header X-Svc-Admit ${settings.admitSecret};
+}
+`;
+}
+
+/** The directives of a location nginx serves itself: admission, then the upstream (its failures go to svc). */
+export function directLocation(settings: NginxSettings): string {
+  return `access_by_lua_file ${nginxFiles(settings.dir).admission};
+error_page 500 502 503 504 = @svc;
+proxy_read_timeout ${settings.upstreamTimeoutSeconds}s;
+proxy_set_header Host $http_host;
+proxy_set_header Upgrade $http_upgrade;
+proxy_set_header Connection $svc_connection;
+proxy_set_header Svc-Authorization "";
+proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+proxy_set_header X-Forwarded-Host $http_host;
+proxy_set_header X-Forwarded-Proto $scheme;
+proxy_set_header Cookie $svc_cookie;
+`;
+}
+
+/** `listen` of the public servers. */
+const listenOf = (settings: Pick<NginxSettings, 'listenHost' | 'listenPort'>) => `${quoteHost(settings.listenHost)}:${settings.listenPort}`;
+
+/** The whole configuration; `workspaces` is the generated part (upstreams and servers, see nginx-map.ts). */
+export function nginxConfig(settings: NginxSettings, workspaces: string, generation: number): string {
   const { dir } = settings;
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${path.join(dir, 'temp', name)};`).join('\n');
-  return `${NGINX_MODULES.map((module) => `load_module ${module};\n`).join('')}${settings.workerUser ? `user ${settings.workerUser};\n` : ''}worker_processes 1;
+  return `${NGINX_MODULES.map((module) => `load_module ${module};\n`).join('')}${settings.workerUser ? `user ${settings.workerUser};\n` : ''}worker_processes ${WORKERS};
 daemon off;
 pid ${path.join(dir, 'nginx.pid')};
 error_log ${path.join(dir, 'error.log')} warn;
@@ -137,54 +205,27 @@ ${temp}
   proxy_set_header X-Forwarded-Host "";
   proxy_set_header X-Forwarded-Proto "";
   map $http_upgrade $svc_connection { default upgrade; "" ""; }
+  # The router's own cookie never reaches the application.
+  map $http_cookie $svc_cookie {
+    default $http_cookie;
+    "~^${WORKSPACE_SESSION_COOKIE}=[^;]*$" "";
+    "~^${WORKSPACE_SESSION_COOKIE}=[^;]*;\\s*(?<svc_c1>.*)$" "$svc_c1";
+    "~^(?<svc_c1>.*?);\\s*${WORKSPACE_SESSION_COOKIE}=[^;]*(?<svc_c2>.*)$" "$svc_c1$svc_c2";
+  }
   lua_shared_dict svc_admitted 16m;
   upstream svc { server 127.0.0.1:${settings.internalPort}; keepalive 64; }
-${workspaceMap}
+  # Console, API, and every host nginx does not serve itself: svc.
   server {
-    listen ${quoteHost(settings.listenHost)}:${settings.listenPort} default_server;
+    listen ${listenOf(settings)} default_server;
     server_name _;
     location / {
-      if ($svc_route) { rewrite ^ /.svc-direct last; }
+      set $svc_route "";
+      set $svc_strip "";
+      set $svc_target "";
       proxy_pass http://svc;
-    }
-    # Sign-in links are always svc's.
-    location = ${SIGN_IN_PATH} {
-      proxy_pass http://svc;
-    }
-    location = /.svc-direct {
-      internal;
-      access_by_lua_block {${admissionLua(settings, generation)}
-      }
-      error_page 500 502 503 504 = @svc;
-      proxy_read_timeout ${settings.upstreamTimeoutSeconds}s;
-      proxy_set_header Host $http_host;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $svc_connection;
-      proxy_set_header Svc-Authorization "";
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Host $http_host;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header Cookie $svc_cookie;
-      proxy_pass http://$svc_route$svc_target;
-    }
-    location = ${AUTH_PATH}-ask {
-      internal;
-      proxy_pass http://svc${AUTH_PATH};
-      proxy_pass_request_body off;
-      proxy_set_header Host $http_host;
-      proxy_set_header Connection "";
-      proxy_set_header Content-Length "";
-      proxy_set_header X-Real-IP $remote_addr;
-      proxy_set_header X-Svc-Method $request_method;
-      proxy_set_header X-Svc-Uri $request_uri;
-      proxy_set_header X-Svc-Length $content_length;
-      proxy_set_header X-Svc-Route $svc_route;
-      proxy_set_header X-Svc-Admit ${settings.admitSecret};
-    }
-    location @svc {
-      proxy_pass http://svc$request_uri;
     }
   }
+${workspaces}
   # svc's control port: which configuration the workers run, and forgetting every admission.
   server {
     listen 127.0.0.1:${settings.controlPort};
@@ -257,11 +298,11 @@ export class NginxDataPlane {
   private stderr = '';
   private readonly stopOnExit = () => this.child?.kill('SIGTERM');
   private readonly routings = new Map<number, WorkspaceRouting>();
-  private loaded = emptyWorkspaceMap;
-  /** The map of the configuration every accepting worker runs. */
-  private running = emptyWorkspaceMap;
+  /** The generated part of the configuration last written, and the one every accepting worker runs. */
+  private loaded = '';
+  private running = '';
   private pending?: NodeJS.Timeout;
-  /** Moves at every reload; part of the admission cache key, so a reload forgets every cached admission. */
+  /** Moves at every reload (the control port tells which one the workers run). */
   private generation = 0;
   /** Reloads one after the other. */
   private reloads: Promise<void> = Promise.resolve();
@@ -277,11 +318,22 @@ export class NginxDataPlane {
     else if (!this.routings.delete(id)) return;
     this.pending ??= setTimeout(() => {
       this.pending = undefined;
-      const text = workspaceMap(this.routings.values(), this.workspaceDomain);
+      if (!this.settings) return; // start() renders what is known by then
+      const text = this.render();
       if (text === this.loaded) return;
       this.loaded = text;
       void this.reload();
     }, RELOAD_DELAY_MS);
+  }
+
+  private render(): string {
+    const files = nginxFiles(this.settings!.dir);
+    return workspaceConfig(this.routings.values(), {
+      domain: this.workspaceDomain,
+      listen: listenOf(this.settings!),
+      workspaceInclude: files.workspaceInclude,
+      directInclude: files.directInclude,
+    });
   }
 
   /**
@@ -293,7 +345,7 @@ export class NginxDataPlane {
     if ((await controlAnswer(this.settings.controlPort, '/forget')) === undefined) this.log('data plane: nginx did not forget its admissions');
   }
 
-  /** Whether the map nginx's workers run serves some route of this workspace itself (tests wait for it). */
+  /** Whether the configuration nginx's workers run serves some route of this workspace itself (tests wait for it). */
   servesDirectly(workspaceId: number): boolean {
     return this.running.includes(`upstream svc_w${workspaceId}_`);
   }
@@ -315,8 +367,13 @@ export class NginxDataPlane {
       for (const folder of owned) await chown(folder, nobody, nobody);
       await run('chmod', ['755', dir]);
     }
+    const files = nginxFiles(dir);
+    await writeFile(files.admission, admissionLua(this.settings));
+    await writeFile(files.workspaceInclude, workspaceLocations(this.settings));
+    await writeFile(files.directInclude, directLocation(this.settings));
+    this.loaded = this.running = this.render();
     await this.writeConfig();
-    const child = spawn(binary, ['-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(binary, ['-p', dir, '-c', files.config], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     child.stderr!.on('data', (chunk) => (this.stderr = (this.stderr + chunk).slice(-4000)));
     this.exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
@@ -334,26 +391,28 @@ export class NginxDataPlane {
 
   private async writeConfig(): Promise<void> {
     const settings = this.settings!;
-    await writeFile(path.join(settings.dir, 'nginx.conf'), nginxConfig(settings, this.loaded, this.generation));
+    await writeFile(nginxFiles(settings.dir).config, nginxConfig(settings, this.loaded, this.generation));
   }
 
   /**
-   * The current map with a new generation: written, then loaded (SIGHUP, as `nginx -s reload` sends). Resolves when
-   * only workers of the new generation take requests (the master lets old ones go on for 100 ms).
+   * The current workspaces with a new generation: written, then loaded (SIGHUP, as `nginx -s reload` sends).
+   * Resolves when only workers of the new generation take requests (the master lets old ones go on for 100 ms) and
+   * the admissions given under the old configuration are forgotten.
    */
   private reload(): Promise<void> {
     const next = this.reloads.then(async () => {
       const child = this.child;
       if (!child?.pid || child.exitCode !== null || !this.settings) return;
       this.generation++;
-      const map = this.loaded;
+      const workspaces = this.loaded;
       await this.writeConfig();
       const before = await childrenOf(child.pid);
       child.kill('SIGHUP');
       await this.loadedGeneration(String(this.generation));
       const deadline = Date.now() + 5000;
       for (const pid of before) while ((await accepting(pid)) && Date.now() < deadline) await pause(5);
-      this.running = map;
+      this.running = workspaces;
+      await this.accessChanged();
     });
     this.reloads = next.catch((error: Error) => this.log(`data plane: nginx reload failed: ${error.message}`));
     return this.reloads;
