@@ -5,7 +5,7 @@
 // maximum rate (paced with wrk's delay(), see pacedScript), and the time from a request to the sleeping workspace
 // to its first byte against the same wake without the router. Targets (issue 7, item 8): >= 0.8x nginx's req/s,
 // < 1 ms added p99 at half load, a woken service's first byte within its own start time + 150 ms.
-// `npm run bench -- router`; SVC_DATA_PLANE=nginx measures svc with --data-plane nginx; BENCH_SECONDS and BENCH_ROUNDS set the length of each wrk run and the rounds.
+// `npm run bench -- router`; SVC_DATA_PLANE=node measures svc with --data-plane node (nginx is the default); BENCH_SECONDS and BENCH_ROUNDS set the length of each wrk run and the rounds.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -81,13 +81,13 @@ async function wrk(url: string, headers: Record<string, string>, options: { seco
   return { rps, p50ms: latencyMs(stdout, '50'), p99ms: latencyMs(stdout, '99') };
 }
 
-/** nginx as a reverse proxy to `upstream` with a keep-alive pool, one worker (svc's router is one event loop too). */
+/** nginx as a reverse proxy to `upstream` with a keep-alive pool, one worker per core as Debian configures it (and svc's nginx data plane). */
 async function startNginx(dir: string, upstream: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const binary = await ensureNginx((m) => console.log(`bench/router: ${m}`));
   const port = await freeLoopbackPort();
   await mkdir(path.join(dir, 'logs'), { recursive: true });
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${path.join(dir, name)};`).join('\n');
-  const config = `worker_processes 1;
+  const config = `worker_processes auto;
 daemon off;
 pid ${path.join(dir, 'nginx.pid')};
 error_log ${path.join(dir, 'logs', 'error.log')} warn;
@@ -282,7 +282,7 @@ export async function benchRouter(seconds = Number(process.env.BENCH_SECONDS) ||
   const svc = startSvc(['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '1000000000', '--log-level', 'warn'], {
     DATABASE_URL: database?.url,
     SVC_ALLOW_LOCAL_REPOSITORIES: 'true',
-    // SVC_DATA_PLANE=nginx measures svc with nginx in front as its data plane ("svc router" below).
+    // SVC_DATA_PLANE=node measures svc without nginx in front ("svc router" below).
     SVC_DATA_PLANE: process.env.SVC_DATA_PLANE,
   });
   const driver = createLocalDriver({ dataDir });
@@ -313,7 +313,7 @@ export async function benchRouter(seconds = Number(process.env.BENCH_SECONDS) ||
     nginx = await startNginx(scratch, address);
     const targets: Targets = { direct: `http://${address}/`, router: routerUrl, nginx: nginx.url, headers };
 
-    console.log(`bench/router: wrk -t1 -c${CONNECTIONS}, ${rounds} alternating rounds of ${seconds}s, medians; upstream: node http server in a pod at ${address}; nginx: 1 worker, keepalive upstream; database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}; svc data plane: ${process.env.SVC_DATA_PLANE ?? 'node'}`);
+    console.log(`bench/router: wrk -t1 -c${CONNECTIONS}, ${rounds} alternating rounds of ${seconds}s, medians; upstream: node http server in a pod at ${address}; nginx: a worker per core, keepalive upstream; database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}; svc data plane: ${process.env.SVC_DATA_PLANE ?? 'nginx'}`);
     for (const name of NAMES) await wrk(targets[name], headers, { seconds: 1, connections: CONNECTIONS }); // warm-up
     const { medians: max, rpsRatio } = await measureRounds(targets, { seconds, rounds });
     console.log('  maximum load');

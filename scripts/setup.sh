@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx: the opt-in data plane
-# (--data-plane nginx) and its tests, and bench/router's reference.
+# chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx and its Lua module: the data plane
+# (the default; --data-plane node does without) and its tests, and bench/router's reference.
 packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua)
 source scripts/apt-packages.sh
 ensure_packages setup "${packages[@]}"

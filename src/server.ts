@@ -103,7 +103,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   });
   let workspaces: WorkspaceRuntime | undefined;
   let router: Router | undefined;
-  const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, (m) => logger?.warn(m)) : undefined;
+  const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, path.join(config.dataDir, 'nginx.pid'), (m) => logger?.warn(m)) : undefined;
   const nginxAdmitSecret = nginx ? randomBytes(24).toString('hex') : undefined;
   let closeOnFailure: (() => Promise<void>) | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
@@ -146,7 +146,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
     if (nginx) {
       closeOnFailure = () => app.close();
-      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes });
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog });
     }
     if (config.baseUrlDerived) config.baseUrl = urlFor(config.listenHost, port);
     const firstSignInLink = await createFirstAdministrator(database, config, clock);

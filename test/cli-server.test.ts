@@ -1,10 +1,12 @@
 // `svc server` and `svc admin sign-in-link` as real processes against a real database.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { freeLoopbackPort } from '../src/core/loopback.ts';
+import { NGINX_MODULES } from '../src/router/nginx.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { runSvc, startSvc } from './helpers/process.ts';
@@ -82,3 +84,38 @@ test('admin sign-in-link without an installation says so and exits 2', async () 
   assert.match(run.stderr, /no svc installation/);
   await rm(empty, { recursive: true, force: true });
 });
+
+const nginxReady = NGINX_MODULES.every((file) => existsSync(file));
+
+test('with the nginx data plane, a start after svc was killed ends the nginx it left behind', { skip: nginxReady ? false : 'nginx or its Lua module is not installed' }, async () => {
+  const port = await freeLoopbackPort();
+  const args = ['server', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--data-plane', 'nginx'];
+  const first = startSvc(args, { DATABASE_URL: database.url });
+  let second: ReturnType<typeof startSvc> | undefined;
+  try {
+    await first.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+\n/);
+    const left = Number((await readFile(path.join(dataDir, 'nginx.pid'), 'utf8')).trim());
+    first.child.kill('SIGKILL');
+    await first.exited;
+    assert.ok(alive(left), 'nginx outlives a killed svc');
+    second = startSvc(args, { DATABASE_URL: database.url });
+    await second.waitFor(new RegExp(`listening on http://127\\.0\\.0\\.1:${port}\\n`));
+    assert.ok(!alive(left), 'the nginx left behind was ended');
+    assert.equal((await fetch(`http://127.0.0.1:${port}/api/v1/openapi.yaml`)).status, 200);
+    second.child.kill('SIGTERM');
+    assert.equal(await second.exited, 0, second.stderr());
+    assert.ok(!existsSync(path.join(dataDir, 'nginx.pid')));
+  } finally {
+    first.child.kill('SIGKILL');
+    second?.child.kill('SIGKILL');
+  }
+});
+
+/** Whether the process runs (a zombie nobody reaped yet does not). */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== '';
+  } catch {
+    return false;
+  }
+}

@@ -148,7 +148,7 @@ before(async () => {
   const plan = (await dev.get(`/workspaces/${ws}/landscape/plan`)).body;
   assert.equal((await finished((await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.hash })).body.id)).state, 'succeeded');
   await until(async () => ((await dev.get(`/workspaces/${ws}/landscape`)).body.dev_url.state === 'served' ? true : undefined), 'the dev URL to be served');
-  // With nginx in front (test/router-nginx.test.ts), every case below takes nginx's direct path where it can.
+  // With nginx in front (the default data plane), every case below takes nginx's direct path where it can.
   const nginx = server.server.dataPlane;
   if (nginx) {
     await call(dev_(), '/', { headers: withKey() });

@@ -28,6 +28,8 @@ export interface ServerConfig {
   upstreamTimeoutSeconds: number;
   /** Who carries workspace traffic: svc's own router (`node`), or nginx in front of svc (`nginx`, docs/router.md). */
   dataPlane: 'node' | 'nginx';
+  /** A file where nginx logs every request with the route it chose (debugging the nginx data plane); none by default. */
+  nginxAccessLog?: string;
   /** Tools directory of scripts/setup-editor.sh; workspaces get code-server when it is installed there. */
   toolsDir: string;
 }
@@ -51,7 +53,8 @@ export const serverSettings: Record<string, Setting> = {
   secretsKey: { flag: '--secrets-key', env: 'SVC_SECRETS_KEY', describe: 'base64 of 32 random bytes sealing vault secrets (default: <data dir>/secrets.key)' },
   upstreamTimeout: { flag: '--upstream-timeout', env: 'SVC_UPSTREAM_TIMEOUT', describe: 'seconds the router waits for a service to answer before 504 (default 60)' },
   forwardAllow: { flag: '--forward-allow', env: 'SVC_FORWARD_ALLOW', describe: 'comma-separated CIDRs forward targets may reach although private (default none)' },
-  dataPlane: { flag: '--data-plane', env: 'SVC_DATA_PLANE', describe: 'node, or nginx to put Debian\'s nginx in front as the listener serving workspace traffic (default node)' },
+  dataPlane: { flag: '--data-plane', env: 'SVC_DATA_PLANE', describe: 'nginx (default): Debian\'s nginx is the listener and serves workspace traffic itself; node: svc alone' },
+  nginxAccessLog: { flag: '--nginx-access-log', env: 'SVC_NGINX_ACCESS_LOG', describe: 'file where the nginx data plane logs every request with the route it took (default: no log)' },
   toolsDir: { flag: '--tools-dir', env: 'SVC_TOOLS_DIR', describe: 'where scripts/setup-editor.sh installs code-server, the workspace editor (default /var/cache/svc/tools)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
@@ -113,7 +116,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     upstreamTimeoutSeconds: positiveInteger(read('upstreamTimeout') ?? '60', 'upstream timeout', false),
     forwardAllow: (read('forwardAllow') ?? '').split(',').map((c) => c.trim()).filter(Boolean),
     toolsDir: path.resolve(cwd, read('toolsDir') ?? '/var/cache/svc/tools'),
-    dataPlane: dataPlane(read('dataPlane') ?? 'node'),
+    dataPlane: dataPlane(read('dataPlane') ?? 'nginx'),
+    nginxAccessLog: read('nginxAccessLog') && path.resolve(cwd, read('nginxAccessLog')!),
   };
 }
 

@@ -39,6 +39,8 @@ export interface NginxSettings {
   workerUser?: string;
   /** svc's body limit: admissions of requests that may be over it are not cached (svc checks them each time). */
   bodyLimitBytes: number;
+  /** Where nginx logs each request with its route (debugging), when set. */
+  accessLog?: string;
   /** A loopback port where nginx tells which configuration generation its workers run (reloads are awaited). */
   controlPort: number;
 }
@@ -60,7 +62,7 @@ export async function ensureNginx(log: (m: string) => void): Promise<string> {
   const binary = await found();
   if (binary) return binary;
   const packages = ['nginx', 'libnginx-mod-http-lua'];
-  if (process.getuid?.() !== 0) throw new Error(`nginx and its Lua module are needed: install them (apt-get install ${packages.join(' ')}, or scripts/setup.sh) or run as root to have them installed`);
+  if (process.getuid?.() !== 0) throw new Error(`nginx and its Lua module are needed: install them (apt-get install ${packages.join(' ')}, or scripts/setup.sh), run as root to have them installed, or start with --data-plane node`);
   log(`installing ${packages.join(' ')} (Debian)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const install = () => run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { env });
@@ -187,7 +189,7 @@ error_log ${path.join(dir, 'error.log')} warn;
 events { worker_connections 4096; }
 http {
   log_format svc '$host $request_uri $status route=$svc_route upstream=$upstream_addr';
-  ${process.env.SVC_NGINX_ACCESS_LOG ? `access_log ${process.env.SVC_NGINX_ACCESS_LOG} svc;` : 'access_log off;'}
+  ${settings.accessLog ? `access_log ${settings.accessLog} svc;` : 'access_log off;'}
 ${temp}
   # svc keeps its own limits and answers them with its pages.
   client_max_body_size 0;
@@ -307,8 +309,13 @@ export class NginxDataPlane {
   /** Reloads one after the other. */
   private reloads: Promise<void> = Promise.resolve();
 
+  /**
+   * @param pidFile where the nginx master's pid is kept while it runs (in svc's data directory): a start after svc was
+   *   killed (no chance to stop nginx) ends the one left behind first.
+   */
   constructor(
     private readonly workspaceDomain: string,
+    private readonly pidFile: string,
     private readonly log: (m: string) => void,
   ) {}
 
@@ -351,8 +358,9 @@ export class NginxDataPlane {
   }
 
   /** Starts nginx; the port it listens on (a free one when `listenPort` is 0). */
-  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number }): Promise<number> {
+  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string }): Promise<number> {
     const binary = await ensureNginx(this.log);
+    await this.endLeftBehind();
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
     const root = process.getuid?.() === 0;
     await mkdir(path.join(dir, 'temp'), { recursive: true, mode: 0o755 });
@@ -375,6 +383,7 @@ export class NginxDataPlane {
     await this.writeConfig();
     const child = spawn(binary, ['-p', dir, '-c', files.config], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
+    if (child.pid) await writeFile(this.pidFile, `${child.pid}\n`, { mode: 0o600 });
     child.stderr!.on('data', (chunk) => (this.stderr = (this.stderr + chunk).slice(-4000)));
     this.exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     process.once('exit', this.stopOnExit);
@@ -387,6 +396,21 @@ export class NginxDataPlane {
       await pause(20);
     }
     return port;
+  }
+
+  /** The nginx of an earlier start of svc that was killed: told to stop, then killed after 5 s. */
+  private async endLeftBehind(): Promise<void> {
+    const pid = Number((await readFile(this.pidFile, 'utf8').catch(() => '')).trim());
+    if (!pid) return;
+    const isNginx = async () => (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).startsWith('nginx: master');
+    if (await isNginx()) {
+      this.log(`data plane: ending nginx ${pid} left behind by an earlier start`);
+      process.kill(pid, 'SIGTERM');
+      const deadline = Date.now() + 5000;
+      while ((await isNginx()) && Date.now() < deadline) await pause(20);
+      if (await isNginx()) process.kill(pid, 'SIGKILL');
+    }
+    await rm(this.pidFile, { force: true });
   }
 
   private async writeConfig(): Promise<void> {
@@ -436,6 +460,7 @@ export class NginxDataPlane {
       await this.exited;
     }
     this.child = undefined;
+    await rm(this.pidFile, { force: true });
     if (this.settings) await rm(this.settings.dir, { recursive: true, force: true });
   }
 }

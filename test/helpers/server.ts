@@ -35,7 +35,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const config = loadServerConfig(
     ['--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', String(options.rateLimit ?? 0)],
     // The built-in editor (quick to start) unless a test passes SVC_TOOLS_DIR: an empty tools directory.
-    // SVC_DATA_PLANE=nginx runs the tests with nginx in front (test/router-nginx.test.ts).
+    // nginx is the data plane unless SVC_DATA_PLANE says node (test/router-node.test.ts).
     { DATABASE_URL: database.url, SVC_TOOLS_DIR: path.join(dataDir, 'no-tools'), SVC_DATA_PLANE: process.env.SVC_DATA_PLANE, ...options.env },
   );
   // SVC_TEST_LOG=debug shows the server's log while a test runs.
