@@ -96,7 +96,7 @@ export function nginxFiles(dir: string) {
 }
 
 /**
- * The admission of a request nginx would serve itself (access_by_lua_file of every direct location). Requests
+ * The admission of a request nginx would serve itself (svc_admit() in every direct location). Requests
  * whose path is not in normal form (encoded, dot segments, double slashes) or that may be over svc's limits go to
  * svc. svc's answer (204 admit, 401 send on to svc's router) for the same credentials, host, route, method and
  * origin is fresh ADMISSION_CACHE_SECONDS, in shared memory (never on disk). After that one request asks svc again
@@ -106,31 +106,40 @@ export function nginxFiles(dir: string) {
  */
 export function admissionLua(settings: NginxSettings): string {
   const limitDigits = String(settings.bodyLimitBytes).length;
+  // Loaded once (init_by_lua_file); every direct location calls svc_admit() in its access phase.
   return `local admitted = ngx.shared.svc_admitted
-local v = ngx.var
-local uri = v.request_uri
-local query = uri:find("?", 1, true)
-local length = v.content_length
-if (query and uri:sub(1, query - 1) or uri) ~= v.uri or #uri > ${MAX_URL_LENGTH} or (length and #length >= ${limitDigits}) then
-  return ngx.exec("@svc")
+local var = ngx.var
+local sub, byte = string.sub, string.byte
+local time, capture, exec = ngx.time, ngx.location.capture, ngx.exec
+local ask = { copy_all_vars = true }
+function svc_admit()
+  local uri = var.request_uri
+  local path = var.uri
+  local n = #path
+  local length = var.content_length
+  -- 63 is "?", 47 "/"
+  if sub(uri, 1, n) ~= path or (#uri > n and byte(uri, n + 1) ~= 63) or #uri > ${MAX_URL_LENGTH} or (length and #length >= ${limitDigits}) then
+    return exec("@svc")
+  end
+  local strip = var.svc_strip
+  if strip ~= "" then
+    local rest = sub(uri, #strip + 1)
+    if byte(rest, 1) ~= 47 then rest = "/" .. rest end
+    var.svc_target = rest
+  end
+  local key = (admitted:get("generation") or 0) .. "\\n" .. var.host .. "\\n" .. (var.http_svc_authorization or "") .. "\\n" ..
+    (var.cookie_${WORKSPACE_SESSION_COOKIE} or "") .. "\\n" .. var.svc_route .. "\\n" .. var.request_method .. "\\n" ..
+    (var.http_origin or "") .. "\\n" .. (var.http_sec_fetch_site or "")
+  -- The value is svc's answer, the flags when it stops being fresh; entries unused for a minute go.
+  local status, fresh_until = admitted:get(key)
+  if status == nil or (fresh_until < time() and admitted:add(key .. "\\n#", true, 2)) then
+    local answer = capture("${AUTH_PATH}-ask", ask)
+    status = answer.status
+    if status == 204 or status == 401 then admitted:set(key, status, 60, time() + ${ADMISSION_CACHE_SECONDS}) else admitted:delete(key) end
+    admitted:delete(key .. "\\n#")
+  end
+  if status ~= 204 then return exec("@svc") end
 end
-local strip = v.svc_strip
-if strip ~= "" then
-  local rest = uri:sub(#strip + 1)
-  if rest:sub(1, 1) ~= "/" then rest = "/" .. rest end
-  v.svc_target = rest
-end
-local key = table.concat({ admitted:get("generation") or 0, v.host, v.http_svc_authorization or "",
-  v.cookie_${WORKSPACE_SESSION_COOKIE} or "", v.svc_route, v.request_method, v.http_origin or "", v.http_sec_fetch_site or "" }, "\\n")
--- The value is svc's answer, the flags when it stops being fresh; entries unused for a minute go.
-local status, fresh_until = admitted:get(key)
-if status == nil or (fresh_until < ngx.time() and admitted:add(key .. "\\n#", true, 2)) then
-  local answer = ngx.location.capture("${AUTH_PATH}-ask", { copy_all_vars = true })
-  status = answer.status
-  if status == 204 or status == 401 then admitted:set(key, status, 60, ngx.time() + ${ADMISSION_CACHE_SECONDS}) else admitted:delete(key) end
-  admitted:delete(key .. "\\n#")
-end
-if status ~= 204 then return ngx.exec("@svc") end
 `;
 }
 
@@ -161,7 +170,7 @@ location = ${AUTH_PATH}-ask {
 
 /** The directives of a location nginx serves itself: admission, then the upstream (its failures go to svc). */
 export function directLocation(settings: NginxSettings): string {
-  return `access_by_lua_file ${nginxFiles(settings.dir).admission};
+  return `access_by_lua_block { svc_admit() }
 error_page 500 502 503 504 = @svc;
 proxy_read_timeout ${settings.upstreamTimeoutSeconds}s;
 proxy_set_header Host $http_host;
@@ -215,6 +224,7 @@ ${temp}
     "~^(?<svc_c1>.*?);\\s*${WORKSPACE_SESSION_COOKIE}=[^;]*(?<svc_c2>.*)$" "$svc_c1$svc_c2";
   }
   lua_shared_dict svc_admitted 16m;
+  init_by_lua_file ${nginxFiles(dir).admission};
   upstream svc { server 127.0.0.1:${settings.internalPort}; keepalive 64; }
   # Console, API, and every host nginx does not serve itself: svc.
   server {
