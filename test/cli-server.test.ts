@@ -9,7 +9,7 @@ import { freeLoopbackPort } from '../src/core/loopback.ts';
 import { NGINX_MODULES } from '../src/router/nginx.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { runSvc, startSvc } from './helpers/process.ts';
+import { runSvc, startSvc, stopSvc } from './helpers/process.ts';
 
 let database: TestDatabase;
 let dataDir: string;
@@ -50,7 +50,7 @@ test('svc server prints its address and a first sign-in link; admin sign-in-link
     assert.equal(await server.exited, 0, server.stderr());
     assert.ok(!existsSync(path.join(dataDir, 'server.json')), 'server.json is removed on shutdown');
   } finally {
-    server.child.kill('SIGKILL');
+    await stopSvc(server);
   }
 });
 
@@ -62,7 +62,7 @@ test('a second start does not create another administrator or link', async () =>
     server.child.kill('SIGINT');
     assert.equal(await server.exited, 0);
   } finally {
-    server.child.kill('SIGKILL');
+    await stopSvc(server);
   }
 });
 
@@ -106,8 +106,8 @@ test('with the nginx data plane, a start after svc was killed ends the nginx it 
     assert.equal(await second.exited, 0, second.stderr());
     assert.ok(!existsSync(path.join(dataDir, 'nginx.pid')));
   } finally {
-    first.child.kill('SIGKILL');
-    second?.child.kill('SIGKILL');
+    await stopSvc(first);
+    await stopSvc(second);
   }
 });
 

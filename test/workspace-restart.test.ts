@@ -9,7 +9,7 @@ import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { startSvc, type SvcProcess } from './helpers/process.ts';
+import { startSvc, stopSvc, type SvcProcess } from './helpers/process.ts';
 
 let database: TestDatabase;
 let repository: BareRepository | undefined;
@@ -22,7 +22,7 @@ before(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-restart-'));
 });
 after(async () => {
-  running?.child.kill('SIGKILL');
+  await stopSvc(running);
   const driver = createLocalDriver({ dataDir });
   for (const id of workspaceIds) {
     await driver.stopWorkspace({ id, uid: 0, storageGib: 0 });

@@ -58,3 +58,12 @@ export async function runSvc(args: string[], env: Record<string, string | undefi
   const code = await run.exited;
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
+
+/** Stops a server the way an operator does (SIGTERM, so it stops its nginx too); SIGKILL after 15 s. */
+export async function stopSvc(svc: SvcProcess | undefined): Promise<void> {
+  if (!svc || svc.child.exitCode !== null || svc.child.signalCode !== null) return;
+  svc.child.kill('SIGTERM');
+  const timer = setTimeout(() => svc.child.kill('SIGKILL'), 15_000);
+  await svc.exited;
+  clearTimeout(timer);
+}
