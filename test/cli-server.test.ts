@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
-import { NGINX_MODULES } from '../src/router/nginx.ts';
+import { NGINX_MODULES } from '../src/router/nginx-config.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { runSvc, startSvc, stopSvc } from './helpers/process.ts';

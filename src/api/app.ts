@@ -28,7 +28,7 @@ import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
 import { registerWorkspaceRoutes } from './routes/workspaces.ts';
 import { ProblemRef, ProblemSchema } from './schemas.ts';
-import { ADMIT_SECRET_HEADER, AUTH_PATH } from '../router/nginx.ts';
+import { ADMIT_SECRET_HEADER, AUTH_PATH } from '../router/nginx-config.ts';
 
 /** Bodies may be up to 8 MiB in general; with an Idempotency-Key at most 1 MiB (rule 6). */
 export const BODY_LIMIT = 8 * 1024 * 1024;

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { normalizeLandscape, parseLandscape } from '../landscape/index.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { hostTarget } from './hosts.ts';
-import { admissionLua, directLocation, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx.ts';
+import { admissionLua, directLocation, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx-config.ts';
 import { directRouteFor, workspaceConfig, workspaceServers, type WorkspaceLocation } from './nginx-map.ts';
 import { landscapeRoutes, matchRoute } from './routes.ts';
 import type { ServiceState, WorkspaceRouting } from './workspace-routes.ts';

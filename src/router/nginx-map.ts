@@ -4,7 +4,7 @@
 // served directly names the upstream group of the service's ready replicas; forward routes, sleeping or stopped
 // services and paths no route serves go to svc. Pure: svc renders it from the routings it knows, and the admission
 // check (router.ts, `admitDirect`) computes the same route name for a request, so nginx serves a request directly
-// only while its map agrees with svc's current view; anything else goes to svc.
+// only while its configuration agrees with svc's current view; anything else goes to svc.
 import { createHash } from 'node:crypto';
 import type { HostTarget } from './hosts.ts';
 import { matchRoute, type Route } from './routes.ts';

@@ -15,7 +15,7 @@ import { headersForUpstream, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_S
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml, type RouterPageName } from './pages.ts';
 import { forwardHeaders, proxyRequest, proxyUpgrade, type ProxyFailure, type Upstream } from './proxy.ts';
-import { CLIENT_HEADER } from './nginx.ts';
+import { CLIENT_HEADER } from './nginx-config.ts';
 import { directRouteFor } from './nginx-map.ts';
 import { matchRoute, MAX_URL_LENGTH } from './routes.ts';
 import { AllowList, pinnedLookup, resolveForwardTarget } from './ssrf.ts';
@@ -185,7 +185,7 @@ export class Router {
   }
 
   /**
-   * nginx's auth_request for a request it would serve itself from its map (--data-plane nginx): 204 when svc would
+   * nginx's question about a request it would serve itself (--data-plane nginx): 204 when svc would
    * admit it and route it to the very upstream group nginx chose (X-Svc-Route), with no wake, hold or page to give;
    * 401 otherwise, and nginx hands the request to svc's router, which answers exactly as without nginx.
    */

@@ -1,0 +1,211 @@
+// The nginx data plane's configuration (docs/router.md, "Data plane"): pure text from the settings of a start and
+// the workspace servers (nginx-map.ts). The process that runs it is nginx.ts.
+import path from 'node:path';
+import { SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE } from './access.ts';
+import { MAX_URL_LENGTH } from './routes.ts';
+
+/** The path on svc's internal listener that nginx asks about admission, with the secret of this start. */
+export const AUTH_PATH = '/.svc-internal/admit';
+export const ADMIT_SECRET_HEADER = 'x-svc-admit';
+/** The header nginx sets to the client's address; svc trusts it only from loopback. */
+export const CLIENT_HEADER = 'x-real-ip';
+
+export interface NginxSettings {
+  /** Where clients connect. */
+  listenHost: string;
+  listenPort: number;
+  /** svc's own listener on loopback. */
+  internalPort: number;
+  /** svc's upstream timeout: nginx gives up on a directly served upstream after it too (svc then answers). */
+  upstreamTimeoutSeconds: number;
+  /** The directory for the configuration, pid file, logs and temp files. */
+  dir: string;
+  /** Proves to svc that an admission request comes from this nginx. */
+  admitSecret: string;
+  /** The user workers run as when svc runs as root. */
+  workerUser?: string;
+  /** svc's body limit: admissions of requests that may be over it are not cached (svc checks them each time). */
+  bodyLimitBytes: number;
+  /** Where nginx logs each request with its route (debugging), when set. */
+  accessLog?: string;
+  /** A loopback port where nginx tells which configuration generation its workers run (reloads are awaited). */
+  controlPort: number;
+}
+
+/** How long nginx reuses svc's admission of a (credential, host, route, method, origin) combination. */
+export const ADMISSION_CACHE_SECONDS = 5;
+
+
+/** The Lua module (Debian's libnginx-mod-http-lua, with the NDK module it needs) that keeps admissions in memory. */
+export const NGINX_MODULES = ['/usr/lib/nginx/modules/ndk_http_module.so', '/usr/lib/nginx/modules/ngx_http_lua_module.so'];
+
+/** One worker per core, as Debian's own configuration (`auto`). */
+const WORKERS = 'auto';
+
+const quoteHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
+
+/** The files of the configuration, in the data plane's directory. */
+export function nginxFiles(dir: string) {
+  return {
+    config: path.join(dir, 'nginx.conf'),
+    admission: path.join(dir, 'admission.lua'),
+    workspaceInclude: path.join(dir, 'workspace-locations.conf'),
+    directInclude: path.join(dir, 'direct.conf'),
+  };
+}
+
+/**
+ * The admission of a request nginx would serve itself (svc_admit() in every direct location). Requests
+ * whose path is not in normal form (encoded, dot segments, double slashes) or that may be over svc's limits go to
+ * svc. svc's answer (204 admit, 401 send on to svc's router) for the same credentials, host, route, method and
+ * origin is fresh ADMISSION_CACHE_SECONDS, in shared memory (never on disk). After that one request asks svc again
+ * while the others use the previous answer, so a burst never waits for svc at once. The key starts with a
+ * generation that svc moves (control port, `/forget`) when a key is deleted, access changes or the map is
+ * reloaded: the next request asks svc. With strip, the rest of the request target as the client sent it goes on.
+ */
+export function admissionLua(settings: NginxSettings): string {
+  const limitDigits = String(settings.bodyLimitBytes).length;
+  // Loaded once (init_by_lua_file); every direct location calls svc_admit() in its access phase.
+  return `local admitted = ngx.shared.svc_admitted
+local var = ngx.var
+local sub, byte = string.sub, string.byte
+local time, capture, exec = ngx.time, ngx.location.capture, ngx.exec
+local ask = { copy_all_vars = true }
+function svc_admit()
+  local uri = var.request_uri
+  local path = var.uri
+  local n = #path
+  local length = var.content_length
+  -- 63 is "?", 47 "/"
+  if sub(uri, 1, n) ~= path or (#uri > n and byte(uri, n + 1) ~= 63) or #uri > ${MAX_URL_LENGTH} or (length and #length >= ${limitDigits}) then
+    return exec("@svc")
+  end
+  local strip = var.svc_strip
+  if strip ~= "" then
+    local rest = sub(uri, #strip + 1)
+    if byte(rest, 1) ~= 47 then rest = "/" .. rest end
+    var.svc_target = rest
+  end
+  local key = (admitted:get("generation") or 0) .. "\\n" .. var.host .. "\\n" .. (var.http_svc_authorization or "") .. "\\n" ..
+    (var.cookie_${WORKSPACE_SESSION_COOKIE} or "") .. "\\n" .. var.svc_route .. "\\n" .. var.request_method .. "\\n" ..
+    (var.http_origin or "") .. "\\n" .. (var.http_sec_fetch_site or "")
+  -- The value is svc's answer, the flags when it stops being fresh; entries unused for a minute go.
+  local status, fresh_until = admitted:get(key)
+  if status == nil or (fresh_until < time() and admitted:add(key .. "\\n#", true, 2)) then
+    local answer = capture("${AUTH_PATH}-ask", ask)
+    status = answer.status
+    if status == 204 or status == 401 then admitted:set(key, status, 60, time() + ${ADMISSION_CACHE_SECONDS}) else admitted:delete(key) end
+    admitted:delete(key .. "\\n#")
+  end
+  if status ~= 204 then return exec("@svc") end
+end
+`;
+}
+
+/** The locations every workspace server has: sign-in links and svc's fallback, and the admission subrequest. */
+export function workspaceLocations(settings: NginxSettings): string {
+  return `location = ${SIGN_IN_PATH} {
+  proxy_pass http://svc;
+}
+location @svc {
+  proxy_pass http://svc$request_uri;
+}
+location = ${AUTH_PATH}-ask {
+  internal;
+  proxy_pass http://svc${AUTH_PATH};
+  proxy_pass_request_body off;
+  proxy_set_header Host $http_host;
+  proxy_set_header Connection "";
+  proxy_set_header Content-Length "";
+  proxy_set_header X-Real-IP $remote_addr;
+  proxy_set_header X-Svc-Method $request_method;
+  proxy_set_header X-Svc-Uri $request_uri;
+  proxy_set_header X-Svc-Length $content_length;
+  proxy_set_header X-Svc-Route $svc_route;
+  proxy_set_header X-Svc-Admit ${settings.admitSecret};
+}
+`;
+}
+
+/** The directives of a location nginx serves itself: admission, then the upstream (its failures go to svc). */
+export function directLocation(settings: NginxSettings): string {
+  return `access_by_lua_block { svc_admit() }
+error_page 500 502 503 504 = @svc;
+proxy_read_timeout ${settings.upstreamTimeoutSeconds}s;
+proxy_set_header Host $http_host;
+proxy_set_header Upgrade $http_upgrade;
+proxy_set_header Connection $svc_connection;
+proxy_set_header Svc-Authorization "";
+proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+proxy_set_header X-Forwarded-Host $http_host;
+proxy_set_header X-Forwarded-Proto $scheme;
+proxy_set_header Cookie $svc_cookie;
+`;
+}
+
+/** `listen` of the public servers. */
+export const listenOf = (settings: Pick<NginxSettings, 'listenHost' | 'listenPort'>) => `${quoteHost(settings.listenHost)}:${settings.listenPort}`;
+
+/** The whole configuration; `workspaces` is the generated part (upstreams and servers, see nginx-map.ts). */
+export function nginxConfig(settings: NginxSettings, workspaces: string, generation: number): string {
+  const { dir } = settings;
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${path.join(dir, 'temp', name)};`).join('\n');
+  return `${NGINX_MODULES.map((module) => `load_module ${module};\n`).join('')}${settings.workerUser ? `user ${settings.workerUser};\n` : ''}worker_processes ${WORKERS};
+daemon off;
+pid ${path.join(dir, 'nginx.pid')};
+error_log ${path.join(dir, 'error.log')} warn;
+events { worker_connections 4096; }
+http {
+  log_format svc '$host $request_uri $status route=$svc_route upstream=$upstream_addr';
+  ${settings.accessLog ? `access_log ${settings.accessLog} svc;` : 'access_log off;'}
+${temp}
+  # svc keeps its own limits and answers them with its pages.
+  client_max_body_size 0;
+  large_client_header_buffers 4 64k;
+  proxy_http_version 1.1;
+  proxy_buffering off;
+  proxy_request_buffering off;
+  proxy_read_timeout 3600s;
+  proxy_send_timeout 3600s;
+  proxy_set_header Host $http_host;
+  proxy_set_header Upgrade $http_upgrade;
+  proxy_set_header Connection $svc_connection;
+  proxy_set_header X-Real-IP $remote_addr;
+  proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+  proxy_set_header X-Forwarded-Host "";
+  proxy_set_header X-Forwarded-Proto "";
+  map $http_upgrade $svc_connection { default upgrade; "" ""; }
+  # The router's own cookie never reaches the application.
+  map $http_cookie $svc_cookie {
+    default $http_cookie;
+    "~^${WORKSPACE_SESSION_COOKIE}=[^;]*$" "";
+    "~^${WORKSPACE_SESSION_COOKIE}=[^;]*;\\s*(?<svc_c1>.*)$" "$svc_c1";
+    "~^(?<svc_c1>.*?);\\s*${WORKSPACE_SESSION_COOKIE}=[^;]*(?<svc_c2>.*)$" "$svc_c1$svc_c2";
+  }
+  lua_shared_dict svc_admitted 16m;
+  init_by_lua_file ${nginxFiles(dir).admission};
+  upstream svc { server 127.0.0.1:${settings.internalPort}; keepalive 64; }
+  # Console, API, and every host nginx does not serve itself: svc.
+  server {
+    listen ${listenOf(settings)} default_server;
+    server_name _;
+    location / {
+      set $svc_route "";
+      set $svc_strip "";
+      set $svc_target "";
+      proxy_pass http://svc;
+    }
+  }
+${workspaces}
+  # svc's control port: which configuration the workers run, and forgetting every admission.
+  server {
+    listen 127.0.0.1:${settings.controlPort};
+    location = /generation { return 200 "${generation}"; }
+    location = /forget {
+      content_by_lua_block { ngx.print((ngx.shared.svc_admitted:incr("generation", 1, 0))) }
+    }
+    location / { return 404; }
+  }
+}
+`;
+}
