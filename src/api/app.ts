@@ -109,7 +109,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     done();
   });
 
-  registerProblemHandling(app);
+  registerProblemHandling(app, { keepConnections: deps.config.dataPlane === 'nginx' });
   registerAuthentication(app, deps);
   registerRateLimit(app, deps.config.rateLimitPerMinute, deps.clock);
   registerIdempotency(app, deps.pool, deps.clock);

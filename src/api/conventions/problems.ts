@@ -65,8 +65,14 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, failur
     .send(failure.toBody(request.url.split('?')[0]));
 }
 
-export function registerProblemHandling(app: FastifyInstance): void {
+/**
+ * @param options.keepConnections behind the nginx data plane: a body refused unread (413 and other parser errors) is
+ *   read and dropped instead of closing the connection, which nginx may still be writing it to (a reset there would
+ *   turn the answer into nginx's 502).
+ */
+export function registerProblemHandling(app: FastifyInstance, options: { keepConnections?: boolean } = {}): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (options.keepConnections && error.code?.startsWith('FST_ERR_CTP_')) reply.removeHeader('connection');
     let failure = error instanceof Problem ? error : fromFastifyError(error);
     // A Problem thrown on purpose (503 wake-blocked, 501 not-available) is the answer; anything else is a fault.
     if (failure.status >= 500 && !(error instanceof Problem)) {
