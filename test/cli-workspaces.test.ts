@@ -11,6 +11,7 @@ import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { runSvc, startSvc, type SvcProcess } from './helpers/process.ts';
 import { until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 
 const svcYml = `schema: svc/v1
 prepare:
@@ -72,10 +73,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (ws) {
-    await server.server.driver.stopWorkspace({ id: ws, uid: 0, storageGib: 0 });
-    await server.server.driver.deleteVolume({ id: ws, uid: 0, storageGib: 0 });
-  }
+  if (server) await removeWorkspaces(server.server.driver, [ws]);
   await server?.close();
   await repository?.remove();
   if (configHome) await rm(configHome, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { ensureConsoleBuilt, launchBrowser, screenshot } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 
 const svcYml = `schema: svc/v1
 prepare:
@@ -55,10 +56,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  if (ws) {
-    await server.server.driver.stopWorkspace({ id: ws, uid: 0, storageGib: 0 });
-    await server.server.driver.deleteVolume({ id: ws, uid: 0, storageGib: 0 });
-  }
+  if (server) await removeWorkspaces(server.server.driver, [ws]);
   await server?.close();
   await repository?.remove();
 });

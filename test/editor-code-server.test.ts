@@ -11,6 +11,7 @@ import { DEFAULT_TOOLS_DIR, installedCodeServer } from '../src/runtime/local/edi
 import { processesInNamespace } from '../src/runtime/local/processes.ts';
 import type { ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 
 const toolsDir = process.env.SVC_TOOLS_DIR || DEFAULT_TOOLS_DIR;
 const skip = installedCodeServer(toolsDir) ? false : `code-server is not installed in ${toolsDir}; run scripts/setup-editor.sh (npm run up and .ci/run do)`;
@@ -66,10 +67,7 @@ before(async () => {
 
 after(async () => {
   if (!server) return;
-  if (ws) {
-    await server.server.driver.stopWorkspace({ id: ws, uid: 0, storageGib: 0 });
-    await server.server.driver.deleteVolume({ id: ws, uid: 0, storageGib: 0 });
-  }
+  await removeWorkspaces(server.server.driver, [ws]);
   await server.close();
 });
 

@@ -12,6 +12,7 @@ import { EventStream } from './helpers/events.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 
 const svcYml = `schema: svc/v1
 prepare:
@@ -112,10 +113,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (ws) {
-    await driver.stopWorkspace({ id: ws, uid: 0, storageGib: 0 });
-    await driver.deleteVolume({ id: ws, uid: 0, storageGib: 0 });
-  }
+  await removeWorkspaces(driver, [ws]);
   await server?.close();
   await repository?.remove();
 });

@@ -9,6 +9,7 @@ import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 
 const svcYml = `schema: svc/v1
 services:
@@ -157,10 +158,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (ws) {
-    await server.server.driver.stopWorkspace({ id: ws, uid: 0, storageGib: 0 });
-    await server.server.driver.deleteVolume({ id: ws, uid: 0, storageGib: 0 });
-  }
+  if (server) await removeWorkspaces(server.server.driver, [ws]);
   await server?.close();
   await repository?.remove();
   external?.close();

@@ -10,6 +10,7 @@ import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startSvc, stopSvc, type SvcProcess } from './helpers/process.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 
 let database: TestDatabase;
 let repository: BareRepository | undefined;
@@ -23,11 +24,7 @@ before(async () => {
 });
 after(async () => {
   await stopSvc(running);
-  const driver = createLocalDriver({ dataDir });
-  for (const id of workspaceIds) {
-    await driver.stopWorkspace({ id, uid: 0, storageGib: 0 });
-    await driver.deleteVolume({ id, uid: 0, storageGib: 0 });
-  }
+  await removeWorkspaces(createLocalDriver({ dataDir }), workspaceIds);
   await repository?.remove();
   await database?.drop();
   await rm(dataDir, { recursive: true, force: true });

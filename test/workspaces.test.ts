@@ -8,6 +8,7 @@ import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts
 import { EventStream } from './helpers/events.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 
 let server: TestServer;
 let dev: ApiClient;
@@ -30,11 +31,7 @@ before(async () => {
   repository = await createBareRepository({ 'README.md': '# hello\n', 'src/app.js': 'console.log(1)\n' }, { feature: { 'FEATURE.md': 'feature\n' } });
 });
 after(async () => {
-  // Pods outlive their server by design: stop them and remove their volumes.
-  for (const id of created) {
-    await server.server.driver.stopWorkspace({ id, uid: 0, storageGib: 0 });
-    await server.server.driver.deleteVolume({ id, uid: 0, storageGib: 0 });
-  }
+  await removeWorkspaces(server.server.driver, created);
   await server?.close();
   await repository?.remove();
 });

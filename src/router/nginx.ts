@@ -6,10 +6,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { access, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freeLoopbackPort, freePortOn } from '../core/loopback.ts';
 import { admissionLua, directLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx-config.ts';
 import { workspaceConfig } from './nginx-map.ts';
 import type { WorkspaceRouting } from './workspace-routes.ts';
@@ -45,27 +45,27 @@ export async function ensureNginx(log: (m: string) => void): Promise<string> {
 
 const RELOAD_DELAY_MS = 100;
 
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+/** A GET on host:port: status and body, or undefined when nothing answers within a second. */
+function get(host: string, port: number, target: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string } | undefined> {
+  return new Promise((resolve) => {
+    const request = http.get({ host, port, path: target, agent: false, timeout: 1000, headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
     });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(undefined));
   });
 }
 
 /** Whether something answers HTTP on host:port (any status). */
-function answers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const request = http.get({ host, port, path: '/', agent: false, timeout: 1000, headers: { host: 'svc-probe.invalid' } }, (response) => {
-      response.resume();
-      resolve(true);
-    });
-    request.on('timeout', () => request.destroy());
-    request.on('error', () => resolve(false));
-  });
+const answers = async (host: string, port: number) => (await get(host, port, '/', { host: 'svc-probe.invalid' })) !== undefined;
+
+/** What nginx answers on its control port (the generation its workers run; forgetting admissions), or undefined. */
+async function controlAnswer(port: number, what: '/generation' | '/forget'): Promise<string | undefined> {
+  const answer = await get('127.0.0.1', port, what);
+  return answer?.status === 200 ? answer.body : undefined;
 }
 
 /** The pids of a process's children (nginx's workers and cache processes); empty when /proc cannot tell. */
@@ -81,20 +81,6 @@ async function accepting(pid: number): Promise<boolean> {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** What nginx answers on its control port (the generation its workers run; forgetting admissions), or undefined. */
-function controlAnswer(port: number, what: '/generation' | '/forget'): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const request = http.get({ host: '127.0.0.1', port, path: what, agent: false, timeout: 1000 }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve(response.statusCode === 200 ? body : undefined));
-    });
-    request.on('timeout', () => request.destroy());
-    request.on('error', () => resolve(undefined));
-  });
-}
 
 /** nginx run by svc: started in front of svc's internal listener, reloaded with a new map, stopped with svc. */
 export class NginxDataPlane {
@@ -168,8 +154,8 @@ export class NginxDataPlane {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
     const root = process.getuid?.() === 0;
     await mkdir(path.join(dir, 'temp'), { recursive: true, mode: 0o755 });
-    const port = options.listenPort || (await freePort(options.listenHost));
-    this.settings = { ...options, listenPort: port, dir, workerUser: root ? 'nobody nogroup' : undefined, controlPort: await freePort('127.0.0.1') };
+    const port = options.listenPort || (await freePortOn(options.listenHost));
+    this.settings = { ...options, listenPort: port, dir, workerUser: root ? 'nobody nogroup' : undefined, controlPort: await freeLoopbackPort() };
     // Workers (not root when svc is root) write request bodies they buffer there; only their user may read them.
     const owned = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => path.join(dir, 'temp', name));
     for (const folder of owned) await mkdir(folder, { recursive: true, mode: 0o700 });
