@@ -9,6 +9,7 @@ import { registerAuthentication } from './conventions/authentication.ts';
 import { registerIdempotency } from './conventions/idempotency.ts';
 import { registerProblemHandling } from './conventions/problems.ts';
 import { registerRateLimit } from './conventions/rate-limit.ts';
+import { buildRequestValidator } from './conventions/validation.ts';
 import { registerConsolePages } from './pages.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
@@ -43,7 +44,6 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     trustProxy: deps.config.dataPlane === 'nginx' ? ['127.0.0.1', '::1'] : false,
     // Problems and faults are logged where they happen; a log line per request is the router's job.
     logController: new LogController({ disableRequestLogging: true }),
-    ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true } },
     // One listener: workspace hosts go to the router, every other host to the console and API.
     serverFactory: (handler) => {
       const admitSecret = deps.nginxAdmitSecret;
@@ -86,6 +86,8 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     },
   });
   app.addSchema(ProblemSchema);
+  // Bodies as sent, integers in query and path only from decimal text, no NUL anywhere (conventions/validation.ts).
+  app.setValidatorCompiler(buildRequestValidator(app.getSchemas()));
   // Declared up front so that every request object keeps one shape (V8 keeps the hot path fast).
   app.decorateRequest('principal', undefined);
   app.decorateRequest('auditTeamId', undefined);

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { LogRead } from '../runtime/driver.ts';
 
 export const LogQuery = Type.Object({
-  since: Type.Optional(Type.Integer({ minimum: 0, description: 'only lines after this seq (the last one seen)' })),
+  since: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'only lines after this seq (the last one seen)' })),
   tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, description: 'only the last N lines' })),
   follow: Type.Optional(Type.Boolean({ description: 'stream lines as JSON lines (application/x-ndjson) as they come' })),
 });
