@@ -96,11 +96,14 @@ export function nonCanonicalNumbers(schema: unknown, data: unknown): InputError[
   return errors;
 }
 
-/** Ajv's errors, then ours on places Ajv did not already name. */
-function merged(first: InputError[], ajvErrors: ErrorObject[] | null | undefined, last: InputError[]): ErrorObject[] {
-  const all = [...first, ...(ajvErrors ?? [])];
-  const named = new Set(all.map((error) => error.instancePath));
-  return [...all, ...last.filter((error) => !named.has(error.instancePath))] as ErrorObject[];
+/** Each list's errors at places the lists before it did not name (Ajv may name one place more than once). */
+function merged(...lists: Array<ReadonlyArray<InputError | ErrorObject>>): ErrorObject[] {
+  const all: ErrorObject[] = [];
+  for (const list of lists) {
+    const named = new Set(all.map((error) => error.instancePath));
+    all.push(...(list.filter((error) => !named.has(error.instancePath)) as ErrorObject[]));
+  }
+  return all;
 }
 
 function guarded(validate: ValidateFunction, schema: unknown, httpPart: HttpPart): RequestValidator {
@@ -109,7 +112,7 @@ function guarded(validate: ValidateFunction, schema: unknown, httpPart: HttpPart
     const valid = validate(data, context as never);
     const after = unsafeValues(data);
     if (valid && before.length === 0 && after.length === 0) return true;
-    guard.errors = merged(before, valid ? [] : validate.errors, after);
+    guard.errors = merged(before, valid ? [] : (validate.errors ?? []), after);
     return false;
   };
   // Fastify passes the parent object (so that Ajv may coerce a root value) only to a function with a schemaEnv.
