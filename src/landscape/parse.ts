@@ -17,6 +17,12 @@ export interface YamlReadResult {
 
 /** Reads YAML text; never throws. */
 export function readYaml(text: string): YamlReadResult {
+  // YAML allows no NUL in a stream (the yaml package reads one anyway), and PostgreSQL keeps no NUL in text.
+  const nul = text.indexOf('\u0000');
+  if (nul >= 0) {
+    const message = 'the text holds a NUL character (U+0000), which YAML does not allow';
+    return { root: null, issues: [{ code: 'yaml-syntax', offset: nul, path: [], message }], reader: 'yaml' };
+  }
   const block = readBlockYaml(text);
   if (block !== undefined) return { ...block, reader: 'block' };
   return { ...readYamlDocument(text), reader: 'yaml' };

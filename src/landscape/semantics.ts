@@ -40,7 +40,28 @@ export function checkSemantics(root: YamlNode, defaults: LandscapeDefaults, temp
   }
   checkNeeds(services, issues);
   checkTemplates(root, services, issues, templated);
+  checkNul(root, issues);
   return issues;
+}
+
+/** A NUL written as an escape ("\0", "\x00", "\u0000") reaches no command, variable or stored text. */
+function checkNul(root: YamlNode, issues: Issue[]): void {
+  const pending: Array<[YamlNode, Segment[]]> = [[root, []]];
+  const refuse = (offset: number, path: Segment[], what: string) =>
+    issues.push({ code: 'pattern', offset, path, message: `${what} holds a NUL character (U+0000), which no text in svc.yml may hold` });
+  while (pending.length > 0) {
+    const [node, path] = pending.pop()!;
+    if (node.kind === 'scalar') {
+      if (typeof node.value === 'string' && node.value.includes('\u0000')) refuse(node.offset, path, describePath(path));
+    } else if (node.kind === 'seq') {
+      node.items.forEach((item, index) => pending.push([item, [...path, index]]));
+    } else {
+      for (const entry of node.entries) {
+        if (entry.key.includes('\u0000')) refuse(entry.keyOffset, [...path, entry.key], 'a key');
+        else pending.push([entry.value, [...path, entry.key]]);
+      }
+    }
+  }
 }
 
 function checkRunningService(service: ServiceEntry, defaults: LandscapeDefaults, landscape: Landscape): void {

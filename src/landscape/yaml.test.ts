@@ -19,6 +19,18 @@ describe('YAML with positions', () => {
     ]);
   });
 
+  test('a NUL character is refused where it stands: raw in the text, or written as an escape in a value or key', () => {
+    const service = (env: string) => `schema: svc/v1\nservices:\n  api:\n    type: steps\n    steps:\n      - run: node api.js\n    env:\n${env}`;
+    assert.deepEqual(errorsOf(service('      A: plain\u0000x\n')), [['yaml-syntax', '', 8, 15]]);
+    assert.deepEqual(errorsOf('# a comment \u0000\nschema: svc/v1\n'), [['yaml-syntax', '', 1, 13]]);
+    assert.deepEqual(errorsOf(service('      A: "a\\0b"\n      B: "\\u0000"\n      "C\\x00": c\n')), [
+      ['pattern', '/services/api/env/A', 8, 10],
+      ['pattern', '/services/api/env/B', 9, 10],
+      ['pattern', '/services/api/env/C\u0000', 10, 7],
+      ['pattern', '/services/api/env/C\u0000', 10, 7], // the name's form, and the NUL
+    ]);
+  });
+
   test('keys starting with x- are ignored everywhere, also when repeated', () => {
     const text = 'schema: svc/v1\nx-a: 1\nx-a: 2\nservices:\n  x-draft: {type: nonsense}\n  db:\n    type: managed\n    provider: p\n    x-owner: me\n    config: {x-comment: c, a: 1}\n';
     const result = parseLandscape(text);
