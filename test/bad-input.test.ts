@@ -145,6 +145,14 @@ describe('no 500 from bad input, on every route of the OpenAPI document', () => 
     assert.deepEqual(failures, [], `${failures.length} of ${sent} bad requests were not refused as 422 naming the field`);
   });
 
+  test('a session cookie that is not percent-encoding (%ff) is a 401 problem, not a 500', async () => {
+    for (const value of ['%ff', '%', 'a%00b']) {
+      const answer = await fetch(`${server.url}/api/v1/me`, { headers: { cookie: `__Host-svc_session=${value}` } });
+      assert.equal(answer.status, 401, `${value}: ${await answer.text()}`);
+      assert.equal(answer.headers.get('content-type')?.split(';')[0], 'application/problem+json');
+    }
+  });
+
   test('a NUL in Idempotency-Key never reaches PostgreSQL', async () => {
     const answer = await rawRequest('POST', '/api/v1/orgs', { 'idempotency-key': 'key\u0000', 'content-length': '0' });
     assert.ok(answer.status >= 400 && answer.status < 500, answer.text);

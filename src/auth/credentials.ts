@@ -62,11 +62,20 @@ function bearer(value: string | undefined): string | undefined | null {
   return match ? match[1] : null;
 }
 
+/** A value that is not percent-encoding (`%ff`) is taken as it is: it matches no session, so the caller is refused. */
+function decodedCookie(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodedCookie(part.slice(eq + 1).trim());
   }
   return undefined;
 }
