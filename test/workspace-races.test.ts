@@ -132,5 +132,4 @@ test(`sleep, stop, start, wake and opening raced ${ROUNDS} times: every request 
   const counts = outcomes.reduce<Record<string, number>>((all, o) => ({ ...all, [`${o.action} ${o.status}`]: (all[`${o.action} ${o.status}`] ?? 0) + 1 }), {});
   console.log(`${outcomes.length} requests; slowest: ${slowest.action} ${slowest.status} in ${Math.round(slowest.ms)} ms; settled as ${settled.join(', ')}`);
   console.log(JSON.stringify(counts));
-  if (process.env.RACE_DETAIL) console.log([...new Set(outcomes.map((o) => `${o.action} ${o.status} ${o.text.replace(/"instance".*/, '').slice(0, 200)}`))].join('\n'));
 });
