@@ -7,6 +7,7 @@ import type { SecretBox } from '../core/secret-box.ts';
 import type { EventFanout } from '../events/fanout.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { ServiceRunner } from '../workspaces/service-runner.ts';
+import type { PodGates } from '../workspaces/pod-gate.ts';
 import type { StageRunner } from '../workspaces/stages.ts';
 import type { Router } from '../router/router.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
@@ -43,6 +44,8 @@ export interface ApiDeps {
   /** The deployed landscapes' replicas, and stage runs (src/workspaces). */
   services: ServiceRunner;
   stages: StageRunner;
+  /** One change of a workspace's pods at a time: sleep and stop pass through them (src/workspaces/pod-gate.ts). */
+  gates: PodGates;
   /** Serves workspace hosts on the same listener; mints their sign-in links. */
   router: Router;
   /** With --data-plane nginx: the secret nginx's admission requests carry (router.admitDirect). */

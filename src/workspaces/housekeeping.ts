@@ -2,19 +2,24 @@
 import { enqueueOperation } from '../operations/queue.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn } from '../store/operations.ts';
-import { findWorkspace, idleWorkspaces, workspacesToPurge } from '../store/workspaces.ts';
-import { stopWorkspaceProcesses, type WorkspaceOperationDeps } from './operations.ts';
-import { transitionWorkspace } from './service.ts';
+import { findWorkspace, idleWorkspaces, workspacesToPurge, type WorkspaceRow } from '../store/workspaces.ts';
+import { Problem, problem } from '../core/problems.ts';
+import type { WorkspaceOperationDeps } from './operations.ts';
+import { sleepWorkspace } from './sleep.ts';
 
 export async function sleepIdleWorkspaces(deps: WorkspaceOperationDeps): Promise<number[]> {
   const slept: number[] = [];
+  const running = (row: WorkspaceRow) => {
+    if (row.state !== 'running') throw problem('conflict', 409, 'The workspace is not running.');
+  };
   for (const id of await idleWorkspaces(deps.pool, deps.clock.now())) {
-    const busy = await withTransaction(deps.pool, (db) => activeOperationOn(db, `/workspaces/${id}`));
-    const row = await findWorkspace(deps.pool, id);
-    if (busy || !row || row.state !== 'running') continue;
-    await stopWorkspaceProcesses(deps, row, 'The workspace went to sleep: nobody used it');
-    await transitionWorkspace(deps, id, { type: 'sleep', reason: 'idle' }, { editor_host: null, editor_port: null });
-    slept.push(id);
+    const options = { check: running, reason: 'The workspace went to sleep: nobody used it' };
+    // a workspace that is busy, not running or gone is left as it is
+    const asleep = await sleepWorkspace(deps, id, { type: 'sleep', reason: 'idle' }, options).catch((error: unknown) => {
+      if (error instanceof Problem) return undefined;
+      throw error;
+    });
+    if (asleep) slept.push(id);
   }
   return slept;
 }

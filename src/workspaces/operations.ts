@@ -12,6 +12,7 @@ import { publishEvent } from '../events/publish.ts';
 import { statusTexts, type FailureStage } from './lifecycle.ts';
 import { transitionWorkspace, type WorkspaceDeps } from './service.ts';
 import type { ServiceRunner } from './service-runner.ts';
+import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
@@ -22,6 +23,8 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   stages: Pick<StageRunner, 'abortAll'>;
   /** Where archives are kept: `<data dir>/archives`. */
   archiveDir: string;
+  /** One change of a workspace's pods at a time in this server: wakes start them, sleeps and stops end them. */
+  gates: PodGates;
 }
 
 export const SOFT_DELETE_MS = 7 * DAY;
@@ -96,12 +99,20 @@ const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asyn
   return { detail: statusTexts.running };
 };
 
+/**
+ * Wakes (or starts) the workspace behind its pod gate: a sleep or stop asked before has ended every process and
+ * saved its state, which this move starts from; one asked during the start is refused (pod-gate.ts). A wake that
+ * finds the workspace stopped meanwhile fails as a wake of a stopped workspace does; only a start starts it.
+ */
 const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
-  const row = await workspaceOf(deps, job);
-  if (row.state === 'running') return { detail: statusTexts.running };
-  if (row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: row.state === 'stopped' ? 'start' : 'wake' });
-  await startEditor(deps, job, row);
-  return { detail: statusTexts.running };
+  const id = Number(job.operation.input.workspace_id);
+  return deps.gates.run(id, 'start', async () => {
+    const row = await workspaceOf(deps, job);
+    if (row.state === 'running') return { detail: statusTexts.running };
+    if (row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: job.operation.input.start === true ? 'start' : 'wake' });
+    await startEditor(deps, job, row);
+    return { detail: statusTexts.running };
+  });
 };
 
 const softDeleteWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {

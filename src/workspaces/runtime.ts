@@ -19,10 +19,11 @@ import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { purgeExpiredWorkspaces, sleepIdleWorkspaces } from './housekeeping.ts';
-import { stopWorkspaceProcesses, workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { PodGates } from './pod-gate.ts';
 import { ServiceRunner } from './service-runner.ts';
 import { StageRunner } from './stages.ts';
-import { transitionWorkspace } from './service.ts';
+import { sleepWorkspace } from './sleep.ts';
 import { workspaceUrlsFromBase } from './view.ts';
 
 export interface WorkspaceRuntime {
@@ -61,8 +62,7 @@ async function reconcileWorkspaces(deps: WorkspaceOperationDeps, log: (m: string
     if (busy || !row) continue;
     const observed = await deps.driver.editorState(workspaceRef(row));
     if (observed.state === 'ready') continue;
-    await stopWorkspaceProcesses(deps, row);
-    await transitionWorkspace(deps, id, { type: 'sleep', reason: 'node-drained' }, { editor_host: null, editor_port: null });
+    await sleepWorkspace(deps, id, { type: 'sleep', reason: 'node-drained' });
     log(`workspace ${id} had no pod after the start; it sleeps until opened`);
   }
 }
@@ -90,6 +90,7 @@ export async function startWorkspaceRuntime(options: {
     services,
     stages,
     archiveDir,
+    gates: new PodGates(),
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);

@@ -14,6 +14,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Leave out Svc-CSRF on a cookie request. */
   noCsrf?: boolean;
+  /** Gives up on the request (a deadline in tests that must see every request answer). */
+  signal?: AbortSignal;
 }
 
 export class ApiClient {
@@ -39,7 +41,7 @@ export class ApiClient {
       body = JSON.stringify(options.body);
     } else if (options.rawBody !== undefined) body = options.rawBody;
     Object.assign(headers, options.headers);
-    const response = await fetch(`${this.baseUrl}/api/v1${path}`, { method, headers, body });
+    const response = await fetch(`${this.baseUrl}/api/v1${path}`, { method, headers, body, signal: options.signal });
     const text = await response.text();
     let parsed: unknown = text;
     if (/json/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);

@@ -9,9 +9,9 @@ import { withTransaction } from '../../store/database.ts';
 import { activeOperationOn } from '../../store/operations.ts';
 import { liveWorkspaceNamed, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
 import type { WorkspaceEvent } from '../../workspaces/lifecycle.ts';
-import { stopWorkspaceProcesses } from '../../workspaces/operations.ts';
 import { busyBlocker, wakeBlocker, type WakeBlocker } from '../../workspaces/wake.ts';
-import { checkTransition, transitionWorkspace } from '../../workspaces/service.ts';
+import { checkTransition } from '../../workspaces/service.ts';
+import { sleepWorkspace } from '../../workspaces/sleep.ts';
 import type { ApiDeps } from '../context.ts';
 import { requireIfMatch } from '../conventions/etag.ts';
 import { IfMatchHeaders } from '../schemas.ts';
@@ -54,28 +54,24 @@ async function accessFor(deps: ApiDeps, request: FastifyRequest, action: Action)
 }
 
 export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const workspaceDeps = () => ({ pool: deps.pool, clock: deps.clock, urls: workspaceUrls(deps) });
+  const sleepDeps = () => ({ pool: deps.pool, clock: deps.clock, urls: workspaceUrls(deps), driver: deps.driver, stages: deps.stages, gates: deps.gates });
 
   /** Actions that finish within the request: stopping processes is quick. */
-  const immediate = (action: Action, event: WorkspaceEvent) =>
+  const immediate = (action: Action, event: Extract<WorkspaceEvent, { type: 'sleep' | 'stop' }>) =>
     app.post(
       `/workspaces/:ws/${action.path}`,
       { config: { access: 'user', audit: action.audit }, schema: { summary: action.summary, tags: ['workspaces'], params: WorkspaceParams, response: { 200: WorkspaceSchema } } },
       async (request) => {
         const { row, access } = await accessFor(deps, request, action);
-        await withTransaction(deps.pool, async (db) => {
-          const busy = await activeOperationOn(db, `/workspaces/${row.id}`);
-          if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
-        });
-        await stopWorkspaceProcesses(deps, row);
-        const saved = await transitionWorkspace(workspaceDeps(), row.id, event, { editor_host: null, editor_port: null });
+        // checked again behind the workspace's pod gate, where a sleep or stop that came first has finished
+        const saved = await sleepWorkspace(sleepDeps(), row.id, event, { check: action.check });
         deps.router.invalidate(row.id);
         return viewFor(deps, saved, access);
       },
     );
 
   /** Actions that run as an operation. */
-  const queued = (action: Action, kind: string, withIfMatch = false) => {
+  const queued = (action: Action, kind: string, withIfMatch = false, input: Record<string, unknown> = {}) => {
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const { row } = await accessFor(deps, request, action);
       if (withIfMatch) requireIfMatch(request, row.version);
@@ -85,7 +81,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
         if (busy && kind === 'workspace.wake') throw wakeBlocked(busyBlocker(busy.kind));
         if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
         const user = request.principal!.user.id;
-        return enqueueOperation(db, { kind, target, teamId: row.team_id, createdBy: user, input: { workspace_id: row.id }, at: deps.clock.now() });
+        return enqueueOperation(db, { kind, target, teamId: row.team_id, createdBy: user, input: { workspace_id: row.id, ...input }, at: deps.clock.now() });
       });
       return acceptOperation(reply, operation);
     };
@@ -104,7 +100,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
   immediate({ path: 'sleep', summary: 'Put the workspace to sleep (files kept, every process stopped)', audit: 'workspace.sleep', permission: 'workspace.use', check: awake }, { type: 'sleep', reason: 'by-hand' });
   immediate({ path: 'stop', summary: 'Stop the workspace; it does not wake on requests until started', audit: 'workspace.stop', permission: 'workspace.use', check: stateCheck({ type: 'stop' }) }, { type: 'stop' });
   queued({ path: 'wake', summary: 'Wake a sleeping workspace (an operation); 503 with Retry-After when something blocks the wake', audit: 'workspace.wake', permission: 'workspace.use', check: wakeable }, 'workspace.wake');
-  queued({ path: 'start', summary: 'Start a stopped workspace (an operation)', audit: 'workspace.start', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'start' })(row)) }, 'workspace.wake');
+  queued({ path: 'start', summary: 'Start a stopped workspace (an operation)', audit: 'workspace.start', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'start' })(row)) }, 'workspace.wake', false, { start: true });
   queued({ path: '', method: 'DELETE', summary: 'Delete a workspace; restorable for 7 days (an operation; If-Match required)', audit: 'workspace.delete', permission: 'workspace.delete', check: stateCheck({ type: 'delete' }) }, 'workspace.delete', true);
   const nameFree = async (row: WorkspaceRow) => {
     stateCheck({ type: 'restore' })(row);

@@ -27,20 +27,46 @@ export async function createPodNetwork(network: PodNetwork, addressRange: string
   }
 }
 
-/** Kills what still runs in the namespace, deletes it and the host end of the veth pair; idempotent. */
+/**
+ * Kills what still runs in the namespace, deletes it and the host end of the veth pair; idempotent, also while
+ * another removal of the same network runs. When it resolves, neither is on the host any more.
+ */
 export async function removePodNetwork(network: Pick<PodNetwork, 'netns' | 'hostVeth'>): Promise<void> {
-  const pids = await runCommand('ip', ['netns', 'pids', network.netns]);
+  await removeNetns(network.netns);
+  // Deleting the namespace removes the pair with it, but the kernel does that later (when the namespace's last
+  // process has died and its cleanup has run): deleting the host end now makes the pair gone when this resolves.
+  await removeIfPresent(['link', 'del', network.hostVeth], () => linkExists(network.hostVeth));
+}
+
+/** Kills what still runs in the namespace and deletes it (its devices go with it); idempotent. */
+export async function removeNetns(netns: string): Promise<void> {
+  const pids = await runCommand('ip', ['netns', 'pids', netns]);
   if (pids.code === 0) for (const pid of pids.stdout.split(/\s+/).filter(Boolean)) killProcess(Number(pid));
-  const deleted = await runCommand('ip', ['netns', 'del', network.netns]);
-  if (deleted.code !== 0 && !/No such file/.test(deleted.stderr)) throw new Error(`ip netns del ${network.netns}: ${deleted.stderr.trim()}`);
-  // deleting the namespace removes the pair with it; this is for a pair left without its namespace
-  const link = await runCommand('ip', ['link', 'del', network.hostVeth]);
-  if (link.code !== 0 && !/Cannot find device/.test(link.stderr)) throw new Error(`ip link del ${network.hostVeth}: ${link.stderr.trim()}`);
+  await removeIfPresent(['netns', 'del', netns], () => netnsExists(netns));
+}
+
+/**
+ * Runs `ip <args>`; a failure counts as success when the thing is gone afterwards. `ip` words "already gone" in
+ * several ways ("Cannot find device", "RTNETLINK answers: No such device" when it vanished between the lookup and
+ * the deletion, "No such file or directory" for a namespace), and a concurrent removal or the kernel's own cleanup
+ * may win the race: what counts is whether it is still there.
+ */
+async function removeIfPresent(args: string[], present: () => Promise<boolean>): Promise<void> {
+  const result = await runCommand('ip', args);
+  if (result.code === 0 || !(await present())) return;
+  throw new Error(`ip ${args.join(' ')}: ${result.stderr.trim() || `exit code ${result.code}`}`);
+}
+
+async function linkExists(name: string): Promise<boolean> {
+  return (await runCommand('ip', ['link', 'show', 'dev', name])).code === 0;
+}
+
+async function netnsExists(name: string): Promise<boolean> {
+  const namespaces = await runChecked('ip', ['netns', 'list']);
+  return namespaces.split('\n').some((line) => line.split(' ')[0] === name);
 }
 
 /** Whether anything of the pod network is still on the host (for tests and checks). */
-export async function podNetworkExists(network: PodNetwork): Promise<boolean> {
-  const namespaces = await runCommand('ip', ['netns', 'list']);
-  const link = await runCommand('ip', ['link', 'show', network.hostVeth]);
-  return namespaces.stdout.split('\n').some((line) => line.split(' ')[0] === network.netns) || link.code === 0;
+export async function podNetworkExists(network: Pick<PodNetwork, 'netns' | 'hostVeth'>): Promise<boolean> {
+  return (await netnsExists(network.netns)) || (await linkExists(network.hostVeth));
 }

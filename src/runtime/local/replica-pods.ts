@@ -15,7 +15,8 @@ import { runCommand } from './processes.ts';
 import { closeMounts, openMounts } from './replica-mounts.ts';
 import { createReplicaDir, replicaDirOf, replicaOutputFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
 import { agentBinds, POD_APP_DIR, sandboxCommand } from './sandbox.ts';
-import { attachToServiceNetwork, createReplicaNetns, removeNetns } from './service-network.ts';
+import { removeNetns } from './network.ts';
+import { attachToServiceNetwork, createReplicaNetns } from './service-network.ts';
 import { volumeDir } from './volumes.ts';
 
 export interface ReplicaPodHost extends PodHost {

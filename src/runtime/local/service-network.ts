@@ -4,8 +4,8 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
-import { removePodNetwork } from './network.ts';
-import { killProcess, runChecked, runCommand } from './processes.ts';
+import { removeNetns, removePodNetwork } from './network.ts';
+import { runChecked, runCommand } from './processes.ts';
 
 const BRIDGE = 'br0';
 const UPLINK = 'uplink';
@@ -112,10 +112,3 @@ export async function createReplicaNetns(netns: string): Promise<void> {
   await runChecked('ip', ['-n', netns, 'link', 'set', 'lo', 'up']);
 }
 
-/** Kills what still runs in the namespace and deletes it (with its link to the switch); idempotent. */
-export async function removeNetns(netns: string): Promise<void> {
-  const pids = await runCommand('ip', ['netns', 'pids', netns]);
-  if (pids.code === 0) for (const pid of pids.stdout.split(/\s+/).filter(Boolean)) killProcess(Number(pid));
-  const deleted = await runCommand('ip', ['netns', 'del', netns]);
-  if (deleted.code !== 0 && !/No such file/.test(deleted.stderr)) throw new Error(`ip netns del ${netns}: ${deleted.stderr.trim()}`);
-}
