@@ -82,6 +82,8 @@ test('wake blockers are refused with their reason', () => {
   assert.equal(restoring.statusDetail, 'Restoring the archive');
   const busy = applyWorkspaceEvent(restoring, { type: 'wake' });
   assert.match(busy.ok ? '' : busy.refusal, /busy with its volume/);
+  const restored = run(restoring, [{ type: 'sleep', reason: 'archive-restored' }]);
+  assert.deepEqual([restored.statusDetail, run(restored, [{ type: 'wake' }]).sleepReason], ['Asleep', 'archive-restored']);
   const creating = applyWorkspaceEvent(initialStatus(true), { type: 'sleep', reason: 'by-hand' });
   assert.equal(creating.ok, false);
 });

@@ -4,7 +4,8 @@
 export const workspaceStates = ['creating', 'cloning', 'running', 'sleeping', 'waking_up', 'stopped', 'error', 'deleting'] as const;
 export type WorkspaceStateName = (typeof workspaceStates)[number];
 
-export type SleepReason = 'by-hand' | 'idle' | 'node-night' | 'node-drained' | 'archive-restore';
+/** `archive-restore`: its volume is being refilled from the archive (no wake meanwhile); `archive-restored`: done. */
+export type SleepReason = 'by-hand' | 'idle' | 'node-night' | 'node-drained' | 'archive-restore' | 'archive-restored';
 
 /** Status texts of 3.1, exactly as written. */
 export const statusTexts = {
@@ -26,6 +27,7 @@ const asleep: Record<SleepReason, string> = {
   'node-night': 'Asleep while its node is drained',
   'node-drained': 'Asleep since its pod was evicted',
   'archive-restore': statusTexts.restoringArchive,
+  'archive-restored': 'Asleep',
 };
 
 /** Wake reasons shown to clients (console, waiting page). */
@@ -34,7 +36,8 @@ export const sleepReasonTexts: Record<SleepReason, string> = {
   idle: 'nobody used it',
   'node-night': 'node out of service for the night',
   'node-drained': 'node drained',
-  'archive-restore': 'restored from an archive',
+  'archive-restore': 'being restored from an archive',
+  'archive-restored': 'restored from an archive',
 };
 
 const errorPrefixes = {
