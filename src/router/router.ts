@@ -11,7 +11,7 @@ import type { NotificationHub } from '../events/hub.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
 import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
-import { requestWake, wakeReason } from '../workspaces/wake.ts';
+import { requestWake, wakeReason, wakingStatusText } from '../workspaces/wake.ts';
 import { headersForUpstream, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml, type RouterPageName } from './pages.ts';
@@ -287,10 +287,7 @@ export class Router {
     }
   }
 
-  /**
-   * A sleeping workspace is woken; browsers get the waiting page at once, other clients are held until it runs (up
-   * to the hold), then get 503 naming why it slept.
-   */
+  /** A sleeping workspace is woken; browsers get the waiting page at once, others are held (then 503 with why it slept). */
   private async awake(request: IncomingMessage, routing: WorkspaceRouting, userId: number): Promise<WorkspaceRouting> {
     const deadline = Date.now() + this.holdMs;
     let current = routing;
@@ -303,9 +300,7 @@ export class Router {
       } else if (row.state !== 'waking_up') {
         throw new Refusal('workspaceNotRunning', row.status_detail ?? undefined, 10);
       }
-      // a wake was just asked for when it still sleeps: its status text ("Asleep") is not what happens now
-      const status = row.state === 'sleeping' || !row.status_detail ? 'Waking up' : row.status_detail;
-      const waking = new Refusal('waking', status, 2, undefined, wakeReason(row));
+      const waking = new Refusal('waking', wakingStatusText(row), 2, undefined, wakeReason(row));
       if (wantsHtml(request.headers.accept)) throw waking;
       const left = deadline - Date.now();
       if (left <= 0) throw waking;
@@ -351,6 +346,8 @@ export class Router {
     // The routing may be as old as the last event (a service that became ready without its recorded status
     // changing sends none): look afresh once before answering that it is not ready, even with no hold at all.
     let looked = false;
+    // on-demand services sleep only when nobody used them
+    const waking = new Refusal('waking', `Waking ${service}`, 2, undefined, sleepReasonTexts.idle);
     for (;;) {
       const state = current.services.get(service);
       if (!state) throw new Refusal('nothingServed');
@@ -359,7 +356,7 @@ export class Router {
         woken = true;
         await this.options.services.wake(current.row.id, service);
         this.routes.invalidate(current.row.id);
-        if (wantsHtml(request.headers.accept)) throw new Refusal('waking', `Waking ${service}`, 2, undefined, sleepReasonTexts.idle);
+        if (wantsHtml(request.headers.accept)) throw waking;
         current = (await this.routes.get(current.row.id)) ?? current;
         looked = true;
         continue;
@@ -373,8 +370,7 @@ export class Router {
       }
       if (!['starting', 'pending', 'sleeping'].includes(state.status)) throw new Refusal('noAnswer', state.detail ?? `${service} is ${state.status}`);
       const left = deadline - Date.now();
-      // on-demand services sleep only when nobody used them
-      if (left <= 0 && looked && woken) throw new Refusal('waking', `Waking ${service}`, 2, undefined, sleepReasonTexts.idle);
+      if (left <= 0 && looked && woken) throw waking;
       if (left <= 0 && looked) throw new Refusal('noAnswer', `${service} did not become ready in time`);
       if (left > 0) await this.routes.changed(current.row.id, Math.min(left, HELD_POLL_MS));
       current = (await this.routes.get(current.row.id, HELD_POLL_MS)) ?? current;

@@ -24,6 +24,11 @@ export function wakeReason(row: WorkspaceRow): string | undefined {
   return row.sleep_reason ? sleepReasonTexts[row.sleep_reason as SleepReason] : undefined;
 }
 
+/** What the waiting page says happens now: a workspace still `sleeping` has just been asked to wake up. */
+export function wakingStatusText(row: WorkspaceRow): string {
+  return row.state === 'sleeping' || !row.status_detail ? 'Waking up' : row.status_detail;
+}
+
 export const busyBlocker = (kind: string): WakeBlocker => ({ reason: `The workspace is busy (${kind}); waking follows when it has finished.`, retryAfterSeconds: 5 });
 
 /**
