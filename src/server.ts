@@ -128,6 +128,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       services: workspaces.services,
       forwardAllow: config.forwardAllow,
       upstreamTimeoutMs: config.upstreamTimeoutSeconds * 1000,
+      holdMs: config.wakeHoldSeconds * 1000,
       frontProxy: nginx !== undefined,
       onRouting: nginx ? (id, routing) => nginx.routingChanged(id, routing) : undefined,
       onAccessChange: nginx ? () => void nginx.accessChanged() : undefined,

@@ -2,7 +2,9 @@
 // that starts `steps` services in their own pods (web needs api, api with two replicas, a server that keeps
 // crashing), their logs, run switches, a stage refused while it runs, Teardown and sleep.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { readFile, unlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
@@ -104,7 +106,7 @@ before(async () => {
   dev = developer.key;
   viewer = watcher.key;
   repository = await createBareRepository({ 'svc.yml': svcYml, 'api.js': apiJs, 'web.js': webJs });
-  const created = await dev.post('/workspaces', { team_id: team, name: 'runs', git: { provider: 'git', repo: repository.url } });
+  const created = await dev.post('/workspaces', { team_id: team, name: 'runs', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
   assert.equal(created.status, 202, created.text);
   ws = Number(created.body.target.split('/')[2]);
   assert.equal((await finished(created.body.id)).state, 'succeeded');
@@ -168,6 +170,32 @@ test('a stage is refused while it runs; stopping it aborts the step and the rest
   assertProblem(await dev.post(`/workspaces/${ws}/stages/test/stop`), 409, 'conflict');
 });
 
+test('a volume over its size refuses prepare with disk-over-quota, as it refuses a Sync; freeing space lets it run', async () => {
+  const big = path.join(server.server.config.dataDir, 'volumes', String(ws), 'big.bin');
+  await promisify(execFile)('fallocate', ['-l', `${1100 * 2 ** 20}`, big]);
+  try {
+    const refused = await dev.post(`/workspaces/${ws}/stages/prepare/start`, {});
+    assertProblem(refused, 409, 'disk-over-quota');
+    assert.match(refused.body.detail, /over its 1 GiB: free space \(or raise its storage\) before running prepare/);
+    const plan = (await dev.get(`/workspaces/${ws}/landscape/plan`)).body;
+    const sync = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.hash });
+    assert.equal((await finished(sync.body.id)).error.type, 'urn:svc:problem:disk-over-quota');
+  } finally {
+    await unlink(big);
+  }
+  const started = await dev.post(`/workspaces/${ws}/stages/prepare/start`, {});
+  assert.equal(started.status, 202, started.text);
+  assert.equal((await stageDone('prepare')).state, 'success');
+});
+
+test('before a Sync no service serves /: the workspace has no dev_service; vault_id is the vault of its secrets', async () => {
+  const shown = (await viewer.get(`/workspaces/${ws}`)).body;
+  assert.equal('dev_service' in shown, false, JSON.stringify(shown));
+  const secrets = (await dev.get(`/workspaces/${ws}/secrets`)).body;
+  assert.equal(typeof shown.vault_id, 'number');
+  assert.equal(shown.vault_id, secrets.vault_id);
+});
+
 test('Sync starts the services: web needs api, two api replicas, a crashing server gives up', async () => {
   const events = await EventStream.open(viewer);
   const plan = (await dev.get(`/workspaces/${ws}/landscape/plan`)).body;
@@ -194,6 +222,12 @@ test('Sync starts the services: web needs api, two api replicas, a crashing serv
   await events.until('landscape.updated', (d) => d.workspace_id === ws);
   await events.until('landscape.updated', (d) => d.workspace_id === ws, 10_000);
   events.close();
+});
+
+test('the workspace names its dev_service: web serves /, with its state, wake time and needs', async () => {
+  const shown = (await viewer.get(`/workspaces/${ws}`)).body;
+  assert.deepEqual({ ...shown.dev_service, wake_seconds: undefined }, { name: 'web', state: 'running', wake_seconds: undefined, needs: ['api'], failing_needs: [] });
+  assert.ok(Number.isInteger(shown.dev_service.wake_seconds) && shown.dev_service.wake_seconds >= 1, JSON.stringify(shown.dev_service));
 });
 
 test('each api replica answers on its own address, with the env filled at Sync; web reaches api by its name', async () => {
@@ -260,6 +294,7 @@ test('Teardown stops every service and keeps files, variables and secrets', asyn
   const shown = await landscape();
   assert.equal(shown.banner.state, 'torn-down');
   assert.deepEqual([shown.dev_url.state, shown.dev_url.detail], ['not-served', 'Nothing is served at / yet']);
+  assert.equal((await viewer.get(`/workspaces/${ws}`)).body.dev_service, undefined);
   assert.deepEqual(shown.services.map((s: any) => s.status), ['stopped', 'stopped', 'stopped']);
   const replicas = await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 });
   assert.ok(replicas.every((r) => r.status === 'stopped'), JSON.stringify(replicas));

@@ -99,6 +99,44 @@ describe('creating', () => {
     assert.match((await dev.get(`/workspaces/${badRef.id}`)).body.status_detail, /^Cloning the repository failed: .*nope/);
   });
 
+  test('a remote HEAD naming a missing branch: its only branch is checked out', async () => {
+    const dangling = await createBareRepository({ 'README.md': '# only main\n' }, {}, { head: 'master' });
+    try {
+      const { id, operation } = await createWorkspace('dangling-head', { git: { provider: 'git', repo: dangling.url } });
+      assert.equal(operation.state, 'succeeded', JSON.stringify(operation));
+      assert.equal((await dev.get(`/workspaces/${id}`)).body.state, 'running');
+      assert.equal(await readFile(volume(id, 'README.md'), 'utf8'), '# only main\n');
+      assert.equal((await readFile(volume(id, '.git', 'HEAD'), 'utf8')).trim(), 'ref: refs/heads/main');
+    } finally {
+      await dangling.remove();
+    }
+  });
+
+  test('a remote HEAD naming a missing branch among several: the create fails naming the branches, the volume stays empty', async () => {
+    const dangling = await createBareRepository({ 'README.md': '# main\n' }, { feature: { 'FEATURE.md': 'feature\n' } }, { head: 'master' });
+    try {
+      const { id, operation } = await createWorkspace('dangling-two', { git: { provider: 'git', repo: dangling.url } });
+      assert.equal(operation.state, 'failed', JSON.stringify(operation));
+      assert.equal(operation.error.type, 'urn:svc:problem:workspace-failed');
+      const ws = (await dev.get(`/workspaces/${id}`)).body;
+      assert.equal(ws.state, 'error');
+      assert.equal(
+        ws.status_detail,
+        "Cloning the repository failed: the repository's HEAD names the branch master, which does not exist; give one of its branches as the ref: feature, main",
+      );
+      assert.equal(operation.error.detail, ws.status_detail);
+      assert.deepEqual(await readdir(volume(id)), []);
+    } finally {
+      await dangling.remove();
+    }
+  });
+
+  test('a local repository with a work tree (owned by another user than the workspace) is cloned', async () => {
+    const { id, operation } = await createWorkspace('non-bare', { git: { provider: 'git', repo: repository.workPath } });
+    assert.equal(operation.state, 'succeeded', JSON.stringify(operation));
+    assert.equal(await readFile(volume(id, 'src', 'app.js'), 'utf8'), 'console.log(1)\n');
+  });
+
   test('bad input: names, unknown team, local repositories refused unless allowed, viewers cannot create', async () => {
     assertProblem(await dev.post('/workspaces', { team_id: teamId, name: 'Not A Label' }), 422, 'validation');
     assertProblem(await dev.post('/workspaces', { team_id: 999999, name: 'x' }), 404, 'not-found');

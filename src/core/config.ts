@@ -26,6 +26,8 @@ export interface ServerConfig {
   forwardAllow: string[];
   /** Seconds the router waits for an upstream's answer before 504. */
   upstreamTimeoutSeconds: number;
+  /** Seconds a non-browser request is held while its workspace or service wakes, before 503 with the reason. */
+  wakeHoldSeconds: number;
   /** Who carries workspace traffic: svc's own router (`node`), or nginx in front of svc (`nginx`, docs/router.md). */
   dataPlane: 'node' | 'nginx';
   /** A file where nginx logs every request with the route it chose (debugging the nginx data plane); none by default. */
@@ -52,6 +54,7 @@ export const serverSettings: Record<string, Setting> = {
   workspaceDomain: { flag: '--workspace-domain', env: 'SVC_WORKSPACE_DOMAIN', describe: 'domain of workspace addresses (default localhost)' },
   secretsKey: { flag: '--secrets-key', env: 'SVC_SECRETS_KEY', describe: 'base64 of 32 random bytes sealing vault secrets (default: <data dir>/secrets.key)' },
   upstreamTimeout: { flag: '--upstream-timeout', env: 'SVC_UPSTREAM_TIMEOUT', describe: 'seconds the router waits for a service to answer before 504 (default 60)' },
+  wakeHold: { flag: '--wake-hold', env: 'SVC_WAKE_HOLD', describe: 'seconds a request of a non-browser client waits for its workspace to wake before 503 with Retry-After; 0 answers at once (default 60)' },
   forwardAllow: { flag: '--forward-allow', env: 'SVC_FORWARD_ALLOW', describe: 'comma-separated CIDRs forward targets may reach although private (default none)' },
   dataPlane: { flag: '--data-plane', env: 'SVC_DATA_PLANE', describe: 'nginx (default): Debian\'s nginx is the listener and serves workspace traffic itself; node: svc alone' },
   nginxAccessLog: { flag: '--nginx-access-log', env: 'SVC_NGINX_ACCESS_LOG', describe: 'file where the nginx data plane logs every request with the route it took (default: no log)' },
@@ -114,6 +117,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     allowLocalRepositories: yesOrNo(read('allowLocalRepositories') ?? 'false', 'allow local repositories'),
     secretsKey: read('secretsKey'),
     upstreamTimeoutSeconds: positiveInteger(read('upstreamTimeout') ?? '60', 'upstream timeout', false),
+    wakeHoldSeconds: positiveInteger(read('wakeHold') ?? '60', 'wake hold', true),
     forwardAllow: (read('forwardAllow') ?? '').split(',').map((c) => c.trim()).filter(Boolean),
     toolsDir: path.resolve(cwd, read('toolsDir') ?? '/var/cache/svc/tools'),
     dataPlane: dataPlane(read('dataPlane') ?? 'nginx'),

@@ -105,6 +105,16 @@ test('waking: 503 with Retry-After, a page that reloads itself every 2 s and sho
   assert.equal(plain.body, '503 Waking up\n');
 });
 
+test('waking names why it slept: on the page under the status text, and after the title for other clients', () => {
+  const page = renderPage('waking', { accept: BROWSER, detail: 'Starting IDE', sleepReason: 'put to sleep by hand' });
+  assert.ok(page.body.includes('<p class="detail">Why it slept: put to sleep by hand.</p>'), page.body);
+  assert.ok(page.body.includes('Starting IDE'));
+  const plain = renderPage('waking', { accept: undefined, detail: 'Starting IDE', sleepReason: 'nobody used it' });
+  assert.equal(plain.body, '503 Waking up: nobody used it\n');
+  assert.equal(plain.headers['retry-after'], '2');
+  assert.ok(renderPage('waking', { accept: BROWSER, sleepReason: '<b>' }).body.includes('Why it slept: &lt;b&gt;.'));
+});
+
 test('wakeBlocked: 503 with Retry-After; the reason on the page and in the line for other clients', () => {
   const reason = 'waking is paused installation-wide';
   const page = renderPage('wakeBlocked', { accept: BROWSER, detail: reason, retryAfterSeconds: 30 });

@@ -184,6 +184,11 @@ export interface PageOptions {
   accept: string | undefined;
   /** Specifics of this case (a service name, a blocker's reason); user-controlled, so always escaped. */
   detail?: string;
+  /**
+   * Why what is being woken slept (3.1 wake reasons: "put to sleep by hand", "nobody used it", ...): the waiting
+   * page names it, and the one line for other clients gives it after the title.
+   */
+  sleepReason?: string;
   retryAfterSeconds?: number;
   /** Where the page's sign-in button leads; only http(s) and same-site paths are linked. */
   signInUrl?: string;
@@ -268,7 +273,7 @@ export function renderPage(name: RouterPageName, options: PageOptions): Rendered
       status: page.status,
       title: page.title,
       explanation: page.explanation,
-      detail: waiting ? undefined : detail,
+      detail: options.sleepReason ? `Why it slept: ${options.sleepReason}.` : waiting ? undefined : detail,
       statusText: waiting && detail !== page.title ? detail : undefined,
       action: href ? { label: page.signInLabel ?? 'Sign in', href, newTab: page.signInNewTab ?? false } : undefined,
       retry: page.retry ?? false,
@@ -279,7 +284,8 @@ export function renderPage(name: RouterPageName, options: PageOptions): Rendered
     headers['content-security-policy'] = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
     headers['referrer-policy'] = 'no-referrer';
   } else {
-    const reason = page.detailInText && detail ? `: ${oneLine(detail)}` : '';
+    const said = options.sleepReason ?? (page.detailInText ? detail : undefined);
+    const reason = said && oneLine(said) !== '' ? `: ${oneLine(said)}` : '';
     body = `${page.status} ${page.title}${reason}\n`;
     headers['content-type'] = 'text/plain; charset=utf-8';
   }

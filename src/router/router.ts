@@ -10,7 +10,8 @@ import type { SecretBox } from '../core/secret-box.ts';
 import type { NotificationHub } from '../events/hub.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
-import { requestWake } from '../workspaces/wake.ts';
+import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
+import { requestWake, wakeReason, wakingStatusText } from '../workspaces/wake.ts';
 import { headersForUpstream, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml, type RouterPageName } from './pages.ts';
@@ -72,6 +73,8 @@ class Refusal {
     readonly detail?: string,
     readonly retryAfterSeconds?: number,
     readonly signInUrl?: string,
+    /** Why what is being woken slept (waiting pages name it). */
+    readonly sleepReason?: string,
   ) {}
 }
 
@@ -156,7 +159,7 @@ export class Router {
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, target: Exclude<HostTarget, { kind: 'console' }>): Promise<void> {
     socket.on('error', () => socket.destroy());
     const refuse = (refusal: Refusal) => {
-      const page = renderPage(refusal.page, { accept: undefined, detail: refusal.detail });
+      const page = renderPage(refusal.page, { accept: undefined, detail: refusal.detail, sleepReason: refusal.sleepReason });
       socket.end(`HTTP/1.1 ${page.status} ${refusal.page}\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n\r\n${page.body}`);
     };
     try {
@@ -284,7 +287,7 @@ export class Router {
     }
   }
 
-  /** A sleeping workspace is woken; browsers get the waiting page at once, other clients are held until it runs. */
+  /** A sleeping workspace is woken; browsers get the waiting page at once, others are held (then 503 with why it slept). */
   private async awake(request: IncomingMessage, routing: WorkspaceRouting, userId: number): Promise<WorkspaceRouting> {
     const deadline = Date.now() + this.holdMs;
     let current = routing;
@@ -297,9 +300,10 @@ export class Router {
       } else if (row.state !== 'waking_up') {
         throw new Refusal('workspaceNotRunning', row.status_detail ?? undefined, 10);
       }
-      if (wantsHtml(request.headers.accept)) throw new Refusal('waking', current.row.status_detail ?? 'Waking up', 2);
+      const waking = new Refusal('waking', wakingStatusText(row), 2, undefined, wakeReason(row));
+      if (wantsHtml(request.headers.accept)) throw waking;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Refusal('wakeBlocked', `Still waking up: ${current.row.status_detail ?? ''}`.trim(), 5);
+      if (left <= 0) throw waking;
       await this.routes.changed(row.id, Math.min(left, HELD_POLL_MS));
       current = (await this.routes.get(row.id, HELD_POLL_MS)) ?? current;
     }
@@ -339,6 +343,11 @@ export class Router {
     const deadline = Date.now() + this.holdMs;
     let current = routing;
     let woken = false;
+    // The routing may be as old as the last event (a service that became ready without its recorded status
+    // changing sends none): look afresh once before answering that it is not ready, even with no hold at all.
+    let looked = false;
+    // on-demand services sleep only when nobody used them
+    const waking = new Refusal('waking', `Waking ${service}`, 2, undefined, sleepReasonTexts.idle);
     for (;;) {
       const state = current.services.get(service);
       if (!state) throw new Refusal('nothingServed');
@@ -347,8 +356,9 @@ export class Router {
         woken = true;
         await this.options.services.wake(current.row.id, service);
         this.routes.invalidate(current.row.id);
-        if (wantsHtml(request.headers.accept)) throw new Refusal('waking', `Waking ${service}`, 2);
+        if (wantsHtml(request.headers.accept)) throw waking;
         current = (await this.routes.get(current.row.id)) ?? current;
+        looked = true;
         continue;
       }
       if (state.ready.length > 0) {
@@ -360,9 +370,11 @@ export class Router {
       }
       if (!['starting', 'pending', 'sleeping'].includes(state.status)) throw new Refusal('noAnswer', state.detail ?? `${service} is ${state.status}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Refusal('noAnswer', `${service} did not become ready in time`);
-      await this.routes.changed(current.row.id, Math.min(left, HELD_POLL_MS));
+      if (left <= 0 && looked && woken) throw waking;
+      if (left <= 0 && looked) throw new Refusal('noAnswer', `${service} did not become ready in time`);
+      if (left > 0) await this.routes.changed(current.row.id, Math.min(left, HELD_POLL_MS));
       current = (await this.routes.get(current.row.id, HELD_POLL_MS)) ?? current;
+      looked = true;
     }
   }
 
@@ -386,6 +398,7 @@ export class Router {
       detail: refusal.detail,
       retryAfterSeconds: refusal.retryAfterSeconds,
       signInUrl: refusal.signInUrl,
+      sleepReason: refusal.sleepReason,
     });
     response.writeHead(page.status, page.headers);
     response.end(request.method === 'HEAD' ? undefined : page.body);

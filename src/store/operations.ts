@@ -120,6 +120,18 @@ export async function deleteFinishedOperations(db: Queryable, finishedBefore: Da
   return (await db.query('DELETE FROM operations WHERE finished_at < $1', [finishedBefore])).rowCount ?? 0;
 }
 
+/** Seconds the newest succeeded operation of `kind` on `target` took from being queued to finishing, if any. */
+export async function lastSucceededSeconds(db: Queryable, target: string, kind: string): Promise<number | undefined> {
+  const row = (
+    await db.query<{ seconds: string }>(
+      `SELECT extract(epoch FROM finished_at - created_at) AS seconds FROM operations
+       WHERE target = $1 AND kind = $2 AND state = 'succeeded' ORDER BY created_at DESC LIMIT 1`,
+      [target, kind],
+    )
+  ).rows[0];
+  return row ? Number(row.seconds) : undefined;
+}
+
 /** The unfinished operation on a target, if any; the caller holds the target's advisory lock. */
 export async function activeOperationOn(db: Queryable, target: string): Promise<OperationRow | undefined> {
   await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [target]);

@@ -32,6 +32,8 @@ export interface WorkspaceRow {
   deleted_at: Date | null;
   purge_after: Date | null;
   version: number;
+  /** The workspace's vault of secrets (made with the workspace), read along with the row. */
+  vault_id: number | null;
 }
 
 export interface NewWorkspace {
@@ -49,12 +51,19 @@ export interface NewWorkspace {
   at: Date;
 }
 
+/** A workspace row with its vault's id. */
+const COLUMNS = '*, (SELECT v.id FROM vaults v WHERE v.workspace_id = workspaces.id) AS vault_id';
+
+/** Inserts the workspace and its (empty) vault in one statement. */
 export async function insertWorkspace(db: Queryable, ws: NewWorkspace): Promise<WorkspaceRow> {
   return (
     await db.query<WorkspaceRow>(
-      `INSERT INTO workspaces (team_id, name, plan, base_image, git_provider, git_repo, git_ref, storage_gib, restricted,
-         idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14) RETURNING *`,
+      `WITH inserted AS (
+         INSERT INTO workspaces (team_id, name, plan, base_image, git_provider, git_repo, git_ref, storage_gib, restricted,
+           idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14) RETURNING *),
+       vault AS (INSERT INTO vaults (workspace_id, created_at) SELECT id, created_at FROM inserted RETURNING id)
+       SELECT inserted.*, vault.id AS vault_id FROM inserted, vault`,
       [ws.teamId, ws.name, ws.plan, ws.baseImage, ws.git?.provider ?? null, ws.git?.repo ?? null, ws.git?.ref ?? null,
         ws.storageGib, ws.restricted, ws.idleTimeoutMinutes, ws.state, ws.statusDetail, ws.createdBy, ws.at],
     )
@@ -62,7 +71,7 @@ export async function insertWorkspace(db: Queryable, ws: NewWorkspace): Promise<
 }
 
 export async function findWorkspace(db: Queryable, id: number, lock = false): Promise<WorkspaceRow | undefined> {
-  return (await db.query<WorkspaceRow>(`SELECT * FROM workspaces WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id])).rows[0];
+  return (await db.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces WHERE id = $1${lock ? ' FOR UPDATE OF workspaces' : ''}`, [id])).rows[0];
 }
 
 /** Workspaces of the given teams (all teams for `null`), live or soft-deleted, in id order after `afterId`. */
@@ -74,14 +83,14 @@ export async function listWorkspaces(
 ): Promise<WorkspaceRow[]> {
   return (
     await db.query<WorkspaceRow>(
-      `SELECT * FROM workspaces WHERE ($1::bigint[] IS NULL OR team_id = ANY($1)) AND (deleted_at IS NOT NULL) = $2
+      `SELECT ${COLUMNS} FROM workspaces WHERE ($1::bigint[] IS NULL OR team_id = ANY($1)) AND (deleted_at IS NOT NULL) = $2
        AND id > $3 ORDER BY id LIMIT $4`,
       [filter.teamIds, filter.deleted, afterId, limit + 1],
     )
   ).rows;
 }
 
-type Changes = Partial<Omit<WorkspaceRow, 'id' | 'team_id' | 'created_at' | 'version'>>;
+type Changes = Partial<Omit<WorkspaceRow, 'id' | 'team_id' | 'created_at' | 'version' | 'vault_id'>>;
 
 /** Applies `changes`, bumps the version; with `expectedVersion` only when it is current (else undefined). */
 export async function updateWorkspace(
@@ -96,7 +105,7 @@ export async function updateWorkspace(
   const guard = expectedVersion === undefined ? '' : ` AND version = $${entries.length + 2}`;
   const params = [id, ...entries.map(([, value]) => value), ...(expectedVersion === undefined ? [] : [expectedVersion])];
   return (
-    await db.query<WorkspaceRow>(`UPDATE workspaces SET ${sets}, version = version + 1 WHERE id = $1${guard} RETURNING *`, params)
+    await db.query<WorkspaceRow>(`UPDATE workspaces SET ${sets}, version = version + 1 WHERE id = $1${guard} RETURNING ${COLUMNS}`, params)
   ).rows[0];
 }
 

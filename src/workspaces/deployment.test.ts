@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { normalizeLandscape, parseLandscape, planLandscape, type NormalLandscape } from '../landscape/index.ts';
 import type { ReplicaObservation } from '../runtime/driver.ts';
-import { devUrlState, needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds } from './deployment.ts';
+import { devService, devUrlState, needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds } from './deployment.ts';
 import { servicesToRestart } from './service-runner.ts';
 
 function landscapeOf(text: string): NormalLandscape {
@@ -99,6 +99,17 @@ test('the dev URL state follows the workspace, then the service that serves /', 
   assert.equal(devUrlState(landscape, false, 'running', views('stopped')).state, 'stopped');
   assert.deepEqual(devUrlState(landscape, true, 'running', []), { state: 'not-served', detail: 'Nothing is served at / yet' });
   assert.equal(devUrlState(undefined, false, 'running', []).state, 'not-served');
+});
+
+test('dev_service: the service serving / with its needs (transitively, needs first) and those failing; none without one', () => {
+  const landscape = landscapeOf(file);
+  const views = serviceViews({ landscape, tornDown: false, workspaceState: 'running', stopped: new Set(), observed: [seen('web', 0, 'running'), seen('db', 0, 'failure', { detail: 'exit 1' })] });
+  assert.deepEqual(devService(landscape, false, views, 7), { name: 'web', state: 'running', wake_seconds: 7, needs: ['db', 'api'], failing_needs: ['db'] });
+  const asleep = serviceViews({ landscape, tornDown: false, workspaceState: 'sleeping', stopped: new Set(), observed: [] });
+  assert.equal(devService(landscape, false, asleep, 7)?.state, 'sleeping');
+  assert.equal(devService(landscape, true, views, 7), undefined);
+  assert.equal(devService(landscapeOf(file.replace('routes: [{ path: / }]', 'routes: [{ path: /web }]')), false, views, 7), undefined);
+  assert.equal(devService(undefined, false, [], 7), undefined);
 });
 
 test('idle on-demand services sleep, except those an awake service needs', () => {

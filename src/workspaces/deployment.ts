@@ -155,6 +155,29 @@ export function devUrlState(landscape: NormalLandscape | undefined, tornDown: bo
   }
 }
 
+/** The workspace's `dev_service` (spec 2.3): the service serving `/` on the dev URL. */
+export interface DevService {
+  name: string;
+  /** Its status's API value (3.2). */
+  state: string;
+  wake_seconds: number;
+  /** Every service it needs, directly or through others (they wake with it), needs first. */
+  needs: string[];
+  /** Those of `needs` whose status is `failure`. */
+  failing_needs: string[];
+}
+
+/** The service that serves `/` on the dev URL with its needs; undefined when none does (or it is torn down). */
+export function devService(landscape: NormalLandscape | undefined, tornDown: boolean, views: ServiceView[], wakeSeconds: number): DevService | undefined {
+  const name = landscape && !tornDown ? rootService(landscape) : undefined;
+  const view = name && views.find((v) => v.name === name);
+  if (!landscape || !name || !view) return undefined;
+  const needed = withNeeds(landscape, [name]);
+  const needs = needsOrder(landscape).filter((other) => other !== name && needed.has(other));
+  const failing = needs.filter((other) => views.find((v) => v.name === other)?.status === 'failure');
+  return { name, state: view.status, wake_seconds: wakeSeconds, needs, failing_needs: failing };
+}
+
 /** The service whose route `/` takes the dev URL's root (the longest prefix of `/` is `/` itself). */
 function rootService(landscape: NormalLandscape): string | undefined {
   for (const [name, service] of Object.entries(landscape.services)) {

@@ -21,6 +21,7 @@ import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { envOf, openDeployedEnv, sealDeployedEnv, servicesToRestart, targetsOf, type ServiceRunner } from './service-runner.ts';
+import { refuseOverDiskQuota, type VolumeUsageOf } from './disk-quota.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
 
@@ -64,7 +65,7 @@ export async function planFor(db: Queryable, files: WorkspaceFiles, row: Workspa
 export interface SyncDeps {
   pool: pg.Pool;
   /** How full the workspace's volume is: a Sync is refused while it is over its storage. */
-  volumeUsage: (row: WorkspaceRow) => Promise<{ bytes: number }>;
+  volumeUsage: VolumeUsageOf;
   services: ServiceRunner;
   files: WorkspaceFiles;
   secrets: SecretBox;
@@ -87,10 +88,7 @@ export async function syncLandscape(
     if (plan.hash !== request.planHash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
-    const { bytes } = await deps.volumeUsage(row);
-    if (bytes > row.storage_gib * 2 ** 30) {
-      throw problem('disk-over-quota', 409, `The volume holds ${(bytes / 2 ** 30).toFixed(1)} GiB, over its ${row.storage_gib} GiB: free space (or raise its storage) before a Sync.`);
-    }
+    await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
     const vaultId = await findVaultId(db, row.id);
     const secrets = vaultId === undefined ? [] : await listSecrets(db, vaultId);
     const variables = await listVariables(db, row.id);

@@ -64,6 +64,15 @@ test('sleep by hand and by idle timeout carry their texts; wake goes through Wak
   assert.equal(run(waking, [{ type: 'editor-ready' }]).state, 'running');
 });
 
+test('the reason it slept is kept while it wakes up (the waiting page names it), and dropped once it runs or fails', () => {
+  const byHand = run(run(initialStatus(false), [{ type: 'editor-ready' }]), [{ type: 'sleep', reason: 'by-hand' }]);
+  const starting = run(byHand, [{ type: 'wake' }, { type: 'progress', statusText: 'Starting IDE' }]);
+  assert.deepEqual([starting.state, starting.statusDetail, starting.sleepReason], ['waking_up', 'Starting IDE', 'by-hand']);
+  assert.equal(run(starting, [{ type: 'editor-ready' }]).sleepReason, undefined);
+  assert.equal(run(starting, [{ type: 'failed', stage: 'ide', reason: 'exited' }]).sleepReason, undefined);
+  assert.equal(run(starting, [{ type: 'sleep', reason: 'idle' }]).sleepReason, 'idle');
+});
+
 test('wake blockers are refused with their reason', () => {
   const stopped = run(run(initialStatus(false), [{ type: 'editor-ready' }]), [{ type: 'stop' }]);
   const wake = applyWorkspaceEvent(stopped, { type: 'wake' });
@@ -73,6 +82,8 @@ test('wake blockers are refused with their reason', () => {
   assert.equal(restoring.statusDetail, 'Restoring the archive');
   const busy = applyWorkspaceEvent(restoring, { type: 'wake' });
   assert.match(busy.ok ? '' : busy.refusal, /busy with its volume/);
+  const restored = run(restoring, [{ type: 'sleep', reason: 'archive-restored' }]);
+  assert.deepEqual([restored.statusDetail, run(restored, [{ type: 'wake' }]).sleepReason], ['Asleep', 'archive-restored']);
   const creating = applyWorkspaceEvent(initialStatus(true), { type: 'sleep', reason: 'by-hand' });
   assert.equal(creating.ok, false);
 });

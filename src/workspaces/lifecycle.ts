@@ -4,7 +4,8 @@
 export const workspaceStates = ['creating', 'cloning', 'running', 'sleeping', 'waking_up', 'stopped', 'error', 'deleting'] as const;
 export type WorkspaceStateName = (typeof workspaceStates)[number];
 
-export type SleepReason = 'by-hand' | 'idle' | 'node-night' | 'node-drained' | 'archive-restore';
+/** `archive-restore`: its volume is being refilled from the archive (no wake meanwhile); `archive-restored`: done. */
+export type SleepReason = 'by-hand' | 'idle' | 'node-night' | 'node-drained' | 'archive-restore' | 'archive-restored';
 
 /** Status texts of 3.1, exactly as written. */
 export const statusTexts = {
@@ -26,6 +27,7 @@ const asleep: Record<SleepReason, string> = {
   'node-night': 'Asleep while its node is drained',
   'node-drained': 'Asleep since its pod was evicted',
   'archive-restore': statusTexts.restoringArchive,
+  'archive-restored': 'Asleep',
 };
 
 /** Wake reasons shown to clients (console, waiting page). */
@@ -34,7 +36,8 @@ export const sleepReasonTexts: Record<SleepReason, string> = {
   idle: 'nobody used it',
   'node-night': 'node out of service for the night',
   'node-drained': 'node drained',
-  'archive-restore': 'restored from an archive',
+  'archive-restore': 'being restored from an archive',
+  'archive-restored': 'restored from an archive',
 };
 
 const errorPrefixes = {
@@ -48,6 +51,7 @@ export type FailureStage = keyof typeof errorPrefixes;
 export interface WorkspaceStatus {
   state: WorkspaceStateName;
   statusDetail: string;
+  /** Why it sleeps; kept while it wakes up, so that the waiting page and the 503 text can name it (3.1). */
   sleepReason?: SleepReason;
   /** For git workspaces the create flow passes through `cloning`. */
   fromGit: boolean;
@@ -87,9 +91,11 @@ export function applyWorkspaceEvent(current: WorkspaceStatus, event: WorkspaceEv
   const base = { fromGit: current.fromGit };
   if (current.state === 'deleting' && event.type !== 'restore') return refuse('The workspace is deleted; restore it first.');
   switch (event.type) {
-    case 'progress':
+    case 'progress': {
       if (!['creating', 'cloning', 'waking_up', 'error'].includes(current.state)) return refuse(`No progress while ${current.state}.`);
-      return to({ ...base, state: progressState(current, event.statusText), statusDetail: event.statusText });
+      const state = progressState(current, event.statusText);
+      return to({ ...base, state, statusDetail: event.statusText, sleepReason: state === 'waking_up' ? current.sleepReason : undefined });
+    }
     case 'editor-ready':
       if (!['creating', 'cloning', 'waking_up', 'error'].includes(current.state)) return refuse(`The editor cannot become ready while ${current.state}.`);
       return to({ ...base, state: 'running', statusDetail: statusTexts.running });
@@ -104,7 +110,7 @@ export function applyWorkspaceEvent(current: WorkspaceStatus, event: WorkspaceEv
       if (current.sleepReason === 'archive-restore') return refuse('The workspace is busy with its volume (restoring an archive).');
       if (current.state === 'running' || current.state === 'waking_up') return to(current);
       if (current.state !== 'sleeping' && current.state !== 'error') return refuse(`A workspace that is ${describe(current.state)} cannot be woken.`);
-      return to({ ...base, state: 'waking_up', statusDetail: statusTexts.wakingUp });
+      return to({ ...base, state: 'waking_up', statusDetail: statusTexts.wakingUp, sleepReason: current.sleepReason });
     case 'stop':
       if (current.state === 'stopped') return to(current);
       if (['creating', 'cloning'].includes(current.state)) return refuse('The workspace is still being created.');

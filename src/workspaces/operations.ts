@@ -173,7 +173,7 @@ const restoreArchive = (deps: WorkspaceOperationDeps): OperationHandler => async
   await transitionWorkspace(deps, row.id, { type: 'sleep', reason: 'archive-restore' });
   await job.progress(statusTexts.restoringArchive);
   await deps.driver.restoreVolume(workspaceRef(row), archiveFile(deps, row.id));
-  await transitionWorkspace(deps, row.id, { type: 'sleep', reason: 'by-hand' }, { restored_from: row.id, archive_sha256: null });
+  await transitionWorkspace(deps, row.id, { type: 'sleep', reason: 'archive-restored' }, { restored_from: row.id, archive_sha256: null });
   await rm(archiveFile(deps, row.id), { force: true });
   return { detail: 'Restored from the archive' };
 };

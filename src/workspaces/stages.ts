@@ -16,6 +16,7 @@ import {
 import { listVariables } from '../store/variables.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { needsOrder } from './deployment.ts';
+import { refuseOverDiskQuota } from './disk-quota.ts';
 import { readCurrentLandscape } from './landscape-service.ts';
 import { workspaceRef } from './operations.ts';
 import type { ServiceRunner } from './service-runner.ts';
@@ -45,9 +46,10 @@ export class StageRunner {
 
   constructor(private readonly deps: StageDeps) {}
 
-  /** Starts a run of `stage`; 409 when one is waiting or running, or the workspace does not run. */
+  /** Starts a run of `stage`; 409 when one is waiting or running, the workspace does not run, or (prepare) its volume is over its size. */
   async start(row: WorkspaceRow, stage: StageName, profile: string | null, by: number | null): Promise<StageRunRow> {
     if (row.state !== 'running') throw problem('workspace-not-running', 409, 'Stages run in the workspace: wake it first.');
+    if (stage === 'prepare') await refuseOverDiskQuota((r) => this.deps.driver.volumeUsage(workspaceRef(r)), row, 'running prepare');
     const steps = await this.stepsOf(row, stage, profile);
     const run = await insertStageRun(this.deps.pool, { workspaceId: row.id, stage, steps, by, at: this.deps.clock.now() });
     if (!run) {

@@ -45,6 +45,7 @@ export function workspaceView(row: WorkspaceRow, urls: WorkspaceUrls, permission
     state: row.state,
     status_detail: row.status_detail,
     urls: workspaceAddresses(row.id, urls),
+    vault_id: row.vault_id ?? undefined,
     single_node: row.single_node,
     idle_timeout_minutes: row.idle_timeout_minutes,
     last_archived_at: row.last_archived_at?.toISOString(),

@@ -5,6 +5,7 @@ import { enqueueOperation } from '../operations/queue.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn } from '../store/operations.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
+import { sleepReasonTexts, type SleepReason } from './lifecycle.ts';
 
 export interface WakeBlocker {
   reason: string;
@@ -16,6 +17,16 @@ export function wakeBlocker(row: WorkspaceRow): WakeBlocker | undefined {
   if (row.sleep_reason === 'archive-restore') return { reason: 'The workspace is busy with its volume (restoring an archive).', retryAfterSeconds: 5 };
   if (row.archive_sha256) return { reason: 'The workspace is archived; restore its archive before waking it.', retryAfterSeconds: 60 };
   return undefined;
+}
+
+/** Why a sleeping (or waking) workspace slept, as clients are told (3.1 "Wake reasons shown to clients"). */
+export function wakeReason(row: WorkspaceRow): string | undefined {
+  return row.sleep_reason ? sleepReasonTexts[row.sleep_reason as SleepReason] : undefined;
+}
+
+/** What the waiting page says happens now: a workspace still `sleeping` has just been asked to wake up. */
+export function wakingStatusText(row: WorkspaceRow): string {
+  return row.state === 'sleeping' || !row.status_detail ? 'Waking up' : row.status_detail;
 }
 
 export const busyBlocker = (kind: string): WakeBlocker => ({ reason: `The workspace is busy (${kind}); waking follows when it has finished.`, retryAfterSeconds: 5 });

@@ -1,4 +1,5 @@
-// Local bare git repositories for clone tests: real `git`, no network.
+// Local git repositories for clone tests: real `git`, no network. A bare one, and the repository with a work tree
+// it was pushed from.
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -11,15 +12,21 @@ export interface BareRepository {
   /** Path of the bare repository (clone it as `file://<path>` or the path itself). */
   path: string;
   url: string;
+  /** The non-bare repository the branches were committed in and pushed from (its work tree shows `main`). */
+  workPath: string;
   /** The commit at the tip of each branch. */
   commits: Record<string, string>;
   remove(): Promise<void>;
 }
 
-/** A bare repository whose default branch `main` holds `files`; `branches` add more branches. */
+/**
+ * A bare repository whose default branch `main` holds `files`; `branches` add more branches. `head` points its HEAD
+ * at another branch, which need not exist (a bare repository made with `master` as default, then pushed `main`).
+ */
 export async function createBareRepository(
   files: Record<string, string>,
   branches: Record<string, Record<string, string>> = {},
+  options: { head?: string } = {},
 ): Promise<BareRepository> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'svc-git-'));
   await run('chmod', ['755', root]);
@@ -48,6 +55,7 @@ export async function createBareRepository(
     commits[branch] = await tip();
     await git(work, 'checkout', 'main');
   }
+  if (options.head) await git(bare, 'symbolic-ref', 'HEAD', `refs/heads/${options.head}`);
   await run('chmod', ['-R', 'a+rX', root]);
-  return { path: bare, url: `file://${bare}`, commits, remove: () => rm(root, { recursive: true, force: true }) };
+  return { path: bare, url: `file://${bare}`, workPath: work, commits, remove: () => rm(root, { recursive: true, force: true }) };
 }

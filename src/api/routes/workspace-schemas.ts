@@ -50,6 +50,19 @@ export const WorkspaceSchema = Type.Object({
   state: StringEnum(['creating', 'cloning', 'running', 'sleeping', 'waking_up', 'stopped', 'error', 'deleting']),
   status_detail: Type.String(),
   urls: Type.Object({ ide: Type.String(), dev: Type.String() }),
+  dev_service: Type.Optional(
+    Type.Object(
+      {
+        name: Type.String(),
+        state: Type.String({ description: 'the service status API value (3.2)' }),
+        wake_seconds: Type.Integer({ description: 'how long waking it takes: its last wake as measured, else an estimate' }),
+        needs: Type.Array(Type.String(), { description: 'every service it needs, directly or through others' }),
+        failing_needs: Type.Array(Type.String()),
+      },
+      { description: 'the service serving / on the dev URL; absent when none does. Only on GET /workspaces/{ws}, which looks at it live' },
+    ),
+  ),
+  vault_id: Type.Optional(Id),
   single_node: Type.Boolean(),
   idle_timeout_minutes: Type.Integer(),
   last_archived_at: Type.Optional(DateTime),

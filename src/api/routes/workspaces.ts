@@ -9,6 +9,7 @@ import { publishEvent } from '../../events/publish.ts';
 import { isUniqueViolation, withTransaction } from '../../store/database.ts';
 import { visibleTeamIds } from '../../store/teams.ts';
 import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
+import { readDevService } from '../../workspaces/dev-service.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
 import { workspaceUrlsFromBase, workspaceView } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
@@ -153,7 +154,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       setEtag(reply, row.version);
-      return viewFor(deps, row, access);
+      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row) };
     },
   );
 

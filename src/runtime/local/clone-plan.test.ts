@@ -12,13 +12,22 @@ test('absolute paths and file:// URLs are repositories on this machine; other UR
   assert.equal(localRepositoryPath('app.git'), undefined);
 });
 
-test('a local repository is trusted through a global config in the sandbox\'s /tmp, then cloned into /data/app', () => {
-  assert.equal(
-    cloneScript({ url: 'file:///srv/git/app.git' }),
-    "export GIT_CONFIG_GLOBAL=/tmp/svc-clone.gitconfig && git config --global safe.directory /srv/git/app.git && " +
-      'git -c advice.detachedHead=false clone -- file:///srv/git/app.git /data/app',
+test('a local repository is trusted (bare, or its .git with a work tree) through a global config in the sandbox\'s /tmp, then cloned into /data/app', () => {
+  assert.ok(
+    cloneScript({ url: 'file:///srv/git/app.git' }).startsWith(
+      'export GIT_CONFIG_GLOBAL=/tmp/svc-clone.gitconfig && git config --global --add safe.directory /srv/git/app.git && ' +
+        'git config --global --add safe.directory /srv/git/app.git/.git && git -c advice.detachedHead=false clone -- file:///srv/git/app.git /data/app && ',
+    ),
   );
-  assert.equal(cloneScript({ url: 'https://example.com/app.git', ref: ' ' }), 'git -c advice.detachedHead=false clone -- https://example.com/app.git /data/app');
+  assert.ok(cloneScript({ url: 'https://example.com/app.git', ref: ' ' }).startsWith('git -c advice.detachedHead=false clone -- https://example.com/app.git /data/app && '));
+});
+
+test('without a ref, a remote HEAD that names no branch is settled after the clone; with a ref it is not looked at', () => {
+  const script = cloneScript({ url: 'https://example.com/app.git' });
+  assert.match(script, /rev-parse -q --verify HEAD/);
+  assert.match(script, /checkout -q --track "origin\/\$branches"/);
+  assert.doesNotMatch(cloneScript({ url: 'https://example.com/app.git', ref: 'main' }), /rev-parse/);
+  assert.doesNotMatch(cloneScript({ url: 'https://example.com/app.git', ref: '3f2a9c1' }), /rev-parse/);
 });
 
 test('a branch or tag is cloned directly; a commit id is checked out after the clone', () => {

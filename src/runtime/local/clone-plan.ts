@@ -22,24 +22,43 @@ const COMMIT = /^[0-9a-f]{7,64}$/i;
 
 /**
  * The shell text that clones `source` into /data/app. A branch or tag is cloned directly (git names a missing one:
- * "Remote branch nope not found in upstream origin"); a commit id is checked out after the clone.
+ * "Remote branch nope not found in upstream origin"); a commit id is checked out after the clone. Without a ref the
+ * remote's HEAD decides, and a HEAD that names no branch is settled by `checkoutWhenHeadDangles`.
  */
 export function cloneScript(source: GitSource): string {
   const local = localRepositoryPath(source.url);
   const git = (...args: string[]) => ['git', '-c', 'advice.detachedHead=false', ...args].map(shellQuote).join(' ');
   const ref = source.ref?.trim();
   const clone = !ref || COMMIT.test(ref) ? git('clone', '--', source.url, POD_APP_DIR) : git('clone', '--branch', ref, '--', source.url, POD_APP_DIR);
-  const checkout = ref && COMMIT.test(ref) ? ` && ${git('-C', POD_APP_DIR, 'checkout', '--detach', ref)}` : '';
-  return `${local ? trustRepository(local) : ''}${clone}${checkout}`;
+  const after = !ref ? ` && ${checkoutWhenHeadDangles}` : COMMIT.test(ref) ? ` && ${git('-C', POD_APP_DIR, 'checkout', '--detach', ref)}` : '';
+  return `${local ? trustRepository(local) : ''}${clone}${after}`;
 }
 
 /**
+ * A remote HEAD naming a branch that does not exist (a bare repository made with `master` as its default, then
+ * pushed only `main`) lets `git clone` succeed with nothing checked out. Its only branch is then the one meant;
+ * with several, the clone fails naming them, so that a ref can be chosen. A repository without any branch (new and
+ * empty) is a clone of nothing to check out, and fine.
+ */
+const checkoutWhenHeadDangles = `{ git -C ${POD_APP_DIR} rev-parse -q --verify HEAD >/dev/null || {
+  branches=$(git -C ${POD_APP_DIR} for-each-ref --format='%(refname:lstrip=3)' refs/remotes/origin/ | grep -vx HEAD)
+  count=$(printf '%s' "$branches" | grep -c .)
+  if [ "$count" -eq 1 ]; then git -C ${POD_APP_DIR} checkout -q --track "origin/$branches"
+  elif [ "$count" -gt 1 ]; then
+    echo "fatal: the repository's HEAD names the branch $(git -C ${POD_APP_DIR} symbolic-ref --short HEAD), which does not exist; give one of its branches as the ref: $(echo $branches | sed 's/ /, /g')" >&2
+    exit 1
+  fi
+}; }`;
+
+/**
  * The repository belongs to another user than the workspace UID: tell git it is meant, in a global config of the
- * sandbox's own /tmp (`-c safe.directory` does not reach the upload-pack that a local clone runs).
+ * sandbox's own /tmp (`-c safe.directory` does not reach the upload-pack that a local clone runs). git checks the
+ * directory it opens: the path itself for a bare repository, `<path>/.git` for one with a work tree.
  */
 function trustRepository(repository: string): string {
   const config = '/tmp/svc-clone.gitconfig';
-  return `export GIT_CONFIG_GLOBAL=${config} && git config --global safe.directory ${shellQuote(repository)} && `;
+  const trust = (directory: string) => `git config --global --add safe.directory ${shellQuote(directory)}`;
+  return `export GIT_CONFIG_GLOBAL=${config} && ${trust(repository)} && ${trust(path.posix.join(repository, '.git'))} && `;
 }
 
 /** git's last meaningful error line, without its `fatal:`/`error:` label; hints, progress and boilerplate are skipped. */
