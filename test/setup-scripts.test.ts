@@ -31,10 +31,10 @@ interface Seen {
 let dir: string;
 let shimDir: string;
 
-/** An `npm` that answers `npm root` for real and records any other call, then fails with 3. */
+/** An `npm` that answers `npm root` and `npm config` for real and records any other call, then fails with 3. */
 async function writeShim(record: string): Promise<void> {
   const shim = `#!/bin/sh
-if [ "$1" = root ]; then exec ${realNpm} "$@"; fi
+case "$1" in root | config) exec ${realNpm} "$@" ;; esac
 echo "$*" > ${record}/args
 env -0 > ${record}/env
 ${realNpm} config get user-agent > ${record}/user-agent 2>/dev/null
