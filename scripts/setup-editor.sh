@@ -50,7 +50,7 @@ step() {
   fi
 }
 
-echo "setup-editor: installing code-server $version into $tools (about 5 minutes and 800 MB)"
+echo "setup-editor: installing code-server $version into $tools (800 MB; about 15 minutes on 2 cores)"
 rm -f "$marker"
 rm -rf "$tools/node_modules" "$tools/package.json" "$tools/package-lock.json" "$tools"/build-*.log
 : >"$log"

@@ -5,7 +5,7 @@
 // embedded PostgreSQL included; `svc admin sign-in-link` works while the server is down.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,8 @@ const editorVersion = /^version=(\S+)$/m.exec(await readFile(path.join(repo, 'sc
 const installMinutes = 25;
 
 const scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-smoke-up-'));
+// Open for traversal like a home directory: as root, the embedded PostgreSQL runs as the user postgres.
+await chmod(scratch, 0o755);
 const clone = path.join(scratch, 'svc');
 const home = path.join(scratch, 'home');
 await mkdir(home);
