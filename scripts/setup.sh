@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what svc needs on a Debian machine, idempotently: system packages, then the npm dependencies, then the
 # console's build (console/build.sh, skipped while console/dist is newer than its sources).
-# Called by `npm run up`, `npm test` and .ci/run, so a new user and CI get the same set-up.
+# Called by `npm run up`, `npm test` and .ci/run, so a new user and CI get the same set-up; under `npm run` as by
+# hand (scripts/npm-env.sh drops what npm run exports, so `npm ci` reads only the user's own settings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/npm-env.sh
+clean_npm_env
 
 # chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx and its Lua module: the data plane
 # (the default; --data-plane node does without) and its tests, and bench/router's reference.
