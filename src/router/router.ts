@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import type { NotificationHub } from '../events/hub.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
+import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
 import { requestWake } from '../workspaces/wake.ts';
 import { headersForUpstream, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
@@ -137,6 +138,11 @@ export class Router {
     return target.kind === 'console' ? undefined : target;
   }
 
+  /** Whether a Host header names a workspace host (for answers given before a request is parsed or routed). */
+  isWorkspaceHost(host: string | undefined): boolean {
+    return hostTarget(host, this.options.workspaceDomain, this.consoleHost()).kind !== 'console';
+  }
+
   async handle(request: IncomingMessage, response: ServerResponse, target: Exclude<HostTarget, { kind: 'console' }>): Promise<void> {
     try {
       const resolved = await this.resolve(request, target, response);
@@ -157,7 +163,7 @@ export class Router {
     socket.on('error', () => socket.destroy());
     const refuse = (refusal: Refusal) => {
       const page = renderPage(refusal.page, { accept: undefined, detail: refusal.detail });
-      socket.end(`HTTP/1.1 ${page.status} ${refusal.page}\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n\r\n${page.body}`);
+      socket.end(`HTTP/1.1 ${page.status} ${refusal.page}\r\ncontent-type: text/plain; charset=utf-8\r\nsvc-version: ${SERVER_VERSION}\r\nconnection: close\r\n\r\n${page.body}`);
     };
     try {
       const resolved = await this.resolve(request, target, undefined);

@@ -1,0 +1,130 @@
+// Requests refused before any route sees them (spec 5 "errors are problems", spec 7 router pages): a Content-Length
+// that is no length, `%00` in a path, a path that is no valid percent-encoding, a path parameter over its length, a
+// 20,000-character address. API hosts answer an RFC 9457 problem, workspace hosts the router's page, and every answer
+// carries Svc-Version, with nginx in front (the default) and without it (test/router-errors-node.test.ts). The odd
+// requests are written on raw sockets: HTTP clients refuse to send them.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, test } from 'node:test';
+import { SERVER_VERSION } from '../src/core/version.ts';
+import { createPerson } from './helpers/client.ts';
+import { createBareRepository, type BareRepository } from './helpers/git.ts';
+import { rawRequest, type RawAnswer } from './helpers/raw-http.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { operationFinished, until } from './helpers/wait.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
+
+const svcYml = `schema: svc/v1
+services:
+  web:
+    type: steps
+    steps:
+      - run: node web.js
+    ports:
+      - port: 8080
+        routes: [{ path: / }]
+    health: { port: 8080 }
+`;
+const webJs = `require('node:http').createServer((req, res) => res.end('web saw ' + req.url)).listen(8080, '0.0.0.0');\n`;
+
+let server: TestServer;
+let repository: BareRepository;
+let port: number;
+let ws: number;
+let key: string;
+const apiHost = () => `127.0.0.1:${port}`;
+const workspaceHost = () => `w${ws}.localhost`;
+
+before(async () => {
+  server = await startTestServer({ env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true' } });
+  port = Number(new URL(server.url).port);
+  const owner = await createPerson(server.admin, 'errors-owner@example.com');
+  const org = (await owner.key.post('/orgs', { name: 'Errors' })).body.id;
+  const team = (await owner.key.post('/teams', { org_id: org, name: 'Errors' })).body.id;
+  key = owner.key.auth.token!;
+  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': webJs });
+  const created = await owner.key.post('/workspaces', { team_id: team, name: 'errors', git: { provider: 'git', repo: repository.url } });
+  ws = Number(created.body.target.split('/')[2]);
+  assert.equal((await operationFinished(owner.key, created.body.id)).state, 'succeeded');
+  const plan = (await owner.key.get(`/workspaces/${ws}/landscape/plan`)).body;
+  const sync = await owner.key.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.hash });
+  assert.equal((await operationFinished(owner.key, sync.body.id)).state, 'succeeded');
+  await until(async () => ((await owner.key.get(`/workspaces/${ws}/landscape`)).body.dev_url.state === 'served' ? true : undefined), 'the dev URL to be served');
+  // With nginx in front, the workspace host has its own server block and nginx serves the replica itself.
+  const nginx = server.server.dataPlane;
+  if (nginx) {
+    await raw(`GET / HTTP/1.1\r\nHost: ${workspaceHost()}\r\nSvc-Authorization: Bearer ${key}`);
+    await until(async () => (nginx.servesDirectly(ws) ? true : undefined), 'nginx to serve the workspace itself');
+  }
+});
+
+after(async () => {
+  if (server) await removeWorkspaces(server.server.driver, [ws]);
+  await server?.close();
+  await repository?.remove();
+});
+
+const raw = (head: string) => rawRequest(port, head);
+
+function assertProblemAnswer(answer: RawAnswer, status: number, type: string): void {
+  assert.equal(answer.status, status, answer.body.slice(0, 300));
+  assert.equal(answer.headers['content-type']?.split(';')[0], 'application/problem+json', answer.body.slice(0, 300));
+  const body = JSON.parse(answer.body);
+  assert.equal(body.type, `urn:svc:problem:${type}`);
+  assert.equal(body.status, status);
+  assert.equal(typeof body.title, 'string');
+  assert.equal(typeof body.detail, 'string');
+  assert.equal(answer.headers['svc-version'], SERVER_VERSION);
+}
+
+function assertPageLine(answer: RawAnswer, line: string): void {
+  assert.equal(answer.status, Number(line.split(' ')[0]), answer.body.slice(0, 300));
+  assert.equal(answer.headers['content-type'], 'text/plain; charset=utf-8', answer.body.slice(0, 300));
+  assert.equal(answer.body, `${line}\n`);
+  assert.equal(answer.headers['svc-version'], SERVER_VERSION);
+}
+
+const negativeLength = (host: string) => `POST /api/v1/sessions HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: -1`;
+const hugeLength = (host: string) => `POST /api/v1/sessions HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 99999999999999999999999`;
+const nulInPath = (host: string, accept = '*/*') => `GET /api/v1/%00/x HTTP/1.1\r\nHost: ${host}\r\nAccept: ${accept}`;
+const longAddress = (host: string) => `GET /api/v1/version?${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}`;
+
+test('a Content-Length that is no length answers a 400 problem on API hosts and "400 Bad request" on workspace hosts', async () => {
+  assertProblemAnswer(await raw(negativeLength(apiHost())), 400, 'bad-request');
+  assertProblemAnswer(await raw(hugeLength(apiHost())), 400, 'bad-request');
+  assertPageLine(await raw(negativeLength(workspaceHost())), '400 Bad request');
+  assertPageLine(await raw(hugeLength(workspaceHost())), '400 Bad request');
+  assertPageLine(await raw(negativeLength('w999999.localhost')), '400 Bad request');
+});
+
+test('%00 in a path answers a 400 problem on API hosts and the Bad request page on workspace hosts', async () => {
+  assertProblemAnswer(await raw(nulInPath(apiHost())), 400, 'bad-request');
+  assertPageLine(await raw(nulInPath(workspaceHost())), '400 Bad request');
+  const browser = await raw(nulInPath(workspaceHost(), 'text/html,application/xhtml+xml,*/*;q=0.8'));
+  assert.equal(browser.status, 400);
+  assert.equal(browser.headers['content-type'], 'text/html; charset=utf-8');
+  assert.match(browser.body, /<title>[^<]*Bad request/);
+  assert.equal(browser.headers['svc-version'], SERVER_VERSION);
+});
+
+test("a path that is no valid percent-encoding and a parameter over its length answer problems (Fastify's own errors)", async () => {
+  assertProblemAnswer(await raw(`GET /api/v1/me/api-keys/%ff%fe HTTP/1.1\r\nHost: ${apiHost()}`), 400, 'bad-request');
+  assertProblemAnswer(await raw(`DELETE /api/v1/me/api-keys/${'a'.repeat(300)} HTTP/1.1\r\nHost: ${apiHost()}`), 414, 'uri-too-long');
+});
+
+test('a 20,000-character address answers a 414 problem on API hosts and "414 Address too long" on workspace hosts', async () => {
+  assertProblemAnswer(await raw(longAddress(apiHost())), 414, 'uri-too-long');
+  assertPageLine(await raw(longAddress(workspaceHost())), '414 Address too long');
+});
+
+test("every answer carries Svc-Version: router pages and a replica's answer too", async () => {
+  assertPageLine(await raw(`GET / HTTP/1.1\r\nHost: ${workspaceHost()}`), '401 Sign-in required');
+  assertPageLine(await raw(`GET / HTTP/1.1\r\nHost: nothing.localhost`), '404 Nothing here');
+  const served = await raw(`GET /hello HTTP/1.1\r\nHost: ${workspaceHost()}\r\nSvc-Authorization: Bearer ${key}`);
+  assert.equal(served.status, 200);
+  assert.equal(served.body, 'web saw /hello');
+  assert.equal(served.headers['svc-version'], SERVER_VERSION);
+  const version = await new Promise<http.IncomingMessage>((resolve) => http.get({ port, path: '/api/v1/version', agent: false }, resolve));
+  assert.equal(version.headers['svc-version'], SERVER_VERSION);
+  version.resume();
+});
