@@ -7,61 +7,26 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { SERVER_VERSION } from '../src/core/version.ts';
-import { createPerson } from './helpers/client.ts';
-import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { rawRequest, type RawAnswer } from './helpers/raw-http.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { operationFinished, until } from './helpers/wait.ts';
-import { removeWorkspaces } from './helpers/workspaces.ts';
-
-const svcYml = `schema: svc/v1
-services:
-  web:
-    type: steps
-    steps:
-      - run: node web.js
-    ports:
-      - port: 8080
-        routes: [{ path: / }]
-    health: { port: 8080 }
-`;
-const webJs = `require('node:http').createServer((req, res) => res.end('web saw ' + req.url)).listen(8080, '0.0.0.0');\n`;
+import { removeWorkspaces, servedWorkspace, type ServedWorkspace } from './helpers/workspaces.ts';
 
 let server: TestServer;
-let repository: BareRepository;
+let workspace: ServedWorkspace;
 let port: number;
-let ws: number;
-let key: string;
 const apiHost = () => `127.0.0.1:${port}`;
-const workspaceHost = () => `w${ws}.localhost`;
+const workspaceHost = () => `w${workspace.id}.localhost`;
 
 before(async () => {
   server = await startTestServer({ env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true' } });
   port = Number(new URL(server.url).port);
-  const owner = await createPerson(server.admin, 'errors-owner@example.com');
-  const org = (await owner.key.post('/orgs', { name: 'Errors' })).body.id;
-  const team = (await owner.key.post('/teams', { org_id: org, name: 'Errors' })).body.id;
-  key = owner.key.auth.token!;
-  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': webJs });
-  const created = await owner.key.post('/workspaces', { team_id: team, name: 'errors', git: { provider: 'git', repo: repository.url } });
-  ws = Number(created.body.target.split('/')[2]);
-  assert.equal((await operationFinished(owner.key, created.body.id)).state, 'succeeded');
-  const plan = (await owner.key.get(`/workspaces/${ws}/landscape/plan`)).body;
-  const sync = await owner.key.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.hash });
-  assert.equal((await operationFinished(owner.key, sync.body.id)).state, 'succeeded');
-  await until(async () => ((await owner.key.get(`/workspaces/${ws}/landscape`)).body.dev_url.state === 'served' ? true : undefined), 'the dev URL to be served');
-  // With nginx in front, the workspace host has its own server block and nginx serves the replica itself.
-  const nginx = server.server.dataPlane;
-  if (nginx) {
-    await raw(`GET / HTTP/1.1\r\nHost: ${workspaceHost()}\r\nSvc-Authorization: Bearer ${key}`);
-    await until(async () => (nginx.servesDirectly(ws) ? true : undefined), 'nginx to serve the workspace itself');
-  }
+  workspace = await servedWorkspace(server, 'errors');
 });
 
 after(async () => {
-  if (server) await removeWorkspaces(server.server.driver, [ws]);
+  if (server && workspace) await removeWorkspaces(server.server.driver, [workspace.id]);
   await server?.close();
-  await repository?.remove();
+  await workspace?.repository.remove();
 });
 
 const raw = (head: string) => rawRequest(port, head);
@@ -120,7 +85,7 @@ test('a 20,000-character address answers a 414 problem on API hosts and "414 Add
 test("every answer carries Svc-Version: router pages and a replica's answer too", async () => {
   assertPageLine(await raw(`GET / HTTP/1.1\r\nHost: ${workspaceHost()}`), '401 Sign-in required');
   assertPageLine(await raw(`GET / HTTP/1.1\r\nHost: nothing.localhost`), '404 Nothing here');
-  const served = await raw(`GET /hello HTTP/1.1\r\nHost: ${workspaceHost()}\r\nSvc-Authorization: Bearer ${key}`);
+  const served = await raw(`GET /hello HTTP/1.1\r\nHost: ${workspaceHost()}\r\nSvc-Authorization: Bearer ${workspace.key}`);
   assert.equal(served.status, 200);
   assert.equal(served.body, 'web saw /hello');
   assert.equal(served.headers['svc-version'], SERVER_VERSION);
