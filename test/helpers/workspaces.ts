@@ -52,10 +52,12 @@ export async function servedWorkspace(server: TestServer, name: string, files: R
   const created = await owner.post('/workspaces', { team_id: team, name, git: { provider: 'git', repo: repository.url } });
   assert.equal(created.status, 202, created.text);
   const id = Number(created.body.target.split('/')[2]);
-  assert.equal((await operationFinished(owner, created.body.id)).state, 'succeeded');
+  const setUp = await operationFinished(owner, created.body.id);
+  assert.equal(setUp.state, 'succeeded', JSON.stringify(setUp));
   const plan = (await owner.get(`/workspaces/${id}/landscape/plan`)).body;
   const sync = await owner.post(`/workspaces/${id}/landscape/sync`, { plan_hash: plan.hash });
-  assert.equal((await operationFinished(owner, sync.body.id)).state, 'succeeded');
+  const synced = await operationFinished(owner, sync.body.id);
+  assert.equal(synced.state, 'succeeded', JSON.stringify(synced));
   await until(async () => ((await owner.get(`/workspaces/${id}/landscape`)).body.dev_url.state === 'served' ? true : undefined), 'the dev URL to be served');
   const key = owner.auth.token!;
   const nginx = server.server.dataPlane;
