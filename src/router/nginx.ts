@@ -175,7 +175,7 @@ export class NginxDataPlane {
    * admission it keeps (shared by all workers). Resolves when it has, so a deleted key fails at once.
    */
   async accessChanged(): Promise<void> {
-    if (!this.settings || !this.child || this.child.exitCode !== null) return;
+    if (!this.settings || !this.child || exitedAlready(this.child)) return;
     if ((await controlAnswer(this.settings.controlPort, '/forget')) === undefined) this.log('data plane: nginx did not forget its admissions');
   }
 
