@@ -89,6 +89,14 @@ test("every answer carries Svc-Version: router pages and a replica's answer too"
   assert.equal(served.status, 200);
   assert.equal(served.body, 'web saw /hello');
   assert.equal(served.headers['svc-version'], SERVER_VERSION);
+  // Upgrades: refused by the router, and passed on by an upstream that answers them as a plain request.
+  const upgrade = `Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==`;
+  const refused = await raw(`GET /ws HTTP/1.1\r\nHost: ${workspaceHost()}\r\n${upgrade}`);
+  assert.equal(refused.status, 401);
+  assert.equal(refused.headers['svc-version'], SERVER_VERSION);
+  const passed = await raw(`GET /ws HTTP/1.1\r\nHost: ${workspaceHost()}\r\nSvc-Authorization: Bearer ${workspace.key}\r\n${upgrade}`);
+  assert.equal(passed.body, 'web saw /ws');
+  assert.equal(passed.headers['svc-version'], SERVER_VERSION);
   const version = await new Promise<http.IncomingMessage>((resolve) => http.get({ port, path: '/api/v1/version', agent: false }, resolve));
   assert.equal(version.headers['svc-version'], SERVER_VERSION);
   version.resume();
