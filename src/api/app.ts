@@ -8,6 +8,7 @@ import { registerAudit } from './conventions/audit.ts';
 import { registerAuthentication } from './conventions/authentication.ts';
 import { registerIdempotency } from './conventions/idempotency.ts';
 import { registerProblemHandling } from './conventions/problems.ts';
+import { answerNginxError, clientErrorHandler, frameworkErrorHandler, hasEncodedNul, MAX_HEADER_BYTES, refuseEncodedNul, uriTooLong } from './conventions/request-errors.ts';
 import { registerRateLimit } from './conventions/rate-limit.ts';
 import { buildRequestValidator } from './conventions/validation.ts';
 import { registerConsolePages } from './pages.ts';
@@ -29,7 +30,8 @@ import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
 import { registerWorkspaceRoutes } from './routes/workspaces.ts';
 import { ProblemRef, ProblemSchema } from './schemas.ts';
-import { ADMIT_SECRET_HEADER, AUTH_PATH } from '../router/nginx-config.ts';
+import { ADMIT_SECRET_HEADER, AUTH_PATH, ERROR_PATH } from '../router/nginx-config.ts';
+import { MAX_URL_LENGTH } from '../router/routes.ts';
 
 /** Bodies may be up to 8 MiB in general; with an Idempotency-Key at most 1 MiB (rule 6). */
 export const BODY_LIMIT = 8 * 1024 * 1024;
@@ -44,16 +46,22 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     trustProxy: deps.config.dataPlane === 'nginx' ? ['127.0.0.1', '::1'] : false,
     // Problems and faults are logged where they happen; a log line per request is the router's job.
     logController: new LogController({ disableRequestLogging: true }),
+    // Requests refused before routing are problems on API hosts and router pages on workspace hosts.
+    clientErrorHandler: clientErrorHandler((host) => deps.router.isWorkspaceHost(host)),
+    frameworkErrors: frameworkErrorHandler,
     // One listener: workspace hosts go to the router, every other host to the console and API.
     serverFactory: (handler) => {
       const admitSecret = deps.nginxAdmitSecret;
-      const server = http.createServer((request, response) => {
-        if (admitSecret && request.url === AUTH_PATH && request.headers[ADMIT_SECRET_HEADER] === admitSecret) {
-          void deps.router.admitDirect(request).then((status) => response.writeHead(status, { 'content-length': 0 }).end());
-          return;
+      const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
+        // Every answer carries the release: router pages and the replicas' answers too.
+        response.setHeader('svc-version', SERVER_VERSION);
+        if (admitSecret && request.headers[ADMIT_SECRET_HEADER] === admitSecret) {
+          if (request.url === AUTH_PATH) return void deps.router.admitDirect(request).then((status) => response.writeHead(status, { 'content-length': 0 }).end());
+          if (request.url?.startsWith(`${ERROR_PATH}/`)) return answerNginxError(request, response, (host) => deps.router.isWorkspaceHost(host));
         }
         const target = deps.router.targetOf(request);
-        if (target) void deps.router.handle(request, response, target);
+        if (hasEncodedNul(request.url)) refuseEncodedNul(request, response, target !== undefined);
+        else if (target) void deps.router.handle(request, response, target);
         else handler(request, response);
       });
       server.on('upgrade', (request, socket, head) => {
@@ -106,9 +114,10 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       }
     }
   });
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('svc-version', SERVER_VERSION);
-    done();
+    // The router's limit on addresses holds on API hosts too (svc reads up to MAX_HEADER_BYTES of them).
+    done(request.url.length > MAX_URL_LENGTH ? uriTooLong() : undefined);
   });
 
   registerProblemHandling(app, { keepConnections: deps.config.dataPlane === 'nginx' });

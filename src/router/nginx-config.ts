@@ -2,11 +2,21 @@
 // the workspace servers (nginx-map.ts). The process that runs it is nginx.ts.
 import path from 'node:path';
 import { SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE } from './access.ts';
+import { SERVER_VERSION } from '../core/version.ts';
 import { MAX_URL_LENGTH } from './routes.ts';
 
 /** The path on svc's internal listener that nginx asks about admission, with the secret of this start. */
 export const AUTH_PATH = '/.svc-internal/admit';
 export const ADMIT_SECRET_HEADER = 'x-svc-admit';
+/**
+ * Where nginx sends the requests it refuses itself (a malformed request line or header, a body length that is no
+ * number, an address or header over its buffers), as `ERROR_PATH/<its status>`, with the secret of this start: svc
+ * answers a problem on API hosts and the router's page on workspace hosts, as it does without nginx.
+ */
+export const ERROR_PATH = '/.svc-internal/error';
+/** nginx's own codes it sends to ERROR_PATH (494: headers over large_client_header_buffers, 400 to the client). */
+const NGINX_ERRORS = [400, 413, 414, 494];
+const errorPages = () => NGINX_ERRORS.map((status) => `error_page ${status} = ${ERROR_PATH}/${status};\n`).join('');
 /** The header nginx sets to the client's address; svc trusts it only from loopback. */
 export const CLIENT_HEADER = 'x-real-ip';
 
@@ -99,12 +109,58 @@ function svc_admit()
   end
   if status ~= 204 then return exec("@svc") end
 end
+-- A request nginx refused before it read any header (its request line): the Host and Accept that decide between
+-- problem and page are still unread. They are read from the connection, svc is asked directly, and its answer goes
+-- back as it came (nginx sends no header of its own on a raw connection).
+local function header_in(raw, name)
+  return string.match(raw, "^" .. name .. ":[ \\t]*([^\\r\\n]*)") or string.match(raw, "\\n" .. name .. ":[ \\t]*([^\\r\\n]*)") or ""
+end
+function svc_error_raw()
+  if var.http_host then return end
+  local client = ngx.req.socket(true)
+  if not client then return end
+  client:settimeout(100)
+  local raw = client:receiveany(16384) or ""
+  local host, accept = header_in(raw, "[Hh][Oo][Ss][Tt]"), header_in(raw, "[Aa][Cc][Cc][Ee][Pp][Tt]")
+  local svc = ngx.socket.tcp()
+  svc:settimeout(5000)
+  local answer = ""
+  if svc:connect("127.0.0.1", ${settings.internalPort}) then
+    svc:send("GET " .. var.uri .. " HTTP/1.1\\r\\nHost: " .. host .. "\\r\\nAccept: " .. accept .. "\\r\\n${ADMIT_SECRET_HEADER}: ${settings.admitSecret}\\r\\nConnection: close\\r\\n\\r\\n")
+    answer = svc:receive("*a") or ""
+    svc:close()
+  end
+  client:send(answer ~= "" and answer or "HTTP/1.1 400 Bad Request\\r\\nContent-Length: 0\\r\\nConnection: close\\r\\n\\r\\n")
+  return ngx.exit(ngx.OK)
+end
+`;
+}
+
+/**
+ * nginx's own refusals go to svc (ERROR_PATH) as a plain GET without the request's body or headers, which are what
+ * was wrong, but with its Host and Accept: svc chooses problem or page. When the request line itself was malformed
+ * nginx has read no header yet; the Host is then looked up in the bytes it received.
+ */
+export function errorLocation(settings: NginxSettings): string {
+  // A location by path, not a named one: nginx cannot go to a named location from a request line it could not read.
+  return `${errorPages()}location ^~ ${ERROR_PATH}/ {
+  internal;
+  rewrite_by_lua_block { svc_error_raw() }
+  proxy_pass http://svc$uri;
+  proxy_method GET;
+  proxy_pass_request_body off;
+  proxy_pass_request_headers off;
+  proxy_set_header Host $http_host;
+  proxy_set_header Accept $http_accept;
+  proxy_set_header Connection "";
+  proxy_set_header ${ADMIT_SECRET_HEADER} ${settings.admitSecret};
+}
 `;
 }
 
 /** The locations every workspace server has: sign-in links and svc's fallback, and the admission subrequest. */
 export function workspaceLocations(settings: NginxSettings): string {
-  return `location = ${SIGN_IN_PATH} {
+  return `${errorLocation(settings)}location = ${SIGN_IN_PATH} {
   proxy_pass http://svc;
 }
 location @svc {
@@ -131,6 +187,7 @@ location = ${AUTH_PATH}-ask {
 export function directLocation(settings: NginxSettings): string {
   return `access_by_lua_block { svc_admit() }
 error_page 500 502 503 504 = @svc;
+${errorPages()}
 proxy_read_timeout ${settings.upstreamTimeoutSeconds}s;
 proxy_set_header Host $http_host;
 proxy_set_header Upgrade $http_upgrade;
@@ -174,6 +231,9 @@ ${temp}
   proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
   proxy_set_header X-Forwarded-Host "";
   proxy_set_header X-Forwarded-Proto "";
+  # Every answer carries svc's release, nginx's own and those of the replicas it serves included (svc's is replaced).
+  proxy_hide_header Svc-Version;
+  add_header Svc-Version "${SERVER_VERSION}" always;
   map $http_upgrade $svc_connection { default upgrade; "" ""; }
   # The router's own cookie never reaches the application.
   map $http_cookie $svc_cookie {
@@ -189,6 +249,7 @@ ${temp}
   server {
     listen ${listenOf(settings)} default_server;
     server_name _;
+${errorLocation(settings).replace(/^/gm, '    ')}
     location / {
       set $svc_route "";
       set $svc_strip "";

@@ -4,7 +4,7 @@
 // nginx-map.ts) directly, once svc admitted the request. This file runs the process: start, reload when routes
 // change, forget admissions when access changes, stop.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { access, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,6 +82,36 @@ async function accepting(pid: number): Promise<boolean> {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const exitedAlready = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** The nginx processes of a process group (a master svc started and the workers it forked, even orphaned ones). */
+async function nginxGroup(pgid: number): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
+    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
+    // pid (comm) state ppid pgrp ...: comm may hold spaces, so count from its closing parenthesis.
+    const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    if (group !== pgid) continue;
+    if ((await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')).startsWith('nginx:')) found.push(Number(name));
+  }
+  return found;
+}
+
+/** Kills what is left of an nginx process group and waits (up to 5 s) until it is gone and its sockets are free. */
+async function endGroup(pgid: number): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (let left = await nginxGroup(pgid); left.length > 0 && Date.now() < deadline; left = await nginxGroup(pgid)) {
+    for (const pid of left) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    await pause(10);
+  }
+}
+
 /** nginx run by svc: started in front of svc's internal listener, reloaded with a new map, stopped with svc. */
 export class NginxDataPlane {
   private child?: ChildProcess;
@@ -96,8 +126,15 @@ export class NginxDataPlane {
   private pending?: NodeJS.Timeout;
   /** Moves at every reload (the control port tells which one the workers run). */
   private generation = 0;
-  /** Reloads one after the other. */
+  /** Reloads and restarts one after the other. */
   private reloads: Promise<void> = Promise.resolve();
+  /** Failed reloads or restarts in a row, and the timer of the next attempt. */
+  private failures = 0;
+  private retry?: NodeJS.Timeout;
+  private stopping = false;
+  private launching = false;
+  private exitedAt?: number;
+  private binary?: string;
 
   /**
    * @param pidFile where the nginx master's pid is kept while it runs (in svc's data directory): a start after svc was
@@ -138,7 +175,7 @@ export class NginxDataPlane {
    * admission it keeps (shared by all workers). Resolves when it has, so a deleted key fails at once.
    */
   async accessChanged(): Promise<void> {
-    if (!this.settings || !this.child || this.child.exitCode !== null) return;
+    if (!this.settings || !this.child || exitedAlready(this.child)) return;
     if ((await controlAnswer(this.settings.controlPort, '/forget')) === undefined) this.log('data plane: nginx did not forget its admissions');
   }
 
@@ -149,7 +186,7 @@ export class NginxDataPlane {
 
   /** Starts nginx; the port it listens on (a free one when `listenPort` is 0). */
   async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string }): Promise<number> {
-    const binary = await ensureNginx(this.log);
+    this.binary = await ensureNginx(this.log);
     await this.endLeftBehind();
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
     const root = process.getuid?.() === 0;
@@ -165,30 +202,73 @@ export class NginxDataPlane {
       for (const folder of owned) await chown(folder, nobody, nobody);
       await run('chmod', ['755', dir]);
     }
-    const files = nginxFiles(dir);
-    await writeFile(files.admission, admissionLua(this.settings));
-    await writeFile(files.workspaceInclude, workspaceLocations(this.settings));
-    await writeFile(files.directInclude, directLocation(this.settings));
-    this.loaded = this.running = this.render();
-    await this.writeConfig();
-    const child = spawn(binary, ['-p', dir, '-c', files.config], { stdio: ['ignore', 'ignore', 'pipe'] });
-    this.child = child;
-    if (child.pid) await writeFile(this.pidFile, `${child.pid}\n`, { mode: 0o600 });
-    child.stderr!.on('data', (chunk) => (this.stderr = (this.stderr + chunk).slice(-4000)));
-    this.exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    this.loaded = this.render();
     process.once('exit', this.stopOnExit);
-    const deadline = Date.now() + 10_000;
-    while (!(await answers(options.listenHost === '0.0.0.0' ? '127.0.0.1' : options.listenHost, port))) {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        await this.stop();
-        throw new Error(`--data-plane nginx: nginx did not start on ${options.listenHost}:${port}: ${this.stderr.trim()}`);
-      }
-      await pause(20);
+    try {
+      await this.launch();
+    } catch (error) {
+      await this.stop();
+      throw new Error(`--data-plane nginx: nginx did not start on ${options.listenHost}:${port}: ${(error as Error).message}`);
     }
     return port;
   }
 
-  /** The nginx of an earlier start of svc that was killed: told to stop, then killed after 5 s. */
+  /**
+   * Writes the whole configuration (what svc wants, `loaded`) and starts nginx on it; resolves once its workers
+   * answer with this generation. nginx is the leader of its own process group, so workers it leaves behind when it
+   * is killed can be found and ended (they keep the listening sockets).
+   */
+  private async launch(): Promise<void> {
+    this.launching = true;
+    try {
+      await this.spawnAndWait();
+    } finally {
+      this.launching = false;
+    }
+  }
+
+  private async spawnAndWait(): Promise<void> {
+    const settings = this.settings!;
+    await this.writeFiles();
+    const workspaces = this.loaded;
+    const child = spawn(this.binary!, ['-p', settings.dir, '-c', nginxFiles(settings.dir).config], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    this.child = child;
+    this.stderr = '';
+    child.stderr!.on('data', (chunk) => (this.stderr = (this.stderr + chunk).slice(-4000)));
+    this.exited = new Promise<void>((resolve) => child.on('exit', (code, signal) => {
+      resolve();
+      this.childExited(child, code, signal);
+    }));
+    if (child.pid) await writeFile(this.pidFile, `${child.pid}\n`, { mode: 0o600 });
+    const host = settings.listenHost === '0.0.0.0' ? '127.0.0.1' : settings.listenHost;
+    const deadline = Date.now() + 10_000;
+    while (!(await answers(host, settings.listenPort)) || (await controlAnswer(settings.controlPort, '/generation')) !== String(this.generation)) {
+      if (exitedAlready(child) || Date.now() > deadline) {
+        if (child.pid) await endGroup(child.pid);
+        throw new Error(this.stderr.trim() || 'nginx did not answer within 10 s');
+      }
+      await pause(20);
+    }
+    this.running = workspaces;
+  }
+
+  /** nginx exited while svc runs (killed, crashed): noticed at once, and started again with what svc wants. */
+  private childExited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.stopping || child !== this.child || this.launching) return;
+    this.log(`data plane: nginx ${child.pid} exited (${signal ?? `code ${code}`}); starting it again`);
+    this.exitedAt = Date.now();
+    void this.reload();
+  }
+
+  /** Ends what is left of the nginx that exited (workers keep the listening sockets) and starts a new one. */
+  private async restart(pid: number | undefined): Promise<void> {
+    if (pid) await endGroup(pid);
+    this.generation++;
+    await this.launch();
+    this.log(`data plane: nginx started again (pid ${this.child?.pid}) ${Date.now() - (this.exitedAt ?? Date.now())} ms after it exited`);
+  }
+
+  /** The nginx of an earlier start of svc that was killed: told to stop, then killed after 5 s, its workers too. */
   private async endLeftBehind(): Promise<void> {
     const pid = Number((await readFile(this.pidFile, 'utf8').catch(() => '')).trim());
     if (!pid) return;
@@ -198,57 +278,84 @@ export class NginxDataPlane {
       process.kill(pid, 'SIGTERM');
       const deadline = Date.now() + 5000;
       while ((await isNginx()) && Date.now() < deadline) await pause(20);
-      if (await isNginx()) process.kill(pid, 'SIGKILL');
     }
+    await endGroup(pid);
     await rm(this.pidFile, { force: true });
   }
 
-  private async writeConfig(): Promise<void> {
+  /** Every file of the configuration, so that an attempt after a failed one re-applies all of it. */
+  private async writeFiles(): Promise<void> {
     const settings = this.settings!;
-    await writeFile(nginxFiles(settings.dir).config, nginxConfig(settings, this.loaded, this.generation));
+    const files = nginxFiles(settings.dir);
+    await writeFile(files.admission, admissionLua(settings));
+    await writeFile(files.workspaceInclude, workspaceLocations(settings));
+    await writeFile(files.directInclude, directLocation(settings));
+    await writeFile(files.config, nginxConfig(settings, this.loaded, this.generation));
   }
 
   /**
-   * The current workspaces with a new generation: written, then loaded (SIGHUP, as `nginx -s reload` sends).
-   * Resolves when only workers of the new generation take requests (the master lets old ones go on for 100 ms) and
-   * the admissions given under the old configuration are forgotten.
+   * Runs `step` after the steps before it (reloads and restarts never interleave). A step that fails is tried again
+   * after a pause that grows to 5 s, until one succeeds: what nginx runs catches up with what svc wants.
+   */
+  private enqueue(step: () => Promise<void>, what: string): Promise<void> {
+    this.reloads = this.reloads.then(step).then(
+      () => void (this.failures = 0),
+      (error: Error) => {
+        this.failures++;
+        this.log(`data plane: ${what} failed (attempt ${this.failures}), trying again: ${error.message}`);
+        clearTimeout(this.retry);
+        this.retry = setTimeout(() => this.reload(), Math.min(5000, 100 * 2 ** this.failures));
+      },
+    );
+    return this.reloads;
+  }
+
+  /**
+   * Brings nginx to what svc wants: the current workspaces with a new generation, written, then loaded (SIGHUP, as
+   * `nginx -s reload` sends), or nginx started again when it is not running. Resolves when only workers of the new
+   * generation take requests (the master lets old ones go on for 100 ms) and the admissions given under the old
+   * configuration are forgotten.
    */
   private reload(): Promise<void> {
-    const next = this.reloads.then(async () => {
+    return this.enqueue(async () => {
       const child = this.child;
-      if (!child?.pid || child.exitCode !== null || !this.settings) return;
+      if (this.stopping || !child?.pid || !this.settings) return;
+      if (exitedAlready(child)) return this.restart(child.pid);
       this.generation++;
       const workspaces = this.loaded;
-      await this.writeConfig();
+      await this.writeFiles();
       const before = await childrenOf(child.pid);
       child.kill('SIGHUP');
-      await this.loadedGeneration(String(this.generation));
+      await this.loadedGeneration(child, String(this.generation));
       const deadline = Date.now() + 5000;
       for (const pid of before) while ((await accepting(pid)) && Date.now() < deadline) await pause(5);
       this.running = workspaces;
       await this.accessChanged();
-    });
-    this.reloads = next.catch((error: Error) => this.log(`data plane: nginx reload failed: ${error.message}`));
-    return this.reloads;
+    }, 'bringing nginx up to date');
   }
 
-  /** Waits until nginx's workers run `generation` (the control port answers it), up to 5 s. */
-  private async loadedGeneration(generation: string): Promise<void> {
+  /** Waits until nginx's workers run `generation` (the control port answers it), up to 5 s or until nginx exits. */
+  private async loadedGeneration(child: ChildProcess, generation: string): Promise<void> {
     const deadline = Date.now() + 5000;
     while ((await controlAnswer(this.settings!.controlPort, '/generation')) !== generation) {
+      if (exitedAlready(child)) throw new Error('nginx exited during the reload');
       if (Date.now() > deadline) throw new Error(`nginx did not load generation ${generation}: ${this.stderr.trim().slice(-500)}`);
       await pause(5);
     }
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     clearTimeout(this.pending);
+    clearTimeout(this.retry);
     process.off('exit', this.stopOnExit);
     await this.reloads;
-    if (this.child && this.child.exitCode === null) {
-      this.child.kill('SIGTERM');
+    const child = this.child;
+    if (child && !exitedAlready(child)) {
+      child.kill('SIGTERM');
       await this.exited;
     }
+    if (child?.pid) await endGroup(child.pid);
     this.child = undefined;
     await rm(this.pidFile, { force: true });
     if (this.settings) await rm(this.settings.dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { SERVER_VERSION } from '../core/version.ts';
 import { poolFor, pools, type Connection, type Exchanger, type Pool } from './upstream-pool.ts';
 import { ChunkedDecoder, connectionNames, HOP_BY_HOP, MALFORMED, NEED_MORE, parseResponseHead, requestHead, type Framing } from './upstream-http.ts';
 
@@ -41,6 +42,15 @@ export function forwardHeaders(headers: IncomingHttpHeaders, forwarded: Forwarde
   result['x-forwarded-proto'] = forwarded.proto;
   result['x-forwarded-host'] = forwarded.host;
   return result;
+}
+
+/** The head of an upstream's answer to an upgrade, as written on the client's socket, with svc's Svc-Version. */
+function answerHead(answer: IncomingMessage): string {
+  const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`, `svc-version: ${SERVER_VERSION}`];
+  for (let i = 0; i < answer.rawHeaders.length; i += 2) {
+    if (answer.rawHeaders[i].toLowerCase() !== 'svc-version') lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
+  }
+  return `${lines.join('\r\n')}\r\n\r\n`;
 }
 
 /** Chunked request bodies are framed anew (Node's server has decoded them). */
@@ -322,9 +332,7 @@ export function proxyUpgrade(
   const headers = { ...options.headers, connection: 'Upgrade', upgrade: String(request.headers.upgrade ?? 'websocket') };
   const outgoing = http.request({ host: upstream.host, port: upstream.port, path: upstream.path, method: request.method, headers, lookup: upstream.lookup, setHost: false });
   outgoing.on('upgrade', (answer, upstreamSocket, upstreamHead) => {
-    const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`];
-    for (let i = 0; i < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
-    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    socket.write(answerHead(answer));
     if (upstreamHead.length > 0) socket.write(upstreamHead);
     if (head.length > 0) upstreamSocket.write(head);
     upstreamSocket.pipe(socket).pipe(upstreamSocket);
@@ -339,9 +347,7 @@ export function proxyUpgrade(
   });
   outgoing.on('response', (answer) => {
     // the upstream refused the upgrade: pass its answer on as is
-    const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`];
-    for (let i = 0; i < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
-    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    socket.write(answerHead(answer));
     answer.pipe(socket);
   });
   outgoing.on('error', () => options.fail('no-answer'));

@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import type { NotificationHub } from '../events/hub.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
+import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
 import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
 import { requestWake, wakeReason, wakingStatusText } from '../workspaces/wake.ts';
@@ -140,6 +141,11 @@ export class Router {
     return target.kind === 'console' ? undefined : target;
   }
 
+  /** Whether a Host header names a workspace host (for answers given before a request is parsed or routed). */
+  isWorkspaceHost(host: string | undefined): boolean {
+    return hostTarget(host, this.options.workspaceDomain, this.consoleHost()).kind !== 'console';
+  }
+
   async handle(request: IncomingMessage, response: ServerResponse, target: Exclude<HostTarget, { kind: 'console' }>): Promise<void> {
     try {
       const resolved = await this.resolve(request, target, response);
@@ -160,7 +166,7 @@ export class Router {
     socket.on('error', () => socket.destroy());
     const refuse = (refusal: Refusal) => {
       const page = renderPage(refusal.page, { accept: undefined, detail: refusal.detail, sleepReason: refusal.sleepReason });
-      socket.end(`HTTP/1.1 ${page.status} ${refusal.page}\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n\r\n${page.body}`);
+      socket.end(`HTTP/1.1 ${page.status} ${refusal.page}\r\ncontent-type: text/plain; charset=utf-8\r\nsvc-version: ${SERVER_VERSION}\r\nconnection: close\r\n\r\n${page.body}`);
     };
     try {
       const resolved = await this.resolve(request, target, undefined);

@@ -26,6 +26,8 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** Makes the runtime driver (e.g. the local one with short timings); the local driver on the data dir when absent. */
   driver?: (context: { dataDir: string; clock: ManualClock }) => RuntimeDriver;
+  /** Receives the server's log messages (info and above) instead of nothing, for tests that check what it logs. */
+  onLog?: (message: string) => void;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -41,7 +43,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   // SVC_TEST_LOG=debug shows the server's log while a test runs.
   const logLevel = process.env.SVC_TEST_LOG;
   const driver = options.driver?.({ dataDir, clock });
-  const server = await startServer({ ...config, logLevel: logLevel ?? 'silent' }, { clock, logger: logLevel ? {} : false, driver });
+  const onLog = options.onLog;
+  // pino calls the hook with the arguments of each log call at or above the level; not passing them on writes nothing.
+  const capture = onLog ? { hooks: { logMethod: (args: unknown[]) => onLog(args.filter((a) => typeof a === 'string').join(' ')) } } : undefined;
+  const logger = logLevel ? {} : (capture ?? false);
+  const server = await startServer({ ...config, logLevel: logLevel ?? (capture ? 'info' : 'silent') }, { clock, logger, driver });
   await server.database.pool.query(`ALTER TABLE workspaces ALTER COLUMN id RESTART WITH ${database.firstWorkspaceId}`);
   const anonymous = new ApiClient(server.url);
   const token = new URL(server.firstSignInLink!).hash.replace('#token=', '');
