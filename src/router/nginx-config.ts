@@ -148,6 +148,8 @@ export function errorLocation(settings: NginxSettings): string {
   rewrite_by_lua_block { svc_error_raw() }
   proxy_pass http://svc$uri;
   proxy_method GET;
+  # A client that half-closed after its request (as simple clients do) still gets the answer.
+  proxy_ignore_client_abort on;
   proxy_pass_request_body off;
   proxy_pass_request_headers off;
   proxy_set_header Host $http_host;
