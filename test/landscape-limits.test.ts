@@ -125,3 +125,14 @@ test('a file that takes longer than the budget to check is refused with 422 land
     assert.deepEqual(banner, { state: 'not-comparable', detail: plan.body.detail });
   }
 });
+
+test('a file over 4 MiB is not read: 413 landscape-too-large with the limit', async () => {
+  const text = `schema: svc/v1\nx-padding: "${'x'.repeat(4 * 2 ** 20)}"\n`;
+  const ws = await workspaceWith(roomy, 'huge', text);
+  const plan = await roomy.dev.get(`/workspaces/${ws}/landscape/plan`);
+  assertProblem(plan, 413, 'landscape-too-large');
+  assert.equal(plan.body.limit_bytes, 4 * 2 ** 20);
+  assert.equal(plan.body.detail, `svc.yml is larger than 4 MiB (${text.length} bytes); svc reads landscape files up to 4194304 bytes`);
+  const banner = (await roomy.dev.get(`/workspaces/${ws}/landscape`)).body.banner;
+  assert.deepEqual(banner, { state: 'not-comparable', detail: plan.body.detail });
+});

@@ -40,7 +40,7 @@ export interface LandscapeSource {
 export interface CheckedLandscape extends CurrentLandscape {
   /** Errors beyond those listed. */
   omitted: number;
-  /** Why the file was not checked to the end (too complex); its read state is then `unreadable` with the reason. */
+  /** Why the file was not checked (too large) or not to the end (too complex); its read state is then `unreadable`. */
   refused?: Problem;
   /** The plan from `previous`, when readCurrentLandscape was given one and the file has no error. */
   plan?: LandscapePlan;
@@ -50,6 +50,9 @@ export interface CheckedLandscape extends CurrentLandscape {
 export async function readCurrentLandscape(source: LandscapeSource, row: WorkspaceRow, profile: string | null, previous?: NormalLandscape | null): Promise<CheckedLandscape> {
   const fileName = profileFileName(profile);
   const read = await source.files.readLandscapeFile({ id: row.id, uid: row.uid, storageGib: row.storage_gib }, fileName);
+  if (read.state === 'unreadable' && read.limitBytes !== undefined) {
+    return { fileName, read, errors: [], omitted: 0, refused: problem('landscape-too-large', 413, read.reason, { extra: { limit_bytes: read.limitBytes } }) };
+  }
   if (read.state !== 'found') return { fileName, read, errors: [], omitted: 0 };
   const check = await source.landscapeChecker.check({ text: read.text, previous });
   if (check.state === 'too-complex') {
