@@ -73,7 +73,8 @@ export class LandscapeChecker {
         this.run(worker, this.waiting.shift()!);
         continue;
       }
-      if (this.busy.size + this.starting.size >= this.size) return;
+      // One worker starting per waiting check, within the pool's size.
+      if (this.busy.size + this.starting.size >= this.size || this.starting.size >= this.waiting.length) return;
       this.start();
     }
   }
