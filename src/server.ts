@@ -138,7 +138,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (nginx) credentials.onInvalidate(async (payload) => (payload.startsWith('session:') ? undefined : nginx.accessChanged()));
     await router.start();
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
       logger,
     );
     // With the nginx data plane, svc listens on loopback and nginx on the configured address.

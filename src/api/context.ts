@@ -8,6 +8,7 @@ import type { EventFanout } from '../events/fanout.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { ServiceRunner } from '../workspaces/service-runner.ts';
 import type { PodGates } from '../workspaces/pod-gate.ts';
+import type { LandscapeChecker } from '../workspaces/landscape-checker.ts';
 import type { StageRunner } from '../workspaces/stages.ts';
 import type { Router } from '../router/router.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
@@ -52,6 +53,8 @@ export interface ApiDeps {
   nginxAdmitSecret?: string;
   /** Reads the landscape file of a workspace's code. */
   files: WorkspaceFiles;
+  /** Checks landscape files in worker threads, off the event loop. */
+  landscapeChecker: LandscapeChecker;
   /** Seals and opens vault secrets with the installation's key. */
   secrets: SecretBox;
   log: (message: string) => void;

@@ -34,6 +34,8 @@ export interface ServerConfig {
   nginxAccessLog?: string;
   /** Tools directory of scripts/setup-editor.sh; workspaces get code-server when it is installed there. */
   toolsDir: string;
+  /** Milliseconds checking one svc.yml may take (in a worker thread) before it is refused as too complex. */
+  landscapeCheckBudgetMs: number;
 }
 
 interface Setting {
@@ -59,6 +61,7 @@ export const serverSettings: Record<string, Setting> = {
   dataPlane: { flag: '--data-plane', env: 'SVC_DATA_PLANE', describe: 'nginx (default): Debian\'s nginx is the listener and serves workspace traffic itself; node: svc alone' },
   nginxAccessLog: { flag: '--nginx-access-log', env: 'SVC_NGINX_ACCESS_LOG', describe: 'file where the nginx data plane logs every request with the route it took (default: no log)' },
   toolsDir: { flag: '--tools-dir', env: 'SVC_TOOLS_DIR', describe: 'where scripts/setup-editor.sh installs code-server, the workspace editor (default /var/cache/svc/tools)' },
+  landscapeCheckBudget: { flag: '--landscape-check-budget', env: 'SVC_LANDSCAPE_CHECK_BUDGET', describe: 'milliseconds checking one svc.yml may take before it is refused as too complex (default 5000)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -122,6 +125,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     toolsDir: path.resolve(cwd, read('toolsDir') ?? '/var/cache/svc/tools'),
     dataPlane: dataPlane(read('dataPlane') ?? 'nginx'),
     nginxAccessLog: read('nginxAccessLog') && path.resolve(cwd, read('nginxAccessLog')!),
+    landscapeCheckBudgetMs: positiveInteger(read('landscapeCheckBudget') ?? '5000', 'landscape check budget', false),
   };
 }
 

@@ -40,22 +40,27 @@ export function parseLandscape(text: string, options: ParseLandscapeOptions = {}
   }
   if (!unreadable && read.root !== null) {
     validateTree ??= compileSchema(svcSchema);
-    issues.push(...validateTree(read.root), ...checkSemantics(read.root, defaults, read.templated));
+    // A loop, not push(...list): a spread of tens of thousands of issues overflows the stack.
+    for (const list of [validateTree(read.root), checkSemantics(read.root, defaults, read.templated)]) for (const issue of list) issues.push(issue);
   }
   const { errors, omitted } = locateIssues(text, issues, options.maxErrors ?? 100);
   if (errors.length > 0 || read.root === null) return { errors, omitted };
   return { landscape: plainValue(read.root) as Landscape, errors, omitted };
 }
 
-/** The problem for a refused file: 422, type urn:svc:problem:invalid-landscape, with every error listed. */
+/**
+ * The problem for a refused file: 422, type urn:svc:problem:invalid-landscape, with the errors listed (at most
+ * `maxErrors` of parseLandscape) and `omitted`, the number of errors beyond them.
+ */
 export function landscapeProblem(errors: LandscapeError[], options: { file?: string; omitted?: number } = {}): Problem {
-  const total = errors.length + (options.omitted ?? 0);
+  const omitted = options.omitted ?? 0;
+  const total = errors.length + omitted;
   const file = options.file ?? 'svc.yml';
-  const more = options.omitted ? `; the first ${errors.length} are listed` : '';
+  const more = omitted > 0 ? `; the first ${errors.length} are listed, ${omitted} more are not` : '';
   const first = errors[0];
   const detail =
     total === 1 && first !== undefined
       ? `${file} has an error at line ${first.line}, column ${first.column}: ${first.message}`
       : `${file} has ${total} errors${more}.`;
-  return problem('invalid-landscape', 422, detail, { errors });
+  return problem('invalid-landscape', 422, detail, { errors, extra: { omitted } });
 }

@@ -28,27 +28,22 @@ export function readYaml(text: string): YamlReadResult {
   return { ...readYamlDocument(text), reader: 'yaml' };
 }
 
-/** Located errors, sorted by place, duplicates removed, at most `maxErrors`. */
+/** Located errors, sorted by place, duplicates removed, at most `maxErrors`; `omitted` counts the rest. */
 export function locateIssues(text: string, issues: Issue[], maxErrors: number): { errors: LandscapeError[]; omitted: number } {
   if (issues.length === 0) return { errors: [], omitted: 0 };
-  const lines = new LineIndex(text);
   const seen = new Set<string>();
-  const located: LandscapeError[] = [];
-  const sorted = [...issues].sort((a, b) => a.offset - b.offset);
-  for (const issue of sorted) {
+  const unique: Issue[] = [];
+  for (const issue of [...issues].sort((a, b) => a.offset - b.offset)) {
     const identity = `${issue.code}\u0000${issue.offset}\u0000${issue.message}`;
     if (seen.has(identity)) continue;
     seen.add(identity);
-    const { line, column } = lines.position(issue.offset);
-    located.push({
-      pointer: jsonPointer(issue.path),
-      message: issue.message,
-      line,
-      column,
-      code: issue.code,
-      subject: issue.subject ?? subjectOf(issue.path),
-    });
+    unique.push(issue);
   }
-  const kept = located.slice(0, Math.max(0, maxErrors));
-  return { errors: kept, omitted: located.length - kept.length };
+  // Only the listed errors get a line, column and pointer: a crafted file may have hundreds of thousands.
+  const lines = new LineIndex(text);
+  const errors = unique.slice(0, Math.max(0, maxErrors)).map((issue): LandscapeError => {
+    const { line, column } = lines.position(issue.offset);
+    return { pointer: jsonPointer(issue.path), message: issue.message, line, column, code: issue.code, subject: issue.subject ?? subjectOf(issue.path) };
+  });
+  return { errors, omitted: unique.length - errors.length };
 }

@@ -5,8 +5,8 @@ import type { WorkspaceRef } from './driver.ts';
 export type LandscapeFileRead =
   | { state: 'found'; text: string }
   | { state: 'missing' }
-  /** Not readable as a landscape file: a directory, a link, too large, not UTF-8. */
-  | { state: 'unreadable'; reason: string }
+  /** Not readable as a landscape file: a directory, a link, too large (`limitBytes` set), not UTF-8. */
+  | { state: 'unreadable'; reason: string; limitBytes?: number }
   /** The workspace has no volume now (archived, or not created yet). */
   | { state: 'no-volume' };
 

@@ -1,7 +1,7 @@
 // Reading a workspace's landscape now: the selected file (svc.yml or a profile), checked and normalized, the
 // deployed record, the variables; and the Sync that records a plan as deployed.
 import type pg from 'pg';
-import { problem } from '../core/problems.ts';
+import { problem, type Problem } from '../core/problems.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
 import {
@@ -9,13 +9,12 @@ import {
   isProfileName,
   landscapeHash,
   landscapeProblem,
-  normalizeLandscape,
-  parseLandscape,
-  planLandscape,
   profileFileName,
   type LandscapePlan,
+  type NormalLandscape,
 } from '../landscape/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
+import type { LandscapeChecker } from './landscape-checker.ts';
 import { withTransaction, type Queryable } from '../store/database.ts';
 import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
@@ -33,12 +32,45 @@ export function checkProfile(profile: string | undefined): string | null {
   return profile;
 }
 
-export async function readCurrentLandscape(files: WorkspaceFiles, row: WorkspaceRow, profile: string | null): Promise<CurrentLandscape> {
+/** Where a workspace's landscape file is read from, and the worker pool that checks it off the event loop. */
+export interface LandscapeSource {
+  files: WorkspaceFiles;
+  landscapeChecker: LandscapeChecker;
+}
+
+export interface CheckedLandscape extends CurrentLandscape {
+  /** Errors beyond those listed. */
+  omitted: number;
+  /** Why the file was not checked (too large) or not to the end (too complex); its read state is then `unreadable`. */
+  refused?: Problem;
+  /** The plan from `previous`, when readCurrentLandscape was given one and the file has no error. */
+  plan?: LandscapePlan;
+}
+
+/** Reads the selected file and checks it in a worker; with `previous`, the worker also plans from it. */
+export async function readCurrentLandscape(source: LandscapeSource, row: WorkspaceRow, profile: string | null, previous?: NormalLandscape | null): Promise<CheckedLandscape> {
   const fileName = profileFileName(profile);
-  const read = await files.readLandscapeFile({ id: row.id, uid: row.uid, storageGib: row.storage_gib }, fileName);
-  if (read.state !== 'found') return { fileName, read, errors: [] };
-  const parsed = parseLandscape(read.text);
-  return { fileName, read, errors: parsed.errors, normal: parsed.landscape ? normalizeLandscape(parsed.landscape) : undefined };
+  const read = await source.files.readLandscapeFile({ id: row.id, uid: row.uid, storageGib: row.storage_gib }, fileName);
+  if (read.state === 'unreadable' && read.limitBytes !== undefined) {
+    return { fileName, read, errors: [], omitted: 0, refused: problem('landscape-too-large', 413, read.reason, { extra: { limit_bytes: read.limitBytes } }) };
+  }
+  if (read.state !== 'found') return { fileName, read, errors: [], omitted: 0 };
+  const check = await source.landscapeChecker.check({ text: read.text, previous });
+  if (check.state === 'too-complex') {
+    const refused = tooComplexProblem(fileName, check.budgetMs);
+    return { fileName, read: { state: 'unreadable', reason: refused.detail! }, errors: [], omitted: 0, refused };
+  }
+  return { fileName, read, errors: check.errors, omitted: check.omitted, normal: check.normal, plan: check.plan };
+}
+
+function tooComplexProblem(fileName: string, budgetMs: number): Problem {
+  const detail = `${fileName} is too complex to check: checking it took more than ${budgetMs / 1000} s (or too much memory). Use fewer services, errors or aliases.`;
+  return problem('landscape-too-complex', 422, detail, { extra: { budget_ms: budgetMs } });
+}
+
+/** The problem for a file that cannot be planned from: too complex, or with errors (the first ones listed). */
+export function currentLandscapeProblem(current: CheckedLandscape): Problem {
+  return current.refused ?? landscapeProblem(current.errors, { file: current.fileName, omitted: current.omitted });
 }
 
 export function deployedOf(row: DeployedLandscapeRow | undefined): DeployedLandscape | undefined {
@@ -51,23 +83,23 @@ export async function currentVariablesHash(db: Queryable, workspaceId: number): 
 }
 
 /** The plan from the deployed landscape to the file as it is now; problems for a missing or broken file. */
-export async function planFor(db: Queryable, files: WorkspaceFiles, row: WorkspaceRow, profile: string | null) {
-  const current = await readCurrentLandscape(files, row, profile);
+export async function planFor(db: Queryable, source: LandscapeSource, row: WorkspaceRow, profile: string | null) {
+  const deployed = await findDeployedLandscape(db, row.id);
+  const previous = deployed && !deployed.torn_down ? deployed.normal : null;
+  const current = await readCurrentLandscape(source, row, profile, previous);
+  if (current.refused) throw current.refused;
   if (current.read.state === 'missing') throw problem('conflict', 409, `There is no ${current.fileName} in /data/app to plan from.`);
   if (current.read.state === 'no-volume') throw problem('conflict', 409, 'The workspace has no volume now (archived?); restore it first.');
   if (current.read.state === 'unreadable') throw problem('conflict', 409, current.read.reason);
-  if (!current.normal) throw landscapeProblem(current.errors, { file: current.fileName });
-  const deployed = await findDeployedLandscape(db, row.id);
-  const previous = deployed && !deployed.torn_down ? deployed.normal : null;
-  return { current, text: current.read.text, normal: current.normal, plan: planLandscape(previous, current.normal) };
+  if (!current.normal || !current.plan) throw currentLandscapeProblem(current);
+  return { current, text: current.read.text, normal: current.normal, plan: current.plan };
 }
 
-export interface SyncDeps {
+export interface SyncDeps extends LandscapeSource {
   pool: pg.Pool;
   /** How full the workspace's volume is: a Sync is refused while it is over its storage. */
   volumeUsage: VolumeUsageOf;
   services: ServiceRunner;
-  files: WorkspaceFiles;
   secrets: SecretBox;
   urls: WorkspaceUrls;
   now: () => Date;
@@ -84,7 +116,7 @@ export async function syncLandscape(
 ): Promise<LandscapePlan> {
   const { plan, restart } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
-    const { text, normal, plan } = await planFor(db, deps.files, row, request.profile);
+    const { text, normal, plan } = await planFor(db, deps, row, request.profile);
     if (plan.hash !== request.planHash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }

@@ -36,7 +36,9 @@ export interface CurrentLandscape {
   fileName: string;
   read: LandscapeFileRead;
   normal?: NormalLandscape;
+  /** The first errors (parseLandscape's cap); `omitted` counts the others. */
   errors: LandscapeError[];
+  omitted?: number;
 }
 
 export interface BannerInput {
@@ -71,7 +73,9 @@ export function landscapeBanner(input: BannerInput): Banner {
         : { state: 'no-landscape', detail: `No ${current.fileName} in /data/app yet` };
   }
   if (current.errors.length > 0 || !current.normal) {
-    return { state: 'file-errors', detail: `${current.fileName} has ${current.errors.length} error(s)`, errors: current.errors };
+    const omitted = current.omitted ?? 0;
+    const more = omitted > 0 ? `; the first ${current.errors.length} are listed` : '';
+    return { state: 'file-errors', detail: `${current.fileName} has ${current.errors.length + omitted} error(s)${more}`, errors: current.errors };
   }
   if (!deployed) return { state: 'no-landscape', detail: 'Not synced yet: Sync applies the file' };
   if (deployed.profile !== input.selectedProfile) {

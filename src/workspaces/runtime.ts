@@ -14,6 +14,7 @@ import { createLocalDriver } from '../runtime/local/index.ts';
 import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { SecretBox } from '../core/secret-box.ts';
+import { LandscapeChecker } from './landscape-checker.ts';
 import { landscapeOperationHandlers } from './landscape-operations.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
@@ -29,6 +30,7 @@ import { workspaceUrlsFromBase } from './view.ts';
 export interface WorkspaceRuntime {
   driver: RuntimeDriver;
   files: WorkspaceFiles;
+  landscapeChecker: LandscapeChecker;
   worker: OperationWorker;
   deps: WorkspaceOperationDeps;
   services: ServiceRunner;
@@ -81,8 +83,9 @@ export async function startWorkspaceRuntime(options: {
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
   const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
+  const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs });
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
-  const stages = new StageRunner({ pool, driver, files, services, clock, log });
+  const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log });
   const deps: WorkspaceOperationDeps = {
     pool,
     clock,
@@ -96,7 +99,7 @@ export async function startWorkspaceRuntime(options: {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
-  const syncDeps = { pool, files, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,
@@ -119,6 +122,7 @@ export async function startWorkspaceRuntime(options: {
   return {
     driver,
     files,
+    landscapeChecker,
     worker,
     deps,
     services,
@@ -128,6 +132,7 @@ export async function startWorkspaceRuntime(options: {
       services.close();
       await stages.close();
       await worker.close();
+      await landscapeChecker.close();
       await driver.close();
     },
   };

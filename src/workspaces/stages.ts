@@ -6,7 +6,7 @@ import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
 import { problem } from '../core/problems.ts';
 import { publishEvent } from '../events/publish.ts';
-import { landscapeProblem, type Step } from '../landscape/index.ts';
+import type { Step } from '../landscape/index.ts';
 import { RuntimeFailure, type RuntimeDriver, type StageStepRun } from '../runtime/driver.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import { findDeployedLandscape, setRunSwitch } from '../store/landscapes.ts';
@@ -17,7 +17,8 @@ import { listVariables } from '../store/variables.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { needsOrder } from './deployment.ts';
 import { refuseOverDiskQuota } from './disk-quota.ts';
-import { readCurrentLandscape } from './landscape-service.ts';
+import type { LandscapeChecker } from './landscape-checker.ts';
+import { currentLandscapeProblem, readCurrentLandscape } from './landscape-service.ts';
 import { workspaceRef } from './operations.ts';
 import type { ServiceRunner } from './service-runner.ts';
 
@@ -27,6 +28,7 @@ export interface StageDeps {
   pool: pg.Pool;
   driver: RuntimeDriver;
   files: WorkspaceFiles;
+  landscapeChecker: LandscapeChecker;
   services: ServiceRunner;
   clock: Clock;
   log: (message: string) => void;
@@ -78,9 +80,10 @@ export class StageRunner {
         .filter((name) => deployed.normal.services[name].type === 'steps')
         .map((name) => record(`Start ${name}`, name));
     }
-    const current = await readCurrentLandscape(this.deps.files, row, profile);
+    const current = await readCurrentLandscape(this.deps, row, profile);
+    if (current.refused) throw current.refused;
     if (current.read.state !== 'found') throw problem('conflict', 409, `There is no readable ${current.fileName} in /data/app to run ${stage} from.`);
-    if (!current.normal) throw landscapeProblem(current.errors, { file: current.fileName });
+    if (!current.normal) throw currentLandscapeProblem(current);
     const steps: Step[] = current.normal[stage];
     return steps.map((step, index) => record(step.name ?? `Step ${index + 1}`, step.run));
   }

@@ -31,7 +31,9 @@ export function createLocalWorkspaceFiles(options: { dataDir: string }): Workspa
       try {
         const info = await handle.stat();
         if (!info.isFile()) return { state: 'unreadable', reason: `${fileName} is not a plain file` };
-        if (info.size > LANDSCAPE_FILE_LIMIT) return { state: 'unreadable', reason: `${fileName} is larger than 4 MiB` };
+        if (info.size > LANDSCAPE_FILE_LIMIT) {
+          return { state: 'unreadable', reason: `${fileName} is larger than 4 MiB (${info.size} bytes); svc reads landscape files up to ${LANDSCAPE_FILE_LIMIT} bytes`, limitBytes: LANDSCAPE_FILE_LIMIT };
+        }
         const buffer = await handle.readFile();
         const text = new TextDecoder('utf-8', { fatal: true }).decode(buffer);
         return { state: 'found', text };

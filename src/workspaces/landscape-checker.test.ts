@@ -1,0 +1,65 @@
+// The worker pool that checks landscape files: answers, budget, queue, close.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { LandscapeChecker } from './landscape-checker.ts';
+
+const valid = 'schema: svc/v1\nservices:\n  web:\n    type: steps\n    steps: [{run: npm start}]\n';
+
+/** A file the yaml package needs seconds to read (anchors keep it away from the fast reader). */
+function slowFile(): string {
+  const lines = ['schema: svc/v1', 'x-values:'];
+  for (let i = 0; i < 100_000; i++) lines.push(`  - &a${i} v${i}`, `  - *a${i}`);
+  return `${lines.join('\n')}\n`;
+}
+
+test('a file is checked, normalized and planned in a worker; errors come back located', async () => {
+  const checker = new LandscapeChecker({ budgetMs: 60_000, workers: 1 });
+  try {
+    const good = await checker.check({ text: valid, previous: null });
+    assert.equal(good.state, 'checked');
+    assert.ok(good.state === 'checked' && good.normal?.services.web.type === 'steps');
+    assert.deepEqual(good.state === 'checked' && good.plan?.services.map((s) => [s.name, s.action]), [['web', 'create']]);
+    const unplanned = await checker.check({ text: valid });
+    assert.equal(unplanned.state === 'checked' && unplanned.plan, undefined);
+    const bad = await checker.check({ text: 'schema: svc/v1\nservices:\n  web: {type: steps, stepz: []}\n' });
+    assert.deepEqual(bad.state === 'checked' && bad.errors.map((e) => [e.code, e.line]), [['required', 3], ['unknown-key', 3]]);
+  } finally {
+    await checker.close();
+  }
+});
+
+test('a check over its budget is too complex; its worker is ended and a new one takes the next check', async () => {
+  const checker = new LandscapeChecker({ budgetMs: 20, workers: 1 });
+  try {
+    const slow = checker.check({ text: slowFile() });
+    const next = checker.check({ text: 'not: [a, landscape' });
+    assert.deepEqual(await slow, { state: 'too-complex', budgetMs: 20 });
+    // Whether 20 ms suffice for a tiny file depends on the machine's load; that it answers at all does not.
+    assert.ok(['checked', 'too-complex'].includes((await next).state));
+  } finally {
+    await checker.close();
+  }
+});
+
+test('checks beyond the workers wait their turn; beyond maxWaiting they are refused with 503', async () => {
+  const checker = new LandscapeChecker({ budgetMs: 60_000, workers: 1, maxWaiting: 2 });
+  try {
+    const first = checker.check({ text: valid });
+    const second = checker.check({ text: valid });
+    await assert.rejects(checker.check({ text: valid }), (error: { status?: number; type?: string }) => error.status === 503 && error.type === 'urn:svc:problem:unavailable');
+    assert.equal((await first).state, 'checked');
+    assert.equal((await second).state, 'checked');
+    assert.equal((await checker.check({ text: valid })).state, 'checked');
+  } finally {
+    await checker.close();
+  }
+});
+
+test('close refuses waiting checks and ends the workers', async () => {
+  const checker = new LandscapeChecker({ budgetMs: 60_000, workers: 1 });
+  const running = assert.rejects(checker.check({ text: slowFile() }));
+  const waiting = assert.rejects(checker.check({ text: valid }), (error: { status?: number }) => error.status === 503);
+  await checker.close();
+  await Promise.all([running, waiting]);
+  await assert.rejects(checker.check({ text: valid }), (error: { status?: number }) => error.status === 503);
+});
