@@ -11,8 +11,10 @@ import {
   landscapeProblem,
   normalizeLandscape,
   parseLandscape,
+  placeProblem,
   planLandscape,
   profileFileName,
+  servicesToRestart,
   type LandscapePlan,
 } from '../landscape/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
@@ -20,7 +22,7 @@ import { withTransaction, type Queryable } from '../store/database.ts';
 import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
-import { envOf, openDeployedEnv, sealDeployedEnv, servicesToRestart, targetsOf, type ServiceRunner } from './service-runner.ts';
+import { envOf, openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
 
@@ -49,16 +51,40 @@ export async function currentVariablesHash(db: Queryable, workspaceId: number): 
   return variablesHash(await listVariables(db, workspaceId), vaultId === undefined ? [] : await listSecrets(db, vaultId));
 }
 
-/** The plan from the deployed landscape to the file as it is now; problems for a missing or broken file. */
-export async function planFor(db: Queryable, files: WorkspaceFiles, row: WorkspaceRow, profile: string | null) {
+/** What filling in the templates needs beyond the database: the vault's key and the workspace's addresses. */
+export interface TemplateValues {
+  secrets: SecretBox;
+  urls: WorkspaceUrls;
+}
+
+/**
+ * The plan from the deployed landscape to the file as it is now, its templates filled in with the variables and
+ * secrets of now: services whose environment changes are part of it. Problems for a missing or broken file, a
+ * variable that is not set (422) and secrets without a value (409), each error placed in the file.
+ */
+export async function planFor(db: Queryable, files: WorkspaceFiles, row: WorkspaceRow, profile: string | null, values: TemplateValues) {
   const current = await readCurrentLandscape(files, row, profile);
   if (current.read.state === 'missing') throw problem('conflict', 409, `There is no ${current.fileName} in /data/app to plan from.`);
   if (current.read.state === 'no-volume') throw problem('conflict', 409, 'The workspace has no volume now (archived?); restore it first.');
   if (current.read.state === 'unreadable') throw problem('conflict', 409, current.read.reason);
   if (!current.normal) throw landscapeProblem(current.errors, { file: current.fileName });
+  const text = current.read.text;
+  const vaultId = await findVaultId(db, row.id);
+  const secrets = vaultId === undefined ? [] : await listSecrets(db, vaultId);
+  const variables = await listVariables(db, row.id);
+  const filled = fillTemplates(current.normal, {
+    workspace: { id: row.id, devDomain: new URL(workspaceAddresses(row.id, values.urls).dev).host },
+    team: { id: row.team_id },
+    env: Object.fromEntries(variables.map((v) => [v.name, v.value])),
+    secrets: Object.fromEntries(secrets.map((s) => [s.name, values.secrets.open(s, `vault:${vaultId}:${s.name}`)])),
+    services: {},
+  });
+  if (filled.problem) throw placeProblem(filled.problem, text);
   const deployed = await findDeployedLandscape(db, row.id);
-  const previous = deployed && !deployed.torn_down ? deployed.normal : null;
-  return { current, text: current.read.text, normal: current.normal, plan: planLandscape(previous, current.normal) };
+  const running = deployed && !deployed.torn_down ? deployed : undefined;
+  const env = envOf(filled.landscape!);
+  const plan = planLandscape(running?.normal ?? null, current.normal, { before: running ? openDeployedEnv(values.secrets, running) : {}, after: env });
+  return { current, text, normal: current.normal, filled: filled.landscape!, env, plan, variablesHash: variablesHash(variables, secrets) };
 }
 
 export interface SyncDeps {
@@ -73,8 +99,9 @@ export interface SyncDeps {
 }
 
 /**
- * Sync: the plan must still be the one reviewed (else 409 plan-changed), every secret the file uses must have a
- * value (else 409 missing-secrets), then the file becomes the deployed landscape and landscape.updated is sent.
+ * Sync: every secret the file uses must have a value (else 409 missing-secrets) and every variable be set (else
+ * 422), the plan must still be the one reviewed (else 409 plan-changed), then the file becomes the deployed
+ * landscape, the services the plan marks `restarts` start afresh, and landscape.updated is sent.
  */
 export async function syncLandscape(
   deps: SyncDeps,
@@ -83,7 +110,7 @@ export async function syncLandscape(
 ): Promise<LandscapePlan> {
   const { plan, restart } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
-    const { text, normal, plan } = await planFor(db, deps.files, row, request.profile);
+    const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps.files, row, request.profile, deps);
     if (plan.hash !== request.planHash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
@@ -91,34 +118,20 @@ export async function syncLandscape(
     if (bytes > row.storage_gib * 2 ** 30) {
       throw problem('disk-over-quota', 409, `The volume holds ${(bytes / 2 ** 30).toFixed(1)} GiB, over its ${row.storage_gib} GiB: free space (or raise its storage) before a Sync.`);
     }
-    const vaultId = await findVaultId(db, row.id);
-    const secrets = vaultId === undefined ? [] : await listSecrets(db, vaultId);
-    const variables = await listVariables(db, row.id);
-    const filled = fillTemplates(normal, {
-      workspace: { id: row.id, devDomain: new URL(workspaceAddresses(row.id, deps.urls).dev).host },
-      team: { id: row.team_id },
-      env: Object.fromEntries(variables.map((v) => [v.name, v.value])),
-      secrets: Object.fromEntries(secrets.map((s) => [s.name, deps.secrets.open(s, `vault:${vaultId}:${s.name}`)])),
-      services: {},
-    });
-    if (filled.problem) throw filled.problem;
     const at = deps.now();
-    const before = await findDeployedLandscape(db, row.id);
-    const env = envOf(filled.landscape!);
-    const restart = servicesToRestart(plan, before && !before.torn_down ? openDeployedEnv(deps.secrets, before) : {}, env);
     await saveDeployedLandscape(db, {
       workspaceId: row.id,
       profile: request.profile,
       text,
       normal,
       hash: landscapeHash(normal),
-      variablesHash: variablesHash(variables, secrets),
-      env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled.landscape!) }),
+      variablesHash,
+      env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled) }),
       by: request.by,
       at,
     });
     await publishEvent(db, { type: 'landscape.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.id });
-    return { plan, restart };
+    return { plan, restart: servicesToRestart(plan) };
   });
   const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
   await deps.services.apply(row.id, { restart, retry: names });

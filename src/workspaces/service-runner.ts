@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
 import type { SecretBox, SealedSecret } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
-import type { LandscapePlan, NormalLandscape } from '../landscape/index.ts';
+import type { NormalLandscape } from '../landscape/index.ts';
 import { RuntimeFailure, type ReplicaObservation, type RuntimeDriver } from '../runtime/driver.ts';
 import {
   findDeployedLandscape, markServiceAsleep, markServicesAwake, recordServiceStatuses, sealedEnvOf, serviceActivity, serviceRunStates, stoppedServices,
@@ -68,16 +68,6 @@ export function envOf(filled: NormalLandscape): DeployedEnv {
     if (service.type === 'steps' || service.type === 'container') env[name] = service.env;
   }
   return env;
-}
-
-/** Services a Sync must restart: created, replaced or changed beyond scaling, or whose filled env changed. */
-export function servicesToRestart(plan: LandscapePlan, before: DeployedEnv, after: DeployedEnv): Set<string> {
-  const scaling = /^\/services\/[^/]+\/(replicas|maxReplicas|availability|idleTimeoutMinutes)$/;
-  const restart = new Set(plan.services.filter((c) => c.action !== 'remove' && !c.changes.every((p) => scaling.test(p))).map((c) => c.name));
-  for (const [name, env] of Object.entries(after)) {
-    if (JSON.stringify(env) !== JSON.stringify(before[name] ?? env)) restart.add(name);
-  }
-  return restart;
 }
 
 export class ServiceRunner {

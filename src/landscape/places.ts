@@ -1,0 +1,47 @@
+// Lines and columns for errors found after the file was read, when templates are filled in at Plan and Sync:
+// those errors know their JSON Pointer into the file, and the file's YAML tree knows where that value is written.
+import { Problem, type ProblemFieldError, type ProblemName } from '../core/problems.ts';
+import { readYaml } from './parse.ts';
+import { LineIndex, type YamlNode } from './yaml-tree.ts';
+
+/** The errors with `line` and `column` of the value each pointer names (or of the nearest enclosing one found). */
+export function placeErrors(text: string, errors: readonly ProblemFieldError[]): ProblemFieldError[] {
+  const { root } = readYaml(text);
+  const lines = new LineIndex(text);
+  return errors.map((error) => {
+    const { line, column } = lines.position(root === null ? 0 : offsetOf(root, error.pointer));
+    return { ...error, line, column };
+  });
+}
+
+/** The same problem, its errors placed in `text`. */
+export function placeProblem(problem: Problem, text: string): Problem {
+  if (problem.errors === undefined || problem.errors.length === 0) return problem;
+  const name = problem.type.replace(/^urn:svc:problem:/, '') as ProblemName;
+  return new Problem(name, problem.status, problem.detail, { errors: placeErrors(text, problem.errors), headers: problem.headers, extra: problem.extra, title: problem.title });
+}
+
+function offsetOf(root: YamlNode, pointer: string): number {
+  let node = root;
+  let offset = root.offset;
+  for (const segment of pointer.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))) {
+    const next = childOf(node, segment);
+    if (next === undefined) break;
+    node = next.node;
+    offset = next.offset;
+  }
+  return offset;
+}
+
+function childOf(node: YamlNode, segment: string): { node: YamlNode; offset: number } | undefined {
+  if (node.kind === 'map') {
+    const entry = node.entries.find((e) => e.key === segment);
+    // An empty value has no place of its own: its key's place is where the reader looks.
+    return entry && { node: entry.value, offset: entry.value.kind === 'scalar' && entry.value.value === null ? entry.keyOffset : entry.value.offset };
+  }
+  if (node.kind === 'seq' && /^(0|[1-9]\d*)$/.test(segment)) {
+    const item = node.items[Number(segment)];
+    return item && { node: item, offset: item.offset };
+  }
+  return undefined;
+}
