@@ -1,0 +1,93 @@
+// The agent's watch of the landscape files: every way an editor or a person changes svc.yml moves the fingerprint.
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { landscapeFilesFingerprint, watchLandscapeFiles, type LandscapeWatch } from './landscape-watch.ts';
+
+let root: string;
+before(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'svc-landscape-watch-'));
+});
+after(() => rm(root, { recursive: true, force: true }));
+
+/** A watch whose changes a test waits for, each within a generous deadline (no fixed sleeps). */
+function watched(dir: string): { watch: LandscapeWatch; next: (what: string) => Promise<string> } {
+  const seen: string[] = [];
+  let wake: (() => void) | undefined;
+  const watch = watchLandscapeFiles({ dir, debounceMs: 20, retryMs: 50, onChange: (fingerprint) => (seen.push(fingerprint), wake?.()) });
+  let consumed = 0;
+  const next = async (what: string): Promise<string> => {
+    const deadline = Date.now() + 10_000;
+    while (seen.length <= consumed) {
+      if (Date.now() > deadline) throw new Error(`no change of the fingerprint after ${what}`);
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, 200);
+      });
+    }
+    return seen[consumed++];
+  };
+  return { watch, next };
+}
+
+test('the fingerprint covers svc.yml and profile files only, by content', async () => {
+  const dir = path.join(root, 'content');
+  await mkdir(dir);
+  const empty = await landscapeFilesFingerprint(dir);
+  assert.equal(await landscapeFilesFingerprint(path.join(root, 'absent')), empty);
+  await writeFile(path.join(dir, 'README.md'), 'hello');
+  await writeFile(path.join(dir, 'svc.Bad_Name.yml'), 'not a profile');
+  assert.equal(await landscapeFilesFingerprint(dir), empty);
+  await writeFile(path.join(dir, 'svc.yml'), 'schema: svc/v1\n');
+  const one = await landscapeFilesFingerprint(dir);
+  assert.notEqual(one, empty);
+  await writeFile(path.join(dir, 'svc.yml'), 'schema: svc/v1\n'); // written again, same content
+  assert.equal(await landscapeFilesFingerprint(dir), one);
+  await writeFile(path.join(dir, 'svc.staging.yml'), 'schema: svc/v1\n');
+  assert.notEqual(await landscapeFilesFingerprint(dir), one);
+});
+
+test('writing, saving by rename, adding a profile and removing the file each move the fingerprint', async () => {
+  const dir = path.join(root, 'edits');
+  await mkdir(dir);
+  const { watch, next } = watched(dir);
+  try {
+    const first = await next('the start');
+    assert.equal(watch.fingerprint(), first);
+    await writeFile(path.join(dir, 'svc.yml'), 'schema: svc/v1\n');
+    const written = await next('writing svc.yml');
+    assert.equal(written, await landscapeFilesFingerprint(dir));
+    await writeFile(path.join(dir, '.svc.yml.swp'), 'schema: svc/v1\nservices: {}\n');
+    await rename(path.join(dir, '.svc.yml.swp'), path.join(dir, 'svc.yml'));
+    const saved = await next('a rename over svc.yml');
+    assert.notEqual(saved, written);
+    await writeFile(path.join(dir, 'svc.ci.yml'), 'schema: svc/v1\n');
+    assert.notEqual(await next('a new profile file'), saved);
+    await unlink(path.join(dir, 'svc.yml'));
+    await unlink(path.join(dir, 'svc.ci.yml'));
+    assert.equal(await next('removing the files'), first);
+  } finally {
+    watch.close();
+  }
+});
+
+test('a directory that appears later, or is removed and made again, is watched once it exists', async () => {
+  const dir = path.join(root, 'later');
+  const { watch, next } = watched(dir);
+  try {
+    const none = await next('the start');
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'svc.yml'), 'schema: svc/v1\n');
+    const created = await next('the directory and its svc.yml');
+    assert.notEqual(created, none);
+    await rm(dir, { recursive: true });
+    assert.equal(await next('removing the directory'), none);
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'svc.yml'), 'schema: svc/v1\n# again\n');
+    assert.notEqual(await next('the directory made again'), none);
+  } finally {
+    watch.close();
+  }
+});
