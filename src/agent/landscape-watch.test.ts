@@ -12,24 +12,28 @@ before(async () => {
 });
 after(() => rm(root, { recursive: true, force: true }));
 
-/** A watch whose changes a test waits for, each within a generous deadline (no fixed sleeps). */
-function watched(dir: string): { watch: LandscapeWatch; next: (what: string) => Promise<string> } {
+/**
+ * A watch, and a wait (with a generous deadline, no fixed sleeps) until it reports the fingerprint the files have
+ * now. A write is not atomic, so the watch may report a half-written file first: only the final state is asserted.
+ */
+function watched(dir: string): { watch: LandscapeWatch; reaches: (what: string) => Promise<string> } {
   const seen: string[] = [];
   let wake: (() => void) | undefined;
   const watch = watchLandscapeFiles({ dir, debounceMs: 20, retryMs: 50, onChange: (fingerprint) => (seen.push(fingerprint), wake?.()) });
-  let consumed = 0;
-  const next = async (what: string): Promise<string> => {
+  const reaches = async (what: string): Promise<string> => {
+    const expected = await landscapeFilesFingerprint(dir);
     const deadline = Date.now() + 10_000;
-    while (seen.length <= consumed) {
-      if (Date.now() > deadline) throw new Error(`no change of the fingerprint after ${what}`);
+    while (seen.at(-1) !== expected) {
+      if (Date.now() > deadline) throw new Error(`the watch did not report the files after ${what}; it reported ${seen.length} fingerprint(s)`);
       await new Promise<void>((resolve) => {
         wake = resolve;
         setTimeout(resolve, 200);
       });
     }
-    return seen[consumed++];
+    assert.equal(watch.fingerprint(), expected);
+    return expected;
   };
-  return { watch, next };
+  return { watch, reaches };
 }
 
 test('the fingerprint covers svc.yml and profile files only, by content', async () => {
@@ -52,22 +56,21 @@ test('the fingerprint covers svc.yml and profile files only, by content', async 
 test('writing, saving by rename, adding a profile and removing the file each move the fingerprint', async () => {
   const dir = path.join(root, 'edits');
   await mkdir(dir);
-  const { watch, next } = watched(dir);
+  const { watch, reaches } = watched(dir);
   try {
-    const first = await next('the start');
-    assert.equal(watch.fingerprint(), first);
+    const first = await reaches('the start');
     await writeFile(path.join(dir, 'svc.yml'), 'schema: svc/v1\n');
-    const written = await next('writing svc.yml');
-    assert.equal(written, await landscapeFilesFingerprint(dir));
+    const written = await reaches('writing svc.yml');
+    assert.notEqual(written, first);
     await writeFile(path.join(dir, '.svc.yml.swp'), 'schema: svc/v1\nservices: {}\n');
     await rename(path.join(dir, '.svc.yml.swp'), path.join(dir, 'svc.yml'));
-    const saved = await next('a rename over svc.yml');
+    const saved = await reaches('a rename over svc.yml');
     assert.notEqual(saved, written);
     await writeFile(path.join(dir, 'svc.ci.yml'), 'schema: svc/v1\n');
-    assert.notEqual(await next('a new profile file'), saved);
+    assert.notEqual(await reaches('a new profile file'), saved);
     await unlink(path.join(dir, 'svc.yml'));
     await unlink(path.join(dir, 'svc.ci.yml'));
-    assert.equal(await next('removing the files'), first);
+    assert.equal(await reaches('removing the files'), first);
   } finally {
     watch.close();
   }
@@ -75,18 +78,17 @@ test('writing, saving by rename, adding a profile and removing the file each mov
 
 test('a directory that appears later, or is removed and made again, is watched once it exists', async () => {
   const dir = path.join(root, 'later');
-  const { watch, next } = watched(dir);
+  const { watch, reaches } = watched(dir);
   try {
-    const none = await next('the start');
+    const none = await reaches('the start');
     await mkdir(dir);
     await writeFile(path.join(dir, 'svc.yml'), 'schema: svc/v1\n');
-    const created = await next('the directory and its svc.yml');
-    assert.notEqual(created, none);
+    assert.notEqual(await reaches('the directory and its svc.yml'), none);
     await rm(dir, { recursive: true });
-    assert.equal(await next('removing the directory'), none);
+    assert.equal(await reaches('removing the directory'), none);
     await mkdir(dir);
     await writeFile(path.join(dir, 'svc.yml'), 'schema: svc/v1\n# again\n');
-    assert.notEqual(await next('the directory made again'), none);
+    assert.notEqual(await reaches('the directory made again'), none);
   } finally {
     watch.close();
   }
