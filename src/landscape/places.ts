@@ -14,11 +14,17 @@ export function placeErrors(text: string, errors: readonly ProblemFieldError[]):
   });
 }
 
-/** The same problem, its errors placed in `text`. */
+/** At most this many errors are listed, as for the file's own errors (parseLandscape's maxErrors). */
+const listedErrors = 100;
+
+/** The same problem, its errors placed in `text`; beyond the first 100 the detail counts the rest. */
 export function placeProblem(problem: Problem, text: string): Problem {
-  if (problem.errors === undefined || problem.errors.length === 0) return problem;
+  const errors = problem.errors ?? [];
+  if (errors.length === 0) return problem;
   const name = problem.type.replace(/^urn:svc:problem:/, '') as ProblemName;
-  return new Problem(name, problem.status, problem.detail, { errors: placeErrors(text, problem.errors), headers: problem.headers, extra: problem.extra, title: problem.title });
+  const more = errors.length > listedErrors ? ` The first ${listedErrors} of ${errors.length} places are listed.` : '';
+  const detail = `${problem.detail ?? problem.title}${more}`;
+  return new Problem(name, problem.status, detail, { errors: placeErrors(text, errors.slice(0, listedErrors)), headers: problem.headers, extra: problem.extra, title: problem.title });
 }
 
 function offsetOf(root: YamlNode, pointer: string): number {

@@ -169,4 +169,13 @@ describe('fillTemplates', () => {
     assert.deepEqual([placed.type, placed.secrets], ['urn:svc:problem:missing-secrets', ['API_KEY', 'DB_PASSWORD']]);
     assert.deepEqual(placed.errors?.map((e) => [e.pointer, e.line, e.column]), [['/services/web/env/KEY', 12, 12], ['/services/db/secrets/PASSWORD', 21, 17]]);
   });
+
+  test('at most 100 places are listed; the detail counts them all', () => {
+    const env = Array.from({ length: 150 }, (_, i) => `      V${i}: \${{ env.UNSET }}`).join('\n');
+    const text = `schema: svc/v1\nservices:\n  web:\n    type: steps\n    steps: [{run: start}]\n    env:\n${env}\n`;
+    const placed = placeProblem(fillTemplates(parseLandscape(text).landscape!, context).problem!, text);
+    assert.equal(placed.errors?.length, 100);
+    assert.deepEqual([placed.errors?.[0].line, placed.errors?.[99].line], [7, 106]);
+    assert.match(placed.detail ?? '', /The first 100 of 150 places are listed\.$/);
+  });
 });

@@ -1,5 +1,6 @@
 // Reading a workspace's landscape now: the selected file (svc.yml or a profile), checked and normalized, the
-// deployed record, the variables; and the Sync that records a plan as deployed.
+// deployed record, the variables; the plan, templates filled in as Sync fills them; and the Sync that records a
+// plan as deployed.
 import type pg from 'pg';
 import { problem } from '../core/problems.ts';
 import type { SecretBox } from '../core/secret-box.ts';
