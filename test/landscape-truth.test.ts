@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { landscapeFilesFingerprint } from '../src/agent/landscape-watch.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
@@ -116,6 +117,16 @@ test('after a variable and a secret change, Plan lists the service whose environ
   assert.equal((await banner()).state, 'in-sync');
 });
 
+/** The landscape.updated a saved file causes; when it does not come, what the agent and the volume say. */
+async function fileEvent(events: EventStream): Promise<void> {
+  try {
+    await events.until('landscape.updated', (d) => d.workspace_id === ws, 60_000);
+  } catch (error) {
+    const agent = await server.server.driver.landscapeFilesFingerprint({ id: ws, uid: 0, storageGib: 0 });
+    throw new Error(`${(error as Error).message}; the agent reports ${agent}, the volume's files are ${await landscapeFilesFingerprint(volume)}`);
+  }
+}
+
 test('saving svc.yml in the workspace sends landscape.updated by itself, and the banner then says it changed', async () => {
   // Services settled first, so that no status change of theirs stands in for the event of the file.
   await until(async () => {
@@ -127,12 +138,12 @@ test('saving svc.yml in the workspace sends landscape.updated by itself, and the
     await events.until('ready');
     assert.equal((await banner()).state, 'in-sync');
     await writeFile(path.join(volume, 'svc.yml'), svcYml.replace('MODE: fixed', 'MODE: edited'));
-    await events.until('landscape.updated', (d) => d.workspace_id === ws, 30_000);
+    await fileEvent(events);
     assert.deepEqual(await banner(), { state: 'changed', detail: 'svc.yml changed since the last Sync' });
     // An editor's save: a new file renamed over the old one.
     await writeFile(path.join(volume, '.svc.yml.tmp'), svcYml);
     await rename(path.join(volume, '.svc.yml.tmp'), path.join(volume, 'svc.yml'));
-    await events.until('landscape.updated', (d) => d.workspace_id === ws, 30_000);
+    await fileEvent(events);
     assert.equal((await banner()).state, 'in-sync');
   } finally {
     events.close();
