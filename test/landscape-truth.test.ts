@@ -1,11 +1,11 @@
 // Plan tells the whole truth, on a running workspace: a variable or secret change is a change of the services whose
 // environment it fills (named, never shown), and Sync restarts exactly those; an unset ${{ env.X }} is an error at
-// its place in the file; saving svc.yml in the workspace sends landscape.updated and the banner moves at once.
+// its place in the file; saving svc.yml in the workspace sends landscape.updated and the banner moves at once (shown
+// on a second workspace whose landscape has no service, so that no status change stands in for the file's event).
 import assert from 'node:assert/strict';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { landscapeFilesFingerprint } from '../src/agent/landscape-watch.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
@@ -29,18 +29,24 @@ services:
       - run: exec sleep 3600
 `;
 
+/** A landscape without services: nothing but Sync and its file sends landscape.updated for it. */
+const quietYml = 'schema: svc/v1\nprepare:\n  - run: echo ready\n';
+
 let server: TestServer;
 let dev: ApiClient;
 let viewer: ApiClient;
 let repository: BareRepository;
+let quietRepository: BareRepository;
+let team: number;
 let ws: number;
+let quiet: number | undefined;
 let volume: string;
 
 before(async () => {
   server = await startTestServer({ env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true' } });
   const owner = await createPerson(server.admin, 'truth-owner@example.com');
   const org = (await owner.key.post('/orgs', { name: 'Truth' })).body.id;
-  const team = (await owner.key.post('/teams', { org_id: org, name: 'Truth' })).body.id;
+  team = (await owner.key.post('/teams', { org_id: org, name: 'Truth' })).body.id;
   const developer = await createPerson(server.admin, 'truth-dev@example.com');
   const watcher = await createPerson(server.admin, 'truth-viewer@example.com');
   await owner.key.put(`/teams/${team}/members/${developer.id}`, { role: 'developer' });
@@ -48,6 +54,7 @@ before(async () => {
   dev = developer.key;
   viewer = watcher.key;
   repository = await createBareRepository({ 'svc.yml': svcYml });
+  quietRepository = await createBareRepository({ 'svc.yml': quietYml });
   const created = await dev.post('/workspaces', { team_id: team, name: 'truth', git: { provider: 'git', repo: repository.url } });
   assert.equal(created.status, 202, created.text);
   ws = Number(created.body.target.split('/')[2]);
@@ -58,9 +65,10 @@ before(async () => {
 });
 
 after(async () => {
-  await removeWorkspaces(server.server.driver, [ws]);
+  await removeWorkspaces(server.server.driver, [ws, quiet]);
   await server?.close();
   await repository?.remove();
+  await quietRepository?.remove();
 });
 
 const plan = () => dev.get(`/workspaces/${ws}/landscape/plan`);
@@ -117,34 +125,41 @@ test('after a variable and a secret change, Plan lists the service whose environ
   assert.equal((await banner()).state, 'in-sync');
 });
 
-/** The landscape.updated a saved file causes; when it does not come, what the agent and the volume say. */
-async function fileEvent(events: EventStream): Promise<void> {
-  try {
-    await events.until('landscape.updated', (d) => d.workspace_id === ws, 60_000);
-  } catch (error) {
-    const agent = await server.server.driver.landscapeFilesFingerprint({ id: ws, uid: 0, storageGib: 0 });
-    throw new Error(`${(error as Error).message}; the agent reports ${agent}, the volume's files are ${await landscapeFilesFingerprint(volume)}`);
-  }
-}
-
 test('saving svc.yml in the workspace sends landscape.updated by itself, and the banner then says it changed', async () => {
-  // Services settled first, so that no status change of theirs stands in for the event of the file.
-  await until(async () => {
-    const services = (await viewer.get(`/workspaces/${ws}/landscape`)).body.services;
-    return services.every((s: { status: string }) => s.status === 'internal') ? true : undefined;
-  }, 'the services to run');
   const events = await EventStream.open(viewer);
+  const fileVolume = () => path.join(server.server.config.dataDir, 'volumes', String(quiet), 'svc.yml');
+  const next = async (what: string): Promise<void> => {
+    try {
+      await events.until('landscape.updated', (d) => d.workspace_id === quiet, 60_000);
+    } catch (error) {
+      const agent = await server.server.driver.landscapeFilesFingerprint({ id: quiet!, uid: 0, storageGib: 0 });
+      throw new Error(`${what}: ${(error as Error).message}; the agent reports ${agent}`);
+    }
+  };
+  const quietBanner = async () => (await viewer.get(`/workspaces/${quiet}/landscape`)).body.banner;
   try {
     await events.until('ready');
-    assert.equal((await banner()).state, 'in-sync');
-    await writeFile(path.join(volume, 'svc.yml'), svcYml.replace('MODE: fixed', 'MODE: edited'));
-    await fileEvent(events);
-    assert.deepEqual(await banner(), { state: 'changed', detail: 'svc.yml changed since the last Sync' });
-    // An editor's save: a new file renamed over the old one.
-    await writeFile(path.join(volume, '.svc.yml.tmp'), svcYml);
-    await rename(path.join(volume, '.svc.yml.tmp'), path.join(volume, 'svc.yml'));
-    await fileEvent(events);
-    assert.equal((await banner()).state, 'in-sync');
+    const created = await dev.post('/workspaces', { team_id: team, name: 'quiet', git: { provider: 'git', repo: quietRepository.url } });
+    assert.equal(created.status, 202, created.text);
+    quiet = Number(created.body.target.split('/')[2]);
+    assert.equal((await operationFinished(dev, created.body.id)).state, 'succeeded');
+    // The first fingerprint the server reads of a running workspace is announced (it may have changed unseen).
+    await next('the first reading');
+    const planned = await dev.get(`/workspaces/${quiet}/landscape/plan`);
+    const started = await dev.post(`/workspaces/${quiet}/landscape/sync`, { plan_hash: planned.body.hash });
+    assert.equal((await operationFinished(dev, started.body.id)).state, 'succeeded');
+    await next('the Sync');
+    assert.equal((await quietBanner()).state, 'in-sync');
+
+    // Nothing but the file sends landscape.updated from here on: no service, no request.
+    await writeFile(fileVolume(), `${quietYml}test:\n  - run: echo edited\n`);
+    await next('writing svc.yml');
+    assert.deepEqual(await quietBanner(), { state: 'changed', detail: 'svc.yml changed since the last Sync' });
+    // An editor's save: a new file renamed over the old one, here putting back what was synced.
+    await writeFile(`${fileVolume()}.tmp`, quietYml);
+    await rename(`${fileVolume()}.tmp`, fileVolume());
+    await next('a save by rename');
+    assert.equal((await quietBanner()).state, 'in-sync');
   } finally {
     events.close();
   }
