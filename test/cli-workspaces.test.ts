@@ -1,5 +1,5 @@
 // The CLI driving a workspace for real, as processes against a real server: create from a local git repository,
-// variables and secrets, sync (refused without a terminal, a missing secret with its position, then applied),
+// variables and secrets, sync (a missing secret with its position, refused without a terminal, then applied),
 // the landscape table, logs, stages, events, sleep and wake, delete, restore and purge.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -121,14 +121,10 @@ test('env and secret set, list and rm; a secret read from stdin is never echoed'
   assert.equal((await svc('secret', 'rm', 'OTHER')).code, 1);
 });
 
-test('sync refuses without a terminal and without --yes; a missing secret fails with its position in svc.yml', async () => {
-  const refused = await svc('sync');
-  assert.equal(refused.code, 2);
-  assert.match(refused.stdout, /^Plan for store \(\d+\) from svc\.yml:\n\+ web \(steps\)\n~ prepare: steps\n~ test: steps\n$/);
-  assert.match(refused.stderr, /not syncing without a confirmation: standard input is not a terminal; pass --yes/);
+test('a missing secret fails the plan with its position in svc.yml; a broken profile with its errors', async () => {
   const missing = await svc('sync', '--yes');
   assert.equal(missing.code, 1);
-  assert.match(missing.stderr, /^Secrets have no value: .*TOKEN.*\n {2}\/services\/web\/env\/TOKEN: secret TOKEN has no value\n$/m);
+  assert.match(missing.stderr, /^Secrets have no value: .*TOKEN.*\n {2}svc\.yml:\d+:\d+: missing-secret: secret TOKEN has no value\n$/m);
   const broken = await svc('sync', '--profile', 'broken', '--dry-run');
   assert.equal(broken.code, 1);
   assert.match(broken.stderr, /^The landscape file has errors: svc\.broken\.yml has an error at line 4, column 11: .+\n {2}svc\.broken\.yml:4:11: enum: .+\n$/);
@@ -141,6 +137,10 @@ test('secret set reads the value from stdin; sync --yes applies the plan and sho
   assert.doesNotMatch(setting.stdout() + setting.stderr(), /s3cret/);
   assert.match((await svc('secret', 'list')).stdout, /^NAME\s+UPDATED\nTOKEN\s+\d{4}-/);
 
+  const refused = await svc('sync');
+  assert.equal(refused.code, 2);
+  assert.match(refused.stdout, /^Plan for store \(\d+\) from svc\.yml:\n\+ web \(steps\)\n~ prepare: steps\n~ test: steps\n$/);
+  assert.match(refused.stderr, /not syncing without a confirmation: standard input is not a terminal; pass --yes/);
   const synced = await svc('sync', '--yes');
   assert.equal(synced.code, 0, synced.stderr);
   assert.match(synced.stdout, /\+ web \(steps\)\n[\s\S]*Synced\.\n\nLandscape of store \(\d+\): /);

@@ -138,6 +138,10 @@ export interface PlanService {
   type: string;
   previousType?: string;
   changes: string[];
+  /** Environment variables whose value changes at Sync (names only; a variable or secret may have changed). */
+  environment?: string[];
+  /** Whether Sync starts the service afresh. */
+  restarts?: boolean;
 }
 
 export interface Plan {

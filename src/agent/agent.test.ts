@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -109,4 +109,21 @@ test('only a well-formed status is taken for an agent\'s answer', () => {
   for (const bad of [null, 'x', {}, { ...good, pid: '2' }, { ...good, editor: { ...good.editor, state: 'odd' } }, { ...good, editor: undefined }]) {
     assert.equal(parseAgentStatus(bad), undefined, JSON.stringify(bad));
   }
+});
+
+test('the status carries the fingerprint of the landscape files, which moves when svc.yml is written', async () => {
+  const { agent } = await agentWith('exec sleep 600');
+  const fingerprintOtherThan = async (previous: string | undefined): Promise<string | undefined> => {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const now = (await statusOf(agent)).landscapeFiles;
+      if ((now !== undefined && now !== previous) || Date.now() > deadline) return now;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const first = await fingerprintOtherThan(undefined);
+  assert.match(first ?? '', /^[0-9a-f]{64}$/);
+  await writeFile(path.join(workspaceDir, 'svc.yml'), 'schema: svc/v1\n');
+  assert.notEqual(await fingerprintOtherThan(first), first);
+  assert.equal(parseAgentStatus({ agentVersion: '1', pid: 1, editor: { state: 'ready', port: 1, restarts: 0 }, landscapeFiles: 7 })?.landscapeFiles, undefined);
 });

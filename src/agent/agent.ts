@@ -1,8 +1,9 @@
-// The agent: the main process of a pod. It runs the editor (and, in later work, steps, servers and health
-// checks) and answers the driver's `GET /status` with what it observes.
+// The agent: the main process of a pod. It runs the editor, watches the landscape files of the workspace, and
+// answers the driver's `GET /status` with what it observes.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EditorSupervisor } from './editor-supervisor.ts';
+import { watchLandscapeFiles } from './landscape-watch.ts';
 import { shellQuote } from './shell.ts';
 import { agentEnv, AGENT_VERSION, type AgentStatus } from './protocol.ts';
 import { serveStatus } from './status-server.ts';
@@ -43,11 +44,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     nowMs: options.nowMs ?? Date.now,
     log,
   });
-  const status = (): AgentStatus => ({ agentVersion: AGENT_VERSION, pid: process.pid, editor: editor.report() });
+  const landscapeFiles = watchLandscapeFiles({ dir: options.workspaceDir });
+  const status = (): AgentStatus => ({ agentVersion: AGENT_VERSION, pid: process.pid, editor: editor.report(), landscapeFiles: landscapeFiles.fingerprint() });
   return {
     port,
     status,
     close: async () => {
+      landscapeFiles.close();
       await editor.stop();
       await server.close();
     },

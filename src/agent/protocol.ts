@@ -38,6 +38,11 @@ export interface AgentStatus {
   agentVersion: string;
   pid: number;
   editor: EditorReport;
+  /**
+   * sha256 of svc.yml and the svc.<profile>.yml files at the root of the workspace directory, as the agent's watch
+   * last read them; it moves when one is written, created, renamed or removed. Absent until first read.
+   */
+  landscapeFiles?: string;
 }
 
 /** Reads an agent's answer, refusing anything that is not one. */
@@ -47,5 +52,6 @@ export function parseAgentStatus(body: unknown): AgentStatus | undefined {
   const editor = status.editor as Partial<EditorReport> | undefined;
   if (typeof status.agentVersion !== 'string' || typeof status.pid !== 'number' || !editor) return undefined;
   if (!['starting', 'ready', 'failed'].includes(editor.state as string) || typeof editor.port !== 'number') return undefined;
+  if (status.landscapeFiles !== undefined && typeof status.landscapeFiles !== 'string') return { ...(status as AgentStatus), landscapeFiles: undefined };
   return status as AgentStatus;
 }

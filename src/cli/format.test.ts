@@ -52,6 +52,18 @@ test('the plan shows + create, ~ change with the changed fields, - remove, -/+ r
     '+ api (steps)\n~ web (steps): ports[0].port, env.GREETING\n-/+ db (managed -> container, replaced: type)\n- old (forward)\n' +
       '~ prepare: steps[0].run\n~ test: steps\n  unchanged: cache\n',
   );
+  const restarts: Plan = {
+    ...plan,
+    services: [
+      { name: 'api', action: 'change', type: 'steps', changes: ['/services/api/env/APP_KEY'], environment: ['APP_KEY'], restarts: true },
+      { name: 'web', action: 'change', type: 'steps', changes: ['/services/web/replicas', '/services/web/env/A'], environment: ['A', 'B'], restarts: true },
+      { name: 'db', action: 'change', type: 'steps', changes: ['/services/db/replicas'], environment: [], restarts: false },
+    ],
+  };
+  assert.equal(
+    formatPlan(restarts).split('\n').slice(0, 3).join('\n'),
+    '~ api (steps), restarts: environment APP_KEY changed\n~ web (steps), restarts: replicas, environment A, B changed\n~ db (steps): replicas',
+  );
   const none: Plan = { ...plan, changed: false, services: [], prepare: { changed: false, changes: [] }, test: { changed: false, changes: [] } };
   assert.equal(formatPlan(none), '  (no changes)\n  unchanged: cache\n');
 });

@@ -9,7 +9,16 @@ export interface Plan {
   profile: string | null;
   hash: string;
   changed: boolean;
-  services: Array<{ name: string; action: 'create' | 'change' | 'replace' | 'remove'; type: string; previousType?: string; changes: string[] }>;
+  services: Array<{
+    name: string;
+    action: 'create' | 'change' | 'replace' | 'remove';
+    type: string;
+    previousType?: string;
+    changes: string[];
+    /** Names of environment variables whose value changes; older servers leave it and `restarts` out. */
+    environment?: string[];
+    restarts?: boolean;
+  }>;
   unchanged: string[];
   prepare: { changed: boolean; changes: string[] };
   test: { changed: boolean; changes: string[] };
@@ -36,7 +45,7 @@ interface Landscape {
 const fileOf = (profile: string | null | undefined) => (profile ? `svc.${profile}.yml` : 'svc.yml');
 const profileOptions = { ...workspaceOptions, profile: { type: 'string' as const } };
 
-/** The plan as a diff: `+` create, `~` change (with the changed fields), `-` remove, `-/+` replace. */
+/** The plan as a diff: `+` create, `~` change (with the changed fields and variables; `restarts` when Sync restarts it), `-` remove, `-/+` replace. */
 export function formatPlan(plan: Plan): string {
   const lines: string[] = [];
   for (const service of plan.services) {
@@ -45,7 +54,7 @@ export function formatPlan(plan: Plan): string {
     if (service.action === 'create') lines.push(`+ ${service.name} (${service.type})`);
     else if (service.action === 'remove') lines.push(`- ${service.name} (${service.type})`);
     else if (service.action === 'replace') lines.push(`-/+ ${service.name} (${service.previousType} -> ${service.type}, replaced${changed ? `: ${changed}` : ''})`);
-    else lines.push(`~ ${service.name} (${service.type}): ${changed}`);
+    else lines.push(`~ ${service.name} (${service.type})${service.restarts ? ', restarts' : ''}: ${changeText(service, base)}`);
   }
   for (const stage of ['prepare', 'test'] as const) {
     if (!plan[stage].changed) continue;
@@ -55,6 +64,15 @@ export function formatPlan(plan: Plan): string {
   if (lines.length === 0) lines.push('  (no changes)');
   if (plan.unchanged.length > 0) lines.push(`  unchanged: ${plan.unchanged.join(', ')}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The fields a change names, and the environment variables whose value changes (names only) as one phrase. */
+function changeText(service: Plan['services'][number], base: string): string {
+  const environment = service.environment ?? [];
+  const fromEnvironment = new Set(environment.map((name) => `${base}/env/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`));
+  const fields = service.changes.filter((p) => !fromEnvironment.has(p)).map((p) => pointerPath(p, base)).filter(Boolean);
+  if (environment.length > 0) fields.push(`environment ${environment.join(', ')} changed`);
+  return fields.join(', ');
 }
 
 export function formatLandscape(landscape: Landscape, workspace: string): string {

@@ -3,9 +3,20 @@ export { parseLandscape, landscapeProblem, type ParseLandscapeOptions, type Pars
 export { landscapeErrorCodes, type LandscapeError, type LandscapeErrorCode } from './codes.ts';
 export { svcSchema, svcSchemaId, type JsonSchema } from './schema.ts';
 export { normalizeLandscape, compareLandscapes, landscapeHash, canonicalJson, type LandscapeComparison, type LandscapeVersion } from './normal-form.ts';
-export { planLandscape, type LandscapePlan, type ServiceAction, type ServiceChange, type StageChange } from './plan.ts';
+export {
+  environmentChanges,
+  planLandscape,
+  servicesToRestart,
+  type EnvironmentComparison,
+  type LandscapePlan,
+  type ServiceAction,
+  type ServiceChange,
+  type ServiceEnvironments,
+  type StageChange,
+} from './plan.ts';
 export { parseTemplate, hasTemplate, referenceName, templateRoots, type ParsedTemplate, type TemplateError, type TemplateExpression, type TemplatePart, type TemplateReference } from './templates.ts';
 export { fillTemplates, referencedSecrets, type FillResult, type ManagedServiceValues, type TemplateContext } from './template-fill.ts';
+export { placeErrors, placeProblem } from './places.ts';
 export { profileNamePattern, defaultLandscapeFileName, isProfileName, profileFileName, profileOfFileName, profilesInDirectory } from './profiles.ts';
 export { sizeInMiB } from './sizes.ts';
 export * as landscapeNames from './names.ts';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { compareLandscapes, landscapeHash, normalizeLandscape, type LandscapeVersion } from './normal-form.ts';
 import { parseLandscape } from './parse-landscape.ts';
-import { planLandscape } from './plan.ts';
+import { planLandscape, servicesToRestart } from './plan.ts';
 import { defaultLandscapeDefaults, type LandscapeDefaults } from './types.ts';
 
 const original = `schema: svc/v1
@@ -139,13 +139,51 @@ services:
 `).normal;
     const plan = planLandscape(before, next);
     assert.deepEqual(plan.services, [
-      { name: 'db', action: 'replace', type: 'managed', previousType: 'managed', changes: ['/services/db/provider', '/services/db/resources/memory'] },
-      { name: 'web', action: 'change', type: 'steps', changes: ['/services/web/env/NEW', '/services/web/env/PORT', '/services/web/ports/0/port', '/services/web/replicas'] },
-      { name: 'worker', action: 'create', type: 'container', changes: ['/services/worker'] },
+      { name: 'db', action: 'replace', type: 'managed', previousType: 'managed', changes: ['/services/db/provider', '/services/db/resources/memory'], environment: [], restarts: true },
+      {
+        name: 'web',
+        action: 'change',
+        type: 'steps',
+        changes: ['/services/web/env/NEW', '/services/web/env/PORT', '/services/web/ports/0/port', '/services/web/replicas'],
+        environment: [],
+        restarts: true,
+      },
+      { name: 'worker', action: 'create', type: 'container', changes: ['/services/worker'], environment: [], restarts: true },
     ]);
     assert.deepEqual(plan.prepare, { changed: true, changes: ['/prepare/0/run'] });
     const removal = planLandscape(next, before);
-    assert.deepEqual(removal.services.find((s) => s.name === 'worker'), { name: 'worker', action: 'remove', type: 'container', changes: ['/services/worker'] });
+    assert.deepEqual(removal.services.find((s) => s.name === 'worker'), { name: 'worker', action: 'remove', type: 'container', changes: ['/services/worker'], environment: [], restarts: false });
+  });
+
+  test('a service whose filled-in environment changed is a change that restarts it, naming the variables only', () => {
+    const environments = { before: { web: { PORT: '8080', APP_KEY: 'old-secret', GONE: '1' } }, after: { web: { PORT: '8080', APP_KEY: 'new-secret', ADDED: '' } } };
+    const plan = planLandscape(before, before, environments);
+    assert.deepEqual(plan.services, [
+      {
+        name: 'web',
+        action: 'change',
+        type: 'steps',
+        changes: ['/services/web/env/ADDED', '/services/web/env/APP_KEY', '/services/web/env/GONE'],
+        environment: ['ADDED', 'APP_KEY', 'GONE'],
+        restarts: true,
+      },
+    ]);
+    assert.deepEqual([plan.unchanged, plan.changed], [['db'], true]);
+    assert.doesNotMatch(JSON.stringify(plan), /secret/);
+    assert.deepEqual([...servicesToRestart(plan)], ['web']);
+  });
+
+  test('the same environments change nothing; scaling alone does not restart', () => {
+    const same = { before: { web: { PORT: '8080' } }, after: { web: { PORT: '8080' } } };
+    assert.equal(planLandscape(before, before, same).changed, false);
+    assert.equal(planLandscape(before, before, same).hash, planLandscape(before, before).hash);
+    const scaled = planLandscape(before, version(original.replace('type: steps', 'type: steps\n    replicas: 3')).normal, same);
+    assert.deepEqual(scaled.services.map((s) => [s.name, s.restarts]), [['web', false]]);
+  });
+
+  test('environment names join the hash, so a Sync after a variable changed answers plan-changed', () => {
+    const changed = { before: { web: { A: '1' } }, after: { web: { A: '2' } } };
+    assert.notEqual(planLandscape(before, before, changed).hash, planLandscape(before, before).hash);
   });
 
   test('the hash is stable for the same landscapes and moves when either side changes', () => {

@@ -1,5 +1,6 @@
-// Filling in templates at Sync from a context: env values, forward targets, managed config strings and managed
-// secrets. Secrets without a value are reported together in one missing-secrets problem.
+// Filling in templates at Plan and Sync from a context: env values, forward targets, managed config strings and
+// managed secrets. Secrets without a value are reported together in one missing-secrets problem; a workspace
+// variable that is not set is an error of the file (never silently empty text).
 import { problem, type Problem, type ProblemFieldError } from '../core/problems.ts';
 import type { Segment } from './codes.ts';
 import { hasTemplate, parseTemplate, referenceName, type TemplateReference } from './templates.ts';
@@ -20,7 +21,7 @@ export interface ManagedServiceValues {
 export interface TemplateContext {
   workspace: { id: string | number; devDomain: string };
   team: { id: string | number };
-  /** Workspace environment variables; a missing one fills in as empty text. */
+  /** Workspace environment variables; `${{ env.K }}` of one that is not set is a missing-variable error. */
   env: Readonly<Record<string, string>>;
   /** Values of the workspace's vault. */
   secrets: Readonly<Record<string, string>>;
@@ -32,8 +33,9 @@ export interface FillResult<L> {
   /** The landscape with every template filled in: it holds secret values, so never store it. */
   landscape?: L;
   /**
-   * missing-secrets (409) when secrets have no value; invalid-landscape (422) when a service value is missing or
-   * a filled-in forward target is not an http(s) URL.
+   * missing-secrets (409) when secrets have no value; invalid-landscape (422) when a workspace variable is not
+   * set, a service value is missing or a filled-in forward target is not an http(s) URL. Errors carry JSON
+   * Pointers into the file; `placeErrors` adds their lines and columns.
    */
   problem?: Problem;
 }
@@ -100,8 +102,9 @@ function fillText(text: string, path: Segment[], filling: Filling): string {
 
 /** A forward target built from templates must still be an http(s) URL once filled in. */
 function fillTarget(target: string, path: Segment[], filling: Filling): string {
+  const unresolved = filling.unresolved.length;
   const filled = fillText(target, path, filling);
-  if (filled === target || filling.missing.size > 0) return filled;
+  if (filled === target || filling.missing.size > 0 || filling.unresolved.length > unresolved) return filled;
   let url: URL | undefined;
   try {
     url = new URL(filled);
@@ -121,8 +124,12 @@ function valueOf(reference: TemplateReference, path: Segment[], filling: Filling
       return String(context.workspace[reference.field]);
     case 'team':
       return String(context.team.id);
-    case 'env':
-      return Object.hasOwn(context.env, reference.name) ? context.env[reference.name] : '';
+    case 'env': {
+      if (Object.hasOwn(context.env, reference.name)) return context.env[reference.name];
+      const message = `\${{ env.${reference.name} }} has no value: the workspace has no variable ${reference.name}; set it (it may be empty) and plan again`;
+      filling.unresolved.push({ pointer: jsonPointer(path), code: 'missing-variable', subject: reference.name, message });
+      return '';
+    }
     case 'secrets': {
       if (Object.hasOwn(context.secrets, reference.name)) return context.secrets[reference.name];
       const uses = filling.missing.get(reference.name) ?? [];

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { Problem } from '../core/problems.ts';
 import { normalizeLandscape } from './normal-form.ts';
 import { parseLandscape } from './parse-landscape.ts';
+import { placeProblem } from './places.ts';
 import { fillTemplates, referencedSecrets, type TemplateContext } from './template-fill.ts';
 import { parseTemplate } from './templates.ts';
 
@@ -66,7 +67,7 @@ services:
       DSN: \${{ services.db.dsn }}
       NAME: \${{ services.db.details.database }}
       KEY: \${{ secrets.API_KEY }}
-      HOME_DIR: \${{ env.HOME }}-\${{ env.MISSING }}
+      HOME_DIR: \${{ env.HOME }}-\${{ env.EMPTY }}
   db:
     type: managed
     provider: postgresql
@@ -84,7 +85,7 @@ services:
 const context: TemplateContext = {
   workspace: { id: 42, devDomain: 'ws-42.dev.example.com' },
   team: { id: 7 },
-  env: { HOME: '/data/app' },
+  env: { HOME: '/data/app', EMPTY: '' },
   secrets: { API_KEY: 'k-123', DB_PASSWORD: 'pw' },
   services: { db: { host: 'db.internal', port: 5432, dsn: 'postgres://u:pw@db.internal:5432/app', secret: 'pw', details: { database: 'app' } } },
 };
@@ -137,5 +138,44 @@ describe('fillTemplates', () => {
     assert.equal(fillTemplates(forward, { ...context, env: { API: 'https://api.example.com' } }).problem, undefined);
     const refused = fillTemplates(forward, { ...context, env: { API: 'ftp://files.example.com' } }).problem;
     assert.deepEqual(refused?.errors?.map((e) => [e.code, e.pointer]), [['invalid-url', '/services/fwd/target']]);
+  });
+
+  test('a variable that is not set is an error at its place in the file, never empty text', () => {
+    const filled = fillTemplates(normalizeLandscape(landscape), { ...context, env: { HOME: '/data/app' } });
+    assert.equal(filled.landscape, undefined);
+    const body = placeProblem(filled.problem!, file).toBody();
+    assert.deepEqual([body.type, body.status], ['urn:svc:problem:invalid-landscape', 422]);
+    assert.deepEqual(body.errors, [
+      {
+        pointer: '/services/web/env/HOME_DIR',
+        code: 'missing-variable',
+        subject: 'EMPTY',
+        message: '${{ env.EMPTY }} has no value: the workspace has no variable EMPTY; set it (it may be empty) and plan again',
+        line: 13,
+        column: 17,
+      },
+    ]);
+  });
+
+  test('an unset variable in a forward target is told once, not also as a bad URL', () => {
+    const text = 'schema: svc/v1\nservices:\n  fwd:\n    type: forward\n    target: ${{ env.API }}\n    routes: [{path: /api}]\n';
+    const refused = fillTemplates(parseLandscape(text).landscape!, context).problem!;
+    assert.deepEqual(placeProblem(refused, text).errors?.map((e) => [e.code, e.pointer, e.line, e.column]), [['missing-variable', '/services/fwd/target', 5, 13]]);
+  });
+
+  test('missing secrets keep their problem and get their places too', () => {
+    const filled = fillTemplates(landscape, { ...context, secrets: {} });
+    const placed = placeProblem(filled.problem!, file).toBody();
+    assert.deepEqual([placed.type, placed.secrets], ['urn:svc:problem:missing-secrets', ['API_KEY', 'DB_PASSWORD']]);
+    assert.deepEqual(placed.errors?.map((e) => [e.pointer, e.line, e.column]), [['/services/web/env/KEY', 12, 12], ['/services/db/secrets/PASSWORD', 21, 17]]);
+  });
+
+  test('at most 100 places are listed; the detail counts them all', () => {
+    const env = Array.from({ length: 150 }, (_, i) => `      V${i}: \${{ env.UNSET }}`).join('\n');
+    const text = `schema: svc/v1\nservices:\n  web:\n    type: steps\n    steps: [{run: start}]\n    env:\n${env}\n`;
+    const placed = placeProblem(fillTemplates(parseLandscape(text).landscape!, context).problem!, text);
+    assert.equal(placed.errors?.length, 100);
+    assert.deepEqual([placed.errors?.[0].line, placed.errors?.[99].line], [7, 106]);
+    assert.match(placed.detail ?? '', /The first 100 of 150 places are listed\.$/);
   });
 });

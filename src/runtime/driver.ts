@@ -66,6 +66,11 @@ export interface RuntimeDriver extends ReplicaDriver {
   stopWorkspace(workspace: WorkspaceRef): Promise<void>;
   /** What the driver observes now, e.g. after a server restart (`absent`: no pod runs, whether stopped or died). */
   editorState(workspace: WorkspaceRef): Promise<EditorState>;
+  /**
+   * A fingerprint of the landscape files (svc.yml, svc.<profile>.yml) at the root of /data/app, as the editor pod's
+   * agent watches them: it moves when one is written, created, renamed or removed. Undefined while no agent answers.
+   */
+  landscapeFilesFingerprint(workspace: WorkspaceRef): Promise<string | undefined>;
 
   /** Packs the volume into `archiveFile` (compressed tar) and frees the volume. */
   archiveVolume(workspace: WorkspaceRef, archiveFile: string): Promise<{ bytes: number; sha256: string }>;

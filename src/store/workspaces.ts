@@ -161,3 +161,8 @@ export async function liveWorkspaceNamed(db: Queryable, teamId: number, name: st
   const found = await db.query('SELECT 1 FROM workspaces WHERE team_id = $1 AND lower(name) = lower($2) AND deleted_at IS NULL', [teamId, name]);
   return (found.rowCount ?? 0) > 0;
 }
+
+/** Workspaces that run now (not deleted), with what the runtime driver needs to reach them. */
+export async function runningWorkspaces(db: Queryable): Promise<Array<Pick<WorkspaceRow, 'id' | 'team_id' | 'uid' | 'storage_gib'>>> {
+  return (await db.query("SELECT id, team_id, uid, storage_gib FROM workspaces WHERE state = 'running' AND deleted_at IS NULL ORDER BY id")).rows;
+}

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { normalizeLandscape, parseLandscape, planLandscape, type NormalLandscape } from '../landscape/index.ts';
+import { normalizeLandscape, parseLandscape, planLandscape, servicesToRestart, type NormalLandscape } from '../landscape/index.ts';
 import type { ReplicaObservation } from '../runtime/driver.ts';
 import { devService, devUrlState, needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds } from './deployment.ts';
-import { servicesToRestart } from './service-runner.ts';
 
 function landscapeOf(text: string): NormalLandscape {
   const parsed = parseLandscape(text);
@@ -83,9 +82,9 @@ test('Sync restarts what changed beyond scaling, and services whose filled env c
   const before = landscapeOf(file);
   const scaled = landscapeOf(file.replace('replicas: 2', 'replicas: 3'));
   const changed = landscapeOf(file.replace('./db', './db --fast'));
-  assert.deepEqual([...servicesToRestart(planLandscape(before, scaled), {}, {})], []);
-  assert.deepEqual([...servicesToRestart(planLandscape(before, changed), {}, {})], ['db']);
-  assert.deepEqual([...servicesToRestart(planLandscape(before, before), { web: { A: '1' } }, { web: { A: '2' } })], ['web']);
+  assert.deepEqual([...servicesToRestart(planLandscape(before, scaled))], []);
+  assert.deepEqual([...servicesToRestart(planLandscape(before, changed))], ['db']);
+  assert.deepEqual([...servicesToRestart(planLandscape(before, before, { before: { web: { A: '1' } }, after: { web: { A: '2' } } }))], ['web']);
 });
 
 test('the dev URL state follows the workspace, then the service that serves /', () => {

@@ -1,15 +1,50 @@
-// What the landscape-check worker computes for one file: the checked file, its normal form and, when asked,
-// the plan from the deployed landscape to it. Pure; landscape-checker.ts runs it off the event loop.
-import { normalizeLandscape, parseLandscape, planLandscape, type LandscapeError, type LandscapePlan, type NormalLandscape } from '../landscape/index.ts';
+// What the landscape-check worker computes for one file: the checked file, its normal form and, when asked, the
+// plan from the deployed landscape to it with its templates filled in (the environments Sync would give each
+// service). Pure; landscape-checker.ts runs it off the event loop, since planning a big file costs as much as
+// reading it.
+import type { ProblemFieldError, ProblemName } from '../core/problems.ts';
+import {
+  fillTemplates,
+  normalizeLandscape,
+  parseLandscape,
+  placeProblem,
+  planLandscape,
+  type LandscapeError,
+  type LandscapePlan,
+  type NormalLandscape,
+  type TemplateContext,
+} from '../landscape/index.ts';
+import type { DeployedEnv } from './deployment.ts';
+
+export interface PlanRequest {
+  /** The deployed landscape to plan from (null: nothing deployed or torn down). */
+  previous: NormalLandscape | null;
+  /** The environments the deployed services got at the last Sync. */
+  before: DeployedEnv;
+  /** What the templates are filled in with now (variables, secrets, addresses). */
+  context: TemplateContext;
+}
 
 export interface LandscapeCheckRequest {
   text: string;
-  /** The deployed landscape to plan from (null: nothing deployed); no plan is made when absent. */
-  previous?: NormalLandscape | null;
+  plan?: PlanRequest;
 }
 
+/** A problem as plain data: it crosses from the worker by structured clone, which keeps no class. */
+export interface ProblemData {
+  name: ProblemName;
+  status: number;
+  detail?: string;
+  title: string;
+  errors?: ProblemFieldError[];
+  headers: Record<string, string>;
+  extra: Record<string, unknown>;
+}
+
+export type PlannedLandscape = { filled: NormalLandscape; env: DeployedEnv; plan: LandscapePlan; problem?: undefined } | { problem: ProblemData };
+
 export type LandscapeCheck =
-  | { state: 'checked'; errors: LandscapeError[]; omitted: number; normal?: NormalLandscape; plan?: LandscapePlan }
+  | { state: 'checked'; errors: LandscapeError[]; omitted: number; normal?: NormalLandscape; planned?: PlannedLandscape }
   /** Checking took longer than the budget, or more memory than a check may use; the check was stopped. */
   | { state: 'too-complex'; budgetMs: number };
 
@@ -17,6 +52,26 @@ export function checkLandscapeText(request: LandscapeCheckRequest): LandscapeChe
   const parsed = parseLandscape(request.text);
   if (!parsed.landscape) return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted };
   const normal = normalizeLandscape(parsed.landscape);
-  const plan = request.previous === undefined ? undefined : planLandscape(request.previous, normal);
-  return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted, normal, plan };
+  const planned = request.plan && planFilled(request.text, normal, request.plan);
+  return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted, normal, planned };
+}
+
+function planFilled(text: string, normal: NormalLandscape, request: PlanRequest): PlannedLandscape {
+  const filled = fillTemplates(normal, request.context);
+  if (filled.problem) {
+    const placed = placeProblem(filled.problem, text);
+    const name = placed.type.replace(/^urn:svc:problem:/, '') as ProblemName;
+    return { problem: { name, status: placed.status, detail: placed.detail, title: placed.title, errors: placed.errors, headers: placed.headers, extra: placed.extra } };
+  }
+  const env = environmentsOf(filled.landscape!);
+  return { filled: filled.landscape!, env, plan: planLandscape(request.previous, normal, { before: request.before, after: env }) };
+}
+
+/** The environment each steps or container service gets, templates filled in. */
+export function environmentsOf(filled: NormalLandscape): DeployedEnv {
+  const env: DeployedEnv = {};
+  for (const [name, service] of Object.entries(filled.services)) {
+    if (service.type === 'steps' || service.type === 'container') env[name] = service.env;
+  }
+  return env;
 }

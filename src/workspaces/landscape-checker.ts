@@ -47,7 +47,7 @@ export class LandscapeChecker {
     this.maxWaiting = options.maxWaiting ?? 64;
   }
 
-  /** Checks a file's text (and plans from `previous` when given) in a worker. */
+  /** Checks a file's text in a worker. */
   check(request: LandscapeCheckRequest): Promise<LandscapeCheck> {
     if (this.closed) return Promise.reject(problem('unavailable', 503, 'The server is stopping.'));
     if (this.waiting.length >= this.maxWaiting) {

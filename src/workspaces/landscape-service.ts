@@ -1,25 +1,19 @@
 // Reading a workspace's landscape now: the selected file (svc.yml or a profile), checked and normalized, the
-// deployed record, the variables; and the Sync that records a plan as deployed.
+// deployed record, the variables; the plan, templates filled in as Sync fills them; and the Sync that records a
+// plan as deployed.
 import type pg from 'pg';
 import { problem, type Problem } from '../core/problems.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
-import {
-  fillTemplates,
-  isProfileName,
-  landscapeHash,
-  landscapeProblem,
-  profileFileName,
-  type LandscapePlan,
-  type NormalLandscape,
-} from '../landscape/index.ts';
+import { isProfileName, landscapeHash, landscapeProblem, profileFileName, servicesToRestart, type LandscapePlan } from '../landscape/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
+import type { PlannedLandscape, PlanRequest } from './landscape-check.ts';
 import type { LandscapeChecker } from './landscape-checker.ts';
 import { withTransaction, type Queryable } from '../store/database.ts';
 import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
-import { envOf, openDeployedEnv, sealDeployedEnv, servicesToRestart, targetsOf, type ServiceRunner } from './service-runner.ts';
+import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { refuseOverDiskQuota, type VolumeUsageOf } from './disk-quota.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
@@ -43,24 +37,24 @@ export interface CheckedLandscape extends CurrentLandscape {
   omitted: number;
   /** Why the file was not checked (too large) or not to the end (too complex); its read state is then `unreadable`. */
   refused?: Problem;
-  /** The plan from `previous`, when readCurrentLandscape was given one and the file has no error. */
-  plan?: LandscapePlan;
+  /** With a plan request and no error in the file: the filled-in landscape and the plan, or why it cannot be filled in. */
+  planned?: PlannedLandscape;
 }
 
-/** Reads the selected file and checks it in a worker; with `previous`, the worker also plans from it. */
-export async function readCurrentLandscape(source: LandscapeSource, row: WorkspaceRow, profile: string | null, previous?: NormalLandscape | null): Promise<CheckedLandscape> {
+/** Reads the selected file and checks it in a worker; with a plan request, the worker also fills it in and plans. */
+export async function readCurrentLandscape(source: LandscapeSource, row: WorkspaceRow, profile: string | null, plan?: PlanRequest): Promise<CheckedLandscape> {
   const fileName = profileFileName(profile);
   const read = await source.files.readLandscapeFile({ id: row.id, uid: row.uid, storageGib: row.storage_gib }, fileName);
   if (read.state === 'unreadable' && read.limitBytes !== undefined) {
     return { fileName, read, errors: [], omitted: 0, refused: problem('landscape-too-large', 413, read.reason, { extra: { limit_bytes: read.limitBytes } }) };
   }
   if (read.state !== 'found') return { fileName, read, errors: [], omitted: 0 };
-  const check = await source.landscapeChecker.check({ text: read.text, previous });
+  const check = await source.landscapeChecker.check({ text: read.text, plan });
   if (check.state === 'too-complex') {
     const refused = tooComplexProblem(fileName, check.budgetMs);
     return { fileName, read: { state: 'unreadable', reason: refused.detail! }, errors: [], omitted: 0, refused };
   }
-  return { fileName, read, errors: check.errors, omitted: check.omitted, normal: check.normal, plan: check.plan };
+  return { fileName, read, errors: check.errors, omitted: check.omitted, normal: check.normal, planned: check.planned };
 }
 
 function tooComplexProblem(fileName: string, budgetMs: number): Problem {
@@ -82,17 +76,46 @@ export async function currentVariablesHash(db: Queryable, workspaceId: number): 
   return variablesHash(await listVariables(db, workspaceId), vaultId === undefined ? [] : await listSecrets(db, vaultId));
 }
 
-/** The plan from the deployed landscape to the file as it is now; problems for a missing or broken file. */
-export async function planFor(db: Queryable, source: LandscapeSource, row: WorkspaceRow, profile: string | null) {
+/** What filling in the templates needs beyond the database: the vault's key and the workspace's addresses. */
+export interface TemplateValues {
+  secrets: SecretBox;
+  urls: WorkspaceUrls;
+}
+
+/**
+ * The plan from the deployed landscape to the file as it is now, its templates filled in with the variables and
+ * secrets of now: services whose environment changes are part of it. Problems for a missing or broken file, a
+ * variable that is not set (422) and secrets without a value (409), each error placed in the file.
+ */
+export async function planFor(db: Queryable, source: LandscapeSource, row: WorkspaceRow, profile: string | null, values: TemplateValues) {
+  const vaultId = await findVaultId(db, row.id);
+  const secrets = vaultId === undefined ? [] : await listSecrets(db, vaultId);
+  const variables = await listVariables(db, row.id);
   const deployed = await findDeployedLandscape(db, row.id);
-  const previous = deployed && !deployed.torn_down ? deployed.normal : null;
-  const current = await readCurrentLandscape(source, row, profile, previous);
+  const running = deployed && !deployed.torn_down ? deployed : undefined;
+  const current = await readCurrentLandscape(source, row, profile, {
+    previous: running?.normal ?? null,
+    before: running ? openDeployedEnv(values.secrets, running) : {},
+    context: {
+      workspace: { id: row.id, devDomain: new URL(workspaceAddresses(row.id, values.urls).dev).host },
+      team: { id: row.team_id },
+      env: Object.fromEntries(variables.map((v) => [v.name, v.value])),
+      secrets: Object.fromEntries(secrets.map((s) => [s.name, values.secrets.open(s, `vault:${vaultId}:${s.name}`)])),
+      services: {},
+    },
+  });
   if (current.refused) throw current.refused;
   if (current.read.state === 'missing') throw problem('conflict', 409, `There is no ${current.fileName} in /data/app to plan from.`);
   if (current.read.state === 'no-volume') throw problem('conflict', 409, 'The workspace has no volume now (archived?); restore it first.');
   if (current.read.state === 'unreadable') throw problem('conflict', 409, current.read.reason);
-  if (!current.normal || !current.plan) throw currentLandscapeProblem(current);
-  return { current, text: current.read.text, normal: current.normal, plan: current.plan };
+  if (!current.normal) throw currentLandscapeProblem(current);
+  const planned = current.planned!;
+  if (planned.problem) {
+    const { name, status, detail, ...options } = planned.problem;
+    throw problem(name, status, detail, options);
+  }
+  const { filled, env, plan } = planned;
+  return { current, text: current.read.text, normal: current.normal, filled, env, plan, variablesHash: variablesHash(variables, secrets) };
 }
 
 export interface SyncDeps extends LandscapeSource {
@@ -106,8 +129,9 @@ export interface SyncDeps extends LandscapeSource {
 }
 
 /**
- * Sync: the plan must still be the one reviewed (else 409 plan-changed), every secret the file uses must have a
- * value (else 409 missing-secrets), then the file becomes the deployed landscape and landscape.updated is sent.
+ * Sync: every secret the file uses must have a value (else 409 missing-secrets) and every variable be set (else
+ * 422), the plan must still be the one reviewed (else 409 plan-changed), then the file becomes the deployed
+ * landscape, the services the plan marks `restarts` start afresh, and landscape.updated is sent.
  */
 export async function syncLandscape(
   deps: SyncDeps,
@@ -116,39 +140,25 @@ export async function syncLandscape(
 ): Promise<LandscapePlan> {
   const { plan, restart } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
-    const { text, normal, plan } = await planFor(db, deps, row, request.profile);
+    const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, deps);
     if (plan.hash !== request.planHash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
     await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
-    const vaultId = await findVaultId(db, row.id);
-    const secrets = vaultId === undefined ? [] : await listSecrets(db, vaultId);
-    const variables = await listVariables(db, row.id);
-    const filled = fillTemplates(normal, {
-      workspace: { id: row.id, devDomain: new URL(workspaceAddresses(row.id, deps.urls).dev).host },
-      team: { id: row.team_id },
-      env: Object.fromEntries(variables.map((v) => [v.name, v.value])),
-      secrets: Object.fromEntries(secrets.map((s) => [s.name, deps.secrets.open(s, `vault:${vaultId}:${s.name}`)])),
-      services: {},
-    });
-    if (filled.problem) throw filled.problem;
     const at = deps.now();
-    const before = await findDeployedLandscape(db, row.id);
-    const env = envOf(filled.landscape!);
-    const restart = servicesToRestart(plan, before && !before.torn_down ? openDeployedEnv(deps.secrets, before) : {}, env);
     await saveDeployedLandscape(db, {
       workspaceId: row.id,
       profile: request.profile,
       text,
       normal,
       hash: landscapeHash(normal),
-      variablesHash: variablesHash(variables, secrets),
-      env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled.landscape!) }),
+      variablesHash,
+      env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled) }),
       by: request.by,
       at,
     });
     await publishEvent(db, { type: 'landscape.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.id });
-    return { plan, restart };
+    return { plan, restart: servicesToRestart(plan) };
   });
   const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
   await deps.services.apply(row.id, { restart, retry: names });

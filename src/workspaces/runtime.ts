@@ -15,6 +15,7 @@ import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import { LandscapeChecker } from './landscape-checker.ts';
+import { LandscapeFileWatch } from './landscape-files.ts';
 import { landscapeOperationHandlers } from './landscape-operations.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
@@ -112,6 +113,8 @@ export async function startWorkspaceRuntime(options: {
   await reconcileWorkspaces(deps, log);
   worker.start();
   services.startWatching();
+  const landscapeFiles = new LandscapeFileWatch({ pool, driver, clock, log });
+  landscapeFiles.start();
   const chores = async () => {
     await sleepIdleWorkspaces(deps);
     await services.sleepIdle();
@@ -129,6 +132,7 @@ export async function startWorkspaceRuntime(options: {
     stages,
     async close() {
       clearInterval(timer);
+      landscapeFiles.close();
       services.close();
       await stages.close();
       await worker.close();

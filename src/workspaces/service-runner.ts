@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
 import type { SecretBox, SealedSecret } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
-import type { LandscapePlan, NormalLandscape } from '../landscape/index.ts';
+import type { NormalLandscape } from '../landscape/index.ts';
 import { RuntimeFailure, type ReplicaObservation, type RuntimeDriver } from '../runtime/driver.ts';
 import {
   findDeployedLandscape, markServiceAsleep, markServicesAwake, recordServiceStatuses, sealedEnvOf, serviceActivity, serviceRunStates, stoppedServices,
@@ -62,24 +62,6 @@ export function targetsOf(filled: NormalLandscape): Record<string, string> {
 }
 
 /** The filled env of every `steps` or `container` service of a landscape whose templates were filled. */
-export function envOf(filled: NormalLandscape): DeployedEnv {
-  const env: DeployedEnv = {};
-  for (const [name, service] of Object.entries(filled.services)) {
-    if (service.type === 'steps' || service.type === 'container') env[name] = service.env;
-  }
-  return env;
-}
-
-/** Services a Sync must restart: created, replaced or changed beyond scaling, or whose filled env changed. */
-export function servicesToRestart(plan: LandscapePlan, before: DeployedEnv, after: DeployedEnv): Set<string> {
-  const scaling = /^\/services\/[^/]+\/(replicas|maxReplicas|availability|idleTimeoutMinutes)$/;
-  const restart = new Set(plan.services.filter((c) => c.action !== 'remove' && !c.changes.every((p) => scaling.test(p))).map((c) => c.name));
-  for (const [name, env] of Object.entries(after)) {
-    if (JSON.stringify(env) !== JSON.stringify(before[name] ?? env)) restart.add(name);
-  }
-  return restart;
-}
-
 export class ServiceRunner {
   private readonly tails = new Map<number, Promise<unknown>>();
   /** Why a replica could not be started (its pod never ran), by `workspace/service`. */

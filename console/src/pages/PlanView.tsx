@@ -1,10 +1,11 @@
-// The plan of a Sync as a diff: each service to create (+), change (~, with the fields that change), replace (±)
-// or remove (−), the prepare and test steps, and what stays. Sync sends this plan's hash, so it applies exactly
-// what was shown (409 plan-changed when the file moved on: plan again).
+// The plan of a Sync as a diff: each service to create (+), change (~, with the fields and the environment
+// variables whose value changes, and whether it restarts), replace (±) or remove (−), the prepare and test steps,
+// and what stays. Sync sends this plan's hash, so it applies exactly what was shown (409 plan-changed when the
+// file or a variable moved on: plan again).
 import { api } from '../api.ts';
 import { useAction } from '../hooks.ts';
 import { planActions } from '../labels.ts';
-import type { Operation, Plan, Workspace } from '../types.ts';
+import type { Operation, Plan, PlanService, Workspace } from '../types.ts';
 import { Button, ProblemNotice } from '../ui.tsx';
 
 /** `/services/web/steps/0/run` as `steps › #1 › run` (the service is the row already; list items count from 1). */
@@ -12,6 +13,12 @@ function fieldOf(pointer: string, prefix: string, whole: string): string {
   const rest = pointer.startsWith(prefix) ? pointer.slice(prefix.length) : pointer;
   const parts = rest.split('/').filter(Boolean).map((part) => (/^\d+$/.test(part) ? `#${Number(part) + 1}` : part.replace(/~1/g, '/').replace(/~0/g, '~')));
   return parts.join(' › ') || whole;
+}
+
+/** The pointers of what the file changes; environment variables whose value changes are named once, apart. */
+function fileChanges(service: PlanService): string[] {
+  const named = new Set((service.environment ?? []).map((name) => `/services/${service.name}/env/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`));
+  return service.changes.filter((pointer) => !named.has(pointer));
 }
 
 export function PlanView({ ws, plan, profile, onSynced, onReplan, onClose }: { ws: Workspace; plan: Plan; profile: string; onSynced: (operation: Operation) => void; onReplan: () => void; onClose: () => void }) {
@@ -40,11 +47,13 @@ export function PlanView({ ws, plan, profile, onSynced, onReplan, onClose }: { w
               </span>
               <strong>{service.name}</strong> <span className="muted">{service.type}</span> <span className="action">{action.text}</span>
               {service.action === 'replace' && service.previousType && <span className="muted"> (was {service.previousType})</span>}
+              {service.action === 'change' && service.restarts && <span className="muted"> (restarts)</span>}
               {service.action === 'change' && service.changes.length > 0 && (
                 <ul>
-                  {service.changes.map((pointer) => (
+                  {fileChanges(service).map((pointer) => (
                     <li key={pointer}>{fieldOf(pointer, `/services/${service.name}`, 'all of it')}</li>
                   ))}
+                  {(service.environment ?? []).length > 0 && <li data-plan-environment>environment {service.environment!.join(', ')} changed</li>}
                 </ul>
               )}
             </li>

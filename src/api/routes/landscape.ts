@@ -79,7 +79,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.view');
     const profile = checkProfile((request.query as { profile?: string }).profile);
-    const { plan } = await planFor(deps.pool, deps, row, profile);
+    const { plan } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps) });
     return { profile, ...plan };
   });
 
@@ -88,7 +88,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
     requirePermission(access.permissions, 'landscape.sync');
     const body = request.body as { profile?: string; plan_hash: string };
     const profile = checkProfile(body.profile);
-    const { plan } = await planFor(deps.pool, deps, row, profile);
+    const { plan } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps) });
     if (plan.hash !== body.plan_hash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }

@@ -27,6 +27,8 @@ function fetchStatus<T>(host: string, port: number, timeoutMs: number, parse: (b
         }
       });
       response.on('error', () => resolve(undefined));
+      // A response cut off by the timeout may end without 'end' or 'error': a caller must never wait forever.
+      response.on('close', () => resolve(undefined));
     });
     request.on('timeout', () => request.destroy());
     request.on('error', () => resolve(undefined));

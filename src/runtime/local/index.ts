@@ -108,6 +108,10 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
       await replicas.stopAll(workspace);
     },
     editorState: (workspace) => observeEditor(host, workspace),
+    landscapeFilesFingerprint: async (workspace) => {
+      const record = await readPodRecord(host, workspace.id);
+      return record && (await fetchAgentStatus(record.host, record.agentPort, 3000))?.landscapeFiles; // generous: a busy pod still counts
+    },
     archiveVolume: (workspace, archiveFile) => serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile)),
     restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
     close: () => stageSteps.abortAll(), // pods keep running; stage steps belong to this server process
