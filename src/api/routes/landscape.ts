@@ -35,14 +35,26 @@ const LandscapeSchema = Type.Object({
   }),
 });
 
+const ServiceChangeSchema = Type.Object({
+  name: Type.String(),
+  action: Type.Union([Type.Literal('create'), Type.Literal('change'), Type.Literal('replace'), Type.Literal('remove')]),
+  type: Type.String({ description: 'type in the new file; for remove, the type it had' }),
+  previousType: Type.Optional(Type.String({ description: 'the type it had, for replace' })),
+  changes: Type.Array(Type.String(), { description: 'JSON Pointers into the normal form of what changes' }),
+  environment: Type.Array(Type.String(), { description: 'names (never values) of the environment variables whose value changes at Sync' }),
+  restarts: Type.Boolean({ description: 'whether Sync starts the service afresh' }),
+});
+
+const StageChangeSchema = Type.Object({ changed: Type.Boolean(), changes: Type.Array(Type.String()) });
+
 const PlanSchema = Type.Object({
   profile: Type.Union([Type.String(), Type.Null()]),
   hash: Type.String({ description: 'send it to Sync; a different file answers 409 plan-changed' }),
   changed: Type.Boolean(),
-  services: Type.Array(Type.Object({}, { additionalProperties: true })),
+  services: Type.Array(ServiceChangeSchema),
   unchanged: Type.Array(Type.String()),
-  prepare: Type.Object({}, { additionalProperties: true }),
-  test: Type.Object({}, { additionalProperties: true }),
+  prepare: StageChangeSchema,
+  test: StageChangeSchema,
 });
 
 const SyncBody = Type.Object(
