@@ -11,7 +11,7 @@ import pg from 'pg';
 import { insertWorkspace } from '../src/store/workspaces.ts';
 import { ApiClient, assertProblem, createPerson } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { startSvc, stopSvc, type SvcProcess } from './helpers/process.ts';
+import { startSvc, stopSvc, watchSvc, type SvcProcess } from './helpers/process.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const databases: TestDatabase[] = [];
@@ -28,39 +28,7 @@ after(async () => {
 function startWithTsx(args: string[], env: Record<string, string>): SvcProcess {
   const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
   const child = spawn(tsx, [path.join(root, 'src/cli/main.ts'), ...args], { cwd: scratch, env: { ...process.env, ...env } });
-  return adopt(child);
-}
-
-function adopt(child: ReturnType<typeof spawn>): SvcProcess {
-  let out = '';
-  let err = '';
-  const waiters: Array<() => void> = [];
-  child.stdout!.on('data', (chunk) => {
-    out += chunk;
-    waiters.forEach((w) => w());
-  });
-  child.stderr!.on('data', (chunk) => (err += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return {
-    child: child as SvcProcess['child'],
-    stdout: () => out,
-    stderr: () => err,
-    exited,
-    waitFor(pattern, timeoutMs = 60_000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${pattern} in output:\n${out}\n${err}`)), timeoutMs);
-        const check = () => {
-          const match = out.match(pattern);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match);
-          }
-        };
-        waiters.push(check);
-        check();
-      });
-    },
-  };
+  return watchSvc(child);
 }
 
 for (const [entry, start] of [

@@ -15,7 +15,11 @@ export interface SvcProcess {
 }
 
 export function startSvc(args: string[], env: Record<string, string | undefined> = {}): SvcProcess {
-  const child = spawn(process.execPath, [svcBin, ...args], { env: { ...process.env, ...env } });
+  return watchSvc(spawn(process.execPath, [svcBin, ...args], { env: { ...process.env, ...env } }));
+}
+
+/** Reads what an `svc` process started some other way prints. */
+export function watchSvc(child: ChildProcessWithoutNullStreams): SvcProcess {
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];
