@@ -79,7 +79,7 @@ function resourceErrors(name: string, service: ManagedService, before: NormalMan
     const pointer = `/services/${name}/resources/${key}`;
     const definition = provider.resources.find((r) => r.name === key);
     if (!definition) {
-      errors.push(error(pointer, 'unknown-resource', `resource ${key} of service ${name} is not one ${provider.name} has; it has ${listWords(provider.resources.map((r) => r.name))}`));
+      errors.push(error(pointer, 'unknown-resource', `resource ${key} of service ${name} is not one ${provider.name} has; choose ${listWords(provider.resources.map((r) => r.name))}`));
       continue;
     }
     if (typeof raw === 'string' && definition.unit !== 'MiB') {
