@@ -84,3 +84,8 @@ test('the landscape-check worker refuses a file with catalog errors, with the up
   const disabled = checkLandscapeText({ text: file('    provider: redis\n'), managedDisabled: ['redis:7'] });
   assert.deepEqual(disabled.state === 'checked' && disabled.errors.map((e) => [e.code, e.pointer]), [['unknown-version', '/services/db/provider']]);
 });
+
+test('another provider replaces the instance, so it is checked as a new one and no update constraint applies', () => {
+  const before = file('    provider: postgres\n    providerVersion: "16"\n    resources: {storage: 4Gi}\n');
+  assert.deepEqual(errorsOf(file('    provider: redis\n    resources: {storage: 512}\n'), { previous: before }), []);
+});

@@ -20,7 +20,9 @@ export function catalogErrors(text: string, landscape: Landscape, previous: Norm
   for (const [name, service] of Object.entries(landscape.services ?? {})) {
     if (service.type !== 'managed') continue;
     const before = previous?.services[name];
-    found.push(...checkManaged(name, service, before?.type === 'managed' ? before : undefined, catalog));
+    // Another provider replaces the instance (its data goes, plan.ts): the new one is checked as created afresh.
+    const existing = before?.type === 'managed' && before.provider === service.provider ? before : undefined;
+    found.push(...checkManaged(name, service, existing, catalog));
   }
   const placed = placeErrors(text, found) as LandscapeError[];
   return placed.sort((a, b) => a.line - b.line || a.column - b.column);
@@ -33,9 +35,6 @@ function checkManaged(name: string, service: ManagedService, before: NormalManag
   if (!provider) {
     const names = catalog.providers.map((p) => p.name);
     return [error(at('provider'), 'unknown-provider', `provider ${quote(service.provider)} of service ${name} is not in this installation's catalog; choose ${listWords(names)}`)];
-  }
-  if (before && before.provider !== service.provider) {
-    return [error(at('provider'), 'update-forbidden', `service ${name} runs provider ${before.provider}; the provider cannot change: give the new one another name`)];
   }
   const errors = [...versionErrors(name, service, before, provider, error)];
   const plan = provider.plans.find((p) => p.id === (service.plan ?? provider.defaultPlan));
