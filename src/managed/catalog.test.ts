@@ -89,3 +89,10 @@ test('another provider replaces the instance, so it is checked as a new one and 
   const before = file('    provider: postgres\n    providerVersion: "16"\n    resources: {storage: 4Gi}\n');
   assert.deepEqual(errorsOf(file('    provider: redis\n    resources: {storage: 512}\n'), { previous: before }), []);
 });
+
+test('the worker lists at most 100 catalog errors and counts the rest, as for the file own errors', () => {
+  const services = Array.from({ length: 150 }, (_, i) => `  db${i}:\n    type: managed\n    provider: mysql\n`).join('');
+  const check = checkLandscapeText({ text: `schema: svc/v1\nservices:\n${services}` });
+  assert.ok(check.state === 'checked');
+  assert.deepEqual([check.errors.length, check.omitted, check.errors[0].line], [100, 50, 5]);
+});

@@ -24,7 +24,9 @@ export function catalogErrors(text: string, landscape: Landscape, previous: Norm
     const existing = before?.type === 'managed' && before.provider === service.provider ? before : undefined;
     found.push(...checkManaged(name, service, existing, catalog));
   }
-  const placed = placeErrors(text, found) as LandscapeError[];
+  // Placing reads the file's YAML again: only a file with errors pays for it.
+  if (found.length === 0) return [];
+  const placed = placeErrors(text, found).map((at, i): LandscapeError => ({ ...found[i], line: at.line!, column: at.column! }));
   return placed.sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
