@@ -49,6 +49,8 @@ const rows: Row[] = [
   { route: 'POST /api/v1/sessions', call: (c) => c.post('/sessions', {}), expect: all(422, 422) },
   { route: 'DELETE /api/v1/sessions/current', call: (c) => c.delete('/sessions/current'), expect: all(403) },
   { route: 'GET /api/v1/me', call: (c) => c.get('/me'), expect: all(200) },
+  { route: 'GET /api/v1/providers', call: (c) => c.get('/providers'), expect: all(200) },
+  { route: 'GET /api/v1/plans', call: (c) => c.get('/plans?kind=managed'), expect: all(200) },
   { route: 'PUT /api/v1/me/password', call: (c) => c.put('/me/password', { new_password: 'long enough' }), expect: all(403) },
   { route: 'POST /api/v1/me/api-keys', call: (c) => c.post('/me/api-keys', { name: 'x' }), expect: all(403) },
   { route: 'GET /api/v1/me/api-keys', call: (c) => c.get('/me/api-keys'), expect: all(200) },

@@ -14,6 +14,7 @@ import { buildRequestValidator } from './conventions/validation.ts';
 import { registerConsolePages } from './pages.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
+import { registerCatalogRoutes } from './routes/catalog.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerLandscapeRoutes } from './routes/landscape.ts';
 import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
@@ -145,6 +146,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerStageRoutes(api, deps);
       registerWorkspaceSignInRoutes(api, deps);
       registerEventRoutes(api, deps);
+      registerCatalogRoutes(api, deps);
     },
     { prefix: API_PREFIX },
   );

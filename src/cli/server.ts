@@ -1,5 +1,6 @@
 // `svc server`: runs the platform until SIGINT or SIGTERM, then shuts down in order.
 import { ConfigError, loadServerConfig, serverUsage } from '../core/config.ts';
+import { managedCatalog } from '../managed/catalog.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 import { startServer } from '../server.ts';
 import type { CommandIo } from './main.ts';
@@ -12,6 +13,8 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
   let config;
   try {
     config = loadServerConfig(argv, process.env, io.cwd);
+    // A disabled version the catalog does not have is a typo the operator hears about before the server starts.
+    managedCatalog(config.managedDisabled);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     io.stderr(`svc server: ${error.message}\n\n${serverUsage()}\n`);

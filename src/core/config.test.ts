@@ -37,3 +37,9 @@ test('unknown flags, missing values and bad numbers are refused', () => {
   assert.throws(() => loadServerConfig(['--rate-limit', '-1'], {}), /whole number/);
   assert.throws(() => loadServerConfig([], { SVC_BASE_URL: 'example.com' }), /http/);
 });
+
+test('--managed-disable lists provider versions, from the flag or SVC_MANAGED_DISABLE; none by default', () => {
+  assert.deepEqual(loadServerConfig([], {}, '/srv').managedDisabled, []);
+  assert.deepEqual(loadServerConfig(['--managed-disable', 'postgres:15, redis:7'], {}, '/srv').managedDisabled, ['postgres:15', 'redis:7']);
+  assert.deepEqual(loadServerConfig([], { SVC_MANAGED_DISABLE: 'postgres:16' }, '/srv').managedDisabled, ['postgres:16']);
+});

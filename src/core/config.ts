@@ -36,6 +36,8 @@ export interface ServerConfig {
   toolsDir: string;
   /** Milliseconds checking one svc.yml may take (in a worker thread) before it is refused as too complex. */
   landscapeCheckBudgetMs: number;
+  /** Managed-service provider versions turned off (`provider:version`): new instances cannot use them. */
+  managedDisabled: string[];
 }
 
 interface Setting {
@@ -62,6 +64,7 @@ export const serverSettings: Record<string, Setting> = {
   nginxAccessLog: { flag: '--nginx-access-log', env: 'SVC_NGINX_ACCESS_LOG', describe: 'file where the nginx data plane logs every request with the route it took (default: no log)' },
   toolsDir: { flag: '--tools-dir', env: 'SVC_TOOLS_DIR', describe: 'where scripts/setup-editor.sh installs code-server, the workspace editor (default /var/cache/svc/tools)' },
   landscapeCheckBudget: { flag: '--landscape-check-budget', env: 'SVC_LANDSCAPE_CHECK_BUDGET', describe: 'milliseconds checking one svc.yml may take before it is refused as too complex (default 5000)' },
+  managedDisable: { flag: '--managed-disable', env: 'SVC_MANAGED_DISABLE', describe: 'comma-separated provider:version entries of the managed-service catalog to turn off, e.g. postgres:15 (default none)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -126,6 +129,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     dataPlane: dataPlane(read('dataPlane') ?? 'nginx'),
     nginxAccessLog: read('nginxAccessLog') && path.resolve(cwd, read('nginxAccessLog')!),
     landscapeCheckBudgetMs: positiveInteger(read('landscapeCheckBudget') ?? '5000', 'landscape check budget', false),
+    managedDisabled: (read('managedDisable') ?? '').split(',').map((v) => v.trim()).filter(Boolean),
   };
 }
 

@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { formatError } from '../cli/lint.ts';
+import { managedCatalog } from '../managed/catalog.ts';
+import { catalogErrors } from '../managed/check.ts';
 import { landscapeErrorCodes } from './codes.ts';
+import { normalizeLandscape } from './normal-form.ts';
 import { parseLandscape } from './parse-landscape.ts';
 import { svcSchema, type JsonSchema } from './schema.ts';
 import type { LandscapeDefaults } from './types.ts';
@@ -39,19 +42,35 @@ test('every key of the schema and every error code is documented', () => {
 });
 
 test('each error example in the docs gives exactly the line shown', () => {
-  const examples = [...docs.matchAll(/#### `([a-z-]+)`[\s\S]*?```yaml\n([\s\S]*?)```\n\n```text\n(.*)\n```/g)];
+  // A section shows the file and what svc lint prints; a section with two files shows the deployed one first
+  // (update constraints of managed services are checked against it when a plan is made).
+  const sections = [...docs.matchAll(/#### `([a-z-]+)`\n([\s\S]*?)(?=\n#### |\n## )/g)];
+  const examples = sections.filter(([, code]) => code in landscapeErrorCodes);
   assert.equal(examples.length, Object.keys(landscapeErrorCodes).length);
-  for (const [, code, text, shown] of examples) {
-    const errors = parseLandscape(text, { defaults: catalog }).errors.map((error) => formatError('svc.yml', error).trimEnd());
+  for (const [, code, body] of examples) {
+    const files = [...body.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+    const shown = /```text\n(.*)\n```/.exec(body)?.[1];
+    assert.ok(files.length >= 1 && files.length <= 2 && shown, code);
+    const text = files.at(-1)!;
+    const errors = errorsAtPlan(text, files.length === 2 ? files[0] : undefined).map((error) => formatError('svc.yml', error).trimEnd());
     assert.ok(errors.includes(shown), `${code}: ${JSON.stringify(errors)}`);
     assert.ok(shown.includes(`: ${code}: `));
   }
 });
+
+/** The file's errors as a plan finds them: the file's own, then the managed services' against the catalog. */
+function errorsAtPlan(text: string, deployed?: string) {
+  const parsed = parseLandscape(text, { defaults: catalog });
+  if (!parsed.landscape) return parsed.errors;
+  const previous = deployed === undefined ? null : normalizeLandscape(parseLandscape(deployed).landscape!);
+  return catalogErrors(text, parsed.landscape, previous, managedCatalog());
+}
 
 test('the complete landscape of the docs is valid', () => {
   const example = /## A complete landscape\n\n```yaml\n([\s\S]*?)```/.exec(docs)?.[1];
   assert.ok(example);
   const result = parseLandscape(example);
   assert.deepEqual(result.errors, []);
+  assert.deepEqual(errorsAtPlan(example), []);
   assert.deepEqual(Object.keys(result.landscape!.services!), ['web', 'api', 'cache', 'db', 'legacy']);
 });

@@ -19,6 +19,7 @@ export { fillTemplates, referencedSecrets, type FillResult, type ManagedServiceV
 export { placeErrors, placeProblem } from './places.ts';
 export { profileNamePattern, defaultLandscapeFileName, isProfileName, profileFileName, profileOfFileName, profilesInDirectory } from './profiles.ts';
 export { sizeInMiB } from './sizes.ts';
+export { listWords, quote } from './messages.ts';
 export * as landscapeNames from './names.ts';
 export { defaultLandscapeDefaults, servicePlanDefaults } from './types.ts';
 export type {

@@ -14,6 +14,8 @@ import {
   type NormalLandscape,
   type TemplateContext,
 } from '../landscape/index.ts';
+import { managedCatalog } from '../managed/catalog.ts';
+import { catalogErrors } from '../managed/check.ts';
 import type { DeployedEnv } from './deployment.ts';
 
 export interface PlanRequest {
@@ -28,6 +30,8 @@ export interface PlanRequest {
 export interface LandscapeCheckRequest {
   text: string;
   plan?: PlanRequest;
+  /** Provider versions the operator disabled (`provider:version`, --managed-disable). */
+  managedDisabled?: readonly string[];
 }
 
 /** A problem as plain data: it crosses from the worker by structured clone, which keeps no class. */
@@ -48,9 +52,16 @@ export type LandscapeCheck =
   /** Checking took longer than the budget, or more memory than a check may use; the check was stopped. */
   | { state: 'too-complex'; budgetMs: number };
 
+/** Catalog errors listed at most, as for the file's own errors (parseLandscape's maxErrors); the rest are counted. */
+const listedErrors = 100;
+
 export function checkLandscapeText(request: LandscapeCheckRequest): LandscapeCheck {
   const parsed = parseLandscape(request.text);
   if (!parsed.landscape) return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted };
+  // Managed services against the catalog; the update constraints need the deployed landscape, which a plan has.
+  const catalog = managedCatalog(request.managedDisabled);
+  const managed = catalogErrors(request.text, parsed.landscape, request.plan?.previous ?? null, catalog);
+  if (managed.length > 0) return { state: 'checked', errors: managed.slice(0, listedErrors), omitted: Math.max(0, managed.length - listedErrors) };
   const normal = normalizeLandscape(parsed.landscape);
   const planned = request.plan && planFilled(request.text, normal, request.plan);
   return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted, normal, planned };

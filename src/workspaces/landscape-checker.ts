@@ -13,6 +13,8 @@ export interface LandscapeCheckerOptions {
   workers?: number;
   /** Checks that may wait for a worker; more are refused with 503. */
   maxWaiting?: number;
+  /** Provider versions the operator disabled (`provider:version`), sent with every check. */
+  managedDisabled?: readonly string[];
 }
 
 interface Job {
@@ -54,7 +56,7 @@ export class LandscapeChecker {
       return Promise.reject(problem('unavailable', 503, 'Too many landscape files are being checked now; try again shortly.', { headers: { 'Retry-After': '5' } }));
     }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ request, resolve, reject });
+      this.waiting.push({ request: { ...request, managedDisabled: this.options.managedDisabled ?? [] }, resolve, reject });
       this.dispatch();
     });
   }

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { problem, type Problem } from '../core/problems.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
-import { isProfileName, landscapeHash, landscapeProblem, profileFileName, servicesToRestart, type LandscapePlan } from '../landscape/index.ts';
+import { isProfileName, landscapeHash, landscapeProblem, profileFileName, servicesToRestart, type LandscapePlan, type NormalLandscape, type NormalManagedService } from '../landscape/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { PlannedLandscape, PlanRequest } from './landscape-check.ts';
 import type { LandscapeChecker } from './landscape-checker.ts';
@@ -118,6 +118,22 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
   return { current, text: current.read.text, normal: current.normal, filled, env, plan, variablesHash: variablesHash(variables, secrets) };
 }
 
+/**
+ * Providers whose instances this installation runs. None yet: a Sync that would create a managed service is
+ * refused rather than deploying a landscape whose database silently does not exist.
+ */
+export const runnableProviders: ReadonlySet<string> = new Set();
+
+/** 501 not-available naming the managed services of `normal` whose provider does not run here. */
+export function refuseUnrunnableManaged(normal: NormalLandscape): void {
+  const names = Object.entries(normal.services).filter(([, s]) => s.type === 'managed' && !runnableProviders.has(s.provider)).map(([name]) => name);
+  if (names.length === 0) return;
+  const list = names.map((name) => `${name} (${(normal.services[name] as NormalManagedService).provider})`).join(', ');
+  throw problem('not-available', 501, `This installation does not run managed services yet, so the landscape cannot be synced: ${list}. Remove them from the file to sync the rest.`, {
+    extra: { managed_services: names },
+  });
+}
+
 export interface SyncDeps extends LandscapeSource {
   pool: pg.Pool;
   /** How full the workspace's volume is: a Sync is refused while it is over its storage. */
@@ -144,6 +160,7 @@ export async function syncLandscape(
     if (plan.hash !== request.planHash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
+    refuseUnrunnableManaged(normal);
     await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
     const at = deps.now();
     await saveDeployedLandscape(db, {

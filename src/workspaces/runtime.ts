@@ -84,7 +84,7 @@ export async function startWorkspaceRuntime(options: {
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
   const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
-  const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs });
+  const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled });
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
   const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log });
   const deps: WorkspaceOperationDeps = {

@@ -7,7 +7,7 @@ import { enqueueOperation } from '../../operations/queue.ts';
 import { withTransaction } from '../../store/database.ts';
 import { findDeployedLandscape } from '../../store/landscapes.ts';
 import { activeOperationOn } from '../../store/operations.ts';
-import { checkProfile, currentVariablesHash, deployedOf, planFor, readCurrentLandscape } from '../../workspaces/landscape-service.ts';
+import { checkProfile, currentVariablesHash, deployedOf, planFor, readCurrentLandscape, refuseUnrunnableManaged } from '../../workspaces/landscape-service.ts';
 import { devUrlState } from '../../workspaces/deployment.ts';
 import { landscapeBanner } from '../../workspaces/landscape-state.ts';
 import { workspaceAddresses } from '../../workspaces/view.ts';
@@ -95,15 +95,16 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
     return { profile, ...plan };
   });
 
-  app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 plan-changed when the file changed since', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
+  app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 plan-changed when the file changed since; 501 not-available while managed services cannot run here', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.sync');
     const body = request.body as { profile?: string; plan_hash: string };
     const profile = checkProfile(body.profile);
-    const { plan } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps) });
+    const { plan, normal } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps) });
     if (plan.hash !== body.plan_hash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
+    refuseUnrunnableManaged(normal);
     return acceptOperation(reply, await enqueueLandscapeOperation(deps, row.id, row.team_id, request.principal!.user.id, 'landscape.sync', { profile, plan_hash: body.plan_hash }));
   });
 

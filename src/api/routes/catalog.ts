@@ -1,0 +1,91 @@
+// The catalog (spec 2.7, 4.10): GET /providers (managed-service providers) and GET /plans (managed plans and
+// service plans). The catalog is small and bounded, so each answer is one page (docs/decisions.md).
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { managedCatalog, type Plan, type Provider } from '../../managed/catalog.ts';
+import type { ApiDeps } from '../context.ts';
+import { StringEnum } from '../schemas.ts';
+
+const tags = ['catalog'];
+const updateRule = StringEnum(['live', 'restart', 'grow', 'never'], {
+  description: 'how the value may change after creation: live, restart (Sync restarts the server), grow (never shrinks), never',
+});
+const NamedField = Type.Object({ name: Type.String(), description: Type.String() });
+
+const ProviderSchema = Type.Object({
+  name: Type.String({ description: 'the `provider` of a managed service in svc.yml' }),
+  title: Type.String(),
+  description: Type.String(),
+  versions: Type.Array(Type.Object({ version: Type.String(), enabled: Type.Boolean(), default: Type.Boolean() }), { description: 'oldest first' }),
+  default_version: Type.Union([Type.String(), Type.Null()], { description: 'newest enabled version; null when the operator disabled all' }),
+  default_plan: Type.String(),
+  plans: Type.Array(Type.String(), { description: 'ids of its plans (GET /plans?provider=…)' }),
+  resources: Type.Array(
+    Type.Object({ name: Type.String(), unit: StringEnum(['millicpu', 'MiB', 'count']), description: Type.String(), update: updateRule }),
+    { description: 'what `resources` may override, within the bounds of the plan' },
+  ),
+  config_schema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of `config`; each property gives its update rule in x-update' }),
+  secrets: Type.Array(NamedField, { description: 'names of `secrets` the provider takes' }),
+  details: Type.Array(NamedField, { description: 'what an instance publishes (templates ${{ services.<name>.details.<field> }})' }),
+  capabilities: Type.Object({ dump: Type.Boolean(), backups: Type.Boolean(), pause: Type.Boolean(), http: Type.Boolean({ description: 'served on a managed-service host' }) }),
+});
+
+const Bounds = Type.Object({ value: Type.Integer(), min: Type.Integer(), max: Type.Integer() });
+const PlanSchema = Type.Object({
+  id: Type.String(),
+  kind: StringEnum(['managed', 'service']),
+  provider: Type.Union([Type.String(), Type.Null()], { description: 'null for service plans' }),
+  title: Type.String(),
+  default: Type.Boolean({ description: "the provider's default plan, or the installation's default service plan" }),
+  resources: Type.Optional(Type.Record(Type.String(), Bounds, { description: 'managed plans: value and bounds per resource' })),
+  max_replicas: Type.Optional(Type.Integer({ description: 'service plans: most replicas, also the default of maxReplicas' })),
+  availability: Type.Optional(StringEnum(['always', 'on-demand'], { description: 'service plans: default availability' })),
+});
+
+const PlansQuery = Type.Object({
+  kind: Type.Optional(StringEnum(['managed', 'service'])),
+  provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{0,62}$', description: "a provider's plans only" })),
+});
+
+export function registerCatalogRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const catalog = managedCatalog(deps.config.managedDisabled);
+  const providers = catalog.providers.map(providerView);
+  const plans = catalog.plans.map(planView);
+
+  app.get(
+    '/providers',
+    { config: { access: 'user' }, schema: { summary: 'Providers of managed services, with versions, resources, config schema, secrets, details', tags, response: { 200: Type.Object({ items: Type.Array(ProviderSchema) }) } } },
+    async () => ({ items: providers }),
+  );
+
+  app.get(
+    '/plans',
+    { config: { access: 'user' }, schema: { summary: 'Plans of managed services and of steps and container services (kind service)', tags, querystring: PlansQuery, response: { 200: Type.Object({ items: Type.Array(PlanSchema) }) } } },
+    async (request) => {
+      const { kind, provider } = request.query as { kind?: string; provider?: string };
+      return { items: plans.filter((p) => (kind === undefined || p.kind === kind) && (provider === undefined || p.provider === provider)) };
+    },
+  );
+}
+
+function providerView(provider: Provider) {
+  return {
+    name: provider.name,
+    title: provider.title,
+    description: provider.description,
+    versions: provider.versionStates.map((v) => ({ ...v, default: v.version === provider.defaultVersion })),
+    default_version: provider.defaultVersion ?? null,
+    default_plan: provider.defaultPlan,
+    plans: provider.plans.map((p) => p.id),
+    resources: provider.resources,
+    config_schema: provider.config,
+    secrets: provider.secrets,
+    details: provider.details,
+    capabilities: provider.capabilities,
+  };
+}
+
+function planView(plan: Plan) {
+  const common = { id: plan.id, kind: plan.kind, provider: plan.provider, title: plan.title, default: plan.default };
+  return plan.kind === 'managed' ? { ...common, resources: plan.resources } : { ...common, max_replicas: plan.maxReplicas, availability: plan.availability };
+}

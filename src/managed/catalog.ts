@@ -1,0 +1,73 @@
+// The catalog of this installation (GET /providers, GET /plans): the providers of managed services with the
+// versions the operator left enabled, and every plan, of kind `managed` (a provider's) and of kind `service`
+// (steps and container services). Pure: the API and the landscape-check worker build it from the same settings.
+import { ConfigError } from '../core/config.ts';
+import { defaultLandscapeDefaults, type Availability } from '../landscape/index.ts';
+import { providerDefinitions, type ProviderDefinition, type ResourceBounds } from './providers.ts';
+
+export interface ProviderVersion {
+  version: string;
+  enabled: boolean;
+}
+
+export interface Provider extends ProviderDefinition {
+  /** Every version of the definition, each enabled unless the operator disabled it. */
+  versionStates: ProviderVersion[];
+  /** The newest enabled version; undefined when all are disabled. */
+  defaultVersion?: string;
+}
+
+export type Plan =
+  | { kind: 'managed'; id: string; provider: string; title: string; default: boolean; resources: Record<string, ResourceBounds> }
+  | { kind: 'service'; id: string; provider: null; title: string; default: boolean; maxReplicas: number; availability: Availability };
+
+export interface Catalog {
+  providers: Provider[];
+  plans: Plan[];
+}
+
+/** A `--managed-disable` entry names no provider version of the catalog. */
+export class CatalogSettingError extends ConfigError {}
+
+/**
+ * The catalog with the versions in `disabled` (`provider:version`) turned off. Service plans are the
+ * installation's (the landscape defaults), so that what the file's checks accept and what the API lists agree.
+ */
+export function managedCatalog(disabled: readonly string[] = []): Catalog {
+  for (const entry of disabled) {
+    const [name, version] = entry.split(':');
+    if (!providerDefinitions.some((p) => p.name === name && p.versions.includes(version))) {
+      throw new CatalogSettingError(`--managed-disable: "${entry}" is not a provider version of the catalog (${allVersions().join(', ')})`);
+    }
+  }
+  const providers = providerDefinitions.map((definition): Provider => {
+    const versionStates = definition.versions.map((version) => ({ version, enabled: !disabled.includes(`${definition.name}:${version}`) }));
+    return { ...definition, versionStates, defaultVersion: versionStates.filter((v) => v.enabled).at(-1)?.version };
+  });
+  return { providers, plans: [...servicePlans(), ...providers.flatMap(managedPlans)] };
+}
+
+function allVersions(): string[] {
+  return providerDefinitions.flatMap((p) => p.versions.map((v) => `${p.name}:${v}`));
+}
+
+function servicePlans(): Plan[] {
+  const defaults = defaultLandscapeDefaults;
+  return Object.entries(defaults.servicePlans).map(([id, plan]) => ({
+    kind: 'service',
+    id,
+    provider: null,
+    title: id === defaults.servicePlan ? 'Standard (the default of steps and container services)' : id,
+    default: id === defaults.servicePlan,
+    maxReplicas: plan.maxReplicas,
+    availability: plan.availability,
+  }));
+}
+
+function managedPlans(provider: Provider): Plan[] {
+  return provider.plans.map((plan) => ({ kind: 'managed', id: plan.id, provider: provider.name, title: plan.title, default: plan.id === provider.defaultPlan, resources: plan.resources }));
+}
+
+export function findProvider(catalog: Catalog, name: string): Provider | undefined {
+  return catalog.providers.find((p) => p.name === name);
+}
