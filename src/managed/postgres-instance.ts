@@ -171,9 +171,13 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
   await writeFile(`${file}.partial`, JSON.stringify(record), { mode: 0o600 });
   await rename(`${file}.partial`, file);
   let exited = false;
+  let lastAnswer = '';
   const ready = await pollUntil(async () => {
     exited = !(await isSameProcess(record.pid, record.startTime));
-    return exited || (await checkPostgresReady(spec, 'postgres', 1000)).ready; // its own database may not exist yet; retried, so short
+    if (exited) return true;
+    const answer = await checkPostgresReady(spec, 'postgres', 1000); // its own database may not exist yet; retried, so short
+    if (!answer.ready) lastAnswer = answer.reason;
+    return answer.ready;
   }, START_TIMEOUT_MS, 100);
   if (ready && !exited) {
     host.log(`managed PostgreSQL ${spec.major} instance ${spec.id} accepts connections at ${spec.address}:${spec.port}`);
@@ -181,7 +185,7 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
   }
   await stopPostgresInstance(host, spec.id);
   const log = await readFile(logFile(host, spec.id), 'utf8').catch(() => '');
-  const why = exited ? postgresFailureReason(log) ?? 'the server exited' : `it did not accept connections within ${START_TIMEOUT_MS / 1000} s`;
+  const why = exited ? postgresFailureReason(log) ?? 'the server exited' : `it did not accept connections within ${START_TIMEOUT_MS / 1000} s (last answer: ${lastAnswer})`;
   throw new PostgresInstanceFailure(`PostgreSQL instance ${spec.id} did not start: ${why}`);
 }
 
