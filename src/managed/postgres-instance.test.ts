@@ -1,7 +1,7 @@
 // Managed PostgreSQL instances as real processes (as root: sandboxed, run as an unprivileged UID) with real pg
 // connections: pause keeps the data, delete removes it, majors run side by side, and a start that cannot succeed
 // ends in PostgreSQL's own reason, not a hang. Needs scripts/setup-postgres.sh's install (npm test runs it).
-// Workspace id 900201 (a pod network) is this file's own.
+// Workspace id 900201 (a service network) is this file's own.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, truncate } from 'node:fs/promises';
@@ -11,9 +11,10 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { freeLoopbackPort } from '../core/loopback.ts';
-import { DEFAULT_POD_ADDRESS_RANGE, podNetworkOf } from '../runtime/local/addresses.ts';
+import { DEFAULT_SERVICE_ADDRESS_RANGE, REPLICA_SLOTS, replicaAddressOf, replicaSwitchLinkOf } from '../runtime/local/addresses.ts';
 import { DEFAULT_TOOLS_DIR } from '../runtime/local/editor-tools.ts';
-import { createPodNetwork, removePodNetwork } from '../runtime/local/network.ts';
+import { removeNetns } from '../runtime/local/network.ts';
+import { attachToServiceNetwork, createReplicaNetns, ensureServiceNetwork, removeRecordedServiceNetwork } from '../runtime/local/service-network.ts';
 import {
   checkPostgresReady,
   createPostgresInstance,
@@ -134,16 +135,22 @@ test('a corrupted data directory ends the resume with PostgreSQL\'s reason', { s
   await deletePostgresInstance(host, spec.id);
 });
 
-test('an instance in a network namespace answers at its address there, not on the host\'s loopback', { skip }, async () => {
-  const network = podNetworkOf(900201);
-  await createPodNetwork(network, DEFAULT_POD_ADDRESS_RANGE);
+test('an instance in a namespace of its own on a workspace\'s service network answers at its address there only', { skip }, async () => {
+  // How the lifecycle places it: like a replica, its own namespace linked to the switch at a free address.
+  const network = await ensureServiceNetwork(path.join(host.dataDir, 'workspace'), 900201, DEFAULT_SERVICE_ADDRESS_RANGE);
+  const netns = 'svc-ws900201-db-0';
   try {
-    const spec = await specOf(6, 17, { netns: network.netns, address: network.podAddress, port: 5432 });
+    await createReplicaNetns(netns);
+    const address = replicaAddressOf(network, REPLICA_SLOTS - 1);
+    await attachToServiceNetwork(network, netns, replicaSwitchLinkOf('db', 0), address);
+    const spec = await specOf(6, 17, { netns, address, port: 5432 });
     await createPostgresInstance(host, spec);
+    // From the host's end of the service network (a replica's connections come from the same segment).
     assert.deepEqual((await query(spec, 'SELECT current_user AS "user", current_database() AS db')).rows, [{ user: 'app', db: 'app' }]);
-    assert.equal((await checkPostgresReady({ ...spec, address: '127.0.0.1' })).ready, false);
+    assert.equal((await checkPostgresReady({ ...spec, address: '127.0.0.1' }, 'app', 1000)).ready, false);
     await deletePostgresInstance(host, spec.id);
   } finally {
-    await removePodNetwork(network);
+    await removeNetns(netns);
+    await removeRecordedServiceNetwork(path.join(host.dataDir, 'workspace'));
   }
 });
