@@ -66,9 +66,10 @@ async function query(spec: PostgresInstanceSpec, text: string): Promise<pg.Query
 }
 
 test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete removes its data', { skip }, async () => {
-  const spec = await specOf(1, 16);
+  const spec = await specOf(1, 16, { settings: { max_connections: '42' } });
   await createPostgresInstance(host, spec);
   assert.deepEqual(await checkPostgresReady(spec), { ready: true });
+  assert.deepEqual((await query(spec, 'SHOW max_connections')).rows, [{ max_connections: '42' }]);
   assert.match((await query(spec, 'SELECT version()')).rows[0].version, /^PostgreSQL 16\./);
   await query(spec, 'CREATE TABLE notes (body text); INSERT INTO notes VALUES ($$kept$$)');
 
@@ -76,6 +77,14 @@ test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete
   assert.equal(await isPostgresInstanceRunning(host, spec.id), false);
   assert.equal((await checkPostgresReady(spec)).ready, false, 'a paused instance has no process answering');
   assert.ok(existsSync(path.join(instanceDataDir(host.dataDir, spec.id), 'PG_VERSION')), 'the data stays while paused');
+
+  // A password that is not the instance's: refused at once (the server says why), nothing left running.
+  await assert.rejects(startPostgresInstance(host, { ...spec, password: 'not the password' }), (error: Error) => {
+    assert.ok(error instanceof PostgresInstanceFailure);
+    assert.equal(error.message, 'PostgreSQL instance 1 did not start: it refused the instance\'s user: password authentication failed for user "app"');
+    return true;
+  });
+  assert.equal(await isPostgresInstanceRunning(host, spec.id), false);
 
   await startPostgresInstance(host, spec);
   assert.deepEqual((await query(spec, 'SELECT body FROM notes')).rows, [{ body: 'kept' }]);

@@ -171,21 +171,24 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
   await writeFile(`${file}.partial`, JSON.stringify(record), { mode: 0o600 });
   await rename(`${file}.partial`, file);
   let exited = false;
-  let lastAnswer = '';
-  const ready = await pollUntil(async () => {
+  let lastAnswer: Readiness = { ready: false, reason: 'none' };
+  const done = await pollUntil(async () => {
     exited = !(await isSameProcess(record.pid, record.startTime));
     if (exited) return true;
-    const answer = await checkPostgresReady(spec, 'postgres', 1000); // its own database may not exist yet; retried, so short
-    if (!answer.ready) lastAnswer = answer.reason;
-    return answer.ready;
+    lastAnswer = await checkPostgresReady(spec, 'postgres', 1000); // its own database may not exist yet; retried, so short
+    return lastAnswer.ready || isAuthorizationRefusal(lastAnswer);
   }, START_TIMEOUT_MS, 100);
-  if (ready && !exited) {
+  if (done && lastAnswer.ready && !exited) {
     host.log(`managed PostgreSQL ${spec.major} instance ${spec.id} accepts connections at ${spec.address}:${spec.port}`);
     return;
   }
   await stopPostgresInstance(host, spec.id);
   const log = await readFile(logFile(host, spec.id), 'utf8').catch(() => '');
-  const why = exited ? postgresFailureReason(log) ?? 'the server exited' : `it did not accept connections within ${START_TIMEOUT_MS / 1000} s (last answer: ${lastAnswer})`;
+  const why = exited
+    ? postgresFailureReason(log) ?? 'the server exited'
+    : isAuthorizationRefusal(lastAnswer)
+      ? `it refused the instance's user: ${lastAnswer.reason}` // waiting longer would not change that
+      : `it did not accept connections within ${START_TIMEOUT_MS / 1000} s (last answer: ${lastAnswer.ready ? 'ready' : lastAnswer.reason})`;
   throw new PostgresInstanceFailure(`PostgreSQL instance ${spec.id} did not start: ${why}`);
 }
 
@@ -214,7 +217,11 @@ export async function deletePostgresInstance(host: PostgresHost, id: number): Pr
   host.log(`managed PostgreSQL instance ${id} deleted with its data`);
 }
 
-export type Readiness = { ready: true } | { ready: false; reason: string };
+/** `code` is PostgreSQL's SQLSTATE when the server answered with an error. */
+export type Readiness = { ready: true } | { ready: false; reason: string; code?: string };
+
+/** Class 28 (invalid authorization: a wrong password, an unknown user): the server runs and says no. */
+const isAuthorizationRefusal = (answer: Readiness) => !answer.ready && answer.code?.startsWith('28') === true;
 
 /** A real connection as the instance's user to its database (or `database`), and `SELECT 1`, within `timeoutMs`. */
 export async function checkPostgresReady(
@@ -237,7 +244,8 @@ export async function checkPostgresReady(
     await client.query('SELECT 1');
     return { ready: true };
   } catch (error) {
-    return { ready: false, reason: (error as Error).message };
+    const { message, code } = error as Error & { code?: string };
+    return { ready: false, reason: message, ...(code && /^[0-9A-Z]{5}$/.test(code) ? { code } : {}) };
   } finally {
     await client.end().catch(() => undefined);
   }

