@@ -14,6 +14,7 @@ import { freeLoopbackPort } from '../core/loopback.ts';
 import { DEFAULT_SERVICE_ADDRESS_RANGE, REPLICA_SLOTS, replicaAddressOf, replicaSwitchLinkOf } from '../runtime/local/addresses.ts';
 import { DEFAULT_TOOLS_DIR } from '../runtime/local/editor-tools.ts';
 import { removeNetns } from '../runtime/local/network.ts';
+import { pollUntil } from '../runtime/local/processes.ts';
 import { attachToServiceNetwork, createReplicaNetns, ensureServiceNetwork, removeRecordedServiceNetwork } from '../runtime/local/service-network.ts';
 import {
   checkPostgresReady,
@@ -66,10 +67,11 @@ async function query(spec: PostgresInstanceSpec, text: string): Promise<pg.Query
 }
 
 test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete removes its data', { skip }, async () => {
-  const spec = await specOf(1, 16, { settings: { max_connections: '42' } });
-  await createPostgresInstance(host, spec);
+  const spec = await specOf(1, 16, { settings: { max_connections: '42' }, extensions: ['pg_trgm'] });
+  assert.deepEqual(await createPostgresInstance(host, spec), { pendingRestart: [] });
   assert.deepEqual(await checkPostgresReady(spec), { ready: true });
   assert.deepEqual((await query(spec, 'SHOW max_connections')).rows, [{ max_connections: '42' }]);
+  assert.deepEqual((await query(spec, "SELECT extname FROM pg_extension WHERE extname = 'pg_trgm'")).rows, [{ extname: 'pg_trgm' }]);
   assert.match((await query(spec, 'SELECT version()')).rows[0].version, /^PostgreSQL 16\./);
   await query(spec, 'CREATE TABLE notes (body text); INSERT INTO notes VALUES ($$kept$$)');
 
@@ -88,8 +90,15 @@ test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete
 
   await startPostgresInstance(host, spec);
   assert.deepEqual((await query(spec, 'SELECT body FROM notes')).rows, [{ body: 'kept' }]);
-  await createPostgresInstance(host, spec); // a second Sync: the instance and its data as they are
+  // A second Sync with changed settings: the live one applies, the other waits for a restart and says so.
+  const changed = { ...spec, settings: { max_connections: '50', statement_timeout: '5s' } };
+  assert.deepEqual(await createPostgresInstance(host, changed), { pendingRestart: ['max_connections'] });
   assert.deepEqual((await query(spec, 'SELECT count(*)::int AS n FROM notes')).rows, [{ n: 1 }]);
+  assert.ok(await pollUntil(async () => (await query(spec, 'SHOW statement_timeout')).rows[0].statement_timeout === '5s', 10_000));
+  assert.deepEqual((await query(spec, 'SHOW max_connections')).rows, [{ max_connections: '42' }]);
+  await stopPostgresInstance(host, spec.id);
+  await startPostgresInstance(host, changed);
+  assert.deepEqual((await query(spec, 'SHOW max_connections')).rows, [{ max_connections: '50' }]);
 
   await deletePostgresInstance(host, spec.id);
   assert.equal(existsSync(instanceDir(host.dataDir, spec.id)), false);

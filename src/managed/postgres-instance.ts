@@ -19,6 +19,7 @@ import {
   PASSWORD_FILE,
   postgresFailureReason,
   serverScript,
+  settingsChange,
   specErrors,
   startDecision,
   versionMarker,
@@ -72,15 +73,22 @@ export async function instanceMajor(host: PostgresHost, id: number): Promise<str
 
 /**
  * Creates the instance when its data directory is new (initdb, first start, its database), else starts it as it
- * is; answers once it accepts queries. Idempotent: the lifecycle may call it on every Sync.
+ * is; then brings its extensions and settings to the spec's. Answers once it accepts queries, with the settings
+ * that wait for a restart (stop and start) to apply. Idempotent: the lifecycle may call it on every Sync.
  */
-export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
+export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec): Promise<{ pendingRestart: string[] }> {
   await checkSpec(host, spec);
   const decision = startDecision(await instanceMajor(host, spec.id), spec.major);
   if (decision.kind === 'refuse') throw new PostgresInstanceFailure(decision.reason);
   if (decision.kind === 'initialise') await initialise(host, spec);
   await startPostgresInstance(host, spec);
   await ensureDatabase(spec);
+  const pendingRestart = await applyPostgresSettings(spec);
+  if (decision.kind !== 'initialise' || pendingRestart.length === 0) return { pendingRestart };
+  // A new instance starts with its settings: nobody uses it yet, so the restart costs nothing but half a second.
+  await stopPostgresInstance(host, spec.id);
+  await startPostgresInstance(host, spec);
+  return { pendingRestart: [] };
 }
 
 async function checkSpec(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
@@ -253,12 +261,41 @@ export async function checkPostgresReady(
 
 /** Creates the instance's database (owned by its user) when it does not exist yet. */
 async function ensureDatabase(spec: PostgresInstanceSpec): Promise<void> {
-  const client = new pg.Client({ host: spec.address, port: spec.port, user: spec.user, password: spec.password, database: 'postgres' });
-  await client.connect();
-  try {
+  await withClient(spec, 'postgres', async (client) => {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [spec.database]);
     // The name is an identifier specErrors accepted: nothing to quote.
     if (found.rowCount === 0) await client.query(`CREATE DATABASE ${spec.database} OWNER ${spec.user}`);
+  });
+}
+
+/**
+ * Creates the spec's extensions in its database and keeps its settings in the cluster (ALTER SYSTEM, so they hold
+ * across restarts), reloading the configuration; answers the settings that apply only after a restart.
+ */
+export async function applyPostgresSettings(spec: PostgresInstanceSpec): Promise<string[]> {
+  return withClient(spec, spec.database, async (client) => {
+    for (const name of spec.extensions ?? []) await client.query(`CREATE EXTENSION IF NOT EXISTS ${client.escapeIdentifier(name)}`);
+    const kept = await client.query<{ name: string; setting: string }>(
+      "SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE '%/postgresql.auto.conf' AND error IS NULL",
+    );
+    const change = settingsChange(Object.fromEntries(kept.rows.map((row) => [row.name, row.setting])), spec.settings ?? {});
+    // ALTER SYSTEM takes no parameters; the names are ones specErrors accepted and the values are quoted.
+    for (const [name, value] of change.set) await client.query(`ALTER SYSTEM SET ${name} = ${client.escapeLiteral(value)}`);
+    for (const name of change.reset) await client.query(`ALTER SYSTEM RESET ${name}`);
+    if (change.set.length + change.reset.length > 0) await client.query('SELECT pg_reload_conf()');
+    const pending = await client.query<{ name: string }>(
+      'SELECT name FROM pg_settings WHERE pending_restart OR (name = ANY($1) AND context = $2) ORDER BY name',
+      [change.set.map(([name]) => name).concat(change.reset), 'postmaster'],
+    );
+    return pending.rows.map((row) => row.name);
+  });
+}
+
+async function withClient<T>(spec: PostgresInstanceSpec, database: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ host: spec.address, port: spec.port, user: spec.user, password: spec.password, database });
+  await client.connect();
+  try {
+    return await work(client);
   } finally {
     await client.end();
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { instanceDsn, postgresFailureReason, serverScript, specErrors, startDecision, type PostgresInstanceSpec } from './postgres-rules.ts';
+import { initdbScript, instanceDsn, postgresFailureReason, settingsChange, specErrors, startDecision, type PostgresInstanceSpec } from './postgres-rules.ts';
 
 const spec: PostgresInstanceSpec = { id: 7, major: 16, database: 'app', user: 'app', password: 'a secret of length', uid: 20007, address: '10.214.0.9', port: 5432 };
 
@@ -30,13 +30,21 @@ test('a spec is refused with every reason: major not installed, names that are n
   ]);
 });
 
-test('settings reach the server as -c options, each one shell word whatever its value', () => {
-  const script = serverScript({ ...spec, settings: { max_connections: '50', search_path: "'$user', public" } });
-  assert.equal(
-    script,
-    "exec /opt/postgres/bin/postgres -D /data/app/data -p 5432 -c listen_addresses=10.214.0.9 -c unix_socket_directories= " +
-      "-c logging_collector=off -c max_connections=50 -c 'search_path='\\''$user'\\'', public'",
-  );
+test('settings are set where they differ from what the cluster keeps and reset where the spec drops them', () => {
+  assert.deepEqual(settingsChange({ max_connections: '100', work_mem: '4MB' }, { max_connections: '100', statement_timeout: '5000' }), {
+    set: [['statement_timeout', '5000']],
+    reset: ['work_mem'],
+  });
+  assert.deepEqual(settingsChange({}, {}), { set: [], reset: [] });
+});
+
+test('initdb gets the locale as one shell word, C.UTF-8 unless the spec names one', () => {
+  assert.match(initdbScript(spec), / --locale=C\.UTF-8 /);
+  assert.match(initdbScript({ ...spec, locale: 'en_US.UTF-8' }), / --locale=en_US\.UTF-8 /);
+  assert.deepEqual(specErrors({ ...spec, locale: "C'; rm -rf /", extensions: ['pg_trgm', 'x y'] }, [16]), [
+    `"C'; rm -rf /" is not a locale name`,
+    '"x y" is not an extension name',
+  ]);
 });
 
 test('the failure reason is what PostgreSQL marks fatal, with the address it could not bind', () => {

@@ -27,9 +27,18 @@ export interface PostgresInstanceSpec {
   /** The address and port it listens on, inside `netns` when there is one. */
   address: string;
   port: number;
-  /** Server settings (`config` of the provider, validated against its schema by the catalog), e.g. max_connections. */
+  /**
+   * Server settings from the provider's `config` and plan (validated by the catalog), e.g. max_connections, as
+   * PostgreSQL writes them ('4MB'). Kept in the cluster (ALTER SYSTEM); the ones that need a restart say so.
+   */
   settings?: Record<string, string>;
+  /** The cluster's locale, fixed at creation (default C.UTF-8). */
+  locale?: string;
+  /** Extensions created in the database (from those the binaries ship). */
+  extensions?: string[];
 }
+
+export const DEFAULT_LOCALE = 'C.UTF-8';
 
 // The unquoted identifiers PostgreSQL folds to themselves: nothing to escape in SQL or in a DSN.
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -47,6 +56,10 @@ export function specErrors(spec: PostgresInstanceSpec, installedMajors: number[]
   if (!Number.isInteger(spec.uid) || spec.uid <= 0) errors.push(`the UID ${spec.uid} is not an unprivileged user`);
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(spec.address)) errors.push(`the listen address "${spec.address}" is not an IPv4 address`);
   if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) errors.push(`the port ${spec.port} is not a TCP port`);
+  if (spec.locale !== undefined && !/^[A-Za-z0-9_.@-]{1,64}$/.test(spec.locale)) errors.push(`"${spec.locale}" is not a locale name`);
+  for (const name of spec.extensions ?? []) {
+    if (!/^[a-z0-9_-]{1,63}$/.test(name)) errors.push(`"${name}" is not an extension name`);
+  }
   for (const name of Object.keys(spec.settings ?? {})) {
     if (!/^[a-z_][a-z0-9_.]*$/.test(name)) errors.push(`"${name}" is not a PostgreSQL setting name`);
     else if (FIXED_SETTINGS.has(name)) errors.push(`the setting ${name} is set by svc`);
@@ -76,25 +89,39 @@ export function startDecision(recorded: string | undefined, major: number): Star
  * The shell text that initialises the cluster inside the sandbox: the user as its owner with the password from the
  * file, scram for every connection, and connections from the service network allowed (initdb allows loopback only).
  */
-export function initdbScript(spec: Pick<PostgresInstanceSpec, 'user'>): string {
+export function initdbScript(spec: Pick<PostgresInstanceSpec, 'user' | 'locale'>): string {
   return [
     `${BINARIES_IN_SANDBOX}/bin/initdb -D ${DATA_IN_SANDBOX} -U ${spec.user} --pwfile=${INSTANCE_DIR_IN_SANDBOX}/${PASSWORD_FILE}`,
-    '--auth=scram-sha-256 -E UTF8 --locale=C --lc-messages=C',
+    `--auth=scram-sha-256 -E UTF8 --locale=${shellQuote(spec.locale ?? DEFAULT_LOCALE)} --lc-messages=C`,
     `&& printf 'host all all 0.0.0.0/0 scram-sha-256\\n' >> ${DATA_IN_SANDBOX}/pg_hba.conf`,
   ].join(' ');
 }
 
-/** What svc decides itself: where the server listens, and that its log goes to the output svc keeps. */
+/** What svc decides itself (on the server's command line): where it listens, where its files and log are. */
 const FIXED_SETTINGS = new Set(['port', 'listen_addresses', 'unix_socket_directories', 'logging_collector', 'data_directory', 'hba_file']);
 
 /** The shell text that runs the server as the sandbox's main process, on TCP only (no socket file to share). */
-export function serverScript(spec: Pick<PostgresInstanceSpec, 'address' | 'port' | 'settings'>): string {
-  const settings = Object.entries(spec.settings ?? {}).map(([name, value]) => `-c ${shellQuote(`${name}=${value}`)}`);
+export function serverScript(spec: Pick<PostgresInstanceSpec, 'address' | 'port'>): string {
   return [
     `exec ${BINARIES_IN_SANDBOX}/bin/postgres -D ${DATA_IN_SANDBOX} -p ${spec.port}`,
     `-c listen_addresses=${spec.address} -c unix_socket_directories= -c logging_collector=off`,
-    ...settings,
   ].join(' ');
+}
+
+export interface SettingsChange {
+  set: Array<[name: string, value: string]>;
+  reset: string[];
+}
+
+/**
+ * What ALTER SYSTEM must do to go from the settings the cluster keeps (`kept`, from postgresql.auto.conf) to the
+ * spec's: set what differs, reset what the spec no longer names.
+ */
+export function settingsChange(kept: Record<string, string>, wanted: Record<string, string>): SettingsChange {
+  return {
+    set: Object.entries(wanted).filter(([name, value]) => kept[name] !== value),
+    reset: Object.keys(kept).filter((name) => !(name in wanted)),
+  };
 }
 
 /** The connection string of the instance, password included (for the caller's vault or templates, never for logs). */
