@@ -4,7 +4,7 @@
 // Workspace id 900201 (a service network) is this file's own.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm, truncate } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, truncate } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -79,6 +79,8 @@ test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete
   assert.equal(await isPostgresInstanceRunning(host, spec.id), false);
   assert.equal((await checkPostgresReady(spec)).ready, false, 'a paused instance has no process answering');
   assert.ok(existsSync(path.join(instanceDataDir(host.dataDir, spec.id), 'PG_VERSION')), 'the data stays while paused');
+  const log = await readFile(path.join(instanceDir(host.dataDir, spec.id), 'postgres.log'), 'utf8');
+  assert.match(log, /received fast shutdown request[\s\S]*database system is shut down/, 'a pause is a clean shutdown, not a kill');
 
   // A password that is not the instance's: refused at once (the server says why), nothing left running.
   await assert.rejects(startPostgresInstance(host, { ...spec, password: 'not the password' }), (error: Error) => {
