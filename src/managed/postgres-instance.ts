@@ -1,0 +1,302 @@
+// The processes of a managed PostgreSQL instance on the local runtime: initdb and the server, each in a bubblewrap
+// sandbox like a pod (sandbox.ts) that sees only its own directory and the binaries of its major version, run as the
+// workspace's UID, in the network namespace the caller gives. The server is started detached and recorded, so it
+// outlives a restart of the svc server as pods do. Layout under <data dir>/managed/<id>/: data/ (PGDATA, the
+// instance's UID), postgres.log and process.json (root's). The lifecycle calls create, start, stop, delete and ready.
+import { chmod, chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { spawnDetached, killPod, type Started } from '../runtime/local/pods.ts';
+import { isSameProcess, killProcess, pollUntil, runCommand } from '../runtime/local/processes.ts';
+import { sandboxCommand, type SandboxSpec } from '../runtime/local/sandbox.ts';
+import {
+  BINARIES_IN_SANDBOX,
+  INSTANCE_DIR_IN_SANDBOX,
+  binariesDir,
+  initdbScript,
+  instanceDataDir,
+  instanceDir,
+  PASSWORD_FILE,
+  postgresFailureReason,
+  serverScript,
+  settingsChange,
+  specErrors,
+  startDecision,
+  versionMarker,
+  type PostgresInstanceSpec,
+} from './postgres-rules.ts';
+
+export interface PostgresHost {
+  dataDir: string;
+  /** SVC_TOOLS_DIR: scripts/setup-postgres.sh installed the majors under <tools>/postgres/<major>. */
+  toolsDir: string;
+  log: (message: string) => void;
+}
+
+/** A start, stop or creation that did not succeed; `reason` is what PostgreSQL or the sandbox said. */
+export class PostgresInstanceFailure extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+interface ProcessRecord extends Started {
+  major: number;
+  netns?: string;
+  address: string;
+  port: number;
+}
+
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+const INITDB_TIMEOUT_MS = 120_000;
+const recordFile = (host: PostgresHost, id: number) => path.join(instanceDir(host.dataDir, id), 'process.json');
+const logFile = (host: PostgresHost, id: number) => path.join(instanceDir(host.dataDir, id), 'postgres.log');
+const passwdFile = (host: PostgresHost, id: number) => path.join(instanceDir(host.dataDir, id), 'passwd');
+const isRoot = () => process.getuid?.() === 0;
+
+/** The majors scripts/setup-postgres.sh finished installing in `toolsDir` (their marker files), ascending. */
+export async function installedPostgresMajors(toolsDir: string): Promise<number[]> {
+  const names = await readdir(path.join(toolsDir, 'postgres')).catch(() => [] as string[]);
+  const majors: number[] = [];
+  for (const name of names.filter((entry) => /^\d+$/.test(entry))) {
+    const version = await readFile(versionMarker(toolsDir, Number(name)), 'utf8').catch(() => '');
+    if (version.startsWith(`${name}.`)) majors.push(Number(name));
+  }
+  return majors.sort((a, b) => a - b);
+}
+
+/** The major the instance's data directory was created with (its PG_VERSION), undefined before initdb. */
+export async function instanceMajor(host: PostgresHost, id: number): Promise<string | undefined> {
+  return readFile(path.join(instanceDataDir(host.dataDir, id), 'PG_VERSION'), 'utf8').then((text) => text.trim(), () => undefined);
+}
+
+/**
+ * Creates the instance when its data directory is new (initdb, first start, its database), else starts it as it
+ * is; then brings its extensions and settings to the spec's. Answers once it accepts queries, with the settings
+ * that wait for a restart (stop and start) to apply. Idempotent: the lifecycle may call it on every Sync.
+ */
+export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec): Promise<{ pendingRestart: string[] }> {
+  await checkSpec(host, spec);
+  const decision = startDecision(await instanceMajor(host, spec.id), spec.major);
+  if (decision.kind === 'refuse') throw new PostgresInstanceFailure(decision.reason);
+  if (decision.kind === 'initialise') await initialise(host, spec);
+  await startPostgresInstance(host, spec);
+  await ensureDatabase(spec);
+  const pendingRestart = await applyPostgresSettings(spec);
+  if (decision.kind !== 'initialise' || pendingRestart.length === 0) return { pendingRestart };
+  // A new instance starts with its settings: nobody uses it yet, so the restart costs nothing but half a second.
+  await stopPostgresInstance(host, spec.id);
+  await startPostgresInstance(host, spec);
+  return { pendingRestart: [] };
+}
+
+async function checkSpec(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
+  const errors = specErrors(spec, await installedPostgresMajors(host.toolsDir));
+  if (errors.length > 0) throw new PostgresInstanceFailure(errors.join('; '));
+}
+
+function sandboxOf(host: PostgresHost, spec: PostgresInstanceSpec, script: string, detached: boolean): SandboxSpec {
+  return {
+    uid: spec.uid,
+    switchUser: isRoot(),
+    netns: detached ? spec.netns : undefined,
+    isolateNetwork: !detached, // initdb needs no network
+    hostname: `ms-${spec.id}`,
+    volumeDir: instanceDir(host.dataDir, spec.id),
+    readOnlyBinds: [
+      { source: binariesDir(host.toolsDir, spec.major), target: BINARIES_IN_SANDBOX },
+      { source: passwdFile(host, spec.id), target: '/etc/passwd' },
+    ],
+    env: { LC_ALL: 'C', TZ: 'UTC' },
+    infoFd: detached ? 3 : undefined,
+    dieWithParent: !detached,
+    script,
+  };
+}
+
+/** initdb in the sandbox, from an empty data directory owned by the instance's UID; the password goes by file. */
+async function initialise(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
+  const dir = instanceDir(host.dataDir, spec.id);
+  const data = instanceDataDir(host.dataDir, spec.id);
+  await rm(data, { recursive: true, force: true }); // what an interrupted initdb left
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  await chmod(dir, 0o755);
+  await mkdir(data, { mode: 0o700 });
+  // initdb looks its user up by UID; the workspace's UID has no entry in the host's /etc/passwd.
+  await writeFile(passwdFile(host, spec.id), passwdEntry(spec.uid), { mode: 0o644 });
+  const passwordFile = path.join(dir, PASSWORD_FILE);
+  await writeFile(passwordFile, `${spec.password}\n`, { mode: 0o600 });
+  if (isRoot()) {
+    await chown(data, spec.uid, 0);
+    await chown(passwordFile, spec.uid, 0);
+  }
+  try {
+    const command = sandboxCommand(sandboxOf(host, spec, initdbScript(spec), false));
+    const result = await runCommand(command.file, command.args, { timeoutMs: INITDB_TIMEOUT_MS });
+    if (result.code !== 0) {
+      await rm(data, { recursive: true, force: true });
+      const output = `${result.stdout}\n${result.stderr}`;
+      throw new PostgresInstanceFailure(`initdb of PostgreSQL ${spec.major} failed: ${postgresFailureReason(output) ?? `exit code ${result.code}`}`);
+    }
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
+  host.log(`managed PostgreSQL ${spec.major} instance ${spec.id} initialised in ${data}`);
+}
+
+/** The sandbox's /etc/passwd: its one user, the instance's UID, named as PostgreSQL's own. */
+const passwdEntry = (uid: number) => `postgres:x:${uid}:0:PostgreSQL:${INSTANCE_DIR_IN_SANDBOX}:/usr/sbin/nologin\n`;
+
+async function readRecord(host: PostgresHost, id: number): Promise<ProcessRecord | undefined> {
+  const text = await readFile(recordFile(host, id), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : (JSON.parse(text) as ProcessRecord);
+}
+
+/** Whether the instance's server process runs (the one recorded, not a process that reused its pid). */
+export async function isPostgresInstanceRunning(host: PostgresHost, id: number): Promise<boolean> {
+  const record = await readRecord(host, id);
+  return record !== undefined && (await isSameProcess(record.pid, record.startTime));
+}
+
+/**
+ * Starts the server of an initialised instance (resume after a pause) and answers once it accepts queries. A
+ * running instance is left as it is. A server that exits while starting, or does not answer within a minute, ends
+ * in a PostgresInstanceFailure naming PostgreSQL's own reason; nothing of it is left running.
+ */
+export async function startPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
+  await checkSpec(host, spec);
+  const decision = startDecision(await instanceMajor(host, spec.id), spec.major);
+  if (decision.kind === 'refuse') throw new PostgresInstanceFailure(decision.reason);
+  if (decision.kind === 'initialise') throw new PostgresInstanceFailure(`the managed PostgreSQL instance ${spec.id} has no data directory; create it first`);
+  if (await isPostgresInstanceRunning(host, spec.id)) return;
+  const command = sandboxCommand(sandboxOf(host, spec, serverScript(spec), true));
+  const started = await spawnDetached(logFile(host, spec.id), command).catch(async (error: Error) => {
+    throw new PostgresInstanceFailure(`the sandbox of PostgreSQL instance ${spec.id} did not start: ${error.message}`);
+  });
+  const record: ProcessRecord = { ...started, major: spec.major, netns: spec.netns, address: spec.address, port: spec.port };
+  const file = recordFile(host, spec.id);
+  await writeFile(`${file}.partial`, JSON.stringify(record), { mode: 0o600 });
+  await rename(`${file}.partial`, file);
+  let exited = false;
+  let lastAnswer: Readiness = { ready: false, reason: 'none' };
+  const done = await pollUntil(async () => {
+    exited = !(await isSameProcess(record.pid, record.startTime));
+    if (exited) return true;
+    lastAnswer = await checkPostgresReady(spec, 'postgres', 1000); // its own database may not exist yet; retried, so short
+    return lastAnswer.ready || isAuthorizationRefusal(lastAnswer);
+  }, START_TIMEOUT_MS, 100);
+  if (done && lastAnswer.ready && !exited) {
+    host.log(`managed PostgreSQL ${spec.major} instance ${spec.id} accepts connections at ${spec.address}:${spec.port}`);
+    return;
+  }
+  await stopPostgresInstance(host, spec.id);
+  const log = await readFile(logFile(host, spec.id), 'utf8').catch(() => '');
+  const why = exited
+    ? postgresFailureReason(log) ?? 'the server exited'
+    : isAuthorizationRefusal(lastAnswer)
+      ? `it refused the instance's user: ${lastAnswer.reason}` // waiting longer would not change that
+      : `it did not accept connections within ${START_TIMEOUT_MS / 1000} s (last answer: ${lastAnswer.ready ? 'ready' : lastAnswer.reason})`;
+  throw new PostgresInstanceFailure(`PostgreSQL instance ${spec.id} did not start: ${why}`);
+}
+
+/**
+ * Pauses the instance: a fast shutdown of the postmaster (sessions ended, a checkpoint written), then whatever is
+ * left of its sandbox is killed. The data stays. Idempotent.
+ */
+export async function stopPostgresInstance(host: PostgresHost, id: number): Promise<void> {
+  const record = await readRecord(host, id);
+  if (!record) return;
+  if (await isSameProcess(record.pid, record.startTime)) {
+    // The sandbox's PID 1 is bubblewrap's reaper; its one child is the postmaster (bash exec'd it).
+    const children = await readFile(`/proc/${record.initPid}/task/${record.initPid}/children`, 'utf8').catch(() => '');
+    children.split(/\s+/).filter(Boolean).forEach((pid) => killProcess(Number(pid), 'SIGINT'));
+    const ended = await pollUntil(async () => !(await isSameProcess(record.pid, record.startTime)), STOP_TIMEOUT_MS, 50);
+    if (!ended) host.log(`managed PostgreSQL instance ${id} did not shut down within ${STOP_TIMEOUT_MS / 1000} s; killing it`);
+  }
+  await killPod({ ...record, workspaceId: id });
+  await rm(recordFile(host, id), { force: true });
+}
+
+/** Deletes the instance: its processes, then its directory with the data. Idempotent. */
+export async function deletePostgresInstance(host: PostgresHost, id: number): Promise<void> {
+  await stopPostgresInstance(host, id);
+  await rm(instanceDir(host.dataDir, id), { recursive: true, force: true });
+  host.log(`managed PostgreSQL instance ${id} deleted with its data`);
+}
+
+/** `code` is PostgreSQL's SQLSTATE when the server answered with an error. */
+export type Readiness = { ready: true } | { ready: false; reason: string; code?: string };
+
+/** Class 28 (invalid authorization: a wrong password, an unknown user): the server runs and says no. */
+const isAuthorizationRefusal = (answer: Readiness) => !answer.ready && answer.code?.startsWith('28') === true;
+
+/** A real connection as the instance's user to its database (or `database`), and `SELECT 1`, within `timeoutMs`. */
+export async function checkPostgresReady(
+  spec: Pick<PostgresInstanceSpec, 'address' | 'port' | 'user' | 'password' | 'database'>,
+  database = spec.database,
+  timeoutMs = 5000,
+): Promise<Readiness> {
+  const client = new pg.Client({
+    host: spec.address,
+    port: spec.port,
+    user: spec.user,
+    password: spec.password,
+    database,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+  });
+  client.on('error', () => undefined); // a server going away mid-check is a "not ready", not a crash
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return { ready: true };
+  } catch (error) {
+    const { message, code } = error as Error & { code?: string };
+    return { ready: false, reason: message, ...(code && /^[0-9A-Z]{5}$/.test(code) ? { code } : {}) };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Creates the instance's database (owned by its user) when it does not exist yet. */
+async function ensureDatabase(spec: PostgresInstanceSpec): Promise<void> {
+  await withClient(spec, 'postgres', async (client) => {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [spec.database]);
+    // The name is an identifier specErrors accepted: nothing to quote.
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${spec.database} OWNER ${spec.user}`);
+  });
+}
+
+/**
+ * Creates the spec's extensions in its database and keeps its settings in the cluster (ALTER SYSTEM, so they hold
+ * across restarts), reloading the configuration; answers the settings that apply only after a restart.
+ */
+export async function applyPostgresSettings(spec: PostgresInstanceSpec): Promise<string[]> {
+  return withClient(spec, spec.database, async (client) => {
+    for (const name of spec.extensions ?? []) await client.query(`CREATE EXTENSION IF NOT EXISTS ${client.escapeIdentifier(name)}`);
+    const kept = await client.query<{ name: string; setting: string }>(
+      "SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE '%/postgresql.auto.conf' AND error IS NULL",
+    );
+    const change = settingsChange(Object.fromEntries(kept.rows.map((row) => [row.name, row.setting])), spec.settings ?? {});
+    // ALTER SYSTEM takes no parameters; the names are ones specErrors accepted and the values are quoted.
+    for (const [name, value] of change.set) await client.query(`ALTER SYSTEM SET ${name} = ${client.escapeLiteral(value)}`);
+    for (const name of change.reset) await client.query(`ALTER SYSTEM RESET ${name}`);
+    if (change.set.length + change.reset.length > 0) await client.query('SELECT pg_reload_conf()');
+    const pending = await client.query<{ name: string }>(
+      'SELECT name FROM pg_settings WHERE pending_restart OR (name = ANY($1) AND context = $2) ORDER BY name',
+      [change.set.map(([name]) => name).concat(change.reset), 'postmaster'],
+    );
+    return pending.rows.map((row) => row.name);
+  });
+}
+
+async function withClient<T>(spec: PostgresInstanceSpec, database: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ host: spec.address, port: spec.port, user: spec.user, password: spec.password, database });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
