@@ -130,19 +130,16 @@ test(`generated landscapes are valid and read by the block reader (seed ${seed})
   }
 });
 
-test(`${cases} random mutations never throw, end quickly, place errors inside the file (seed ${seed})`, () => {
+test(`${cases} random mutations never throw and place errors inside the file (seed ${seed})`, () => {
   const random = prng(seed + 1);
-  let slowest = 0;
   let compared = 0;
   for (let i = 0; i < cases; i++) {
     let text = validLandscape(random);
     for (let n = int(random, 1, 3); n > 0; n--) text = mutate(random, text);
     const label = `seed ${seed} case ${i}`;
-    const started = performance.now();
+    // No time limit here (CI's cores are shared): the server bounds a check by its budget in a worker
+    // (landscape-limits.test.ts), and bench/landscape measures speed.
     const result = parseLandscape(text);
-    const took = performance.now() - started;
-    slowest = Math.max(slowest, took);
-    assert.ok(took < 1000, `${label}: took ${took.toFixed(0)} ms`);
     assertInside(text, result.errors, label);
     assert.equal(result.landscape === undefined, result.errors.length > 0, label);
     if (result.landscape !== undefined) normalizeLandscape(result.landscape);
@@ -157,5 +154,4 @@ test(`${cases} random mutations never throw, end quickly, place errors inside th
     }
   }
   assert.ok(compared > cases / 10, `the block reader read ${compared} of ${cases} mutated files`);
-  assert.ok(slowest < 1000);
 });
