@@ -1,7 +1,7 @@
 // A managed PostgreSQL bound to a real landscape: Sync creates it on the workspace's service network, a `steps`
 // service reaches it by `${{ services.db.dsn }}` with no hand configuration, Teardown pauses it with its data, the
-// next Sync resumes it with the row, GET /managed-services/{ms} shows it, and removing it from the file deletes it
-// (a tombstone left). Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
+// next Sync resumes it with the row (after a stop and start of the workspace too), GET /managed-services/{ms} shows
+// it, and removing it from the file deletes it (a tombstone left). Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -155,6 +155,13 @@ test('Teardown pauses the instance with its data; the next Sync resumes it and t
   const teardown = await dev.post(`/workspaces/${ws}/landscape/teardown`);
   assert.equal((await finished(teardown.body.id)).state, 'succeeded');
   assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'paused');
+  // A stop takes the service network down with the instance's link; the Sync after the start links it again.
+  for (const action of ['stop', 'start']) {
+    const answer = await dev.post(`/workspaces/${ws}/${action}`);
+    assert.ok(answer.status === 200 || answer.status === 202, answer.text); // a stop answers at once
+    if (answer.status === 202) assert.equal((await finished(answer.body.id)).state, 'succeeded');
+  }
+  await until(async () => ((await dev.get(`/workspaces/${ws}`)).body.state === 'running' ? true : undefined), 'the workspace to run');
   await sync();
   assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'synchronized');
   assert.equal(await ask('/'), '1');
