@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
+import { insertManagedService } from '../src/store/managed-services.ts';
 import { insertOperation } from '../src/store/operations.ts';
 import { insertWorkspace } from '../src/store/workspaces.ts';
 import { ApiClient, createPerson, type Answer } from './helpers/client.ts';
@@ -14,6 +15,7 @@ const callers: Caller[] = ['none', 'outsider', 'viewer', 'developer', 'teamAdmin
 interface World {
   operation: string;
   workspace: number;
+  managedService: string;
   org: string;
   team: number;
   ownKeyId: Record<Caller, string>;
@@ -131,6 +133,7 @@ const rows: Row[] = [
     expect: { ...all(422), outsider: 404, viewer: 403 },
   },
   { route: 'GET /api/v1/workspaces', call: (c) => c.get('/workspaces'), expect: all(200) },
+  { route: 'GET /api/v1/managed-services/{ms}', call: (c, w) => c.get(`/managed-services/${w.managedService}`), expect: { ...all(200), outsider: 404 } },
   { route: 'GET /api/v1/workspaces/{ws}', call: (c, w) => c.get(`/workspaces/${w.workspace}`), expect: { ...all(200), outsider: 404 } },
   {
     route: 'PATCH /api/v1/workspaces/{ws}',
@@ -282,7 +285,12 @@ before(async () => {
     createdBy: 1,
     at: new Date(),
   });
-  world = { operation: operation.id, workspace: workspace.id, org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
+  const managed = await insertManagedService(
+    server.server.database.pool,
+    { workspace_id: workspace.id, team_id: team, name: 'db', provider: 'postgres', version: '16', plan: 'small', status: 'paused' },
+    new Date(),
+  );
+  world = { operation: operation.id, workspace: workspace.id, managedService: managed.id, org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
   world.foreignKeyId = (await owner.key.get('/me/api-keys')).body.items[0].id;
 });
 after(async () => server?.close());

@@ -96,15 +96,15 @@ test('Plan refuses each managed entry the catalog does not allow, with its place
   }
 });
 
-test('a Sync of a landscape with a managed service is refused with 501 naming it; the landscape stays as it was', async () => {
-  await writeFile(path.join(volume, 'svc.yml'), withDb('    provider: postgres\n    providerVersion: "16"\n    resources: {memory: 1Gi}\n'));
+test('a Sync of a landscape with a managed service of a provider not run here (redis) is refused with 501 naming it; the landscape stays as it was', async () => {
+  await writeFile(path.join(volume, 'svc.yml'), withDb('    provider: redis\n    resources: {memory: 512Mi}\n'));
   const planned = await plan();
   assert.equal(planned.status, 200, planned.text);
   assert.deepEqual(planned.body.services.map((s: { name: string; action: string }) => [s.name, s.action]), [['db', 'create'], ['web', 'create']]);
   const answer = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: planned.body.hash });
   assertProblem(answer, 501, 'not-available');
   assert.deepEqual(answer.body.managed_services, ['db']);
-  assert.match(answer.body.detail, /db \(postgres\)/);
+  assert.match(answer.body.detail, /db \(redis\)/);
   assert.deepEqual((await dev.get(`/workspaces/${ws}/landscape`)).body.banner, { state: 'no-landscape', detail: 'Not synced yet: Sync applies the file' });
 });
 

@@ -15,6 +15,7 @@ import { registerConsolePages } from './pages.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerCatalogRoutes } from './routes/catalog.ts';
+import { registerManagedServiceRoutes } from './routes/managed-services.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerLandscapeRoutes } from './routes/landscape.ts';
 import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
@@ -147,6 +148,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerWorkspaceSignInRoutes(api, deps);
       registerEventRoutes(api, deps);
       registerCatalogRoutes(api, deps);
+      registerManagedServiceRoutes(api, deps);
     },
     { prefix: API_PREFIX },
   );

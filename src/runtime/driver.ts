@@ -156,6 +156,13 @@ export interface StageStepRun {
 }
 
 export interface ReplicaDriver {
+  /**
+   * Places managed service `name` on the workspace's service network: a network namespace of its own at an address
+   * no replica gets, its name resolving there in every pod (idempotent). Absent on drivers that run none.
+   */
+  placeManagedService?(workspace: WorkspaceRef, name: string): Promise<{ netns: string; address: string }>;
+  /** Removes its namespace (what runs in it ends) and its name; idempotent. */
+  removeManagedService?(workspace: WorkspaceRef, name: string): Promise<void>;
   /** Starts (or restarts afresh) the replica's pod and resolves once its agent runs; its steps go on in the pod. */
   startReplica(workspace: WorkspaceRef, spec: ReplicaSpec): Promise<ReplicaAddress>;
   /** Ends every process of the replica's pod; it then reads as `stopped`, its log stays (idempotent). */

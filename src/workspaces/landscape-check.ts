@@ -16,6 +16,8 @@ import {
 } from '../landscape/index.ts';
 import { managedCatalog } from '../managed/catalog.ts';
 import { catalogErrors } from '../managed/check.ts';
+import { managedServiceValues } from '../managed/service-values.ts';
+import type { Catalog } from '../managed/catalog.ts';
 import type { DeployedEnv } from './deployment.ts';
 
 export interface PlanRequest {
@@ -25,6 +27,8 @@ export interface PlanRequest {
   before: DeployedEnv;
   /** What the templates are filled in with now (variables, secrets, addresses). */
   context: TemplateContext;
+  /** The versions of the workspace's managed-service instances by name (an instance keeps its version). */
+  managedVersions?: Readonly<Record<string, string>>;
 }
 
 export interface LandscapeCheckRequest {
@@ -63,12 +67,12 @@ export function checkLandscapeText(request: LandscapeCheckRequest): LandscapeChe
   const managed = catalogErrors(request.text, parsed.landscape, request.plan?.previous ?? null, catalog);
   if (managed.length > 0) return { state: 'checked', errors: managed.slice(0, listedErrors), omitted: Math.max(0, managed.length - listedErrors) };
   const normal = normalizeLandscape(parsed.landscape);
-  const planned = request.plan && planFilled(request.text, normal, request.plan);
+  const planned = request.plan && planFilled(request.text, normal, request.plan, catalog);
   return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted, normal, planned };
 }
 
-function planFilled(text: string, normal: NormalLandscape, request: PlanRequest): PlannedLandscape {
-  const filled = fillTemplates(normal, request.context);
+function planFilled(text: string, normal: NormalLandscape, request: PlanRequest, catalog: Catalog): PlannedLandscape {
+  const filled = fillTemplates(normal, { ...request.context, services: servicesContext(normal, request, catalog) });
   if (filled.problem) {
     const placed = placeProblem(filled.problem, text);
     const name = placed.type.replace(/^urn:svc:problem:/, '') as ProblemName;
@@ -76,6 +80,16 @@ function planFilled(text: string, normal: NormalLandscape, request: PlanRequest)
   }
   const env = environmentsOf(filled.landscape!);
   return { filled: filled.landscape!, env, plan: planLandscape(request.previous, normal, { before: request.before, after: env }) };
+}
+
+/**
+ * `${{ services.<name>.* }}` of the managed services, from their own filled-in secrets and config (they refer to no
+ * other service). When those cannot be filled in, the full fill reports why.
+ */
+function servicesContext(normal: NormalLandscape, request: PlanRequest, catalog: Catalog): TemplateContext['services'] {
+  const managed = Object.fromEntries(Object.entries(normal.services).filter(([, service]) => service.type === 'managed'));
+  const filled = fillTemplates({ ...normal, services: managed }, { ...request.context, services: {} });
+  return filled.landscape ? managedServiceValues(filled.landscape, catalog, request.managedVersions ?? {}) : {};
 }
 
 /** The environment each steps or container service gets, templates filled in. */

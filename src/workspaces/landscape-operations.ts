@@ -5,6 +5,7 @@ import { publishEvent } from '../events/publish.ts';
 import { withTransaction } from '../store/database.ts';
 import { markTornDown } from '../store/landscapes.ts';
 import { findWorkspace } from '../store/workspaces.ts';
+import { pauseManagedServices } from '../managed/lifecycle.ts';
 import { syncLandscape, type SyncDeps } from './landscape-service.ts';
 
 export function landscapeOperationHandlers(deps: SyncDeps): Record<string, OperationHandler> {
@@ -26,7 +27,8 @@ export function landscapeOperationHandlers(deps: SyncDeps): Record<string, Opera
         await publishEvent(db, { type: 'landscape.updated', at: deps.now().toISOString(), team_id: row.team_id, workspace_id: id });
       });
       await deps.services.apply(id); // a torn-down landscape keeps no replica running
-      return { detail: 'Torn down; code, variables and secrets kept' };
+      await pauseManagedServices(deps.managed, row); // after the services that used them stopped
+      return { detail: 'Torn down; code, variables, secrets and managed-service data kept' };
     },
   };
 }

@@ -11,7 +11,9 @@ import type { PlannedLandscape, PlanRequest } from './landscape-check.ts';
 import type { LandscapeChecker } from './landscape-checker.ts';
 import { withTransaction, type Queryable } from '../store/database.ts';
 import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
+import { liveManagedServices } from '../store/managed-services.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
+import { syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { refuseOverDiskQuota, type VolumeUsageOf } from './disk-quota.ts';
@@ -93,7 +95,9 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
   const variables = await listVariables(db, row.id);
   const deployed = await findDeployedLandscape(db, row.id);
   const running = deployed && !deployed.torn_down ? deployed : undefined;
+  const instances = await liveManagedServices(db, row.id);
   const current = await readCurrentLandscape(source, row, profile, {
+    managedVersions: Object.fromEntries(instances.map((instance) => [instance.name, instance.version])),
     previous: running?.normal ?? null,
     before: running ? openDeployedEnv(values.secrets, running) : {},
     context: {
@@ -119,10 +123,10 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
 }
 
 /**
- * Providers whose instances this installation runs. None yet: a Sync that would create a managed service is
- * refused rather than deploying a landscape whose database silently does not exist.
+ * Providers whose instances this installation runs (src/managed/lifecycle.ts). A Sync that would create a managed
+ * service of another provider is refused rather than deploying a landscape whose database silently does not exist.
  */
-export const runnableProviders: ReadonlySet<string> = new Set();
+export const runnableProviders: ReadonlySet<string> = new Set(['postgres']);
 
 /** 501 not-available naming the managed services of `normal` whose provider does not run here. */
 export function refuseUnrunnableManaged(normal: NormalLandscape): void {
@@ -142,19 +146,21 @@ export interface SyncDeps extends LandscapeSource {
   secrets: SecretBox;
   urls: WorkspaceUrls;
   now: () => Date;
+  managed: ManagedLifecycleDeps;
 }
 
 /**
  * Sync: every secret the file uses must have a value (else 409 missing-secrets) and every variable be set (else
  * 422), the plan must still be the one reviewed (else 409 plan-changed), then the file becomes the deployed
- * landscape, the services the plan marks `restarts` start afresh, and landscape.updated is sent.
+ * landscape, the services the plan marks `restarts` start afresh, and landscape.updated is sent. Managed services are created or resumed (deleted when gone from the file) before
+ * the other services start.
  */
 export async function syncLandscape(
   deps: SyncDeps,
   row: WorkspaceRow,
   request: { profile: string | null; planHash: string; by: number | null },
 ): Promise<LandscapePlan> {
-  const { plan, restart } = await withTransaction(deps.pool, async (db) => {
+  const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
     const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, deps);
     if (plan.hash !== request.planHash) {
@@ -175,8 +181,10 @@ export async function syncLandscape(
       at,
     });
     await publishEvent(db, { type: 'landscape.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.id });
-    return { plan, restart: servicesToRestart(plan) };
+    return { plan, restart: servicesToRestart(plan), filled };
   });
+  // The instances run before the services that use them start.
+  await syncManagedServices(deps.managed, row, filled);
   const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
   await deps.services.apply(row.id, { restart, retry: names });
   return plan;

@@ -1,5 +1,6 @@
 // The workspace side of a server: the runtime driver, the operation worker with the workspace handlers,
 // reconciliation at start and the periodic chores.
+import { managedCatalog } from '../managed/catalog.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -100,7 +101,14 @@ export async function startWorkspaceRuntime(options: {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
-  const syncDeps = { pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const managed = {
+    pool,
+    driver,
+    catalog: managedCatalog(config.managedDisabled),
+    postgres: { dataDir: config.dataDir, toolsDir: config.toolsDir, log },
+    now: () => clock.now(),
+  };
+  const syncDeps = { managed, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,

@@ -120,6 +120,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     replicaStates: replicas.replicaStates,
     replicaLogs: replicas.replicaLogs,
     removeReplica: replicas.removeReplica,
+    placeManagedService: replicas.placeManagedService,
+    removeManagedService: replicas.removeManagedService,
     runStageStep: stageSteps.run,
     stageStepLogs: stageSteps.logs,
   };

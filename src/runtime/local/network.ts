@@ -61,7 +61,7 @@ async function linkExists(name: string): Promise<boolean> {
   return (await runCommand('ip', ['link', 'show', 'dev', name])).code === 0;
 }
 
-async function netnsExists(name: string): Promise<boolean> {
+export async function netnsExists(name: string): Promise<boolean> {
   const namespaces = await runChecked('ip', ['netns', 'list']);
   return namespaces.split('\n').some((line) => line.split(' ')[0] === name);
 }

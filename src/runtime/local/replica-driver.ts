@@ -19,6 +19,7 @@ import {
 import { endReplicaPod, launchReplicaPod, type ReplicaPodHost } from './replica-pods.ts';
 import { EDITOR_SWITCH_LINK, attachToServiceNetwork, ensureServiceNetwork, removeRecordedServiceNetwork } from './service-network.ts';
 import { exists, volumeDir } from './volumes.ts';
+import { listManagedPlacements, placeManaged, unplaceManaged } from './managed-placement.ts';
 
 export interface ReplicaDriverHost extends ReplicaPodHost {
   serviceAddressRange: string;
@@ -50,9 +51,13 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
 
   /** Every service name with the addresses of its replicas that were not stopped, as every pod's /etc/hosts. */
   const rewriteHostsFile = async (id: number): Promise<void> => {
-    const entries = (await listReplicaRecords(host.dataDir, id)).filter((r) => !r.stoppedAt).map((r) => ({ name: r.service, address: r.host }));
+    const replicas = (await listReplicaRecords(host.dataDir, id)).filter((r) => !r.stoppedAt).map((r) => ({ name: r.service, address: r.host }));
+    const managed = (await listManagedPlacements(host.dataDir, id)).map((p) => ({ name: p.name, address: p.address }));
+    const entries = [...replicas, ...managed];
     await writeInPlace(hostsFileOf(host.dataDir, id), renderHostsFile(id, entries));
   };
+
+  const managedAddresses = async (id: number) => (await listManagedPlacements(host.dataDir, id)).map((p) => p.address);
 
   const stopOne = async (record: ReplicaRecord): Promise<void> => {
     await endReplicaPod(record);
@@ -72,7 +77,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     const others = (await listReplicaRecords(host.dataDir, workspace.id)).filter((r) => !r.stoppedAt);
     const placement = {
       hostsFile: hostsFileOf(host.dataDir, workspace.id),
-      network: network && { service: network, address: freeAddress(network, others, earlier?.host) },
+      network: network && { service: network, address: freeAddress(network, others, earlier?.host, await managedAddresses(workspace.id)) },
     };
     try {
       return await launchReplicaPod(host, workspace, spec, placement);
@@ -167,8 +172,26 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
         if (host.asRoot) await removeRecordedServiceNetwork(runtimeDir(workspace.id));
       }),
 
+    placeManagedService: (workspace, name) =>
+      serialized(workspace.id, async () => {
+        const network = await ensureNetwork(workspace.id);
+        if (!network) throw new RuntimeFailure('agent', 'managed services run only when the server runs as root (they need the service network)');
+        await createRuntimeDirs(host.dataDir, workspace.id);
+        const replicas = (await listReplicaRecords(host.dataDir, workspace.id)).filter((r) => !r.stoppedAt).map((r) => r.host);
+        const placement = await placeManaged(host.dataDir, workspace.id, network, name, replicas);
+        await rewriteHostsFile(workspace.id);
+        return { netns: placement.netns, address: placement.address };
+      }),
+
+    removeManagedService: (workspace, name) =>
+      serialized(workspace.id, async () => {
+        await unplaceManaged(host.dataDir, workspace.id, name);
+        await rewriteHostsFile(workspace.id);
+      }),
+
     forgetAll: (workspace) =>
       serialized(workspace.id, async () => {
+        for (const placement of await listManagedPlacements(host.dataDir, workspace.id)) await unplaceManaged(host.dataDir, workspace.id, placement.name);
         for (const record of await listReplicaRecords(host.dataDir, workspace.id)) await endReplicaPod(record);
         if (host.asRoot) await removeRecordedServiceNetwork(runtimeDir(workspace.id));
         await rm(runtimeDir(workspace.id), { recursive: true, force: true });
@@ -177,8 +200,8 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
 }
 
 /** The replica's earlier address when no other replica holds it, else the first free one of the network. */
-function freeAddress(network: ServiceNetwork, running: ReplicaRecord[], earlier: string | undefined): string {
-  const taken = new Set(running.map((record) => record.host));
+function freeAddress(network: ServiceNetwork, running: ReplicaRecord[], earlier: string | undefined, managed: string[]): string {
+  const taken = new Set([...running.map((record) => record.host), ...managed]);
   const free = Array.from({ length: REPLICA_SLOTS }, (_, slot) => replicaAddressOf(network, slot)).filter((address) => !taken.has(address));
   if (free.length > 0) return earlier && free.includes(earlier) ? earlier : free[0];
   throw new RuntimeFailure('agent', `no address left on the workspace's service network: at most ${REPLICA_SLOTS} replicas run at once`);

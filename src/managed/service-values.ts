@@ -1,0 +1,63 @@
+// What a managed service offers to the landscape's templates (`${{ services.<name>.host/.port/.dsn/.secret/
+// .details.X }}`), computed from the file alone: the host is the service's name on the workspace's service network,
+// the port the provider's own, the database and user from `config`, the password from its filled `secrets`. So Plan
+// shows the values Sync will give without the instance existing yet (docs/decisions.md).
+import type { ManagedServiceValues, NormalLandscape, NormalManagedService } from '../landscape/index.ts';
+import { findProvider, type Catalog } from './catalog.ts';
+
+export const POSTGRES_PORT = 5432;
+
+/** Where and as whom a managed PostgreSQL instance is reached. */
+export interface PostgresParameters {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password: string;
+  version: string;
+}
+
+/**
+ * The connection parameters of managed postgres service `name` whose templates were filled in; `version` is the
+ * one the instance was created with, else the one the file names, else the catalog's default.
+ */
+export function postgresParameters(name: string, service: NormalManagedService, version: string): PostgresParameters {
+  const text = (value: unknown, fallback: string) => (typeof value === 'string' ? value : fallback);
+  return {
+    host: name,
+    port: POSTGRES_PORT,
+    database: text(service.config.database, 'app'),
+    user: text(service.config.user, 'app'),
+    password: service.secrets.password ?? '',
+    version,
+  };
+}
+
+export function postgresDsn(p: Pick<PostgresParameters, 'user' | 'password' | 'host' | 'port' | 'database'>): string {
+  return `postgresql://${p.user}:${encodeURIComponent(p.password)}@${p.host}:${p.port}/${p.database}`;
+}
+
+/** The version an instance of `service` runs: the one it was created with, else the file's, else the default. */
+export function managedVersion(service: NormalManagedService, catalog: Catalog, created?: string): string | undefined {
+  return created ?? service.providerVersion ?? findProvider(catalog, service.provider)?.defaultVersion;
+}
+
+/**
+ * The template values of the managed services of `filled` (its managed `secrets` filled in) that this
+ * installation runs; `versions` are those of existing instances by name.
+ */
+export function managedServiceValues(filled: NormalLandscape, catalog: Catalog, versions: Readonly<Record<string, string>>): Record<string, ManagedServiceValues> {
+  const values: Record<string, ManagedServiceValues> = {};
+  for (const [name, service] of Object.entries(filled.services)) {
+    if (service.type !== 'managed' || service.provider !== 'postgres') continue;
+    const p = postgresParameters(name, service, managedVersion(service, catalog, versions[name]) ?? '');
+    values[name] = {
+      host: p.host,
+      port: p.port,
+      dsn: postgresDsn(p),
+      secret: p.password,
+      details: { host: p.host, port: p.port, database: p.database, user: p.user, version: p.version },
+    };
+  }
+  return values;
+}

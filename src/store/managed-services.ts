@@ -1,0 +1,62 @@
+// Managed-service instances (spec 2.8, 3.4): created by Sync, paused by Teardown, deleted (a tombstone kept) when
+// their service leaves the file.
+import type { Queryable } from './database.ts';
+
+/** The statuses of spec 3.4 as the API shows them. */
+export type ManagedServiceStatus =
+  | 'creating' | 'updating' | 'pausing' | 'unpausing' | 'deleting' | 'synchronized' | 'paused' | 'deleted' | 'unknown' | 'invalid-provider';
+
+export interface ManagedServiceRow {
+  id: string;
+  /** Names its directory on the runtime and its host (ms-<number>). */
+  number: number;
+  workspace_id: number;
+  team_id: number;
+  name: string;
+  provider: string;
+  version: string;
+  plan: string;
+  status: ManagedServiceStatus;
+  details: Record<string, string | number | boolean>;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export async function findManagedService(db: Queryable, id: string): Promise<ManagedServiceRow | undefined> {
+  return (await db.query<ManagedServiceRow>('SELECT * FROM managed_services WHERE id = $1', [id])).rows[0];
+}
+
+/** The live (not deleted) instances of a workspace, by name. */
+export async function liveManagedServices(db: Queryable, workspaceId: number): Promise<ManagedServiceRow[]> {
+  return (await db.query<ManagedServiceRow>('SELECT * FROM managed_services WHERE workspace_id = $1 AND deleted_at IS NULL ORDER BY name', [workspaceId])).rows;
+}
+
+export async function insertManagedService(
+  db: Queryable,
+  row: Pick<ManagedServiceRow, 'workspace_id' | 'team_id' | 'name' | 'provider' | 'version' | 'plan' | 'status'>,
+  at: Date,
+): Promise<ManagedServiceRow> {
+  const result = await db.query<ManagedServiceRow>(
+    `INSERT INTO managed_services (workspace_id, team_id, name, provider, version, plan, status, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
+    [row.workspace_id, row.team_id, row.name, row.provider, row.version, row.plan, row.status, at],
+  );
+  return result.rows[0];
+}
+
+/** Sets the status (and details when given); `deleted` also marks the row a tombstone. */
+export async function setManagedServiceStatus(
+  db: Queryable,
+  id: string,
+  change: { status: ManagedServiceStatus; details?: ManagedServiceRow['details']; plan?: string },
+  at: Date,
+): Promise<ManagedServiceRow> {
+  const result = await db.query<ManagedServiceRow>(
+    `UPDATE managed_services SET status = $2, details = COALESCE($3, details), plan = COALESCE($4, plan), updated_at = $5,
+       deleted_at = CASE WHEN $2 = 'deleted' THEN $5 ELSE deleted_at END
+     WHERE id = $1 RETURNING *`,
+    [id, change.status, change.details === undefined ? null : JSON.stringify(change.details), change.plan ?? null, at],
+  );
+  return result.rows[0];
+}

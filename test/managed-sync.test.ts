@@ -1,0 +1,185 @@
+// A managed PostgreSQL bound to a real landscape: Sync creates it on the workspace's service network, a `steps`
+// service reaches it by `${{ services.db.dsn }}` with no hand configuration, Teardown pauses it with its data, the
+// next Sync resumes it with the row (after a stop and start of the workspace too), GET /managed-services/{ms} shows
+// it, and removing it from the file deletes it (a tombstone left). Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { installedPostgresMajors } from '../src/managed/postgres-instance.ts';
+import { instanceDir } from '../src/managed/postgres-rules.ts';
+import type { RuntimeDriver } from '../src/runtime/driver.ts';
+import { DEFAULT_TOOLS_DIR } from '../src/runtime/local/editor-tools.ts';
+import { createLocalDriver } from '../src/runtime/local/index.ts';
+import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
+import { EventStream } from './helpers/events.ts';
+import { createBareRepository, type BareRepository } from './helpers/git.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { operationFinished, until } from './helpers/wait.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
+
+const toolsDir = process.env.SVC_TOOLS_DIR || DEFAULT_TOOLS_DIR;
+const skip =
+  process.getuid?.() !== 0
+    ? 'needs root: managed services sit on the service network'
+    : (await installedPostgresMajors(toolsDir)).includes(16)
+      ? false
+      : `PostgreSQL 16 is not installed in ${toolsDir}; run scripts/setup-postgres.sh`;
+
+const webService = `  web:
+    type: steps
+    steps:
+      - run: node web.js
+    ports:
+      - port: 8080
+    env:
+      DSN: \${{ services.db.dsn }}
+`;
+const svcYml = `schema: svc/v1
+services:
+  db:
+    type: managed
+    provider: postgres
+    providerVersion: "16"
+    secrets:
+      password: \${{ secrets.DB_PASSWORD }}
+${webService}`;
+
+// psql from the host's /usr (bound read-only in pods); the DSN reaches db by its name on the service network.
+const webJs = `const http = require('node:http');
+const { execFile } = require('node:child_process');
+const sql = { '/write': "CREATE TABLE IF NOT EXISTS notes (body text); INSERT INTO notes VALUES ('kept')", '/': 'SELECT count(*) FROM notes' };
+http.createServer((req, res) => {
+  execFile('psql', [process.env.DSN, '-tAc', sql[req.url] ?? 'SELECT 1'], (error, stdout, stderr) => {
+    res.statusCode = error ? 500 : 200;
+    res.end(error ? stderr || error.message : stdout.trim());
+  });
+}).listen(8080, '0.0.0.0');
+`;
+
+let server: TestServer;
+let dev: ApiClient;
+let outsider: ApiClient;
+let repository: BareRepository;
+let driver: RuntimeDriver;
+let tools: string;
+let ws: number;
+const finished = (operationId: string) => operationFinished(dev, operationId);
+
+before(async () => {
+  if (skip) return;
+  // Only PostgreSQL from the tools: the editor stays the built-in one, quick to start.
+  tools = await mkdtemp(path.join(os.tmpdir(), 'svc-managed-tools-'));
+  await chmod(tools, 0o755); // the instances' UID reaches the binaries through it
+  await symlink(path.join(toolsDir, 'postgres'), path.join(tools, 'postgres'));
+  server = await startTestServer({
+    env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_TOOLS_DIR: tools },
+    driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock })),
+  });
+  const owner = await createPerson(server.admin, 'ms-owner@example.com');
+  const org = (await owner.key.post('/orgs', { name: 'Managed' })).body.id;
+  const team = (await owner.key.post('/teams', { org_id: org, name: 'Managed' })).body.id;
+  const developer = await createPerson(server.admin, 'ms-dev@example.com');
+  await owner.key.put(`/teams/${team}/members/${developer.id}`, { role: 'developer' });
+  dev = developer.key;
+  outsider = (await createPerson(server.admin, 'ms-outsider@example.com')).key;
+  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': webJs });
+  const created = await dev.post('/workspaces', { team_id: team, name: 'managed', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
+  assert.equal(created.status, 202, created.text);
+  ws = Number(created.body.target.split('/')[2]);
+  assert.equal((await finished(created.body.id)).state, 'succeeded');
+  await dev.put(`/workspaces/${ws}/secrets/DB_PASSWORD`, { value: 'p@ss word' });
+});
+
+after(async () => {
+  if (skip) return;
+  await removeWorkspaces(driver, [ws]);
+  await server?.close();
+  await repository?.remove();
+  await rm(tools, { recursive: true, force: true });
+});
+
+async function sync(): Promise<void> {
+  const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
+  assert.equal(plan.status, 200, plan.text);
+  const started = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
+  assert.equal(started.status, 202, started.text);
+  const done = await finished(started.body.id);
+  assert.equal(done.state, 'succeeded', JSON.stringify(done));
+}
+
+/** web's answer for `urlPath`, once it answers (it starts after the Sync). */
+async function ask(urlPath: string): Promise<string> {
+  return until(async () => {
+    const web = (await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 })).find((r) => r.service === 'web' && r.status !== 'stopped');
+    if (!web?.address) return undefined;
+    const answer = await fetch(`http://${web.address.host}:8080${urlPath}`).catch(() => undefined);
+    if (!answer) return undefined;
+    const text = await answer.text();
+    assert.equal(answer.status, 200, text);
+    return text;
+  }, `web to answer ${urlPath}`);
+}
+
+const instanceOf = async () => {
+  const rows = await server.server.database.pool.query<{ id: string; number: number }>('SELECT id, number FROM managed_services WHERE workspace_id = $1 ORDER BY created_at', [ws]);
+  return rows.rows;
+};
+
+test('Plan shows the DSN web will get before the instance exists; Sync creates it and web writes a row through it', { skip }, async () => {
+  const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
+  assert.equal(plan.status, 200, plan.text);
+  assert.deepEqual(plan.body.services.map((s: { name: string; action: string }) => [s.name, s.action]), [['db', 'create'], ['web', 'create']]);
+  const events = await EventStream.open(dev);
+  await sync();
+  const [instance] = await instanceOf();
+  const shown = await dev.get(`/managed-services/${instance.id}`);
+  assert.equal(shown.status, 200, shown.text);
+  assert.deepEqual(
+    { ...shown.body, created_at: undefined, updated_at: undefined },
+    {
+      id: instance.id, team_id: shown.body.team_id, workspace_id: ws, name: 'db', provider: 'postgres', version: '16', plan: 'small',
+      status: 'synchronized', details: { host: 'db', port: 5432, database: 'app', user: 'app', version: '16' }, created_at: undefined, updated_at: undefined,
+    },
+  );
+  await events.until('managed_service.updated', (d) => d.managed_service_id === instance.id && d.workspace_id === ws);
+  events.close();
+  assert.equal(await ask('/write'), 'CREATE TABLE\nINSERT 0 1');
+  assert.equal(await ask('/'), '1');
+});
+
+test('Teardown pauses the instance with its data; the next Sync resumes it and the row is still there', { skip }, async () => {
+  const [instance] = await instanceOf();
+  const teardown = await dev.post(`/workspaces/${ws}/landscape/teardown`);
+  assert.equal((await finished(teardown.body.id)).state, 'succeeded');
+  assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'paused');
+  // A stop takes the service network down with the instance's link; the Sync after the start links it again.
+  for (const action of ['stop', 'start']) {
+    const answer = await dev.post(`/workspaces/${ws}/${action}`);
+    assert.ok(answer.status === 200 || answer.status === 202, answer.text); // a stop answers at once
+    if (answer.status === 202) assert.equal((await finished(answer.body.id)).state, 'succeeded');
+  }
+  await until(async () => ((await dev.get(`/workspaces/${ws}`)).body.state === 'running' ? true : undefined), 'the workspace to run');
+  await sync();
+  assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'synchronized');
+  assert.equal(await ask('/'), '1');
+});
+
+test('a managed service is seen only by its team', { skip }, async () => {
+  const [instance] = await instanceOf();
+  assertProblem(await outsider.get(`/managed-services/${instance.id}`), 404, 'not-found');
+  assertProblem(await dev.get('/managed-services/00000000-0000-4000-8000-000000000000'), 404, 'not-found');
+});
+
+test('removing db from the file deletes the instance and its data; its row stays as a tombstone', { skip }, async () => {
+  const [instance] = await instanceOf();
+  const volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  await writeFile(path.join(volume, 'svc.yml'), `schema: svc/v1\nservices:\n${webService.replace(/ {4}env:\n.*\n/, '')}`);
+  await sync();
+  const shown = (await dev.get(`/managed-services/${instance.id}`)).body;
+  assert.equal(shown.status, 'deleted');
+  assert.equal(typeof shown.deleted_at, 'string');
+  assert.equal(existsSync(instanceDir(server.server.config.dataDir, instance.number)), false);
+});
