@@ -183,3 +183,18 @@ test('removing db from the file deletes the instance and its data; its row stays
   assert.equal(typeof shown.deleted_at, 'string');
   assert.equal(existsSync(instanceDir(server.server.config.dataDir, instance.number)), false);
 });
+
+test('purging the workspace deletes its instances and their data', { skip }, async () => {
+  const volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  await writeFile(path.join(volume, 'svc.yml'), svcYml);
+  await sync();
+  const live = (await instanceOf()).at(-1)!;
+  const directory = instanceDir(server.server.config.dataDir, live.number);
+  assert.equal(existsSync(directory), true);
+  const shown = await dev.get(`/workspaces/${ws}`);
+  const deleted = await dev.delete(`/workspaces/${ws}`, { headers: { 'if-match': shown.headers.get('etag')! } });
+  assert.equal((await finished(deleted.body.id)).state, 'succeeded');
+  const purged = await dev.post(`/workspaces/${ws}/purge`);
+  assert.equal((await finished(purged.body.id)).state, 'succeeded');
+  assert.equal(existsSync(directory), false);
+});

@@ -92,6 +92,11 @@ async function deleteInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRo
   await setStatus(deps, deleting, 'deleted');
 }
 
+/** Purge of the workspace: every live instance goes with its data (the rows go with the workspace's). */
+export async function deleteManagedServices(deps: ManagedLifecycleDeps, workspace: WorkspaceRow): Promise<void> {
+  for (const row of await liveManagedServices(deps.pool, workspace.id)) await deleteInstance(deps, workspace, row);
+}
+
 /** Teardown: every live instance of the workspace stops; its data stays for the next Sync. */
 export async function pauseManagedServices(deps: ManagedLifecycleDeps, workspace: WorkspaceRow): Promise<void> {
   for (const row of await liveManagedServices(deps.pool, workspace.id)) {

@@ -25,6 +25,8 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   archiveDir: string;
   /** One change of a workspace's pods at a time in this server: wakes start them, sleeps and stops end them. */
   gates: PodGates;
+  /** Deletes the workspace's managed-service instances and their data (at purge). */
+  deleteManagedServices: (row: WorkspaceRow) => Promise<void>;
 }
 
 export const SOFT_DELETE_MS = 7 * DAY;
@@ -142,6 +144,7 @@ const purgeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async
   const row = await findWorkspace(deps.pool, Number(job.operation.input.workspace_id));
   if (!row) return { detail: 'Purged' };
   await stopWorkspaceProcesses(deps, row, 'The workspace was purged');
+  await deps.deleteManagedServices(row);
   await deps.driver.deleteVolume(workspaceRef(row));
   await rm(archiveFile(deps, row.id), { force: true });
   await withTransaction(deps.pool, async (db) => {

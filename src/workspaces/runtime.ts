@@ -1,6 +1,7 @@
 // The workspace side of a server: the runtime driver, the operation worker with the workspace handlers,
 // reconciliation at start and the periodic chores.
 import { managedCatalog } from '../managed/catalog.ts';
+import { deleteManagedServices } from '../managed/lifecycle.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -88,6 +89,13 @@ export async function startWorkspaceRuntime(options: {
   const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled });
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
   const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log });
+  const managed = {
+    pool,
+    driver,
+    catalog: managedCatalog(config.managedDisabled),
+    postgres: { dataDir: config.dataDir, toolsDir: config.toolsDir, log },
+    now: () => clock.now(),
+  };
   const deps: WorkspaceOperationDeps = {
     pool,
     clock,
@@ -96,17 +104,11 @@ export async function startWorkspaceRuntime(options: {
     stages,
     archiveDir,
     gates: new PodGates(),
+    deleteManagedServices: (row) => deleteManagedServices(managed, row),
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
-  };
-  const managed = {
-    pool,
-    driver,
-    catalog: managedCatalog(config.managedDisabled),
-    postgres: { dataDir: config.dataDir, toolsDir: config.toolsDir, log },
-    now: () => clock.now(),
   };
   const syncDeps = { managed, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
