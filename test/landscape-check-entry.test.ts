@@ -2,13 +2,13 @@
 // (bin/svc.js, tsx registered in-process) and `tsx src/cli/main.ts server` (`npm run up`, tsx's own command).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { insertWorkspace } from '../src/store/workspaces.ts';
+import { stoppedWorkspace } from './helpers/workspaces.ts';
 import { ApiClient, assertProblem, createPerson } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { startSvc, stopSvc, watchSvc, type SvcProcess } from './helpers/process.ts';
@@ -50,12 +50,7 @@ for (const [entry, start] of [
       const team = (await admin.post('/teams', { org_id: org, name: 'Entry' })).body.id;
       await admin.put(`/teams/${team}/members/${person.id}`, { role: 'developer' });
       const pool = new pg.Pool({ connectionString: database.url });
-      const { id } = await insertWorkspace(pool, {
-        teamId: team, name: 'entry', plan: 'standard', baseImage: 'debian', git: null, storageGib: 1, restricted: false,
-        idleTimeoutMinutes: 30, state: 'stopped', statusDetail: 'Stopped', createdBy: person.id, at: new Date(),
-      }).finally(() => pool.end());
-      const volume = path.join(dataDir, 'volumes', String(id));
-      await mkdir(volume, { recursive: true });
+      const { id, volume } = await stoppedWorkspace(pool, dataDir, { teamId: team, createdBy: person.id, name: 'entry' }).finally(() => pool.end());
       await writeFile(path.join(volume, 'svc.yml'), 'schema: svc/v1\nservices:\n  web:\n    type: steps\n    steps: [{run: npm start}]\n');
       const plan = await person.key.get(`/workspaces/${id}/landscape/plan`);
       assert.equal(plan.status, 200, `${plan.text}\n${server.stderr()}`);

@@ -1,9 +1,9 @@
 // svc.yml cannot stall the server: files are checked in worker threads with a time budget, errors are capped.
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { insertWorkspace } from '../src/store/workspaces.ts';
+import { stoppedWorkspace } from './helpers/workspaces.ts';
 import { assertProblem, createPerson, type Answer, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -51,12 +51,7 @@ async function installation(env: Record<string, string>): Promise<Installation> 
 
 /** A workspace whose volume holds `text` as svc.yml. */
 async function workspaceWith(at: Installation, name: string, text: string): Promise<number> {
-  const { id } = await insertWorkspace(at.server.server.database.pool, {
-    teamId: at.team, name, plan: 'standard', baseImage: 'debian', git: null, storageGib: 1, restricted: false,
-    idleTimeoutMinutes: 30, state: 'stopped', statusDetail: 'Stopped', createdBy: at.developer, at: new Date(),
-  });
-  const volume = path.join(at.server.server.config.dataDir, 'volumes', String(id));
-  await mkdir(volume, { recursive: true });
+  const { id, volume } = await stoppedWorkspace(at.server.server.database.pool, at.server.server.config.dataDir, { teamId: at.team, createdBy: at.developer, name });
   await writeFile(path.join(volume, 'svc.yml'), text);
   return id;
 }

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdir, symlink, unlink, writeFile } from 'node:fs/promises';
+import { symlink, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { insertWorkspace } from '../src/store/workspaces.ts';
+import { stoppedWorkspace } from './helpers/workspaces.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -41,14 +41,7 @@ before(async () => {
   await owner.key.put(`/teams/${team}/members/${watcher.id}`, { role: 'viewer' });
   dev = developer.key;
   viewer = watcher.key;
-  ws = (
-    await insertWorkspace(server.server.database.pool, {
-      teamId: team, name: 'land', plan: 'standard', baseImage: 'debian', git: null, storageGib: 1, restricted: false,
-      idleTimeoutMinutes: 30, state: 'stopped', statusDetail: 'Stopped', createdBy: developer.id, at: new Date(),
-    })
-  ).id;
-  volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
-  await mkdir(volume, { recursive: true });
+  ({ id: ws, volume } = await stoppedWorkspace(server.server.database.pool, server.server.config.dataDir, { teamId: team, createdBy: developer.id, name: 'land' }));
 });
 after(async () => server?.close());
 

@@ -2,14 +2,14 @@
 // does not allow with their place in svc.yml, and Sync refusing managed services while no provider runs here.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { SecretBox } from '../src/core/secret-box.ts';
 import { landscapeHash, normalizeLandscape, parseLandscape } from '../src/landscape/index.ts';
 import { saveDeployedLandscape } from '../src/store/landscapes.ts';
-import { insertWorkspace } from '../src/store/workspaces.ts';
 import { sealDeployedEnv } from '../src/workspaces/service-runner.ts';
+import { stoppedWorkspace } from './helpers/workspaces.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -25,14 +25,7 @@ before(async () => {
   const org = (await owner.key.post('/orgs', { name: 'Catalog' })).body.id;
   const team = (await owner.key.post('/teams', { org_id: org, name: 'Catalog' })).body.id;
   dev = owner.key;
-  ws = (
-    await insertWorkspace(server.server.database.pool, {
-      teamId: team, name: 'catalog', plan: 'standard', baseImage: 'debian', git: null, storageGib: 1, restricted: false,
-      idleTimeoutMinutes: 30, state: 'stopped', statusDetail: 'Stopped', createdBy: owner.id, at: new Date(),
-    })
-  ).id;
-  volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
-  await mkdir(volume, { recursive: true });
+  ({ id: ws, volume } = await stoppedWorkspace(server.server.database.pool, server.server.config.dataDir, { teamId: team, createdBy: owner.id, name: 'catalog' }));
 });
 after(async () => server?.close());
 

@@ -1,11 +1,29 @@
 // Pods outlive their server by design: a test stops the workspaces it made and removes their volumes.
 import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Queryable } from '../../src/store/database.ts';
+import { insertWorkspace } from '../../src/store/workspaces.ts';
 import type { RuntimeDriver } from '../../src/runtime/driver.ts';
 import { createPerson, type ApiClient } from './client.ts';
 import { createBareRepository, type BareRepository } from './git.ts';
 import { rawRequest } from './raw-http.ts';
 import type { TestServer } from './server.ts';
 import { operationFinished, until } from './wait.ts';
+
+/**
+ * A stopped workspace made in the store with an empty volume directory, for tests of what reads its files (Plan,
+ * the banner) without a pod: its id and the volume's path on the host.
+ */
+export async function stoppedWorkspace(db: Queryable, dataDir: string, of: { teamId: number; createdBy: number; name: string }): Promise<{ id: number; volume: string }> {
+  const { id } = await insertWorkspace(db, {
+    ...of, plan: 'standard', baseImage: 'debian', git: null, storageGib: 1, restricted: false,
+    idleTimeoutMinutes: 30, state: 'stopped', statusDetail: 'Stopped', at: new Date(),
+  });
+  const volume = path.join(dataDir, 'volumes', String(id));
+  await mkdir(volume, { recursive: true });
+  return { id, volume };
+}
 
 export async function removeWorkspaces(driver: RuntimeDriver, ids: Array<number | undefined>): Promise<void> {
   for (const id of ids) {
