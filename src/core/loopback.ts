@@ -16,3 +16,6 @@ export function freePortOn(host: string): Promise<number> {
     });
   });
 }
+
+/** Whether a peer address is this machine's loopback (IPv4, IPv6 or IPv4-mapped). */
+export const isLoopbackAddress = (address: string): boolean => address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';

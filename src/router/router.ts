@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import type { NotificationHub } from '../events/hub.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
+import { isLoopbackAddress } from '../core/loopback.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
 import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
@@ -21,7 +22,7 @@ import { CLIENT_HEADER } from './nginx-config.ts';
 import { directRouteFor } from './nginx-map.ts';
 import { matchRoute, MAX_URL_LENGTH } from './routes.ts';
 import { AllowList, pinnedLookup, resolveForwardTarget } from './ssrf.ts';
-import { WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
+import { serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 
 export interface RouterOptions {
   pool: pg.Pool;
@@ -57,15 +58,6 @@ export interface RouterOptions {
 
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
 const HELD_POLL_MS = 50;
-
-const isLoopback = (address: string) => address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
-
-/** The service a directly served request reaches (for its on-demand activity). */
-function serviceOf(routing: WorkspaceRouting, target: HostTarget, url: string): string | undefined {
-  if (target.kind === 'public-port') return routing.routes.publicPorts.get(target.port)?.service;
-  const routeTarget = target.kind === 'dev' ? matchRoute(routing.routes.dev, url)?.route.target : undefined;
-  return routeTarget?.service;
-}
 
 /** A refusal: which page, with what detail. */
 class Refusal {
@@ -182,7 +174,7 @@ export class Router {
     const headers = headersForUpstream(request.headers);
     let client = request.socket.remoteAddress ?? '';
     const front = this.options.frontProxy ? request.headers[CLIENT_HEADER] : undefined;
-    if (typeof front === 'string' && isLoopback(client)) {
+    if (typeof front === 'string' && isLoopbackAddress(client)) {
       // nginx added the client to X-Forwarded-For already; forwardHeaders adds it once more.
       client = front;
       delete headers[CLIENT_HEADER];

@@ -12,7 +12,8 @@ import { workspaceRef } from '../workspaces/operations.ts';
 import { openDeployedValues } from '../workspaces/service-runner.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import { forgetUpstream } from './proxy.ts';
-import { landscapeRoutes, type LandscapeRoutes } from './routes.ts';
+import type { HostTarget } from './hosts.ts';
+import { landscapeRoutes, matchRoute, type LandscapeRoutes } from './routes.ts';
 
 export interface ServiceState {
   status: string;
@@ -136,4 +137,11 @@ export class WorkspaceRoutes {
     this.unsubscribe?.();
     this.invalidateAll();
   }
+}
+
+/** The service a directly served request reaches (for its on-demand activity). */
+export function serviceOf(routing: WorkspaceRouting, target: HostTarget, url: string): string | undefined {
+  if (target.kind === 'public-port') return routing.routes.publicPorts.get(target.port)?.service;
+  const routeTarget = target.kind === 'dev' ? matchRoute(routing.routes.dev, url)?.route.target : undefined;
+  return routeTarget?.service;
 }
