@@ -1,7 +1,7 @@
 // The lifecycle of a landscape's managed services bound to it (spec 3.4): Sync creates an instance or resumes it
 // (creating/unpausing -> synchronized), Teardown pauses it (pausing -> paused, data kept), a service gone from the
 // file is deleted with its data (deleting -> deleted, the row kept as a tombstone). Every status change sends
-// managed_service.updated. Instances run postgres-instance.ts's processes at the place the driver gives them on
+// managed_service.updated. Instances run their provider's engine (engines.ts) at the place the driver gives them on
 // the workspace's service network; a failure to start leaves the instance `unknown` with the reason, and the rest
 // of the landscape goes on.
 import type pg from 'pg';
@@ -12,21 +12,21 @@ import type { RuntimeDriver } from '../runtime/driver.ts';
 import { insertManagedService, liveManagedServices, setManagedServiceStatus, type ManagedServiceRow, type ManagedServiceStatus } from '../store/managed-services.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { workspaceRef } from '../workspaces/operations.ts';
-import type { Catalog } from './catalog.ts';
-import { createPostgresInstance, deletePostgresInstance, PostgresInstanceFailure, stopPostgresInstance, type PostgresHost } from './postgres-instance.ts';
-import { managedVersion, postgresParameters } from './service-values.ts';
+import { findProvider, type Catalog } from './catalog.ts';
+import { ManagedInstanceFailure, type InstanceDetails, type ManagedHost, type ProviderEngine } from './engine.ts';
+import { engineOf } from './engines.ts';
+import type { ManagedPlanDefinition } from './providers.ts';
+import { managedVersion } from './service-values.ts';
 
 export interface ManagedLifecycleDeps {
   pool: pg.Pool;
   driver: RuntimeDriver;
-  postgres: PostgresHost;
+  host: ManagedHost;
   catalog: Catalog;
   now: () => Date;
 }
 
-type Details = ManagedServiceRow['details'];
-
-async function setStatus(deps: ManagedLifecycleDeps, row: ManagedServiceRow, status: ManagedServiceStatus, details?: Details): Promise<ManagedServiceRow> {
+async function setStatus(deps: ManagedLifecycleDeps, row: ManagedServiceRow, status: ManagedServiceStatus, details?: InstanceDetails): Promise<ManagedServiceRow> {
   const at = deps.now();
   const updated = await setManagedServiceStatus(deps.pool, row.id, { status, details }, at);
   await publishEvent(deps.pool, { type: 'managed_service.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.workspace_id, managed_service_id: row.id });
@@ -36,6 +36,20 @@ async function setStatus(deps: ManagedLifecycleDeps, row: ManagedServiceRow, sta
 /** The managed services of `filled` (templates filled in) this installation runs, by name. */
 function managedOf(filled: NormalLandscape): Array<[string, NormalManagedService]> {
   return Object.entries(filled.services).filter((entry): entry is [string, NormalManagedService] => entry[1].type === 'managed');
+}
+
+function engine(provider: string): ProviderEngine {
+  const found = engineOf(provider);
+  if (!found) throw problem('not-available', 501, `This installation runs no managed ${provider} services.`);
+  return found;
+}
+
+/** The plan `id` of `provider` with the file's `resources` overrides as its values (check.ts kept them in bounds). */
+export function effectivePlan(catalog: Catalog, provider: string, id: string, overrides: Record<string, number>): ManagedPlanDefinition | undefined {
+  const plan = findProvider(catalog, provider)?.plans.find((p) => p.id === id);
+  if (!plan) return undefined;
+  const resources = Object.fromEntries(Object.entries(plan.resources).map(([name, b]) => [name, { ...b, value: overrides[name] ?? b.value }]));
+  return { ...plan, resources };
 }
 
 /** Sync: creates or resumes every managed service of `filled`, deletes those the file no longer has. */
@@ -58,36 +72,33 @@ export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace:
 
 async function ensureInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, name: string, service: NormalManagedService, existing: ManagedServiceRow | undefined): Promise<void> {
   const version = managedVersion(service, deps.catalog, existing?.version)!;
+  const planId = service.plan ?? existing?.plan ?? findProvider(deps.catalog, service.provider)?.defaultPlan ?? 'small';
   let row = existing;
   if (!row) {
-    const plan = service.plan ?? deps.catalog.providers.find((p) => p.name === service.provider)?.defaultPlan ?? 'small';
-    const fields = { workspace_id: workspace.id, team_id: workspace.team_id, name, provider: service.provider, version, plan, status: 'creating' as const };
+    const fields = { workspace_id: workspace.id, team_id: workspace.team_id, name, provider: service.provider, version, plan: planId, status: 'creating' as const };
     row = await insertManagedService(deps.pool, fields, deps.now());
     await publishEvent(deps.pool, { type: 'managed_service.updated', at: deps.now().toISOString(), team_id: row.team_id, workspace_id: row.workspace_id, managed_service_id: row.id });
   } else if (row.status !== 'synchronized') {
     row = await setStatus(deps, row, row.status === 'paused' ? 'unpausing' : 'creating');
   }
-  const p = postgresParameters(name, service, version);
-  const details: Details = { host: p.host, port: p.port, database: p.database, user: p.user, version };
   try {
     const place = await deps.driver.placeManagedService!(workspaceRef(workspace), name);
-    const extensions = Array.isArray(service.config.extensions) ? service.config.extensions.map(String) : undefined;
-    const locale = typeof service.config.locale === 'string' ? service.config.locale : undefined;
-    await createPostgresInstance(deps.postgres, {
-      id: row.number, major: Number(version), database: p.database, user: p.user, password: p.password, uid: workspace.uid,
-      netns: place.netns, address: place.address, port: p.port, ...(extensions && { extensions }), ...(locale && { locale }),
-    });
+    const request = {
+      id: row.number, name, service, version, uid: workspace.uid, netns: place.netns, address: place.address,
+      plan: effectivePlan(deps.catalog, service.provider, planId, service.resources),
+    };
+    const details = await engine(service.provider).ensure(deps.host, request);
     if (row.status !== 'synchronized' || JSON.stringify(row.details) !== JSON.stringify(details)) await setStatus(deps, row, 'synchronized', details);
   } catch (error) {
-    const reason = error instanceof PostgresInstanceFailure ? error.reason : (error as Error).message;
-    deps.postgres.log(`managed service ${name} of workspace ${workspace.id}: ${reason}`);
-    await setStatus(deps, row, 'unknown', { ...details, reason });
+    const reason = error instanceof ManagedInstanceFailure ? error.reason : (error as Error).message;
+    deps.host.log(`managed service ${name} of workspace ${workspace.id}: ${reason}`);
+    await setStatus(deps, row, 'unknown', { ...row.details, reason });
   }
 }
 
 async function deleteInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow): Promise<void> {
   const deleting = await setStatus(deps, row, 'deleting');
-  await deletePostgresInstance(deps.postgres, row.number);
+  await engineOf(row.provider)?.remove(deps.host, row.number);
   await deps.driver.removeManagedService?.(workspaceRef(workspace), row.name);
   await setStatus(deps, deleting, 'deleted');
 }
@@ -102,7 +113,7 @@ export async function pauseManagedServices(deps: ManagedLifecycleDeps, workspace
   for (const row of await liveManagedServices(deps.pool, workspace.id)) {
     if (row.status === 'paused') continue;
     const pausing = await setStatus(deps, row, 'pausing');
-    await stopPostgresInstance(deps.postgres, row.number);
+    await engineOf(row.provider)?.stop(deps.host, row.number);
     await setStatus(deps, pausing, 'paused');
   }
 }

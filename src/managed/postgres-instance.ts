@@ -9,6 +9,7 @@ import pg from 'pg';
 import { spawnDetached, killPod, type Started } from '../runtime/local/pods.ts';
 import { isSameProcess, killProcess, pollUntil, runCommand } from '../runtime/local/processes.ts';
 import { sandboxCommand, type SandboxSpec } from '../runtime/local/sandbox.ts';
+import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
 import {
   BINARIES_IN_SANDBOX,
   INSTANCE_DIR_IN_SANDBOX,
@@ -26,19 +27,11 @@ import {
   type PostgresInstanceSpec,
 } from './postgres-rules.ts';
 
-export interface PostgresHost {
-  dataDir: string;
-  /** SVC_TOOLS_DIR: scripts/setup-postgres.sh installed the majors under <tools>/postgres/<major>. */
-  toolsDir: string;
-  log: (message: string) => void;
-}
+/** scripts/setup-postgres.sh installed the majors under <tools>/postgres/<major>. */
+export type PostgresHost = ManagedHost;
 
 /** A start, stop or creation that did not succeed; `reason` is what PostgreSQL or the sandbox said. */
-export class PostgresInstanceFailure extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-  }
-}
+export class PostgresInstanceFailure extends ManagedInstanceFailure {}
 
 interface ProcessRecord extends Started {
   major: number;

@@ -46,18 +46,34 @@ export function managedVersion(service: NormalManagedService, catalog: Catalog, 
  * The template values of the managed services of `filled` (its managed `secrets` filled in) that this
  * installation runs; `versions` are those of existing instances by name.
  */
+/** A provider's template values of service `name` from the file alone (its templates and `secrets` filled in). */
+export type ProviderValues = (name: string, service: NormalManagedService, version: string) => ManagedServiceValues;
+
+function postgresValues(name: string, service: NormalManagedService, version: string): ManagedServiceValues {
+  const p = postgresParameters(name, service, version);
+  return {
+    host: p.host,
+    port: p.port,
+    dsn: postgresDsn(p),
+    secret: p.password,
+    details: { host: p.host, port: p.port, database: p.database, user: p.user, version: p.version },
+  };
+}
+
+/** The template values of each provider this installation runs (engines.ts has the same names). */
+export const providerValues: Readonly<Record<string, ProviderValues>> = {
+  postgres: postgresValues,
+};
+
+/**
+ * The template values of the managed services of `filled` (its managed `secrets` filled in) that this
+ * installation runs; `versions` are those of existing instances by name.
+ */
 export function managedServiceValues(filled: NormalLandscape, catalog: Catalog, versions: Readonly<Record<string, string>>): Record<string, ManagedServiceValues> {
   const values: Record<string, ManagedServiceValues> = {};
   for (const [name, service] of Object.entries(filled.services)) {
-    if (service.type !== 'managed' || service.provider !== 'postgres') continue;
-    const p = postgresParameters(name, service, managedVersion(service, catalog, versions[name]) ?? '');
-    values[name] = {
-      host: p.host,
-      port: p.port,
-      dsn: postgresDsn(p),
-      secret: p.password,
-      details: { host: p.host, port: p.port, database: p.database, user: p.user, version: p.version },
-    };
+    if (service.type !== 'managed' || !Object.hasOwn(providerValues, service.provider)) continue;
+    values[name] = providerValues[service.provider](name, service, managedVersion(service, catalog, versions[name]) ?? '');
   }
   return values;
 }

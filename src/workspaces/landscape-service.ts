@@ -13,6 +13,7 @@ import { withTransaction, type Queryable } from '../store/database.ts';
 import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import { liveManagedServices } from '../store/managed-services.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
+import { providerEngines } from '../managed/engines.ts';
 import { syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
@@ -126,7 +127,7 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
  * Providers whose instances this installation runs (src/managed/lifecycle.ts). A Sync that would create a managed
  * service of another provider is refused rather than deploying a landscape whose database silently does not exist.
  */
-export const runnableProviders: ReadonlySet<string> = new Set(['postgres']);
+export const runnableProviders: ReadonlySet<string> = new Set(Object.keys(providerEngines));
 
 /** 501 not-available naming the managed services of `normal` whose provider does not run here. */
 export function refuseUnrunnableManaged(normal: NormalLandscape): void {

@@ -93,7 +93,7 @@ export async function startWorkspaceRuntime(options: {
     pool,
     driver,
     catalog: managedCatalog(config.managedDisabled),
-    postgres: { dataDir: config.dataDir, toolsDir: config.toolsDir, log },
+    host: { dataDir: config.dataDir, toolsDir: config.toolsDir, log },
     now: () => clock.now(),
   };
   const deps: WorkspaceOperationDeps = {

@@ -1,0 +1,56 @@
+// What every managed-service provider implements on a runtime (spec 3.4): an engine creates or resumes an instance
+// from what the file asks, pauses it, deletes it with its data. The lifecycle (lifecycle.ts) calls engines by
+// provider name (engines.ts) and knows nothing of PostgreSQL, Redis or NATS.
+import type { NormalManagedService } from '../landscape/index.ts';
+import type { ManagedPlanDefinition } from './providers.ts';
+
+/** Where instances keep their data and find their binaries; `log` goes to the server's log. */
+export interface ManagedHost {
+  dataDir: string;
+  /** SVC_TOOLS_DIR: where the set-up scripts installed providers' binaries (e.g. <tools>/postgres/<major>). */
+  toolsDir: string;
+  log: (message: string) => void;
+}
+
+/** A start, stop or creation that did not succeed; `reason` is what the provider's server or the sandbox said. */
+export class ManagedInstanceFailure extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/** One instance as the file and the catalog ask for it, placed on the workspace's service network. */
+export interface InstanceRequest {
+  /** The managed service's number: its directory is <data dir>/managed/<number>, its host ms-<number>. */
+  id: number;
+  /** Its name in svc.yml, also its host name on the service network. */
+  name: string;
+  /** The file's entry, templates and `secrets` filled in. */
+  service: NormalManagedService;
+  /** The version the instance was created with (or is created with now). */
+  version: string;
+  /** The plan's resources with the file's `resources` overrides applied. */
+  plan: ManagedPlanDefinition | undefined;
+  /** The workspace's UID: the instance runs as it, never as root. */
+  uid: number;
+  /** The network namespace and address the driver placed it at. */
+  netns?: string;
+  address: string;
+}
+
+/** What the instance publishes (spec 2.8 `details`): shown by the API, never the password. */
+export type InstanceDetails = Record<string, string | number | boolean>;
+
+export interface ProviderEngine {
+  /**
+   * Creates the instance when it has no data yet, else starts it as it is (resume), then brings its settings to
+   * the request's. Answers once it serves. Idempotent: Sync calls it every time. Throws ManagedInstanceFailure.
+   */
+  ensure(host: ManagedHost, request: InstanceRequest): Promise<InstanceDetails>;
+  /** Pauses: its processes end, its data stays. Idempotent. */
+  stop(host: ManagedHost, id: number): Promise<void>;
+  /** Deletes its processes and its data. Idempotent. */
+  remove(host: ManagedHost, id: number): Promise<void>;
+  /** Whether its server process runs. */
+  isRunning(host: ManagedHost, id: number): Promise<boolean>;
+}

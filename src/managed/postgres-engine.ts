@@ -1,0 +1,33 @@
+// The postgres provider's engine (engine.ts): the file's `config` and the plan become a PostgresInstanceSpec that
+// postgres-instance.ts creates, resumes, stops and deletes.
+import type { InstanceDetails, InstanceRequest, ProviderEngine } from './engine.ts';
+import { createPostgresInstance, deletePostgresInstance, isPostgresInstanceRunning, stopPostgresInstance } from './postgres-instance.ts';
+import type { PostgresInstanceSpec } from './postgres-rules.ts';
+import { postgresParameters } from './service-values.ts';
+
+/** The instance `request` asks for. */
+export function postgresSpec(request: InstanceRequest): PostgresInstanceSpec {
+  const { service } = request;
+  const p = postgresParameters(request.name, service, request.version);
+  const extensions = Array.isArray(service.config.extensions) ? service.config.extensions.map(String) : undefined;
+  const locale = typeof service.config.locale === 'string' ? service.config.locale : undefined;
+  return {
+    id: request.id, major: Number(request.version), database: p.database, user: p.user, password: p.password, uid: request.uid,
+    netns: request.netns, address: request.address, port: p.port, ...(extensions && { extensions }), ...(locale && { locale }),
+  };
+}
+
+export function postgresDetails(request: InstanceRequest): InstanceDetails {
+  const p = postgresParameters(request.name, request.service, request.version);
+  return { host: p.host, port: p.port, database: p.database, user: p.user, version: request.version };
+}
+
+export const postgresEngine: ProviderEngine = {
+  async ensure(host, request) {
+    await createPostgresInstance(host, postgresSpec(request));
+    return postgresDetails(request);
+  },
+  stop: stopPostgresInstance,
+  remove: deletePostgresInstance,
+  isRunning: isPostgresInstanceRunning,
+};
