@@ -53,4 +53,22 @@ export interface ProviderEngine {
   remove(host: ManagedHost, id: number): Promise<void>;
   /** Whether its server process runs. */
   isRunning(host: ManagedHost, id: number): Promise<boolean>;
+  /**
+   * Writes a consistent dump of the running instance to `file` (pg_dump custom format for postgres, an RDB
+   * snapshot for redis). Providers without the `dump` capability have none. Throws ManagedInstanceFailure.
+   */
+  dump?(host: ManagedHost, request: InstanceRequest, file: string): Promise<DumpInfo>;
+  /** Loads `file`, a dump of this provider, into the running instance (a fresh one in the tests). */
+  restore?(host: ManagedHost, request: InstanceRequest, file: string): Promise<void>;
+  /** The port of the instance's HTTP endpoint served on its managed-service host ms-<number>, if it has one. */
+  httpPort?(request: Pick<InstanceRequest, 'service' | 'version'>): number;
+}
+
+/** What a dump file is, for its download. */
+export interface DumpInfo {
+  /** e.g. `pg_dump custom format`, `redis RDB`. */
+  format: string;
+  /** The file name extension of a download: `.dump`, `.rdb`. */
+  extension: string;
+  mediaType: string;
 }
