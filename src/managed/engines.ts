@@ -2,9 +2,11 @@
 // refused at Sync with 501 (landscape-service.ts), never deployed as a database that silently does not exist.
 import type { ProviderEngine } from './engine.ts';
 import { postgresEngine } from './postgres-engine.ts';
+import { redisEngine } from './redis-engine.ts';
 
 export const providerEngines: Readonly<Record<string, ProviderEngine>> = {
   postgres: postgresEngine,
+  redis: redisEngine,
 };
 
 export function engineOf(provider: string): ProviderEngine | undefined {

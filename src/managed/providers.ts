@@ -118,7 +118,12 @@ const redis: ProviderDefinition = {
   description: "Debian's redis-server, protected by a password.",
   versions: ['7'],
   defaultPlan: 'small',
-  resources: [cpu, { ...memory, description: 'maxmemory of the server' }, storage, { name: 'connections', unit: 'count', description: 'maxclients of the server', update: 'restart' }],
+  resources: [
+    cpu,
+    { ...memory, description: 'maxmemory of the server (applied live)', update: 'live' },
+    storage,
+    { name: 'connections', unit: 'count', description: 'maxclients of the server (applied live)', update: 'live' },
+  ],
   plans: [
     { id: 'small', title: 'Small', resources: { cpu: bounds(250, 100, 1000), memory: bounds(256, 64, 1024), storage: bounds(512, 256, 4096), connections: bounds(1000, 10, 4000) } },
     { id: 'medium', title: 'Medium', resources: { cpu: bounds(500, 250, 2000), memory: bounds(1024, 256, 4096), storage: bounds(2048, 512, 16384), connections: bounds(4000, 10, 10000) } },

@@ -6,6 +6,7 @@ import type { ManagedServiceValues, NormalLandscape, NormalManagedService } from
 import { findProvider, type Catalog } from './catalog.ts';
 
 export const POSTGRES_PORT = 5432;
+export const REDIS_PORT = 6379;
 
 /** Where and as whom a managed PostgreSQL instance is reached. */
 export interface PostgresParameters {
@@ -60,9 +61,32 @@ function postgresValues(name: string, service: NormalManagedService, version: st
   };
 }
 
+/** Where a managed Redis instance is reached, and its password (requirepass). */
+export interface RedisParameters {
+  host: string;
+  port: number;
+  password: string;
+  version: string;
+}
+
+export function redisParameters(name: string, service: NormalManagedService, version: string): RedisParameters {
+  return { host: name, port: REDIS_PORT, password: service.secrets.password ?? '', version };
+}
+
+/** `redis://:<password>@<host>:6379/0`: the default user, the password URL-encoded, database 0. */
+export function redisDsn(p: Pick<RedisParameters, 'password' | 'host' | 'port'>): string {
+  return `redis://:${encodeURIComponent(p.password)}@${p.host}:${p.port}/0`;
+}
+
+function redisValues(name: string, service: NormalManagedService, version: string): ManagedServiceValues {
+  const p = redisParameters(name, service, version);
+  return { host: p.host, port: p.port, dsn: redisDsn(p), secret: p.password, details: { host: p.host, port: p.port, version: p.version } };
+}
+
 /** The template values of each provider this installation runs (engines.ts has the same names). */
 export const providerValues: Readonly<Record<string, ProviderValues>> = {
   postgres: postgresValues,
+  redis: redisValues,
 };
 
 /**
