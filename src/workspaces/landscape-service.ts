@@ -15,6 +15,7 @@ import { liveManagedServices } from '../store/managed-services.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import { providerEngines } from '../managed/engines.ts';
 import { syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
+import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { refuseOverDiskQuota, type VolumeUsageOf } from './disk-quota.ts';
@@ -129,12 +130,17 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
  */
 export const runnableProviders: ReadonlySet<string> = new Set(Object.keys(providerEngines));
 
-/** 501 not-available naming the managed services of `normal` whose provider does not run here. */
-export function refuseUnrunnableManaged(normal: NormalLandscape): void {
-  const names = Object.entries(normal.services).filter(([, s]) => s.type === 'managed' && !runnableProviders.has(s.provider)).map(([name]) => name);
+/**
+ * 501 not-available naming the managed services of `normal` that cannot run here: their provider has no engine, or
+ * the runtime driver places no managed services at all. Checked before the file becomes the deployed landscape.
+ */
+export function refuseUnrunnableManaged(normal: NormalLandscape, driver: Pick<RuntimeDriver, 'name' | 'placeManagedService'>, runnable: ReadonlySet<string> = runnableProviders): void {
+  const placeable = driver.placeManagedService !== undefined;
+  const names = Object.entries(normal.services).filter(([, s]) => s.type === 'managed' && (!placeable || !runnable.has(s.provider))).map(([name]) => name);
   if (names.length === 0) return;
   const list = names.map((name) => `${name} (${(normal.services[name] as NormalManagedService).provider})`).join(', ');
-  throw problem('not-available', 501, `This installation does not run managed services yet, so the landscape cannot be synced: ${list}. Remove them from the file to sync the rest.`, {
+  const why = placeable ? 'This installation runs no managed services of these providers' : `The runtime driver ${driver.name} runs no managed services`;
+  throw problem('not-available', 501, `${why}, so the landscape cannot be synced: ${list}. Remove them from the file to sync the rest.`, {
     extra: { managed_services: names },
   });
 }
@@ -167,7 +173,7 @@ export async function syncLandscape(
     if (plan.hash !== request.planHash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
-    refuseUnrunnableManaged(normal);
+    refuseUnrunnableManaged(normal, deps.managed.driver);
     await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
     const at = deps.now();
     await saveDeployedLandscape(db, {

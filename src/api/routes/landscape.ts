@@ -104,7 +104,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
     if (plan.hash !== body.plan_hash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
-    refuseUnrunnableManaged(normal);
+    refuseUnrunnableManaged(normal, deps.driver);
     return acceptOperation(reply, await enqueueLandscapeOperation(deps, row.id, row.team_id, request.principal!.user.id, 'landscape.sync', { profile, plan_hash: body.plan_hash }));
   });
 
