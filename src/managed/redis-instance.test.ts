@@ -1,7 +1,7 @@
 // Managed Redis instances as real redis-server processes (as root: sandboxed, run as an unprivileged UID) with real
 // connections: the plan and config applied, pause keeps the data, settings change live or by a restart, the
 // append-only file follows the file's choice, a dump restored into a fresh instance keeps its keys, and a start that
-// cannot succeed ends in Redis's own reason. Needs Debian's redis-server (scripts/apt-packages.sh).
+// cannot succeed ends in Redis's own reason. Needs Debian's redis-server (scripts/setup.sh installs it).
 // Workspace id 900263 (a service network) is this file's own.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

@@ -46,7 +46,7 @@ export const instanceDataDir = (dataDir: string, id: number) => path.join(instan
 export function specErrors(spec: RedisInstanceSpec, installedMajor: number | undefined): string[] {
   const errors: string[] = [];
   if (!Number.isInteger(spec.id) || spec.id <= 0) errors.push(`the instance id ${spec.id} is not a positive integer`);
-  if (installedMajor === undefined) errors.push('redis-server is not installed (apt-get install redis-server; scripts/apt-packages.sh lists it)');
+  if (installedMajor === undefined) errors.push('redis-server is not installed (scripts/setup.sh installs it: apt-get install redis-server)');
   else if (installedMajor !== spec.major) errors.push(`Redis ${spec.major} is not installed (installed: Redis ${installedMajor})`);
   if (spec.password.length < 8 || /[\n\r\0]/.test(spec.password)) errors.push('the password must have at least 8 characters and no line break');
   if (!Number.isInteger(spec.uid) || spec.uid <= 0) errors.push(`the UID ${spec.uid} is not an unprivileged user`);
