@@ -14,7 +14,7 @@ import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
 import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
 import { requestWake, wakeReason, wakingStatusText } from '../workspaces/wake.ts';
-import { headersForUpstream, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
+import { headersForUpstream, isCrossSite, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml } from './pages.ts';
 import { Refusal } from './refusal.ts';
@@ -275,16 +275,7 @@ export class Router {
 
   /** A state-changing request sent by a page of another site (not this host, not the console). */
   private crossSite(method: string, headers: IncomingHttpHeaders, host: string): boolean {
-    if (['GET', 'HEAD', 'OPTIONS'].includes(method)) return false;
-    if (headers['sec-fetch-site'] === 'cross-site') return true;
-    const origin = headers.origin;
-    if (!origin || origin === 'null') return origin === 'null';
-    try {
-      const from = new URL(origin);
-      return from.hostname !== host && from.origin !== new URL(this.options.consoleUrl()).origin;
-    } catch {
-      return true;
-    }
+    return isCrossSite(method, headers, host, this.options.consoleUrl());
   }
 
   /** A sleeping workspace is woken; browsers get the waiting page at once, others are held (then 503 with why it slept). */
