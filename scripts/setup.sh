@@ -10,8 +10,9 @@ source scripts/npm-env.sh
 clean_npm_env
 
 # chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx and its Lua module: the data plane
-# (the default; --data-plane node does without) and its tests, and bench/router's reference.
-packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua)
+# (the default; --data-plane node does without) and its tests, and bench/router's reference; nats-server: the managed
+# nats provider (docs/managed.md).
+packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server)
 # redis-server and redis-tools (redis-cli, for dumps and in pods): the managed redis provider (src/managed/redis-instance.ts).
 packages+=(redis-server redis-tools)
 source scripts/apt-packages.sh

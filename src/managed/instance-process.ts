@@ -12,6 +12,7 @@ export interface InstanceProcessRecord extends Started {
   port: number;
 }
 
+export const managedInstanceDir = (dataDir: string, id: number) => path.join(dataDir, 'managed', String(id));
 const recordFile = (dir: string) => path.join(dir, 'process.json');
 
 /** Spawns `command` (a sandbox whose PID 1 runs the server) with its output in `logFile`, and records it. */

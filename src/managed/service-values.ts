@@ -4,6 +4,7 @@
 // shows the values Sync will give without the instance existing yet (docs/decisions.md).
 import type { ManagedServiceValues, NormalLandscape, NormalManagedService } from '../landscape/index.ts';
 import { findProvider, type Catalog } from './catalog.ts';
+import { NATS_CLIENT_PORT, NATS_MONITORING_PORT } from './nats-rules.ts';
 
 export const POSTGRES_PORT = 5432;
 export const REDIS_PORT = 6379;
@@ -83,10 +84,35 @@ function redisValues(name: string, service: NormalManagedService, version: strin
   return { host: p.host, port: p.port, dsn: redisDsn(p), secret: p.password, details: { host: p.host, port: p.port, version: p.version } };
 }
 
+/** Where and as whom a managed NATS instance is reached: one user (config `user`, default app) and its password. */
+export function natsParameters(name: string, service: NormalManagedService, version: string) {
+  return {
+    host: name,
+    port: NATS_CLIENT_PORT,
+    monitoringPort: NATS_MONITORING_PORT,
+    user: typeof service.config.user === 'string' ? service.config.user : 'app',
+    password: service.secrets.password ?? '',
+    jetstream: service.config.jetstream !== false,
+    version,
+  };
+}
+
+function natsValues(name: string, service: NormalManagedService, version: string): ManagedServiceValues {
+  const p = natsParameters(name, service, version);
+  return {
+    host: p.host,
+    port: p.port,
+    dsn: `nats://${encodeURIComponent(p.user)}:${encodeURIComponent(p.password)}@${p.host}:${p.port}`,
+    secret: p.password,
+    details: { host: p.host, port: p.port, monitoringPort: p.monitoringPort, user: p.user, jetstream: p.jetstream, version: p.version },
+  };
+}
+
 /** The template values of each provider this installation runs (engines.ts has the same names). */
 export const providerValues: Readonly<Record<string, ProviderValues>> = {
   postgres: postgresValues,
   redis: redisValues,
+  nats: natsValues,
 };
 
 /**

@@ -134,3 +134,17 @@ export function headersForUpstream(headers: IncomingHttpHeaders): IncomingHttpHe
   }
   return rest;
 }
+
+/** A state-changing request sent by a page of another site: not `host` itself, not the console at `consoleUrl`. */
+export function isCrossSite(method: string, headers: IncomingHttpHeaders, host: string, consoleUrl: string): boolean {
+  if (['GET', 'HEAD', 'OPTIONS'].includes(method)) return false;
+  if (headers['sec-fetch-site'] === 'cross-site') return true;
+  const origin = headers.origin;
+  if (!origin || origin === 'null') return origin === 'null';
+  try {
+    const from = new URL(origin);
+    return from.hostname !== host && from.origin !== new URL(consoleUrl).origin;
+  } catch {
+    return true;
+  }
+}

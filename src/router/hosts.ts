@@ -1,11 +1,12 @@
 // Which address a request is for, from its Host header: the editor (`ide-w<id>.<domain>`), the dev URL
-// (`w<id>.<domain>`), a public port (`w<id>-<port>.<domain>`), another name under the workspace domain (nothing
-// there), or anything else: the console and API.
+// (`w<id>.<domain>`), a public port (`w<id>-<port>.<domain>`), a managed service's host (`ms-<number>.<domain>`),
+// another name under the workspace domain (nothing there), or anything else: the console and API.
 
 export type HostTarget =
   | { kind: 'ide'; workspaceId: number }
   | { kind: 'dev'; workspaceId: number }
   | { kind: 'public-port'; workspaceId: number; port: number }
+  | { kind: 'managed'; number: number }
   | { kind: 'unknown-workspace-host' }
   | { kind: 'console' };
 
@@ -27,6 +28,8 @@ export function hostTarget(header: string | undefined, domain: string, consoleHo
   const suffix = `.${domain.toLowerCase()}`;
   if (!host.endsWith(suffix)) return { kind: 'console' };
   const label = host.slice(0, -suffix.length);
+  const managed = /^ms-([1-9][0-9]{0,9})$/.exec(label);
+  if (managed) return Number(managed[1]) <= 2 ** 31 - 1 ? { kind: 'managed', number: Number(managed[1]) } : { kind: 'unknown-workspace-host' };
   const match = /^(ide-)?w([1-9][0-9]{0,15})(?:-([1-9][0-9]{0,4}))?$/.exec(label);
   if (!match) return { kind: 'unknown-workspace-host' };
   const workspaceId = Number(match[2]);

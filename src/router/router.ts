@@ -14,13 +14,15 @@ import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
 import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
 import { requestWake, wakeReason, wakingStatusText } from '../workspaces/wake.ts';
-import { headersForUpstream, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
+import { headersForUpstream, isCrossSite, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
-import { renderPage, wantsHtml, type RouterPageName } from './pages.ts';
+import { renderPage, wantsHtml } from './pages.ts';
+import { Refusal } from './refusal.ts';
 import { forwardHeaders, proxyRequest, proxyUpgrade, type ProxyFailure, type Upstream } from './proxy.ts';
 import { CLIENT_HEADER } from './nginx-config.ts';
 import { directRouteFor } from './nginx-map.ts';
 import { matchRoute, MAX_URL_LENGTH } from './routes.ts';
+import { managedHostUpstream, type ManagedHostDeps } from './managed-hosts.ts';
 import { AllowList, pinnedLookup, resolveForwardTarget } from './ssrf.ts';
 import { serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 
@@ -59,19 +61,8 @@ export interface RouterOptions {
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
 const HELD_POLL_MS = 50;
 
-/** A refusal: which page, with what detail. */
-class Refusal {
-  constructor(
-    readonly page: RouterPageName,
-    readonly detail?: string,
-    readonly retryAfterSeconds?: number,
-    readonly signInUrl?: string,
-    /** Why what is being woken slept (waiting pages name it). */
-    readonly sleepReason?: string,
-  ) {}
-}
-
-type Resolved = { upstream: Upstream; routing: WorkspaceRouting };
+type Resolved = { upstream: Upstream; routing?: WorkspaceRouting };
+type RoutedTarget = Exclude<HostTarget, { kind: 'console' }>;
 
 export class Router {
   private readonly routes: WorkspaceRoutes;
@@ -82,6 +73,7 @@ export class Router {
   private readonly bodyLimit: number;
   private readonly timeoutMs: number;
   private readonly holdMs: number;
+  private readonly managedHosts: ManagedHostDeps;
 
   constructor(private readonly options: RouterOptions) {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
@@ -94,6 +86,11 @@ export class Router {
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
     this.timeoutMs = options.upstreamTimeoutMs ?? 60_000;
     this.holdMs = options.holdMs ?? 60_000;
+    this.managedHosts = {
+      pool: options.pool, driver: options.driver, access: this.access, bodyLimit: this.bodyLimit, log: options.log,
+      crossSite: (method, headers, host) => this.crossSite(method, headers, host),
+      signInUrl: (host, next, workspaceId) => this.signInUrl(host, next, workspaceId),
+    };
   }
 
   start(): Promise<void> {
@@ -128,7 +125,7 @@ export class Router {
   }
 
   /** The workspace host a request is for; undefined for the console and API. */
-  targetOf(request: IncomingMessage): Exclude<HostTarget, { kind: 'console' }> | undefined {
+  targetOf(request: IncomingMessage): RoutedTarget | undefined {
     const target = hostTarget(request.headers.host, this.options.workspaceDomain, this.consoleHost());
     return target.kind === 'console' ? undefined : target;
   }
@@ -138,14 +135,14 @@ export class Router {
     return hostTarget(host, this.options.workspaceDomain, this.consoleHost()).kind !== 'console';
   }
 
-  async handle(request: IncomingMessage, response: ServerResponse, target: Exclude<HostTarget, { kind: 'console' }>): Promise<void> {
+  async handle(request: IncomingMessage, response: ServerResponse, target: RoutedTarget): Promise<void> {
     try {
       const resolved = await this.resolve(request, target, response);
       if (!resolved) return;
       proxyRequest(request, response, resolved.upstream, {
         headers: this.upstreamHeaders(request),
         timeoutMs: this.timeoutMs,
-        fail: (failure) => this.send(request, response, this.failurePage(failure)),
+        fail: (failure) => this.send(request, response, this.failurePage(failure, target)),
       });
     } catch (error) {
       if (error instanceof Refusal) return this.send(request, response, error);
@@ -154,7 +151,7 @@ export class Router {
     }
   }
 
-  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, target: Exclude<HostTarget, { kind: 'console' }>): Promise<void> {
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, target: RoutedTarget): Promise<void> {
     socket.on('error', () => socket.destroy());
     const refuse = (refusal: Refusal) => {
       const page = renderPage(refusal.page, { accept: undefined, detail: refusal.detail, sleepReason: refusal.sleepReason });
@@ -163,7 +160,7 @@ export class Router {
     try {
       const resolved = await this.resolve(request, target, undefined);
       if (!resolved) return refuse(new Refusal('badRequest'));
-      proxyUpgrade(request, socket, head, resolved.upstream, { headers: this.upstreamHeaders(request), fail: (failure) => refuse(this.failurePage(failure)) });
+      proxyUpgrade(request, socket, head, resolved.upstream, { headers: this.upstreamHeaders(request), fail: (failure) => refuse(this.failurePage(failure, target)) });
     } catch (error) {
       refuse(error instanceof Refusal ? error : new Refusal('badRequest'));
     }
@@ -196,7 +193,7 @@ export class Router {
       const url = String(request.headers['x-svc-uri'] ?? '');
       const method = String(request.headers['x-svc-method'] ?? 'GET');
       const route = request.headers['x-svc-route'];
-      if (!target || target.kind === 'unknown-workspace-host' || !route || url.length > MAX_URL_LENGTH || !this.routes.live) return 401;
+      if (!target || target.kind === 'unknown-workspace-host' || target.kind === 'managed' || !route || url.length > MAX_URL_LENGTH || !this.routes.live) return 401;
       if (url === SIGN_IN_PATH || url.startsWith(`${SIGN_IN_PATH}?`)) return 401;
       if (Number(request.headers['x-svc-length'] || 0) > this.bodyLimit) return 401;
       const routing = await this.routes.get(target.workspaceId);
@@ -218,24 +215,27 @@ export class Router {
     return this.options.consoleUrl().startsWith('https:') ? 'https' : 'http';
   }
 
-  private failurePage(failure: ProxyFailure): Refusal {
+  private failurePage(failure: ProxyFailure, target: RoutedTarget): Refusal {
+    if (target.kind === 'managed') return new Refusal('managedNoAnswer');
     return failure === 'timeout' ? new Refusal('timeout') : new Refusal('noAnswer');
   }
 
   /** Everything before the data plane; undefined when the request was answered here (sign-in redirect). */
-  private async resolve(request: IncomingMessage, target: Exclude<HostTarget, { kind: 'console' }>, response: ServerResponse | undefined): Promise<Resolved | undefined> {
+  private async resolve(request: IncomingMessage, target: RoutedTarget, response: ServerResponse | undefined): Promise<Resolved | undefined> {
     const url = request.url ?? '/';
     if (url.length > MAX_URL_LENGTH) throw new Refusal('uriTooLong');
     if (target.kind === 'unknown-workspace-host') throw new Refusal('noWorkspace');
-    if (!this.routes.live) throw new Refusal('routerStarting', undefined, 2);
     const host = hostName(request.headers.host)!;
+    const signingIn = url.startsWith(`${SIGN_IN_PATH}?`) || url === SIGN_IN_PATH;
+    if (signingIn && !response) throw new Refusal('badRequest');
+    if (target.kind === 'managed') {
+      if (signingIn) return void (await this.signIn(request, response!, host));
+      return { upstream: await managedHostUpstream(this.managedHosts, request, target.number, host) };
+    }
+    if (!this.routes.live) throw new Refusal('routerStarting', undefined, 2);
     let routing = await this.routes.get(target.workspaceId);
     if (!routing) throw new Refusal('noWorkspace');
-    if (url.startsWith(`${SIGN_IN_PATH}?`) || url === SIGN_IN_PATH) {
-      if (response) await this.signIn(request, response, host);
-      else throw new Refusal('badRequest');
-      return undefined;
-    }
+    if (signingIn) return void (await this.signIn(request, response!, host));
     const decision = await this.access.check(request.headers, host, routing.row).catch((error: Error) => {
       this.options.log(`router: sign-in check failed: ${error.message}`);
       throw new Refusal('signInUnavailable', undefined, 5);
@@ -250,10 +250,12 @@ export class Router {
     return { upstream: await this.upstreamFor(request, target, routing), routing };
   }
 
-  private signInUrl(host: string, next: string): string {
+  private signInUrl(host: string, next: string, workspaceId?: number): string {
     const url = new URL('/workspace-sign-in', this.options.consoleUrl());
     url.searchParams.set('host', host);
     url.searchParams.set('next', next);
+    // A managed-service host does not name its workspace; the console mints the link there.
+    if (workspaceId !== undefined) url.searchParams.set('workspace', String(workspaceId));
     return url.toString();
   }
 
@@ -273,16 +275,7 @@ export class Router {
 
   /** A state-changing request sent by a page of another site (not this host, not the console). */
   private crossSite(method: string, headers: IncomingHttpHeaders, host: string): boolean {
-    if (['GET', 'HEAD', 'OPTIONS'].includes(method)) return false;
-    if (headers['sec-fetch-site'] === 'cross-site') return true;
-    const origin = headers.origin;
-    if (!origin || origin === 'null') return origin === 'null';
-    try {
-      const from = new URL(origin);
-      return from.hostname !== host && from.origin !== new URL(this.options.consoleUrl()).origin;
-    } catch {
-      return true;
-    }
+    return isCrossSite(method, headers, host, this.options.consoleUrl());
   }
 
   /** A sleeping workspace is woken; browsers get the waiting page at once, others are held (then 503 with why it slept). */
@@ -314,7 +307,7 @@ export class Router {
     void touchWorkspace(this.options.pool, id, new Date(now)).catch((error: Error) => this.options.log(`router: activity of ${id}: ${error.message}`));
   }
 
-  private async upstreamFor(request: IncomingMessage, target: Exclude<HostTarget, { kind: 'console' | 'unknown-workspace-host' }>, routing: WorkspaceRouting): Promise<Upstream> {
+  private async upstreamFor(request: IncomingMessage, target: Exclude<HostTarget, { kind: 'console' | 'unknown-workspace-host' | 'managed' }>, routing: WorkspaceRouting): Promise<Upstream> {
     const url = request.url ?? '/';
     if (target.kind === 'ide') {
       const { editor_host: host, editor_port: port } = routing.row;

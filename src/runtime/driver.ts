@@ -163,6 +163,8 @@ export interface ReplicaDriver {
   placeManagedService?(workspace: WorkspaceRef, name: string): Promise<{ netns: string; address: string }>;
   /** Removes its namespace (what runs in it ends) and its name; idempotent. */
   removeManagedService?(workspace: WorkspaceRef, name: string): Promise<void>;
+  /** The address managed service `name` was placed at (the router reaches its HTTP endpoint there), if placed. */
+  managedServiceAddress?(workspace: WorkspaceRef, name: string): Promise<string | undefined>;
   /** Starts (or restarts afresh) the replica's pod and resolves once its agent runs; its steps go on in the pod. */
   startReplica(workspace: WorkspaceRef, spec: ReplicaSpec): Promise<ReplicaAddress>;
   /** Ends every process of the replica's pod; it then reads as `stopped`, its log stays (idempotent). */

@@ -60,3 +60,8 @@ export async function setManagedServiceStatus(
   );
   return result.rows[0];
 }
+
+/** The instance of managed-service host ms-<number>, tombstones included. */
+export async function findManagedServiceByNumber(db: Queryable, number: number): Promise<ManagedServiceRow | undefined> {
+  return (await db.query<ManagedServiceRow>('SELECT * FROM managed_services WHERE number = $1', [number])).rows[0];
+}

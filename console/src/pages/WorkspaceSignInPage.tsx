@@ -1,5 +1,6 @@
-// /workspace-sign-in?host=H&next=P: where the router's "Sign-in required" page sends a browser. With the console
-// session it mints a single-use link for that workspace host and goes there; opening it sets the host's cookie.
+// /workspace-sign-in?host=H&next=P (&workspace=W for a managed-service host): where the router's "Sign-in required"
+// page sends a browser. With the console session it mints a single-use link for that workspace host and goes
+// there; opening it sets the host's cookie.
 import { useEffect, useRef, useState } from 'react';
 import { api, asProblem, type ApiProblem } from '../api.ts';
 import { Link } from '../router.tsx';
@@ -23,7 +24,8 @@ export function WorkspaceSignInPage() {
   const query = new URLSearchParams(window.location.search);
   const host = query.get('host') ?? '';
   const next = query.get('next') ?? '/';
-  const id = workspaceOfHost(host);
+  // A managed-service host (ms-<number>) does not name its workspace: the router's page gives it.
+  const id = workspaceOfHost(host) ?? (/^ms-[1-9][0-9]*\./.test(host) && /^[1-9][0-9]*$/.test(query.get('workspace') ?? '') ? Number(query.get('workspace')) : undefined);
 
   useEffect(() => {
     if (started.current || id === undefined) return;

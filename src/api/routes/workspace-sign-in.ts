@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { notFound, problem } from '../../core/problems.ts';
 import { hostTarget } from '../../router/hosts.ts';
 import { SIGN_IN_PATH } from '../../router/access.ts';
+import { findManagedServiceByNumber } from '../../store/managed-services.ts';
 import { workspaceUrlsFromBase } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
 import { DateTime, Id } from '../schemas.ts';
@@ -13,7 +14,7 @@ import { workspaceAccess } from './workspaces.ts';
 
 const Body = Type.Object(
   {
-    host: Type.Optional(Type.String({ maxLength: 253, description: 'a host of the workspace (dev URL, editor, public port); the dev URL when absent' })),
+    host: Type.Optional(Type.String({ maxLength: 253, description: 'a host of the workspace (dev URL, editor, public port, one of its managed services); the dev URL when absent' })),
     next: Type.Optional(Type.String({ maxLength: 2048, pattern: '^/(?!/)', description: 'path to open after signing in; default /' })),
   },
   { additionalProperties: false },
@@ -32,7 +33,10 @@ export function registerWorkspaceSignInRoutes(app: FastifyInstance, deps: ApiDep
       const urls = workspaceUrlsFromBase(deps.config.baseUrl, deps.config.workspaceDomain);
       const host = (body.host ?? `w${row.id}.${urls.domain}`).toLowerCase().replace(/:\d+$/, '');
       const target = hostTarget(host, urls.domain, new URL(deps.config.baseUrl).hostname);
-      if (target.kind === 'console' || target.kind === 'unknown-workspace-host' || target.workspaceId !== row.id) {
+      // A managed-service host (ms-<number>) is one of the workspace's while its instance is live.
+      const managed = target.kind === 'managed' ? await findManagedServiceByNumber(deps.pool, target.number) : undefined;
+      const ofWorkspace = target.kind === 'managed' ? managed !== undefined && !managed.deleted_at && Number(managed.workspace_id) === row.id : 'workspaceId' in target && target.workspaceId === row.id;
+      if (!ofWorkspace) {
         throw problem('validation', 422, `${host} is not an address of workspace ${row.id}.`, { errors: [{ pointer: '/host', message: 'is not an address of this workspace' }] });
       }
       const permission = row.restricted ? 'workspace.use' : 'workspace.view';

@@ -122,6 +122,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     removeReplica: replicas.removeReplica,
     placeManagedService: replicas.placeManagedService,
     removeManagedService: replicas.removeManagedService,
+    managedServiceAddress: replicas.managedServiceAddress,
     runStageStep: stageSteps.run,
     stageStepLogs: stageSteps.logs,
   };

@@ -189,6 +189,8 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
         await rewriteHostsFile(workspace.id);
       }),
 
+    managedServiceAddress: async (workspace, name) => (await listManagedPlacements(host.dataDir, workspace.id)).find((p) => p.name === name)?.address,
+
     forgetAll: (workspace) =>
       serialized(workspace.id, async () => {
         for (const placement of await listManagedPlacements(host.dataDir, workspace.id)) await unplaceManaged(host.dataDir, workspace.id, placement.name);
