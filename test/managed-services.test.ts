@@ -44,6 +44,8 @@ const ids = (answer: { body: { items: Array<{ id: string }> } }) => answer.body.
 test("a team's list: live instances in creation order, narrowed by workspace and status, deleted=true the tombstones, in pages", { skip }, async () => {
   const list = (query = '') => m.dev.get(`/teams/${m.team}/managed-services${query}`);
   assert.deepEqual(ids(await list()), [db.id, other.old]);
+  const inLandscape = (await m.dev.get(`/workspaces/${m.ws}/landscape`)).body.services.find((s: { name: string }) => s.name === 'db');
+  assert.deepEqual([inLandscape.status, inLandscape.detail], ['running', 'postgres 16 synchronized']);
   assert.deepEqual(ids(await list(`?workspace=${m.ws}`)), [db.id]);
   assert.deepEqual(ids(await list('?status=synchronized')), [db.id]);
   assert.deepEqual(ids(await list('?deleted=true')), [other.tombstone]);
@@ -70,6 +72,8 @@ test('pause by hand: an operation, pausing then paused, web loses its database a
   await member.until('managed_service.updated', ofInstance);
   await member.until('managed_service.updated', ofInstance);
   assert.equal((await m.askRaw('/')).status, 500);
+  const shown = (await m.dev.get(`/workspaces/${m.ws}/landscape`)).body.services.find((s: { name: string }) => s.name === 'db');
+  assert.deepEqual([shown.status, shown.detail, shown.replicas], ['stopped', 'postgres 16 paused; its data is kept', { ready: 0, desired: 1 }]);
   assertProblem(await m.dev.post(`/managed-services/${db.id}/pause`), 409, 'conflict');
   // Events arrive in commit order: the stranger's own team's event after the pause shows none of the pause's came first.
   await m.outsider.patch(`/teams/${m.outsiderTeam}`, { name: 'Elsewhere still' }, { headers: { 'if-match': '*' } });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ManagedServiceStatus } from '../store/managed-services.ts';
-import { disabledVersionReason, manualActionRefusal, notRunningReason, observedStatus, type ActionContext } from './statuses.ts';
+import { disabledVersionReason, landscapeStatusOf, manualActionRefusal, notRunningReason, observedStatus, type ActionContext } from './statuses.ts';
 
 const details = { host: 'db', port: 5432 };
 const state = (status: ManagedServiceStatus, extra: Record<string, string> = {}) => ({ status, details: { ...details, ...extra }, provider: 'postgres', version: '15' });
@@ -49,4 +49,15 @@ test('a resume starts a paused or unknown instance of a running, not torn-down w
   assert.match(manualActionRefusal('db', state('invalid-provider'), 'resume', running)!.detail, /cannot resume/);
   assert.match(manualActionRefusal('db', state('paused'), 'resume', { ...running, tornDown: true })!.detail, /torn down: Sync brings it back/);
   assert.equal(manualActionRefusal('db', state('paused'), 'resume', { ...running, workspaceRunning: false })!.type, 'workspace-not-running');
+});
+
+test("the landscape's service list shows an instance's status as a service status (3.2) with the provider's words", () => {
+  assert.deepEqual(landscapeStatusOf(state('synchronized'), false), { status: 'running', detail: 'postgres 15 synchronized', ready: 1 });
+  assert.deepEqual(landscapeStatusOf(state('paused'), true), { status: 'stopped', detail: 'postgres 15 paused; its data is kept', ready: 0 });
+  assert.deepEqual(landscapeStatusOf(state('unpausing'), false), { status: 'starting', detail: 'postgres 15 resuming', ready: 0 });
+  assert.deepEqual(landscapeStatusOf(state('unknown', { reason: notRunningReason }), false), {
+    status: 'failure', detail: `postgres 15 does not answer: ${notRunningReason}; details are last known`, ready: 0,
+  });
+  assert.equal(landscapeStatusOf(state('invalid-provider', { reason: disabledVersionReason('postgres', '15') }), false).detail, disabledVersionReason('postgres', '15'));
+  assert.deepEqual(landscapeStatusOf(undefined, false), { status: 'pending', detail: 'The next Sync creates it', ready: 0 });
 });

@@ -84,3 +84,27 @@ export function manualActionRefusal(name: string, state: InstanceState, action: 
   }
   return undefined;
 }
+
+/**
+ * How the landscape's service list (3.2) shows a managed service: its instance's status as a service status with
+ * the provider's words; `undefined` instance: none was created yet (or it was deleted).
+ */
+export function landscapeStatusOf(instance: InstanceState | undefined, tornDown: boolean): { status: string; detail: string; ready: number } {
+  if (!instance) return tornDown ? { status: 'stopped', detail: 'Torn down: Sync creates it', ready: 0 } : { status: 'pending', detail: 'The next Sync creates it', ready: 0 };
+  const what = `${instance.provider} ${instance.version}`;
+  const reason = typeof instance.details.reason === 'string' ? instance.details.reason : undefined;
+  const shown: Record<ManagedServiceStatus, [string, string]> = {
+    creating: ['starting', `${what} being created`],
+    updating: ['starting', `${what} being updated`],
+    unpausing: ['starting', `${what} resuming`],
+    synchronized: ['running', `${what} synchronized`],
+    pausing: ['stopped', `${what} pausing; its data stays`],
+    paused: ['stopped', `${what} paused; its data is kept`],
+    deleting: ['stopped', `${what} being deleted with its data`],
+    deleted: ['stopped', `${what} deleted`],
+    unknown: ['failure', `${what} does not answer${reason ? `: ${reason}` : ''}; details are last known`],
+    'invalid-provider': ['failure', reason ?? `${what} is not offered by this installation any more`],
+  };
+  const [status, detail] = shown[instance.status];
+  return { status, detail, ready: instance.status === 'synchronized' ? 1 : 0 };
+}

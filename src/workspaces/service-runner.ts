@@ -12,6 +12,7 @@ import {
   type DeployedLandscapeRow,
 } from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { liveManagedServices } from '../store/managed-services.ts';
 import { needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds, type DeployedEnv, type ServiceView } from './deployment.ts';
 import { workspaceRef } from './operations.ts';
 
@@ -201,6 +202,7 @@ export class ServiceRunner {
       workspaceState: row.state,
       ...(await serviceRunStates(this.deps.pool, row.id)),
       observed: [...observed, ...this.failedStarts(row.id, deployed.normal, observed)],
+      managed: new Map((await liveManagedServices(this.deps.pool, row.id)).map((instance) => [instance.name, instance])),
     });
   }
 
