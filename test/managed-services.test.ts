@@ -11,6 +11,7 @@ import { postgresEngine } from '../src/managed/postgres-engine.ts';
 import { insertManagedService, setManagedServiceStatus } from '../src/store/managed-services.ts';
 import { assertProblem } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
+import { runSvc } from './helpers/process.ts';
 import { managedSkip as skip, startManagedLandscape, webService, type ManagedLandscape } from './helpers/managed-landscape.ts';
 import { stoppedWorkspace } from './helpers/workspaces.ts';
 
@@ -126,6 +127,27 @@ test('the health check: an instance whose process ended is unknown with its last
   const back = (await m.dev.get(`/managed-services/${db.id}`)).body;
   assert.deepEqual([back.status, back.details.reason], ['synchronized', undefined]);
   assert.equal(await m.ask('/'), '1');
+});
+
+test('svc managed list|show|pause|resume: the team\'s instances, one by name in --ws, pause and resume followed to their end', { skip }, async () => {
+  const svc = (...args: string[]) => runSvc(args, { SVC_URL: m.server.url, SVC_TOKEN: m.dev.auth.token!, SVC_TEAM: String(m.team), SVC_WORKSPACE: String(m.ws), XDG_CONFIG_HOME: '/nonexistent' });
+  const listed = await svc('managed', 'list');
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /^NAME\s+WORKSPACE\s+PROVIDER\s+PLAN\s+STATUS\s+DETAILS\s+ID\n/);
+  assert.match(listed.stdout, new RegExp(`db\\s+${m.ws}\\s+postgres 16\\s+small\\s+synchronized\\s+host=db port=5432 user=app version=16 database=app\\s+${db.id}`));
+  assert.match((await svc('managed', 'list', '--deleted')).stdout, new RegExp(`gone .*deleted .*${other.tombstone}`));
+  const shown = await svc('managed', 'show', 'db', '--json');
+  assert.equal(JSON.parse(shown.stdout).id, db.id);
+  const paused = await svc('managed', 'pause', 'db');
+  assert.deepEqual([paused.code, paused.stdout], [0, 'Paused db: paused.\n']);
+  const again = await svc('managed', 'pause', db.id);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /paused already/);
+  const resumed = await svc('managed', 'resume', 'db');
+  assert.deepEqual([resumed.code, resumed.stdout], [0, 'Resumed db: synchronized.\n']);
+  const missing = await svc('managed', 'show', 'nothing');
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /has no managed service named "nothing"/);
 });
 
 test('an instance of a version the operator disabled is invalid-provider; its resume is refused with the reason', { skip }, async () => {
