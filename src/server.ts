@@ -20,7 +20,7 @@ import { installationSecret } from './store/settings.ts';
 import { countUsers, insertUser } from './store/users.ts';
 import { isUniqueViolation } from './store/database.ts';
 import type { RuntimeDriver } from './runtime/driver.ts';
-import { startWorkspaceRuntime, type WorkspaceRuntime } from './workspaces/runtime.ts';
+import { startWorkspaceRuntime, type ManagedChores, type WorkspaceRuntime } from './workspaces/runtime.ts';
 import { NginxDataPlane } from './router/nginx.ts';
 import { Router } from './router/router.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
@@ -32,6 +32,8 @@ export interface RunningServer {
   driver: RuntimeDriver;
   /** The deployed landscapes' replicas (tests run its chores). */
   services: ServiceRunner;
+  /** The managed-service chores (tests run them after moving the clock). */
+  managed: ManagedChores;
   /** The first administrator's sign-in link, when this start created them. */
   firstSignInLink?: string;
   /** nginx, with --data-plane nginx. */
@@ -163,6 +165,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       database,
       driver: workspaces.driver,
       services: workspaces.services,
+      managed: workspaces.managed,
       firstSignInLink,
       dataPlane: nginx,
       async close() {

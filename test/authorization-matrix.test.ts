@@ -134,6 +134,13 @@ const rows: Row[] = [
   },
   { route: 'GET /api/v1/workspaces', call: (c) => c.get('/workspaces'), expect: all(200) },
   { route: 'GET /api/v1/managed-services/{ms}', call: (c, w) => c.get(`/managed-services/${w.managedService}`), expect: { ...all(200), outsider: 404 } },
+  { route: 'GET /api/v1/teams/{team}/managed-services', call: (c, w) => c.get(`/teams/${w.team}/managed-services`), expect: { ...all(200), outsider: 404 } },
+  // The matrix instance is paused in a workspace being created: a pause is refused as paused already, a resume as torn down.
+  ...['pause', 'resume'].map((action) => ({
+    route: `POST /api/v1/managed-services/{ms}/${action}`,
+    call: (c: ApiClient, w: World) => c.post(`/managed-services/${w.managedService}/${action}`),
+    expect: { ...all(409), outsider: 404, viewer: 403 },
+  })),
   { route: 'GET /api/v1/workspaces/{ws}', call: (c, w) => c.get(`/workspaces/${w.workspace}`), expect: { ...all(200), outsider: 404 } },
   {
     route: 'PATCH /api/v1/workspaces/{ws}',

@@ -1,7 +1,8 @@
 // A managed PostgreSQL bound to a real landscape: Sync creates it on the workspace's service network, a `steps`
 // service reaches it by `${{ services.db.dsn }}` with no hand configuration, Teardown pauses it with its data, the
 // next Sync resumes it with the row (after a stop and start of the workspace too), GET /managed-services/{ms} shows
-// it, and removing it from the file deletes it (a tombstone left). Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
+// it, a stop and start of the workspace links it again without a Sync, and removing it from the file deletes it (a
+// tombstone left; test/managed-services.test.ts has its expiry). Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -150,18 +151,30 @@ test('Plan shows the DSN web will get before the instance exists; Sync creates i
   assert.equal(await ask('/'), '1');
 });
 
-test('Teardown pauses the instance with its data; the next Sync resumes it and the row is still there', { skip }, async () => {
-  const [instance] = await instanceOf();
-  const teardown = await dev.post(`/workspaces/${ws}/landscape/teardown`);
-  assert.equal((await finished(teardown.body.id)).state, 'succeeded');
-  assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'paused');
-  // A stop takes the service network down with the instance's link; the Sync after the start links it again.
+/** Stops the workspace and starts it again, until it runs. */
+async function stopAndStart(): Promise<void> {
   for (const action of ['stop', 'start']) {
     const answer = await dev.post(`/workspaces/${ws}/${action}`);
     assert.ok(answer.status === 200 || answer.status === 202, answer.text); // a stop answers at once
     if (answer.status === 202) assert.equal((await finished(answer.body.id)).state, 'succeeded');
   }
   await until(async () => ((await dev.get(`/workspaces/${ws}`)).body.state === 'running' ? true : undefined), 'the workspace to run');
+}
+
+test('a stop takes the service network down with the instance\'s link; the start links it again, no Sync needed', { skip }, async () => {
+  const [instance] = await instanceOf();
+  await stopAndStart();
+  assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'synchronized');
+  assert.equal(await ask('/'), '1');
+});
+
+test('Teardown pauses the instance with its data; the next Sync resumes it and the row is still there', { skip }, async () => {
+  const [instance] = await instanceOf();
+  const teardown = await dev.post(`/workspaces/${ws}/landscape/teardown`);
+  assert.equal((await finished(teardown.body.id)).state, 'succeeded');
+  assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'paused');
+  await stopAndStart(); // a paused instance stays paused across a stop and start of its workspace
+  assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'paused');
   await sync();
   assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'synchronized');
   assert.equal(await ask('/'), '1');
@@ -173,7 +186,7 @@ test('a managed service is seen only by its team', { skip }, async () => {
   assertProblem(await dev.get('/managed-services/00000000-0000-4000-8000-000000000000'), 404, 'not-found');
 });
 
-test('removing db from the file deletes the instance and its data; its row stays as a tombstone', { skip }, async () => {
+test('removing db from the file deletes the instance and its data; its tombstone is listed as recently deleted', { skip }, async () => {
   const [instance] = await instanceOf();
   const volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
   await writeFile(path.join(volume, 'svc.yml'), `schema: svc/v1\nservices:\n${webService.replace(/ {4}env:\n.*\n/, '')}`);
@@ -182,6 +195,9 @@ test('removing db from the file deletes the instance and its data; its row stays
   assert.equal(shown.status, 'deleted');
   assert.equal(typeof shown.deleted_at, 'string');
   assert.equal(existsSync(instanceDir(server.server.config.dataDir, instance.number)), false);
+  const team = shown.team_id;
+  assert.deepEqual((await dev.get(`/teams/${team}/managed-services?deleted=true`)).body.items.map((i: { id: string }) => i.id), [instance.id]);
+  assert.deepEqual((await dev.get(`/teams/${team}/managed-services`)).body.items, []);
 });
 
 test('purging the workspace deletes its instances and their data', { skip }, async () => {

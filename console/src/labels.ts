@@ -31,6 +31,20 @@ export const serviceStatuses: Record<string, Label> = {
   sleeping: label('Sleeping', 'idle'),
 };
 
+/** Managed-service statuses (3.4). */
+export const managedStatuses: Record<string, Label> = {
+  creating: label('Creating', 'busy'),
+  updating: label('Updating', 'busy'),
+  pausing: label('Pausing', 'busy'),
+  unpausing: label('Resuming', 'busy'),
+  deleting: label('Deleting', 'busy'),
+  synchronized: label('Synchronized', 'good'),
+  paused: label('Paused', 'idle'),
+  deleted: label('Deleted', 'neutral'),
+  unknown: label('Unknown', 'bad'),
+  'invalid-provider': label('Invalid provider', 'bad'),
+};
+
 export const runStates: Record<string, Label> = {
   waiting: label('Waiting', 'busy'),
   running: label('Running', 'busy'),

@@ -113,6 +113,24 @@ export interface Operation {
   finished_at?: string;
 }
 
+export type ManagedServiceStatus = 'creating' | 'updating' | 'pausing' | 'unpausing' | 'deleting' | 'synchronized' | 'paused' | 'deleted' | 'unknown' | 'invalid-provider';
+
+/** A managed-service instance (GET /managed-services/{ms}); `details` are what its provider publishes, last known. */
+export interface ManagedService {
+  id: string;
+  team_id: number;
+  workspace_id: number;
+  name: string;
+  provider: string;
+  version: string;
+  plan: string;
+  status: ManagedServiceStatus;
+  details: Record<string, string | number | boolean>;
+  created_at: string;
+  updated_at: string;
+  deleted_at?: string;
+}
+
 export interface Service {
   name: string;
   type: string;
@@ -212,4 +230,5 @@ export interface SvcEvent {
   stage?: StageName;
   run_id?: number;
   org_id?: string;
+  managed_service_id?: string;
 }

@@ -17,6 +17,7 @@ const commands: Record<string, Loader> = {
   secret: async () => (await import('./variables.ts')).secretCommands,
   keys: async () => (await import('./keys.ts')).keyCommands,
   events: async () => (await import('./events.ts')).eventsCommand,
+  managed: async () => (await import('./managed.ts')).managedCommands,
 };
 
 const isCommand = (value: Command | Record<string, Command>): value is Command => typeof (value as Command).run === 'function';

@@ -13,6 +13,7 @@ Usage:
   svc logs SERVICE [-f] [--replica N] [--tail N]
                                            a replica's log
   svc env|secret set|list|rm               variables and secrets of a workspace
+  svc managed list|show|pause|resume       managed services (databases) of a team or workspace
   svc keys list|rm                         your API keys
   svc events [--team T]                    follow the live events
   svc lint [FILE] [--profile P] [--json]   check a svc.yml file offline
@@ -53,6 +54,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'env':
     case 'secret':
     case 'keys':
+    case 'managed':
       return (await import('./commands.ts')).apiCommand(command, rest, io.cwd);
     case 'version':
     case '--version':

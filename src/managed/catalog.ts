@@ -71,3 +71,8 @@ function managedPlans(provider: Provider): Plan[] {
 export function findProvider(catalog: Catalog, name: string): Provider | undefined {
   return catalog.providers.find((p) => p.name === name);
 }
+
+/** Whether `version` of `provider` is in the catalog and enabled (an instance of another one is invalid-provider). */
+export function isVersionEnabled(catalog: Catalog, provider: string, version: string): boolean {
+  return findProvider(catalog, provider)?.versionStates.some((v) => v.version === version && v.enabled) ?? false;
+}

@@ -12,11 +12,12 @@ import type { RuntimeDriver } from '../runtime/driver.ts';
 import { insertManagedService, liveManagedServices, setManagedServiceStatus, type ManagedServiceRow, type ManagedServiceStatus } from '../store/managed-services.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { workspaceRef } from '../workspaces/operations.ts';
-import { findProvider, type Catalog } from './catalog.ts';
+import { findProvider, isVersionEnabled, type Catalog } from './catalog.ts';
 import { ManagedInstanceFailure, type InstanceDetails, type ManagedHost, type ProviderEngine } from './engine.ts';
 import { engineOf } from './engines.ts';
 import type { ManagedPlanDefinition } from './providers.ts';
 import { managedVersion } from './service-values.ts';
+import { disabledVersionReason } from './statuses.ts';
 
 export interface ManagedLifecycleDeps {
   pool: pg.Pool;
@@ -34,7 +35,7 @@ async function setStatus(deps: ManagedLifecycleDeps, row: ManagedServiceRow, sta
 }
 
 /** The managed services of `filled` (templates filled in) this installation runs, by name. */
-function managedOf(filled: NormalLandscape): Array<[string, NormalManagedService]> {
+export function managedOf(filled: NormalLandscape): Array<[string, NormalManagedService]> {
   return Object.entries(filled.services).filter((entry): entry is [string, NormalManagedService] => entry[1].type === 'managed');
 }
 
@@ -74,6 +75,11 @@ async function ensureInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRo
   const version = managedVersion(service, deps.catalog, existing?.version)!;
   const planId = service.plan ?? existing?.plan ?? findProvider(deps.catalog, service.provider)?.defaultPlan ?? 'small';
   let row = existing;
+  // An instance whose version the operator disabled keeps its data and is not started (health.ts says the same).
+  if (row && !isVersionEnabled(deps.catalog, row.provider, row.version)) {
+    if (row.status !== 'invalid-provider') await setStatus(deps, row, 'invalid-provider', { ...row.details, reason: disabledVersionReason(row.provider, row.version) });
+    return;
+  }
   if (!row) {
     const fields = { workspace_id: workspace.id, team_id: workspace.team_id, name, provider: service.provider, version, plan: planId, status: 'creating' as const };
     row = await insertManagedService(deps.pool, fields, deps.now());
@@ -81,19 +87,49 @@ async function ensureInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRo
   } else if (row.status !== 'synchronized') {
     row = await setStatus(deps, row, row.status === 'paused' ? 'unpausing' : 'creating');
   }
+  await runInstance(deps, workspace, row, service, planId);
+}
+
+/** Places the instance and has its engine create or start it: `synchronized` with its details, else `unknown`. */
+async function runInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow, service: NormalManagedService, planId: string): Promise<ManagedServiceRow> {
   try {
-    const place = await deps.driver.placeManagedService!(workspaceRef(workspace), name);
+    const place = await deps.driver.placeManagedService!(workspaceRef(workspace), row.name);
     const request = {
-      id: row.number, name, service, version, uid: workspace.uid, netns: place.netns, address: place.address,
+      id: row.number, name: row.name, service, version: row.version, uid: workspace.uid, netns: place.netns, address: place.address,
       plan: effectivePlan(deps.catalog, service.provider, planId, service.resources),
     };
     const details = await engine(service.provider).ensure(deps.host, request);
-    if (row.status !== 'synchronized' || JSON.stringify(row.details) !== JSON.stringify(details)) await setStatus(deps, row, 'synchronized', details);
+    if (row.status !== 'synchronized' || JSON.stringify(row.details) !== JSON.stringify(details)) return await setStatus(deps, row, 'synchronized', details);
+    return row;
   } catch (error) {
     const reason = error instanceof ManagedInstanceFailure ? error.reason : (error as Error).message;
-    deps.host.log(`managed service ${name} of workspace ${workspace.id}: ${reason}`);
-    await setStatus(deps, row, 'unknown', { ...row.details, reason });
+    deps.host.log(`managed service ${row.name} of workspace ${workspace.id}: ${reason}`);
+    return setStatus(deps, row, 'unknown', { ...row.details, reason });
   }
+}
+
+/**
+ * Resume by hand: the paused (or unknown) instance starts again as the last Sync deployed it (`service`, its
+ * templates and secrets filled then), unpausing -> synchronized, or unknown with the reason.
+ */
+export async function resumeInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow, service: NormalManagedService): Promise<ManagedServiceRow> {
+  if (!deps.driver.placeManagedService) throw problem('not-available', 501, `The runtime driver ${deps.driver.name} runs no managed services.`);
+  const unpausing = await setStatus(deps, row, 'unpausing');
+  return runInstance(deps, workspace, unpausing, service, row.plan);
+}
+
+/**
+ * Pauses one instance: its process ends, its data stays (pausing -> paused). An `invalid-provider` one stops and
+ * keeps that status: its version stays disabled whether it runs or not.
+ */
+export async function pauseInstance(deps: ManagedLifecycleDeps, row: ManagedServiceRow): Promise<ManagedServiceRow> {
+  if (row.status === 'invalid-provider') {
+    await engineOf(row.provider)?.stop(deps.host, row.number);
+    return row;
+  }
+  const pausing = await setStatus(deps, row, 'pausing');
+  await engineOf(row.provider)?.stop(deps.host, row.number);
+  return setStatus(deps, pausing, 'paused');
 }
 
 async function deleteInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow): Promise<void> {
@@ -111,9 +147,6 @@ export async function deleteManagedServices(deps: ManagedLifecycleDeps, workspac
 /** Teardown: every live instance of the workspace stops; its data stays for the next Sync. */
 export async function pauseManagedServices(deps: ManagedLifecycleDeps, workspace: WorkspaceRow): Promise<void> {
   for (const row of await liveManagedServices(deps.pool, workspace.id)) {
-    if (row.status === 'paused') continue;
-    const pausing = await setStatus(deps, row, 'pausing');
-    await engineOf(row.provider)?.stop(deps.host, row.number);
-    await setStatus(deps, pausing, 'paused');
+    if (row.status !== 'paused') await pauseInstance(deps, row);
   }
 }

@@ -13,6 +13,8 @@ export const operationKinds = [
   'workspace.archive',
   'workspace.restore_archive',
   'managed_service.dump',
+  'managed_service.pause',
+  'managed_service.resume',
 ] as const;
 export type OperationKind = (typeof operationKinds)[number];
 

@@ -65,3 +65,46 @@ export async function setManagedServiceStatus(
 export async function findManagedServiceByNumber(db: Queryable, number: number): Promise<ManagedServiceRow | undefined> {
   return (await db.query<ManagedServiceRow>('SELECT * FROM managed_services WHERE number = $1', [number])).rows[0];
 }
+
+/** A team's instances in creation order after `afterNumber`: live ones, or with `deleted` the tombstones only. */
+export async function listManagedServices(
+  db: Queryable,
+  filter: { teamId: number; workspaceId?: number; status?: ManagedServiceStatus; deleted: boolean },
+  afterNumber: number,
+  limit: number,
+): Promise<ManagedServiceRow[]> {
+  const result = await db.query<ManagedServiceRow>(
+    `SELECT * FROM managed_services WHERE team_id = $1 AND ($2::bigint IS NULL OR workspace_id = $2) AND ($3::text IS NULL OR status = $3)
+       AND (deleted_at IS NOT NULL) = $4 AND number > $5 ORDER BY number LIMIT $6`,
+    [filter.teamId, filter.workspaceId ?? null, filter.status ?? null, filter.deleted, afterNumber, limit + 1],
+  );
+  return result.rows;
+}
+
+/**
+ * Moves the instance from status `from` to `change.status` (details replaced when given); undefined when its status
+ * is no longer `from` (an operation moved it meanwhile), so a health check never undoes a Sync or a pause.
+ */
+export async function moveManagedServiceStatus(
+  db: Queryable,
+  id: string,
+  from: ManagedServiceStatus,
+  change: { status: ManagedServiceStatus; details?: ManagedServiceRow['details'] },
+  at: Date,
+): Promise<ManagedServiceRow | undefined> {
+  const result = await db.query<ManagedServiceRow>(
+    `UPDATE managed_services SET status = $3, details = COALESCE($4, details), updated_at = $5 WHERE id = $1 AND status = $2 AND deleted_at IS NULL RETURNING *`,
+    [id, from, change.status, change.details === undefined ? null : JSON.stringify(change.details), at],
+  );
+  return result.rows[0];
+}
+
+/** Every live instance of the installation (the health check looks at each). */
+export async function allLiveManagedServices(db: Queryable): Promise<ManagedServiceRow[]> {
+  return (await db.query<ManagedServiceRow>('SELECT * FROM managed_services WHERE deleted_at IS NULL ORDER BY number')).rows;
+}
+
+/** Removes the tombstones deleted before `before` and answers them (their events go out after). */
+export async function purgeManagedTombstones(db: Queryable, before: Date): Promise<ManagedServiceRow[]> {
+  return (await db.query<ManagedServiceRow>('DELETE FROM managed_services WHERE deleted_at < $1 RETURNING *', [before])).rows;
+}

@@ -2,6 +2,7 @@
 // in the order Run starts them (needs first), and each service's status from what the driver observes.
 import type { NormalLandscape, NormalService, NormalStepsService } from '../landscape/index.ts';
 import type { ReplicaNeed, ReplicaObservation, ReplicaSpec } from '../runtime/driver.ts';
+import { landscapeStatusOf, type InstanceState } from '../managed/statuses.ts';
 
 /** The env each service got at Sync, templates filled (secrets among them). */
 export type DeployedEnv = Record<string, Record<string, string>>;
@@ -81,6 +82,8 @@ export interface StatusInput {
   /** On-demand services asleep until their next request. */
   asleep?: Set<string>;
   observed: ReplicaObservation[];
+  /** The live managed-service instances of the workspace by name. */
+  managed?: ReadonlyMap<string, InstanceState>;
 }
 
 /** Each deployed service with its status (3.2) and replicas ready/desired. */
@@ -94,7 +97,8 @@ function viewOf(name: string, service: NormalService, input: StatusInput): Servi
     return { name, type: service.type, status: 'running', detail: 'no pods, the router forwards', running, replicas: { ready: 0, desired: 0 } };
   }
   if (service.type === 'managed') {
-    return { name, type: service.type, status: 'pending', detail: 'Managed services are not provided by this installation yet', running, replicas: { ready: 0, desired: 0 } };
+    const { status, detail, ready } = landscapeStatusOf(input.managed?.get(name), input.tornDown);
+    return { name, type: service.type, status, detail, running, replicas: { ready, desired: 1 } };
   }
   const base = { name, type: service.type, availability: service.availability, running };
   const desired = service.replicas;

@@ -14,7 +14,7 @@ import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow
 import { liveManagedServices } from '../store/managed-services.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import { providerEngines } from '../managed/engines.ts';
-import { syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
+import { managedOf, syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
@@ -183,7 +183,7 @@ export async function syncLandscape(
       normal,
       hash: landscapeHash(normal),
       variablesHash,
-      env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled) }),
+      env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled), managed: Object.fromEntries(managedOf(filled)) }),
       by: request.by,
       at,
     });

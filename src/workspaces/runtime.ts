@@ -2,6 +2,8 @@
 // reconciliation at start and the periodic chores.
 import { managedCatalog } from '../managed/catalog.ts';
 import { deleteManagedServices } from '../managed/lifecycle.ts';
+import { checkManagedHealth, purgeExpiredManagedTombstones } from '../managed/health.ts';
+import { manualActionHandlers } from '../managed/manual-actions.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -38,7 +40,16 @@ export interface WorkspaceRuntime {
   deps: WorkspaceOperationDeps;
   services: ServiceRunner;
   stages: StageRunner;
+  /** The managed-service chores (tests run them after moving the clock). */
+  managed: ManagedChores;
   close(): Promise<void>;
+}
+
+export interface ManagedChores {
+  /** Marks instances unknown or invalid-provider (and back); answers `id: status` of those that moved. */
+  checkHealth(): Promise<string[]>;
+  /** Purges tombstones older than 7 days; answers their ids. */
+  purgeTombstones(): Promise<string[]>;
 }
 
 /** A stable id for this server, kept in its data directory, so that after a restart it resumes its own jobs. */
@@ -116,11 +127,14 @@ export async function startWorkspaceRuntime(options: {
     pool,
     clock,
     hub: options.hub,
-    handlers: { ...workspaceOperationHandlers(deps), ...landscapeOperationHandlers(syncDeps) },
+    handlers: { ...workspaceOperationHandlers(deps), ...landscapeOperationHandlers(syncDeps), ...manualActionHandlers({ pool, secrets: options.secrets, managed }) },
     log,
   });
   await stages.recover();
   await reconcileWorkspaces(deps, log);
+  const managedChores: ManagedChores = { checkHealth: () => checkManagedHealth(managed), purgeTombstones: () => purgeExpiredManagedTombstones(managed) };
+  // What the instances' statuses say after a restart of the machine (processes gone) or of --managed-disable.
+  await managedChores.checkHealth().catch((error: Error) => log(`managed services health check: ${error.message}`));
   worker.start();
   services.startWatching();
   const landscapeFiles = new LandscapeFileWatch({ pool, driver, clock, log });
@@ -129,6 +143,8 @@ export async function startWorkspaceRuntime(options: {
     await sleepIdleWorkspaces(deps);
     await services.sleepIdle();
     await purgeExpiredWorkspaces(deps);
+    await managedChores.checkHealth();
+    await managedChores.purgeTombstones();
     await deleteFinishedOperations(pool, new Date(clock.nowMs() - RETENTION_MS));
   };
   const timer = setInterval(() => chores().catch((error: Error) => log(`workspace chores: ${error.message}`)), 60_000).unref();
@@ -140,6 +156,7 @@ export async function startWorkspaceRuntime(options: {
     deps,
     services,
     stages,
+    managed: managedChores,
     async close() {
       clearInterval(timer);
       landscapeFiles.close();

@@ -5,13 +5,14 @@ import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
 import type { SecretBox, SealedSecret } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
-import type { NormalLandscape } from '../landscape/index.ts';
+import type { NormalLandscape, NormalManagedService } from '../landscape/index.ts';
 import { RuntimeFailure, type ReplicaObservation, type RuntimeDriver } from '../runtime/driver.ts';
 import {
   findDeployedLandscape, markServiceAsleep, markServicesAwake, recordServiceStatuses, sealedEnvOf, serviceActivity, serviceRunStates, stoppedServices,
   type DeployedLandscapeRow,
 } from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { liveManagedServices } from '../store/managed-services.ts';
 import { needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds, type DeployedEnv, type ServiceView } from './deployment.ts';
 import { workspaceRef } from './operations.ts';
 
@@ -33,10 +34,11 @@ export interface ApplyOptions {
 /** Where the deployed env is sealed: bound to the workspace, so a copied value does not open elsewhere. */
 export const deployedEnvPlace = (workspaceId: number) => `landscape:${workspaceId}:env`;
 
-/** What Sync filled in: each service's env, and each forward service's target. */
+/** What Sync filled in: each service's env, each forward service's target, each managed service (a resume by hand starts it so). */
 export interface DeployedValues {
   env: DeployedEnv;
   targets: Record<string, string>;
+  managed?: Record<string, NormalManagedService>;
 }
 
 export function sealDeployedEnv(secrets: SecretBox, workspaceId: number, values: DeployedValues): SealedSecret {
@@ -47,7 +49,7 @@ export function openDeployedValues(secrets: SecretBox, row: DeployedLandscapeRow
   const sealed = sealedEnvOf(row);
   if (!sealed) return { env: {}, targets: {} };
   const values = JSON.parse(secrets.open(sealed, deployedEnvPlace(row.workspace_id))) as DeployedValues;
-  return { env: values.env ?? {}, targets: values.targets ?? {} };
+  return { env: values.env ?? {}, targets: values.targets ?? {}, managed: values.managed ?? {} };
 }
 
 export function openDeployedEnv(secrets: SecretBox, row: DeployedLandscapeRow): DeployedEnv {
@@ -200,6 +202,7 @@ export class ServiceRunner {
       workspaceState: row.state,
       ...(await serviceRunStates(this.deps.pool, row.id)),
       observed: [...observed, ...this.failedStarts(row.id, deployed.normal, observed)],
+      managed: new Map((await liveManagedServices(this.deps.pool, row.id)).map((instance) => [instance.name, instance])),
     });
   }
 

@@ -1,5 +1,6 @@
 // The landscape of a workspace (3.7): the banner state, the dev URL, each service's status and replicas with its
-// run switch and log, and Plan (a diff of what a Sync would do) → Sync with that plan's hash, and Teardown.
+// run switch and log, its managed services, and Plan (a diff of what a Sync would do) → Sync with that plan's hash,
+// and Teardown.
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
@@ -9,6 +10,7 @@ import { useOperations } from '../operations.tsx';
 import type { Landscape, Operation, Plan, Service, Workspace } from '../types.ts';
 import { Badge, Button, ConfirmButton, Empty, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 import { openAddress } from '../workspace-actions.tsx';
+import { ManagedServices } from './ManagedServices.tsx';
 import { PlanView } from './PlanView.tsx';
 
 export function LandscapeTab({ ws }: { ws: Workspace }) {
@@ -123,6 +125,7 @@ export function LandscapeTab({ ws }: { ws: Workspace }) {
         ) : (
           data && <Services ws={ws} services={data.services} mayChange={mayChange} onLogs={(service) => setLogsOf({ service, replica: 0 })} />
         )}
+        <ManagedServices ws={ws} mayChange={mayChange} />
       </Section>
       {logsOf && data && (
         <ServiceLogs ws={ws} service={data.services.find((s) => s.name === logsOf.service)} selected={logsOf} onSelect={setLogsOf} onClose={() => setLogsOf(undefined)} />

@@ -1,14 +1,16 @@
 // Managed services (spec 2.8, 3.4, 4.10): GET /managed-services/{ms}, seen by those who see its workspace's team;
-// a deleted one reads as its tombstone (status deleted) until purged, then 404.
-import type { FastifyInstance } from 'fastify';
+// a deleted one reads as its tombstone (status deleted) until purged 7 days later, then 404. A team's list,
+// GET /teams/{team}/managed-services, narrows to a workspace or a status; deleted=true lists the recently deleted.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { teamAccess } from '../../auth/access.ts';
+import { requirePermission, teamAccess, type TeamAccess } from '../../auth/access.ts';
 import { notFound } from '../../core/problems.ts';
-import { findManagedService, type ManagedServiceRow } from '../../store/managed-services.ts';
+import { findManagedService, listManagedServices, type ManagedServiceRow, type ManagedServiceStatus } from '../../store/managed-services.ts';
 import type { ApiDeps } from '../context.ts';
+import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
 import { DateTime, Id, StringEnum, Uuid, iso } from '../schemas.ts';
 
-const statuses = ['creating', 'updating', 'pausing', 'unpausing', 'deleting', 'synchronized', 'paused', 'deleted', 'unknown', 'invalid-provider'] as const;
+export const managedStatuses = ['creating', 'updating', 'pausing', 'unpausing', 'deleting', 'synchronized', 'paused', 'deleted', 'unknown', 'invalid-provider'] as const;
 
 export const ManagedServiceSchema = Type.Object({
   id: Uuid,
@@ -18,7 +20,7 @@ export const ManagedServiceSchema = Type.Object({
   provider: Type.String(),
   version: Type.String({ description: 'kept from creation' }),
   plan: Type.String(),
-  status: StringEnum(statuses),
+  status: StringEnum(managedStatuses),
   details: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
     description: "what the provider publishes (postgres: host, port, database, user, version); `reason` when it is unknown; last known",
   }),
@@ -44,7 +46,50 @@ export function managedServiceView(row: ManagedServiceRow) {
   };
 }
 
+/** The managed service of the request's `ms` and the caller's standing on its team; 404 for those who cannot see it. */
+export async function managedServiceAccess(deps: ApiDeps, request: FastifyRequest): Promise<{ row: ManagedServiceRow; access: TeamAccess }> {
+  const row = await findManagedService(deps.pool, (request.params as { ms: string }).ms);
+  if (!row) throw notFound('managed service');
+  const access = await teamAccess(deps.pool, request.principal!.user, Number(row.team_id)).catch(() => {
+    throw notFound('managed service');
+  });
+  if (!access.permissions.includes('workspace.view')) throw notFound('managed service');
+  request.auditTeamId = Number(row.team_id);
+  return { row, access };
+}
+
+const ListQuery = Type.Object({
+  ...PageQuery,
+  workspace: Type.Optional(Id),
+  status: Type.Optional(StringEnum(managedStatuses)),
+  deleted: Type.Optional(Type.Boolean({ default: false, description: 'true: the recently deleted (tombstones kept 7 days) instead of the live ones' })),
+});
+
 export function registerManagedServiceRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.get(
+    '/teams/:team/managed-services',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "A team's managed services in creation order; narrowed to a workspace or a status; deleted=true lists the recently deleted",
+        tags: ['managed-services'],
+        params: Type.Object({ team: Id }),
+        querystring: ListQuery,
+        response: { 200: Page(ManagedServiceSchema) },
+      },
+    },
+    async (request) => {
+      const { team } = request.params as { team: number };
+      const query = request.query as { limit: number; cursor?: string; workspace?: number; status?: ManagedServiceStatus; deleted: boolean };
+      const access = await teamAccess(deps.pool, request.principal!.user, team);
+      requirePermission(access.permissions, 'workspace.view');
+      const scope = `managed-services:${team}:${query.workspace ?? ''}:${query.status ?? ''}:${query.deleted}`;
+      const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
+      const rows = await listManagedServices(deps.pool, { teamId: team, workspaceId: query.workspace, status: query.status, deleted: query.deleted }, after, query.limit);
+      return pageOf(rows, query.limit, managedServiceView, (last) => deps.cursors.encode(scope, last.number));
+    },
+  );
+
   app.get(
     '/managed-services/:ms',
     {
@@ -56,15 +101,6 @@ export function registerManagedServiceRoutes(app: FastifyInstance, deps: ApiDeps
         response: { 200: ManagedServiceSchema },
       },
     },
-    async (request) => {
-      const row = await findManagedService(deps.pool, (request.params as { ms: string }).ms);
-      if (!row) throw notFound('managed service');
-      const access = await teamAccess(deps.pool, request.principal!.user, Number(row.team_id)).catch(() => {
-        throw notFound('managed service');
-      });
-      if (!access.permissions.includes('workspace.view')) throw notFound('managed service');
-      request.auditTeamId = Number(row.team_id);
-      return managedServiceView(row);
-    },
+    async (request) => managedServiceView((await managedServiceAccess(deps, request)).row),
   );
 }

@@ -41,9 +41,7 @@ export async function placeManaged(dataDir: string, id: number, network: Service
   const placements = await listManagedPlacements(dataDir, id);
   const earlier = placements.find((p) => p.name === name);
   if (earlier && (await netnsExists(earlier.netns))) {
-    // A stopped workspace took its service network down with the link; the instance in the namespace goes on.
-    const linked = (await runCommand('ip', ['-n', earlier.netns, 'link', 'show', POD_LINK])).code === 0;
-    if (!linked) await attachToServiceNetwork(network, earlier.netns, switchLinkOf(name), earlier.address);
+    await relinkPlacement(network, earlier);
     return earlier;
   }
   const taken = new Set([...replicaAddresses, ...placements.filter((p) => p.name !== name).map((p) => p.address)]);
@@ -56,6 +54,22 @@ export async function placeManaged(dataDir: string, id: number, network: Service
   await mkdir(managedDir(dataDir, id), { recursive: true, mode: 0o700 });
   await writeFile(recordFile(dataDir, id, name), JSON.stringify(placement), { mode: 0o600 });
   return placement;
+}
+
+/**
+ * Links the placement's namespace to the switch again when a stop of the workspace took its service network down
+ * with the link; the instance in the namespace went on running. Linked ones are left as they are.
+ */
+async function relinkPlacement(network: ServiceNetwork, placement: ManagedPlacement): Promise<void> {
+  const linked = (await runCommand('ip', ['-n', placement.netns, 'link', 'show', POD_LINK])).code === 0;
+  if (!linked) await attachToServiceNetwork(network, placement.netns, switchLinkOf(placement.name), placement.address);
+}
+
+/** Links every placed instance of the workspace whose namespace exists to its service network (start and wake). */
+export async function relinkManagedPlacements(dataDir: string, id: number, network: ServiceNetwork): Promise<void> {
+  for (const placement of await listManagedPlacements(dataDir, id)) {
+    if (await netnsExists(placement.netns)) await relinkPlacement(network, placement);
+  }
 }
 
 /** Removes the namespace (what runs in it ends) and the record; idempotent. */

@@ -19,7 +19,7 @@ import {
 import { endReplicaPod, launchReplicaPod, type ReplicaPodHost } from './replica-pods.ts';
 import { EDITOR_SWITCH_LINK, attachToServiceNetwork, ensureServiceNetwork, removeRecordedServiceNetwork } from './service-network.ts';
 import { exists, volumeDir } from './volumes.ts';
-import { listManagedPlacements, placeManaged, unplaceManaged } from './managed-placement.ts';
+import { listManagedPlacements, placeManaged, relinkManagedPlacements, unplaceManaged } from './managed-placement.ts';
 
 export interface ReplicaDriverHost extends ReplicaPodHost {
   serviceAddressRange: string;
@@ -160,6 +160,8 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
         await createRuntimeDirs(host.dataDir, workspace.id);
         await rewriteHostsFile(workspace.id);
         const network = await ensureNetwork(workspace.id);
+        // The workspace's managed services are reached again as soon as it runs, without a Sync.
+        if (network) await relinkManagedPlacements(host.dataDir, workspace.id, network);
         const attach = network && ((netns: string) => attachToServiceNetwork(network, netns, EDITOR_SWITCH_LINK, network.editorAddress));
         return { hostsFile: hostsFileOf(host.dataDir, workspace.id), attach };
       }),

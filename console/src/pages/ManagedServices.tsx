@@ -1,0 +1,114 @@
+// The managed services of a workspace in its landscape view (spec 3.4): each instance's provider and version, plan,
+// status and the details its provider publishes (last known when it does not answer), with Pause and Resume for
+// those who may sync; the recently deleted below (tombstones kept 7 days). Re-read on managed_service.updated.
+import { api } from '../api.ts';
+import { useAction, useResource } from '../hooks.ts';
+import { labelOf, managedStatuses } from '../labels.ts';
+import { useOperations } from '../operations.tsx';
+import type { ManagedService, Operation, Page, Workspace } from '../types.ts';
+import { Badge, Button, ConfirmButton, ProblemNotice, Time } from '../ui.tsx';
+
+const DAY_MS = 24 * 3600_000;
+
+export function ManagedServices({ ws, mayChange }: { ws: Workspace; mayChange: boolean }) {
+  const list = (deleted: boolean) => api<Page<ManagedService>>('GET', `/teams/${ws.team_id}/managed-services?workspace=${ws.id}&deleted=${deleted}&limit=200`);
+  const instances = useResource(
+    async () => {
+      const [live, deleted] = await Promise.all([list(false), list(true)]);
+      return { live: live.items, deleted: deleted.items };
+    },
+    [ws.id, ws.team_id],
+    (e) => e.type === 'managed_service.updated' && e.workspace_id === ws.id,
+  );
+  const { track } = useOperations();
+  const act = useAction(async (instance: ManagedService, action: 'pause' | 'resume') => track(await api<Operation>('POST', `/managed-services/${instance.id}/${action}`)));
+  const data = instances.data;
+  if (!data || (data.live.length === 0 && data.deleted.length === 0)) return <ProblemNotice problem={instances.error} />;
+  return (
+    <>
+      <h3>Managed services</h3>
+      <ProblemNotice problem={instances.error ?? act.problem} onDismiss={act.clear} />
+      <table className="table managed-services" aria-label="Managed services">
+        <thead>
+          <tr>
+            <th>Service</th>
+            <th>Status</th>
+            <th>Details</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {data.live.map((instance) => (
+            <tr key={instance.id} data-managed-service={instance.name} data-status={instance.status}>
+              <td>
+                <strong>{instance.name}</strong>{' '}
+                <span className="muted small">
+                  {instance.provider} {instance.version} · {instance.plan}
+                </span>
+              </td>
+              <td>
+                <Badge label={labelOf(managedStatuses, instance.status)} title={`since ${new Date(instance.updated_at).toLocaleString()}`} />
+              </td>
+              <td>
+                <Details instance={instance} />
+              </td>
+              <td className="row-actions">
+                {mayChange && ['synchronized', 'unknown', 'invalid-provider'].includes(instance.status) && (
+                  <ConfirmButton question={`Pause ${instance.name}? Its server stops; its data stays.`} confirmText="Pause" onConfirm={() => void act.run(instance, 'pause')} busy={act.busy}>
+                    Pause
+                  </ConfirmButton>
+                )}
+                {mayChange && ['paused', 'unknown'].includes(instance.status) && (
+                  <Button variant="quiet" onClick={() => void act.run(instance, 'resume')} busy={act.busy}>
+                    Resume
+                  </Button>
+                )}
+              </td>
+            </tr>
+          ))}
+          {data.deleted.map((instance) => (
+            <tr key={instance.id} className="muted" data-managed-service={instance.name} data-status="deleted">
+              <td>
+                <strong>{instance.name}</strong>{' '}
+                <span className="small">
+                  {instance.provider} {instance.version}
+                </span>
+              </td>
+              <td>
+                <Badge label={labelOf(managedStatuses, 'deleted')} />
+              </td>
+              <td className="small" colSpan={2}>
+                Deleted <Time at={instance.deleted_at} /> with its data; listed until <Time at={new Date(Date.parse(instance.deleted_at!) + 7 * DAY_MS).toISOString()} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function Details({ instance }: { instance: ManagedService }) {
+  const { reason, ...details } = instance.details;
+  const entries = Object.entries(details);
+  return (
+    <div className="managed-details">
+      {reason !== undefined && <div className="status-text">{String(reason)}</div>}
+      {entries.length > 0 ? (
+        <dl className="inline-details">
+          {entries.map(([key, value]) => (
+            <div key={key}>
+              <dt>{key}</dt>
+              <dd>
+                <code>{String(value)}</code>
+              </dd>
+            </div>
+          ))}
+        </dl>
+      ) : (
+        <span className="muted">—</span>
+      )}
+      {instance.status === 'unknown' && entries.length > 0 && <div className="muted small">last known</div>}
+    </div>
+  );
+}

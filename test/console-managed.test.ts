@@ -1,0 +1,53 @@
+// The console's landscape view shows a workspace's managed services with their status and details, live, and a
+// developer pauses and resumes one there: Debian's Chromium against a real server with a real PostgreSQL instance.
+// Needs root, scripts/setup-postgres.sh's PostgreSQL 16 and Chromium. Screenshots go to test-output/console/.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { ensureConsoleBuilt, launchBrowser, screenshot } from './helpers/browser.ts';
+import { managedSkip as skip, startManagedLandscape, type ManagedLandscape } from './helpers/managed-landscape.ts';
+
+let m: ManagedLandscape;
+let browser: Browser;
+let page: Page;
+
+before(async () => {
+  if (skip) return;
+  await ensureConsoleBuilt();
+  m = await startManagedLandscape();
+  await m.sync();
+  browser = await launchBrowser();
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+  page.setDefaultTimeout(30_000);
+  const me = (await m.dev.get('/me')).body;
+  const link = await m.server.admin.post(`/users/${me.id}/sign-in-links`);
+  assert.equal(link.status, 201, link.text);
+  await page.goto(link.body.url);
+  await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
+});
+
+after(async () => {
+  await browser?.close();
+  if (!skip) await m?.close();
+});
+
+const row = (status: string) => page.locator(`table[aria-label="Managed services"] tr[data-managed-service="db"][data-status="${status}"]`);
+
+test('the landscape view lists the managed service with its status and details; Pause and Resume move it live', { skip }, async () => {
+  await page.goto(`${m.server.url}/workspaces/${m.ws}`);
+  await row('synchronized').waitFor({ timeout: 60_000 });
+  const text = await row('synchronized').innerText();
+  for (const shown of ['postgres 16', 'Synchronized', 'host', 'db', '5432', 'database', 'app']) assert.ok(text.includes(shown), `${shown} in ${JSON.stringify(text)}`);
+  await page.locator('tr[data-service="db"] .badge', { hasText: 'Running' }).waitFor();
+  await screenshot(page, 'managed-01-landscape');
+
+  await row('synchronized').getByRole('button', { name: 'Pause', exact: true }).click();
+  await row('synchronized').getByRole('button', { name: 'Pause', exact: true }).click(); // the confirmation
+  await row('paused').waitFor({ timeout: 60_000 });
+  await page.locator('tr[data-service="db"]', { hasText: 'paused; its data is kept' }).waitFor();
+  await screenshot(page, 'managed-02-paused');
+
+  await row('paused').getByRole('button', { name: 'Resume' }).click();
+  await row('synchronized').waitFor({ timeout: 60_000 });
+  assert.equal((await m.dev.get(`/teams/${m.team}/managed-services?workspace=${m.ws}`)).body.items[0].status, 'synchronized');
+});
