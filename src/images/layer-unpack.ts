@@ -80,7 +80,7 @@ function relative(entryPath: string): string {
 }
 
 function decompressor(compression: LayerCompression): Transform {
-  if (compression === 'gzip') return zlib.createGunzip();
+  if (compression === 'gzip') return zlib.createGunzip({ chunkSize: 64 * 1024 });
   if (compression === 'zstd') {
     const native = (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress;
     return native ? native() : new ZstdDecompress();
