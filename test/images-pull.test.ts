@@ -53,8 +53,8 @@ describe('pulling by tag and digest', () => {
     assert.equal(await readlink(path.join(image.rootfs, 'bin/sh')), 'busybox');
     assert.equal((await stat(path.join(image.rootfs, 'bin/tool'))).mode & 0o7777, 0o750);
     assert.equal(await readFile(path.join(image.rootfs, 'www/index.html'), 'utf8'), 'hi');
-    const { stdout } = await run(path.join(image.rootfs, 'bin/busybox'), ['echo', 'from the image']);
-    assert.equal(stdout, 'from the image\n');
+    const { stdout } = await run('setpriv', ['--reuid', '10002', '--regid', '0', '--clear-groups', path.join(image.rootfs, 'bin/busybox'), 'echo', 'from the image']);
+    assert.equal(stdout, 'from the image\n', 'a workspace UID of group 0 reaches and runs the rootfs');
     for (const mountPoint of ['dev', 'proc', 'tmp']) assert.ok((await lstat(path.join(image.rootfs, mountPoint))).isDirectory(), mountPoint);
     assert.deepEqual(await resolveImage(`${registry.host}/demo/web:1`, { insecureRegistries: [registry.host] }), { digest: pushed });
   });

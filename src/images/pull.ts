@@ -1,6 +1,6 @@
 // Pulling an image into the store: the reference resolved to a digest, the linux/amd64 manifest picked from an
 // index, the config and every layer verified, layers unpacked once and shared, the root filesystem assembled.
-import { mkdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ImageFailure } from './failures.ts';
 import { LayerError, unpackLayer } from './layer-unpack.ts';
@@ -105,7 +105,8 @@ async function buildImage(store: ImageStore, client: RegistryClient, reference: 
 
   const work = await store.workDir();
   try {
-    await mkdir(path.join(work, 'rootfs'), { mode: 0o755 });
+    await mkdir(path.join(work, 'rootfs'));
+    await chmod(path.join(work, 'rootfs'), 0o755);
     try {
       await assembleRootfs(layers.map((l) => ({ dir: path.join(store.layerDir(l.digest), 'root'), deferredLinks: l.deferredLinks })), path.join(work, 'rootfs'));
     } catch (error) {
@@ -125,6 +126,7 @@ async function buildImage(store: ImageStore, client: RegistryClient, reference: 
     await store.writeBlob(top.digest, top.bytes);
     await store.writeBlob(manifest.digest, manifest.bytes);
     await store.writeBlob(doc.config.digest, configBytes);
+    await chmod(work, 0o711); // pods (the workspace's UID) pass through to rootfs/
     await store.publish(work, store.imageDir(top.digest));
     return (await store.readImage(top.digest))!;
   } finally {

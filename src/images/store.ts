@@ -11,7 +11,7 @@
 // second rename fails and its copy is dropped. Within a process, one flight per layer and per image: concurrent
 // pulls of the same layer wait for the one download. Garbage collection runs alone (no pull meanwhile).
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImageConfig } from './manifest.ts';
 
@@ -73,6 +73,8 @@ export class ImageStore {
   static async open(options: ImageStoreOptions): Promise<ImageStore> {
     const store = new ImageStore(options);
     for (const dir of ['blobs/sha256', 'layers/sha256', 'images/sha256', 'tmp']) await mkdir(path.join(store.root, dir), { recursive: true, mode: 0o700 });
+    // Pods run as the workspace's UID and must reach an image's rootfs: the way there may be entered, not listed.
+    for (const dir of ['.', 'images', 'images/sha256']) await chmod(path.join(store.root, dir), 0o711);
     await store.removeAbandonedWork();
     return store;
   }
