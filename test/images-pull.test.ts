@@ -143,11 +143,11 @@ describe('what the registry answers', () => {
     }
   });
 
-  test('a registry with a token service: refused without credentials or with wrong ones, pulled with the right ones', async () => {
+  test('a registry with a token service (blobs redirected to another host): refused without credentials or with wrong ones, pulled with the right ones', async () => {
     await pushImage(registry, 'private/tok:1', { layers: [busybox] });
-    const proxy = await startRegistryProxy(registry, { token: { username: 'robot', password: 's3cret' } });
+    const proxy = await startRegistryProxy(registry, { token: { username: 'robot', password: 's3cret' }, redirectBlobs: true });
     try {
-      const store = await newStore({ insecure: [proxy.host] });
+      const store = await newStore({ insecure: [proxy.host, registry.host] });
       const anonymous = await failureOf(pullImage(store, `${proxy.host}/private/tok:1`));
       assert.equal(anonymous.reason, 'unauthorized');
       assert.match(anonymous.message, /refused anonymous access/);

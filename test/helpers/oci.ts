@@ -173,6 +173,8 @@ export interface ProxyOptions {
   token?: { username: string; password: string; anonymous?: boolean };
   /** Flip the last byte of every blob it passes on (a registry or cache that sends the wrong bytes). */
   corruptBlobs?: boolean;
+  /** Answer blob requests with a 307 to the registry itself (another origin, like blob storage on a CDN). */
+  redirectBlobs?: boolean;
 }
 
 /** A loopback front of a registry: the token flow, or blobs with wrong bytes; the rest passes unchanged. */
@@ -200,6 +202,10 @@ export async function startRegistryProxy(registry: TestRegistry, options: ProxyO
         'www-authenticate': `Bearer realm="http://127.0.0.1:${address.port}/token",service="test-registry",scope="repository:${url.pathname.split('/').slice(2, -2).join('/')}:pull"`,
       });
       response.end(JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: 'authentication required' }] }));
+      return;
+    }
+    if (options.redirectBlobs && url.pathname.includes('/blobs/')) {
+      response.writeHead(307, { location: `http://${registry.host}${request.url}` }).end();
       return;
     }
     const headers = { ...request.headers };
