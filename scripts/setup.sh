@@ -11,12 +11,19 @@ clean_npm_env
 
 # chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx and its Lua module: the data plane
 # (the default; --data-plane node does without) and its tests, and bench/router's reference; nats-server: the managed
-# nats provider (docs/managed.md).
-packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server)
+# nats provider (docs/managed.md). docker-registry, skopeo, umoci, busybox-static, apache2-utils (htpasswd): a loopback
+# registry and images built offline for the image tests (test/helpers/oci.ts).
+packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server docker-registry skopeo umoci busybox-static apache2-utils)
 # redis-server and redis-tools (redis-cli, for dumps and in pods): the managed redis provider (src/managed/redis-instance.ts).
 packages+=(redis-server redis-tools)
 source scripts/apt-packages.sh
+registry_was_installed=$(dpkg-query -W -f='${Status}' docker-registry 2>/dev/null | grep -c "install ok installed" || true)
 ensure_packages setup "${packages[@]}"
+# Debian starts a system registry on :5000 when it installs docker-registry; svc's tests run their own on loopback.
+if [ "$registry_was_installed" = 0 ] && command -v systemctl >/dev/null && systemctl is-enabled --quiet docker-registry 2>/dev/null; then
+  if [ "$(id -u)" -eq 0 ]; then systemctl disable --now docker-registry >/dev/null 2>&1 || true
+  else sudo systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
+fi
 
 # npm ci when node_modules is missing or older than the lock file.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

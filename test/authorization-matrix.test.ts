@@ -109,6 +109,20 @@ const rows: Row[] = [
     expect: { ...all(403), outsider: 404, teamAdmin: 412, admin: 412 },
   },
   { route: 'GET /api/v1/teams/{team}/members', call: (c, w) => c.get(`/teams/${w.team}/members`), expect: { ...all(200), outsider: 404 } },
+  { route: 'GET /api/v1/teams/{team}/registry-credentials', call: (c, w) => c.get(`/teams/${w.team}/registry-credentials`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'POST /api/v1/teams/{team}/registry-credentials',
+    call: (c, w) => c.post(`/teams/${w.team}/registry-credentials`, { registry: 'registry.example.com', username: 'u', password: 'p' }),
+    expect: { ...all(403), outsider: 404, teamAdmin: 201, admin: 200 },
+  },
+  {
+    route: 'DELETE /api/v1/teams/{team}/registry-credentials/{registry}',
+    call: async (c, w) => {
+      await w.owner.post(`/teams/${w.team}/registry-credentials`, { registry: 'gone.example.com', username: 'u', password: 'p' });
+      return c.delete(`/teams/${w.team}/registry-credentials/gone.example.com`);
+    },
+    expect: { ...all(403), outsider: 404, teamAdmin: 204, admin: 204 },
+  },
   {
     route: 'PUT /api/v1/teams/{team}/members/{user}',
     call: (c, w) => c.put(`/teams/${w.team}/members/${w.dummy}`, { role: 'viewer' }),

@@ -219,6 +219,14 @@ export interface Secret {
   updated_at: string;
 }
 
+/** A team's credentials for a container registry (the password is never returned). */
+export interface RegistryCredential {
+  registry: string;
+  username: string;
+  created_at: string;
+  updated_at: string;
+}
+
 /** An event of GET /api/v1/events (spec 6): ids, and the full object for workspaces and operations. */
 export interface SvcEvent {
   type: string;

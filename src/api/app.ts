@@ -26,6 +26,7 @@ import { registerMeRoutes } from './routes/me.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
+import { registerRegistryCredentialRoutes } from './routes/registry-credentials.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
 import { registerUserRoutes } from './routes/users.ts';
@@ -138,6 +139,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerUserRoutes(api, deps);
       registerOrgRoutes(api, deps);
       registerTeamRoutes(api, deps);
+      registerRegistryCredentialRoutes(api, deps);
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);

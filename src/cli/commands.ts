@@ -16,6 +16,7 @@ const commands: Record<string, Loader> = {
   env: async () => (await import('./variables.ts')).envCommands,
   secret: async () => (await import('./variables.ts')).secretCommands,
   keys: async () => (await import('./keys.ts')).keyCommands,
+  registry: async () => (await import('./registry.ts')).registryCommands,
   events: async () => (await import('./events.ts')).eventsCommand,
   managed: async () => (await import('./managed.ts')).managedCommands,
 };

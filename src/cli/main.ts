@@ -15,6 +15,7 @@ Usage:
   svc env|secret set|list|rm               variables and secrets of a workspace
   svc managed list|show|pause|resume       managed services (databases) of a team or workspace
   svc keys list|rm                         your API keys
+  svc registry add|list|remove             container registry credentials of a team
   svc events [--team T]                    follow the live events
   svc lint [FILE] [--profile P] [--json]   check a svc.yml file offline
   svc server [options]                     run the platform (svc server --help for options)
@@ -55,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'secret':
     case 'keys':
     case 'managed':
+    case 'registry':
       return (await import('./commands.ts')).apiCommand(command, rest, io.cwd);
     case 'version':
     case '--version':

@@ -43,3 +43,17 @@ test('--managed-disable lists provider versions, from the flag or SVC_MANAGED_DI
   assert.deepEqual(loadServerConfig(['--managed-disable', 'postgres:15, redis:7'], {}, '/srv').managedDisabled, ['postgres:15', 'redis:7']);
   assert.deepEqual(loadServerConfig([], { SVC_MANAGED_DISABLE: 'postgres:16' }, '/srv').managedDisabled, ['postgres:16']);
 });
+
+test('--insecure-registries lists host:port entries (SVC_INSECURE_REGISTRIES alike); anything else is refused', () => {
+  assert.deepEqual(loadServerConfig([], {}, '/srv').insecureRegistries, []);
+  assert.deepEqual(loadServerConfig(['--insecure-registries', '127.0.0.1:5000, Registry.local'], {}, '/srv').insecureRegistries, ['127.0.0.1:5000', 'registry.local']);
+  assert.deepEqual(loadServerConfig([], { SVC_INSECURE_REGISTRIES: 'localhost:5000' }, '/srv').insecureRegistries, ['localhost:5000']);
+  assert.throws(() => loadServerConfig(['--insecure-registries', 'http://127.0.0.1:5000'], {}), /host:port/);
+});
+
+test('--images-max-size takes MiB or a size with a unit; 20 GiB by default', () => {
+  assert.equal(loadServerConfig([], {}, '/srv').imagesMaxBytes, 20 * 2 ** 30);
+  assert.equal(loadServerConfig(['--images-max-size', '512'], {}, '/srv').imagesMaxBytes, 512 * 2 ** 20);
+  assert.equal(loadServerConfig([], { SVC_IMAGES_MAX_SIZE: '1.5GiB' }, '/srv').imagesMaxBytes, 1.5 * 2 ** 30);
+  for (const bad of ['0', 'lots', '-5', '10GB']) assert.throws(() => loadServerConfig(['--images-max-size', bad], {}), /size/, bad);
+});

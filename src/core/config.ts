@@ -38,6 +38,10 @@ export interface ServerConfig {
   landscapeCheckBudgetMs: number;
   /** Managed-service provider versions turned off (`provider:version`): new instances cannot use them. */
   managedDisabled: string[];
+  /** Registries (`host:port` or `host`) pulled from over plain HTTP; all others over HTTPS (docs/images.md). */
+  insecureRegistries: string[];
+  /** Bytes the image store (`<data dir>/images`) may hold. */
+  imagesMaxBytes: number;
 }
 
 interface Setting {
@@ -65,6 +69,8 @@ export const serverSettings: Record<string, Setting> = {
   toolsDir: { flag: '--tools-dir', env: 'SVC_TOOLS_DIR', describe: 'where scripts/setup-editor.sh installs code-server, the workspace editor (default /var/cache/svc/tools)' },
   landscapeCheckBudget: { flag: '--landscape-check-budget', env: 'SVC_LANDSCAPE_CHECK_BUDGET', describe: 'milliseconds checking one svc.yml may take before it is refused as too complex (default 5000)' },
   managedDisable: { flag: '--managed-disable', env: 'SVC_MANAGED_DISABLE', describe: 'comma-separated provider:version entries of the managed-service catalog to turn off, e.g. postgres:15 (default none)' },
+  insecureRegistries: { flag: '--insecure-registries', env: 'SVC_INSECURE_REGISTRIES', describe: 'comma-separated host:port of image registries reached over plain HTTP instead of HTTPS (default none)' },
+  imagesMaxSize: { flag: '--images-max-size', env: 'SVC_IMAGES_MAX_SIZE', describe: 'most the image store in the data directory may hold: MiB, or a size with MiB, GiB or TiB (default 20GiB)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -130,12 +136,33 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     nginxAccessLog: read('nginxAccessLog') && path.resolve(cwd, read('nginxAccessLog')!),
     landscapeCheckBudgetMs: positiveInteger(read('landscapeCheckBudget') ?? '5000', 'landscape check budget', false),
     managedDisabled: (read('managedDisable') ?? '').split(',').map((v) => v.trim()).filter(Boolean),
+    insecureRegistries: registryHosts(read('insecureRegistries') ?? ''),
+    imagesMaxBytes: sizeInBytes(read('imagesMaxSize') ?? '20GiB', 'images max size'),
   };
 }
 
 function domainName(text: string): string {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(text)) throw new ConfigError(`workspace domain must be a domain name, got "${text}"`);
   return text.toLowerCase();
+}
+
+function registryHosts(text: string): string[] {
+  const hosts = text.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const host of hosts) {
+    if (!/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/.test(host)) {
+      throw new ConfigError(`insecure registries must be host or host:port entries separated by commas, got "${host}"`);
+    }
+  }
+  return hosts;
+}
+
+/** MiB as a number, or a number with MiB, GiB or TiB (`20GiB`, `512 MiB`). */
+function sizeInBytes(text: string, name: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(MiB|GiB|TiB)?\s*$/i.exec(text);
+  const factor = { mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 }[(match?.[2] ?? 'MiB').toLowerCase() as 'mib'];
+  const bytes = match ? Math.floor(Number(match[1]) * factor) : NaN;
+  if (!(bytes > 0)) throw new ConfigError(`${name} must be a size such as 20GiB or 512MiB, got "${text}"`);
+  return bytes;
 }
 
 function dataPlane(text: string): 'node' | 'nginx' {

@@ -5,6 +5,7 @@ import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
 import { setQuery, useLocation } from '../router.tsx';
 import type { Member, Org, Team, User } from '../types.ts';
+import { RegistryCredentials } from './RegistryCredentials.tsx';
 import { Button, ConfirmButton, Empty, FieldHint, Loading, ProblemNotice, Section } from '../ui.tsx';
 
 const TEAM_ROLES = ['admin', 'developer', 'viewer'];
@@ -58,6 +59,7 @@ export function TeamsPage() {
         )}
       </Section>
       {selected && <Members key={selected.id} team={selected} />}
+      {selected && <RegistryCredentials key={`registries-${selected.id}`} team={selected} />}
     </>
   );
 }

@@ -1,0 +1,18 @@
+// OCI images (spec 2.8 `container` services, `image` of `steps` services): pulled from registries over the
+// distribution API v2 into a content-addressed store shared by all workspaces. docs/images.md is for operators.
+import path from 'node:path';
+import type { ServerConfig } from '../core/config.ts';
+import { ImageStore } from './store.ts';
+
+export { collectImages, type CollectOptions, type CollectResult } from './gc.ts';
+export { ImageFailure, imageProblem, type ImageFailureReason, type RegistryAnswer } from './failures.ts';
+export type { ImageConfig } from './manifest.ts';
+export { pullImage, resolveImage, type PulledImage, type PullOptions, type ResolveOptions } from './pull.ts';
+export { formatImageReference, isRegistryHost, normalizeRegistryHost, parseImageReference, type ImageReference } from './reference.ts';
+export type { RegistryCredentials } from './registry-auth.ts';
+export { ImageStore, type ImageRecord, type ImageStoreOptions } from './store.ts';
+
+/** The installation's image store: `<data dir>/images`, with the configured size limit and insecure registries. */
+export function openImageStore(config: Pick<ServerConfig, 'dataDir' | 'imagesMaxBytes' | 'insecureRegistries'>): Promise<ImageStore> {
+  return ImageStore.open({ root: path.join(config.dataDir, 'images'), maxBytes: config.imagesMaxBytes, insecureRegistries: config.insecureRegistries });
+}
