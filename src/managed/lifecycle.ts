@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { problem } from '../core/problems.ts';
 import { publishEvent } from '../events/publish.ts';
-import type { NormalLandscape, NormalManagedService } from '../landscape/index.ts';
+import { canonicalJson, type NormalLandscape, type NormalManagedService } from '../landscape/index.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import { insertManagedService, liveManagedServices, setManagedServiceStatus, type ManagedServiceRow, type ManagedServiceStatus } from '../store/managed-services.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
@@ -26,9 +26,11 @@ export interface ManagedLifecycleDeps {
   now: () => Date;
 }
 
-async function setStatus(deps: ManagedLifecycleDeps, row: ManagedServiceRow, status: ManagedServiceStatus, details?: InstanceDetails): Promise<ManagedServiceRow> {
+async function setStatus(
+  deps: ManagedLifecycleDeps, row: ManagedServiceRow, status: ManagedServiceStatus, details?: InstanceDetails, applied: Pick<ManagedServiceRow, 'plan' | 'resources'> | object = {},
+): Promise<ManagedServiceRow> {
   const at = deps.now();
-  const updated = await setManagedServiceStatus(deps.pool, row.id, { status, details }, at);
+  const updated = await setManagedServiceStatus(deps.pool, row.id, { status, details, ...applied }, at);
   await publishEvent(deps.pool, { type: 'managed_service.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.workspace_id, managed_service_id: row.id });
   return updated;
 }
@@ -52,8 +54,12 @@ export function effectivePlan(catalog: Catalog, provider: string, id: string, ov
   return { ...plan, resources };
 }
 
-/** Sync: creates or resumes every managed service of `filled`, deletes those the file no longer has. */
-export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, filled: NormalLandscape): Promise<void> {
+/**
+ * Sync: creates or resumes every managed service of `filled`, deletes those the file no longer has, and brings
+ * running ones to the file (`updating` while a change reaches them). `restart` names the services the plan marks
+ * `restarts`: a running instance among them has its server restarted.
+ */
+export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, filled: NormalLandscape, restart: ReadonlySet<string> = new Set()): Promise<void> {
   const wanted = managedOf(filled);
   const live = await liveManagedServices(deps.pool, workspace.id);
   for (const row of live) {
@@ -66,35 +72,44 @@ export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace:
   }
   for (const [name, service] of wanted) {
     const existing = live.find((row) => row.name === name && row.provider === service.provider);
-    await ensureInstance(deps, workspace, name, service, existing);
+    await ensureInstance(deps, workspace, name, service, existing, restart.has(name));
   }
 }
 
-async function ensureInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, name: string, service: NormalManagedService, existing: ManagedServiceRow | undefined): Promise<void> {
+async function ensureInstance(
+  deps: ManagedLifecycleDeps, workspace: WorkspaceRow, name: string, service: NormalManagedService, existing: ManagedServiceRow | undefined, restart: boolean,
+): Promise<void> {
   const version = managedVersion(service, deps.catalog, existing?.version)!;
-  const planId = service.plan ?? existing?.plan ?? findProvider(deps.catalog, service.provider)?.defaultPlan ?? 'small';
+  const planId = service.plan ?? findProvider(deps.catalog, service.provider)?.defaultPlan ?? existing?.plan ?? 'small';
+  const plan = effectivePlan(deps.catalog, service.provider, planId, service.resources);
+  const resources = Object.fromEntries(Object.entries(plan?.resources ?? {}).map(([key, bounds]) => [key, bounds.value]));
   let row = existing;
   if (!row) {
-    const fields = { workspace_id: workspace.id, team_id: workspace.team_id, name, provider: service.provider, version, plan: planId, status: 'creating' as const };
+    const fields = { workspace_id: workspace.id, team_id: workspace.team_id, name, provider: service.provider, version, plan: planId, resources, status: 'creating' as const };
     row = await insertManagedService(deps.pool, fields, deps.now());
     await publishEvent(deps.pool, { type: 'managed_service.updated', at: deps.now().toISOString(), team_id: row.team_id, workspace_id: row.workspace_id, managed_service_id: row.id });
   } else if (row.status !== 'synchronized') {
     row = await setStatus(deps, row, row.status === 'paused' ? 'unpausing' : 'creating');
   }
+  const running = row.status === 'synchronized';
   try {
     const place = await deps.driver.placeManagedService!(workspaceRef(workspace), name);
-    const request = {
-      id: row.number, name, service, version, uid: workspace.uid, netns: place.netns, address: place.address,
-      plan: effectivePlan(deps.catalog, service.provider, planId, service.resources),
+    const request = { id: row.number, name, service, version, uid: workspace.uid, netns: place.netns, address: place.address, plan };
+    const updating = async () => {
+      row = await setStatus(deps, row!, 'updating');
     };
-    const details = await engine(service.provider).ensure(deps.host, request);
-    if (row.status !== 'synchronized' || JSON.stringify(row.details) !== JSON.stringify(details)) await setStatus(deps, row, 'synchronized', details);
+    const details = await engine(service.provider).ensure(deps.host, request, { restart: running && restart, ...(running && { updating }) });
+    const same = row.status === 'synchronized' && row.plan === planId && sameJson(row.details, details) && sameJson(row.resources, resources);
+    if (!same) await setStatus(deps, row, 'synchronized', details, { plan: planId, resources });
   } catch (error) {
     const reason = error instanceof ManagedInstanceFailure ? error.reason : (error as Error).message;
     deps.host.log(`managed service ${name} of workspace ${workspace.id}: ${reason}`);
     await setStatus(deps, row, 'unknown', { ...row.details, reason });
   }
 }
+
+/** Equal as JSON whatever the order of keys (jsonb keeps its own). */
+const sameJson = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 async function deleteInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow): Promise<void> {
   const deleting = await setStatus(deps, row, 'deleting');

@@ -69,14 +69,14 @@ export async function instanceMajor(host: PostgresHost, id: number): Promise<str
  * is; then brings its extensions and settings to the spec's. Answers once it accepts queries, with the settings
  * that wait for a restart (stop and start) to apply. Idempotent: the lifecycle may call it on every Sync.
  */
-export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec): Promise<{ pendingRestart: string[] }> {
+export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec, hooks: SettingsHooks = {}): Promise<{ pendingRestart: string[] }> {
   await checkSpec(host, spec);
   const decision = startDecision(await instanceMajor(host, spec.id), spec.major);
   if (decision.kind === 'refuse') throw new PostgresInstanceFailure(decision.reason);
   if (decision.kind === 'initialise') await initialise(host, spec);
   await startPostgresInstance(host, spec);
   await ensureDatabase(spec);
-  const pendingRestart = await applyPostgresSettings(spec);
+  const pendingRestart = await applyPostgresSettings(spec, hooks);
   if (decision.kind !== 'initialise' || pendingRestart.length === 0) return { pendingRestart };
   // A new instance starts with its settings: nobody uses it yet, so the restart costs nothing but half a second.
   await stopPostgresInstance(host, spec.id);
@@ -261,19 +261,32 @@ async function ensureDatabase(spec: PostgresInstanceSpec): Promise<void> {
   });
 }
 
+export interface SettingsHooks {
+  /** Called once before an extension or a setting changes (not when everything is as the spec asks). */
+  changing?: () => Promise<void>;
+}
+
 /**
- * Creates the spec's extensions in its database and keeps its settings in the cluster (ALTER SYSTEM, so they hold
- * across restarts), reloading the configuration; answers the settings that apply only after a restart.
+ * Creates the spec's missing extensions in its database and keeps its settings in the cluster (ALTER SYSTEM, so
+ * they hold across restarts), reloading the configuration; answers the settings that apply only after a restart.
+ * A value PostgreSQL refuses (a time zone it does not know) ends in a PostgresInstanceFailure with its reason.
  */
-export async function applyPostgresSettings(spec: PostgresInstanceSpec): Promise<string[]> {
+export async function applyPostgresSettings(spec: PostgresInstanceSpec, hooks: SettingsHooks = {}): Promise<string[]> {
   return withClient(spec, spec.database, async (client) => {
-    for (const name of spec.extensions ?? []) await client.query(`CREATE EXTENSION IF NOT EXISTS ${client.escapeIdentifier(name)}`);
+    const present = await client.query<{ extname: string }>('SELECT extname FROM pg_extension');
+    const missing = (spec.extensions ?? []).filter((name) => !present.rows.some((row) => row.extname === name));
     const kept = await client.query<{ name: string; setting: string }>(
       "SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE '%/postgresql.auto.conf' AND error IS NULL",
     );
-    const change = settingsChange(Object.fromEntries(kept.rows.map((row) => [row.name, row.setting])), spec.settings ?? {});
-    // ALTER SYSTEM takes no parameters; the names are ones specErrors accepted and the values are quoted.
-    for (const [name, value] of change.set) await client.query(`ALTER SYSTEM SET ${name} = ${client.escapeLiteral(value)}`);
+    const change = settingsChange(Object.fromEntries(kept.rows.map((row) => [row.name.toLowerCase(), row.setting])), spec.settings ?? {});
+    if (missing.length + change.set.length + change.reset.length > 0) await hooks.changing?.();
+    for (const name of missing) await client.query(`CREATE EXTENSION IF NOT EXISTS ${client.escapeIdentifier(name)}`);
+    try {
+      // ALTER SYSTEM takes no parameters; the names are ones specErrors accepted and the values are quoted.
+      for (const [name, value] of change.set) await client.query(`ALTER SYSTEM SET ${name} = ${client.escapeLiteral(value)}`);
+    } catch (error) {
+      throw new PostgresInstanceFailure(`PostgreSQL instance ${spec.id} refused its settings: ${(error as Error).message}`);
+    }
     for (const name of change.reset) await client.query(`ALTER SYSTEM RESET ${name}`);
     if (change.set.length + change.reset.length > 0) await client.query('SELECT pg_reload_conf()');
     const pending = await client.query<{ name: string }>(
