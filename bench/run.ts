@@ -3,6 +3,7 @@
 import { benchApi } from './api.ts';
 import { benchEvents } from './events.ts';
 import { benchLandscape } from './landscape.ts';
+import { benchManaged } from './managed.ts';
 import { benchRouter } from './router.ts';
 import { benchWorkspaces } from './workspaces.ts';
 
@@ -12,6 +13,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   events: () => benchEvents(),
   workspaces: () => benchWorkspaces(),
   router: () => benchRouter(),
+  managed: () => benchManaged(),
 };
 
 const named = process.argv.slice(2);

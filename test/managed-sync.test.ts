@@ -142,7 +142,7 @@ test('Plan shows the DSN web will get before the instance exists; Sync creates i
     { ...shown.body, created_at: undefined, updated_at: undefined },
     {
       id: instance.id, team_id: shown.body.team_id, workspace_id: ws, name: 'db', provider: 'postgres', version: '16', plan: 'small',
-      status: 'synchronized', details: { host: 'db', port: 5432, database: 'app', user: 'app', version: '16' }, created_at: undefined, updated_at: undefined,
+      resources: { cpu: 500, memory: 512, storage: 1024, connections: 100 }, status: 'synchronized', details: { host: 'db', port: 5432, database: 'app', user: 'app', version: '16' }, created_at: undefined, updated_at: undefined,
     },
   );
   await events.until('managed_service.updated', (d) => d.managed_service_id === instance.id && d.workspace_id === ws);

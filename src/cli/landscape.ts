@@ -18,6 +18,8 @@ export interface Plan {
     /** Names of environment variables whose value changes; older servers leave it and `restarts` out. */
     environment?: string[];
     restarts?: boolean;
+    /** Why a managed service restarts (newer servers only). */
+    reason?: string;
   }>;
   unchanged: string[];
   prepare: { changed: boolean; changes: string[] };
@@ -54,7 +56,7 @@ export function formatPlan(plan: Plan): string {
     if (service.action === 'create') lines.push(`+ ${service.name} (${service.type})`);
     else if (service.action === 'remove') lines.push(`- ${service.name} (${service.type})`);
     else if (service.action === 'replace') lines.push(`-/+ ${service.name} (${service.previousType} -> ${service.type}, replaced${changed ? `: ${changed}` : ''})`);
-    else lines.push(`~ ${service.name} (${service.type})${service.restarts ? ', restarts' : ''}: ${changeText(service, base)}`);
+    else lines.push(`~ ${service.name} (${service.type})${service.restarts ? ', restarts' : ''}: ${changeText(service, base)}${service.reason ? ` (${service.reason})` : ''}`);
   }
   for (const stage of ['prepare', 'test'] as const) {
     if (!plan[stage].changed) continue;

@@ -1,6 +1,6 @@
 // Secrets at rest: AES-256-GCM with a key from the server's configuration. The additional data binds each
 // ciphertext to its place (vault and name), so a value copied to another row does not open.
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 
 export interface SealedSecret {
   nonce: Buffer;
@@ -23,6 +23,14 @@ export class SecretBox {
     cipher.setAAD(Buffer.from(place));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return { nonce, ciphertext, tag: cipher.getAuthTag(), keyId: this.keyId };
+  }
+
+  /**
+   * A value derived from the key for `purpose` (HMAC-SHA256, hex): the same for the same key and purpose, and
+   * unguessable without the key. For secrets svc makes itself and never stores (generated-secrets.ts).
+   */
+  derive(purpose: string): string {
+    return createHmac('sha256', this.key).update(purpose).digest('hex');
   }
 
   /** The plaintext; throws when the key is another or the value was moved or changed. */

@@ -19,6 +19,7 @@ export const landscapeErrorCodes = {
   'unknown-provider': 'a managed-service provider that is not in the installation\'s catalog',
   'unknown-version': 'a providerVersion the provider does not have, or one the installation disabled',
   'unknown-resource': 'a resource the managed service\'s provider does not have',
+  'unknown-secret': 'a managed service secret its provider does not take',
   'invalid-config': 'a managed service\'s config that breaks its provider\'s schema',
   'update-forbidden': 'a change to a managed service that its provider does not allow after creation',
   'needs-unknown': 'needs names a service that the file does not have',

@@ -23,8 +23,13 @@ export interface ServiceChange {
    * whether the file or a workspace variable or secret changed it. Names only: values never leave the server.
    */
   environment: string[];
-  /** Whether Sync starts the service's replicas afresh (a change of scaling alone does not). */
+  /**
+   * Whether Sync starts the service's replicas afresh (a change of scaling alone does not); for a managed service,
+   * whether Sync restarts its server (src/managed/plan-restarts.ts: only a value whose update rule is `restart`).
+   */
   restarts: boolean;
+  /** Why a changed managed service restarts: the values whose update rule is `restart`. */
+  reason?: string;
 }
 
 /** Each service's environment with its templates filled in, by service name: as last synced, or as it would be now. */

@@ -9,11 +9,11 @@ function file(db: string): string {
   return `schema: svc/v1\nservices:\n  db:\n    type: managed\n${db}`;
 }
 
-function errorsOf(text: string, options: { previous?: string; disabled?: string[] } = {}) {
+function errorsOf(text: string, options: { previous?: string; disabled?: string[]; versions?: Record<string, string> } = {}) {
   const landscape = parseLandscape(text).landscape as Landscape;
   assert.ok(landscape, 'the file itself is valid');
   const previous = options.previous === undefined ? null : normalizeLandscape(parseLandscape(options.previous).landscape!);
-  return catalogErrors(text, landscape, previous, managedCatalog(options.disabled)).map(({ code, line, column, pointer, subject }) => ({ code, line, column, pointer, subject }));
+  return catalogErrors(text, landscape, previous, managedCatalog(options.disabled), options.versions).map(({ code, line, column, pointer, subject }) => ({ code, line, column, pointer, subject }));
 }
 
 test('the newest enabled version is the default, and disabling versions moves it', () => {
@@ -95,4 +95,18 @@ test('the worker lists at most 100 catalog errors and counts the rest, as for th
   const check = checkLandscapeText({ text: `schema: svc/v1\nservices:\n${services}` });
   assert.ok(check.state === 'checked');
   assert.deepEqual([check.errors.length, check.omitted, check.errors[0].line], [100, 50, 5]);
+});
+
+test('the version holds against the one the instance runs: created by default on 17, the file cannot name 16; without a name it keeps 17', () => {
+  const created = file('    provider: postgres\n');
+  assert.deepEqual(errorsOf(file('    provider: postgres\n    providerVersion: "16"\n'), { previous: created, versions: { db: '17' } }).map((e) => [e.code, e.line]), [['update-forbidden', 6]]);
+  // The default moved (17 disabled, so 16): an instance of 17 is still planned without a version in the file.
+  assert.deepEqual(errorsOf(created, { previous: created, versions: { db: '17' }, disabled: ['postgres:17'] }), []);
+});
+
+test('a secret the provider does not take is refused with its place; one it takes but the file leaves out is not an error', () => {
+  assert.deepEqual(errorsOf(file('    provider: postgres\n    secrets:\n      password: "${{ secrets.P }}"\n      token: "${{ secrets.T }}"\n')), [
+    { code: 'unknown-secret', line: 8, column: 14, pointer: '/services/db/secrets/token', subject: 'db' },
+  ]);
+  assert.deepEqual(errorsOf(file('    provider: postgres\n')), []);
 });

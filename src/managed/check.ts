@@ -14,15 +14,22 @@ interface Unplaced {
   subject: string;
 }
 
-/** The catalog errors of `landscape` (read from `text`), placed and in file order; [] when it has none. */
-export function catalogErrors(text: string, landscape: Landscape, previous: NormalLandscape | null, catalog: Catalog): LandscapeError[] {
+/**
+ * The catalog errors of `landscape` (read from `text`), placed and in file order; [] when it has none. `previous`
+ * is the landscape the instances were last synced to (paused ones too) and `versions` the versions the instances
+ * run, by name: the update constraints hold against them.
+ */
+export function catalogErrors(
+  text: string, landscape: Landscape, previous: NormalLandscape | null, catalog: Catalog, versions: Readonly<Record<string, string>> = {},
+): LandscapeError[] {
   const found: Unplaced[] = [];
   for (const [name, service] of Object.entries(landscape.services ?? {})) {
     if (service.type !== 'managed') continue;
     const before = previous?.services[name];
     // Another provider replaces the instance (its data goes, plan.ts): the new one is checked as created afresh.
     const existing = before?.type === 'managed' && before.provider === service.provider ? before : undefined;
-    found.push(...checkManaged(name, service, existing, catalog));
+    const created = existing && { ...existing, providerVersion: Object.hasOwn(versions, name) ? versions[name] : existing.providerVersion };
+    found.push(...checkManaged(name, service, created, catalog));
   }
   // Placing reads the file's YAML again: only a file with errors pays for it.
   if (found.length === 0) return [];
@@ -47,7 +54,16 @@ function checkManaged(name: string, service: ManagedService, before: NormalManag
     errors.push(...resourceErrors(name, service, before, provider, plan, error));
   }
   errors.push(...configErrors(name, service, before, provider, error));
+  errors.push(...secretErrors(name, service, provider, error));
   return errors;
+}
+
+/** Secrets the provider does not declare (a provider's secret the file leaves out is generated: generated-secrets.ts). */
+function secretErrors(name: string, service: ManagedService, provider: Provider, error: MakeError): Unplaced[] {
+  const declared = provider.secrets.map((s) => s.name);
+  return Object.keys(service.secrets ?? {})
+    .filter((key) => !declared.includes(key))
+    .map((key) => error(`/services/${name}/secrets/${key}`, 'unknown-secret', `secret ${key} of service ${name} is not one ${provider.name} takes; choose ${listWords(declared)}`));
 }
 
 type MakeError = (pointer: string, code: LandscapeErrorCode, message: string) => Unplaced;

@@ -38,15 +38,28 @@ export interface InstanceRequest {
   address: string;
 }
 
+/** How Sync asks an engine to bring a running instance to the request. */
+export interface EnsureOptions {
+  /**
+   * Restart the server of an instance that was already running, since the plan says the change needs it
+   * (a value whose update rule is `restart` changed). An engine also restarts when its server says a setting waits
+   * for a restart.
+   */
+  restart?: boolean;
+  /** Called once before a change reaches an instance that was running (its status becomes `updating`). */
+  updating?: () => Promise<void>;
+}
+
 /** What the instance publishes (spec 2.8 `details`): shown by the API, never the password. */
 export type InstanceDetails = Record<string, string | number | boolean>;
 
 export interface ProviderEngine {
   /**
    * Creates the instance when it has no data yet, else starts it as it is (resume), then brings its settings to
-   * the request's. Answers once it serves. Idempotent: Sync calls it every time. Throws ManagedInstanceFailure.
+   * the request's (restarting its server when that needs it). Answers once it serves. Idempotent: Sync calls it
+   * every time. Throws ManagedInstanceFailure.
    */
-  ensure(host: ManagedHost, request: InstanceRequest): Promise<InstanceDetails>;
+  ensure(host: ManagedHost, request: InstanceRequest, options?: EnsureOptions): Promise<InstanceDetails>;
   /** Pauses: its processes end, its data stays. Idempotent. */
   stop(host: ManagedHost, id: number): Promise<void>;
   /** Deletes its processes and its data. Idempotent. */

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { problem } from '../core/problems.ts';
 import { publishEvent } from '../events/publish.ts';
-import type { NormalLandscape, NormalManagedService } from '../landscape/index.ts';
+import { canonicalJson, type NormalLandscape, type NormalManagedService } from '../landscape/index.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import { insertManagedService, liveManagedServices, setManagedServiceStatus, type ManagedServiceRow, type ManagedServiceStatus } from '../store/managed-services.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
@@ -27,9 +27,11 @@ export interface ManagedLifecycleDeps {
   now: () => Date;
 }
 
-async function setStatus(deps: ManagedLifecycleDeps, row: ManagedServiceRow, status: ManagedServiceStatus, details?: InstanceDetails): Promise<ManagedServiceRow> {
+async function setStatus(
+  deps: ManagedLifecycleDeps, row: ManagedServiceRow, status: ManagedServiceStatus, details?: InstanceDetails, applied: Pick<ManagedServiceRow, 'plan' | 'resources'> | object = {},
+): Promise<ManagedServiceRow> {
   const at = deps.now();
-  const updated = await setManagedServiceStatus(deps.pool, row.id, { status, details }, at);
+  const updated = await setManagedServiceStatus(deps.pool, row.id, { status, details, ...applied }, at);
   await publishEvent(deps.pool, { type: 'managed_service.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.workspace_id, managed_service_id: row.id });
   return updated;
 }
@@ -53,8 +55,12 @@ export function effectivePlan(catalog: Catalog, provider: string, id: string, ov
   return { ...plan, resources };
 }
 
-/** Sync: creates or resumes every managed service of `filled`, deletes those the file no longer has. */
-export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, filled: NormalLandscape): Promise<void> {
+/**
+ * Sync: creates or resumes every managed service of `filled`, deletes those the file no longer has, and brings
+ * running ones to the file (`updating` while a change reaches them). `restart` names the services the plan marks
+ * `restarts`: a running instance among them has its server restarted.
+ */
+export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, filled: NormalLandscape, restart: ReadonlySet<string> = new Set()): Promise<void> {
   const wanted = managedOf(filled);
   const live = await liveManagedServices(deps.pool, workspace.id);
   for (const row of live) {
@@ -67,13 +73,15 @@ export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace:
   }
   for (const [name, service] of wanted) {
     const existing = live.find((row) => row.name === name && row.provider === service.provider);
-    await ensureInstance(deps, workspace, name, service, existing);
+    await ensureInstance(deps, workspace, name, service, existing, restart.has(name));
   }
 }
 
-async function ensureInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, name: string, service: NormalManagedService, existing: ManagedServiceRow | undefined): Promise<void> {
+async function ensureInstance(
+  deps: ManagedLifecycleDeps, workspace: WorkspaceRow, name: string, service: NormalManagedService, existing: ManagedServiceRow | undefined, restart: boolean,
+): Promise<void> {
   const version = managedVersion(service, deps.catalog, existing?.version)!;
-  const planId = service.plan ?? existing?.plan ?? findProvider(deps.catalog, service.provider)?.defaultPlan ?? 'small';
+  const planId = service.plan ?? findProvider(deps.catalog, service.provider)?.defaultPlan ?? existing?.plan ?? 'small';
   let row = existing;
   // An instance whose version the operator disabled keeps its data and is not started (health.ts says the same).
   if (row && !isVersionEnabled(deps.catalog, row.provider, row.version)) {
@@ -81,32 +89,47 @@ async function ensureInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRo
     return;
   }
   if (!row) {
-    const fields = { workspace_id: workspace.id, team_id: workspace.team_id, name, provider: service.provider, version, plan: planId, status: 'creating' as const };
+    const resources = planValues(effectivePlan(deps.catalog, service.provider, planId, service.resources));
+    const fields = { workspace_id: workspace.id, team_id: workspace.team_id, name, provider: service.provider, version, plan: planId, resources, status: 'creating' as const };
     row = await insertManagedService(deps.pool, fields, deps.now());
     await publishEvent(deps.pool, { type: 'managed_service.updated', at: deps.now().toISOString(), team_id: row.team_id, workspace_id: row.workspace_id, managed_service_id: row.id });
   } else if (row.status !== 'synchronized') {
     row = await setStatus(deps, row, row.status === 'paused' ? 'unpausing' : 'creating');
   }
-  await runInstance(deps, workspace, row, service, planId);
+  await runInstance(deps, workspace, row, service, planId, restart);
 }
 
-/** Places the instance and has its engine create or start it: `synchronized` with its details, else `unknown`. */
-async function runInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow, service: NormalManagedService, planId: string): Promise<ManagedServiceRow> {
+/** The values of a plan's resources (the file's overrides applied), as recorded on the instance. */
+const planValues = (plan: ManagedPlanDefinition | undefined) => Object.fromEntries(Object.entries(plan?.resources ?? {}).map(([key, bounds]) => [key, bounds.value]));
+
+/**
+ * Places the instance and has its engine create, start or change it: `synchronized` with its details (`updating`
+ * while a change reaches a running one; `restart` restarts its server), else `unknown` with the reason.
+ */
+async function runInstance(
+  deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow, service: NormalManagedService, planId: string, restart = false,
+): Promise<ManagedServiceRow> {
+  const plan = effectivePlan(deps.catalog, service.provider, planId, service.resources);
+  const resources = planValues(plan);
+  const running = row.status === 'synchronized';
   try {
     const place = await deps.driver.placeManagedService!(workspaceRef(workspace), row.name);
-    const request = {
-      id: row.number, name: row.name, service, version: row.version, uid: workspace.uid, netns: place.netns, address: place.address,
-      plan: effectivePlan(deps.catalog, service.provider, planId, service.resources),
+    const request = { id: row.number, name: row.name, service, version: row.version, uid: workspace.uid, netns: place.netns, address: place.address, plan };
+    const updating = async () => {
+      row = await setStatus(deps, row, 'updating');
     };
-    const details = await engine(service.provider).ensure(deps.host, request);
-    if (row.status !== 'synchronized' || JSON.stringify(row.details) !== JSON.stringify(details)) return await setStatus(deps, row, 'synchronized', details);
-    return row;
+    const details = await engine(service.provider).ensure(deps.host, request, { restart: running && restart, ...(running && { updating }) });
+    const same = row.status === 'synchronized' && row.plan === planId && sameJson(row.details, details) && sameJson(row.resources, resources);
+    return same ? row : await setStatus(deps, row, 'synchronized', details, { plan: planId, resources });
   } catch (error) {
     const reason = error instanceof ManagedInstanceFailure ? error.reason : (error as Error).message;
     deps.host.log(`managed service ${row.name} of workspace ${workspace.id}: ${reason}`);
     return setStatus(deps, row, 'unknown', { ...row.details, reason });
   }
 }
+
+/** Equal as JSON whatever the order of keys (jsonb keeps its own). */
+const sameJson = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 /**
  * Resume by hand: the paused (or unknown) instance starts again as the last Sync deployed it (`service`, its

@@ -1,8 +1,10 @@
 // The postgres provider's engine (engine.ts): the file's `config` and the plan become a PostgresInstanceSpec that
-// postgres-instance.ts creates, resumes, stops and deletes.
+// postgres-instance.ts creates, resumes, stops and deletes. A change that waits for a restart (or that the plan
+// says restarts) restarts the server during the Sync.
 import type { InstanceDetails, InstanceRequest, ProviderEngine } from './engine.ts';
-import { createPostgresInstance, deletePostgresInstance, isPostgresInstanceRunning, stopPostgresInstance } from './postgres-instance.ts';
+import { createPostgresInstance, deletePostgresInstance, isPostgresInstanceRunning, startPostgresInstance, stopPostgresInstance } from './postgres-instance.ts';
 import type { PostgresInstanceSpec } from './postgres-rules.ts';
+import { postgresSettings } from './postgres-settings.ts';
 import { postgresParameters } from './service-values.ts';
 
 /** The instance `request` asks for. */
@@ -13,7 +15,8 @@ export function postgresSpec(request: InstanceRequest): PostgresInstanceSpec {
   const locale = typeof service.config.locale === 'string' ? service.config.locale : undefined;
   return {
     id: request.id, major: Number(request.version), database: p.database, user: p.user, password: p.password, uid: request.uid,
-    netns: request.netns, address: request.address, port: p.port, ...(extensions && { extensions }), ...(locale && { locale }),
+    netns: request.netns, address: request.address, port: p.port, settings: postgresSettings(request.plan, service.config),
+    ...(extensions && { extensions }), ...(locale && { locale }),
   };
 }
 
@@ -23,8 +26,22 @@ export function postgresDetails(request: InstanceRequest): InstanceDetails {
 }
 
 export const postgresEngine: ProviderEngine = {
-  async ensure(host, request) {
-    await createPostgresInstance(host, postgresSpec(request));
+  async ensure(host, request, options = {}) {
+    const spec = postgresSpec(request);
+    const wasRunning = await isPostgresInstanceRunning(host, request.id);
+    let updating = false;
+    const announce = async () => {
+      if (updating) return;
+      updating = true;
+      await options.updating?.();
+    };
+    const { pendingRestart } = await createPostgresInstance(host, spec, { changing: wasRunning ? announce : undefined });
+    if (pendingRestart.length > 0 || (wasRunning && options.restart)) {
+      await announce();
+      host.log(`managed PostgreSQL instance ${request.id} restarts to apply ${pendingRestart.join(', ') || 'its plan'}`);
+      await stopPostgresInstance(host, request.id);
+      await startPostgresInstance(host, spec);
+    }
     return postgresDetails(request);
   },
   stop: stopPostgresInstance,

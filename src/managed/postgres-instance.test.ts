@@ -101,6 +101,19 @@ test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete
   await stopPostgresInstance(host, spec.id);
   await startPostgresInstance(host, changed);
   assert.deepEqual((await query(spec, 'SHOW max_connections')).rows, [{ max_connections: '50' }]);
+  // The hook runs once before a change reaches the instance, never when it is as the spec asks.
+  let changes = 0;
+  const changing = async () => void changes++;
+  const zoned = { ...changed, settings: { ...changed.settings, timezone: 'Europe/Berlin' } };
+  assert.deepEqual(await createPostgresInstance(host, zoned, { changing }), { pendingRestart: [] });
+  assert.deepEqual(await createPostgresInstance(host, zoned, { changing }), { pendingRestart: [] });
+  assert.equal(changes, 1);
+  assert.ok(await pollUntil(async () => (await query(spec, 'SHOW timezone')).rows[0].TimeZone === 'Europe/Berlin', 10_000));
+  await assert.rejects(createPostgresInstance(host, { ...zoned, settings: { timezone: 'Mars/Olympus' } }), (error: Error) => {
+    assert.ok(error instanceof PostgresInstanceFailure);
+    assert.match(error.message, /^PostgreSQL instance 1 refused its settings: invalid value for parameter "TimeZone": "Mars\/Olympus"/);
+    return true;
+  });
 
   await deletePostgresInstance(host, spec.id);
   assert.equal(existsSync(instanceDir(host.dataDir, spec.id)), false);

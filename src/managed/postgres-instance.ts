@@ -11,6 +11,7 @@ import { isSameProcess, killProcess, pollUntil, runCommand } from '../runtime/lo
 import { sandboxCommand, type SandboxSpec } from '../runtime/local/sandbox.ts';
 import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
 import {
+  autoConfText,
   BINARIES_IN_SANDBOX,
   INSTANCE_DIR_IN_SANDBOX,
   binariesDir,
@@ -69,14 +70,23 @@ export async function instanceMajor(host: PostgresHost, id: number): Promise<str
  * is; then brings its extensions and settings to the spec's. Answers once it accepts queries, with the settings
  * that wait for a restart (stop and start) to apply. Idempotent: the lifecycle may call it on every Sync.
  */
-export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec): Promise<{ pendingRestart: string[] }> {
+export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec, hooks: SettingsHooks = {}): Promise<{ pendingRestart: string[] }> {
   await checkSpec(host, spec);
   const decision = startDecision(await instanceMajor(host, spec.id), spec.major);
   if (decision.kind === 'refuse') throw new PostgresInstanceFailure(decision.reason);
   if (decision.kind === 'initialise') await initialise(host, spec);
-  await startPostgresInstance(host, spec);
-  await ensureDatabase(spec);
-  const pendingRestart = await applyPostgresSettings(spec);
+  await startPostgresInstance(host, spec).catch(async (error: unknown) => {
+    // A new cluster that cannot start (a setting PostgreSQL refuses) holds nothing yet: the next Sync begins afresh.
+    if (decision.kind === 'initialise') await rm(instanceDataDir(host.dataDir, spec.id), { recursive: true, force: true });
+    throw error;
+  });
+  // A resumed instance has its database (one connection fewer); one whose creation stopped short may not.
+  if (decision.kind === 'initialise') await ensureDatabase(spec);
+  const pendingRestart = await applyPostgresSettings(spec, hooks).catch(async (error: Error & { code?: string }) => {
+    if (error.code !== '3D000') throw error; // invalid_catalog_name: the database does not exist
+    await ensureDatabase(spec);
+    return applyPostgresSettings(spec, hooks);
+  });
   if (decision.kind !== 'initialise' || pendingRestart.length === 0) return { pendingRestart };
   // A new instance starts with its settings: nobody uses it yet, so the restart costs nothing but half a second.
   await stopPostgresInstance(host, spec.id);
@@ -135,6 +145,12 @@ async function initialise(host: PostgresHost, spec: PostgresInstanceSpec): Promi
   } finally {
     await rm(passwordFile, { force: true });
   }
+  // Its settings from the first start on: no restart for those PostgreSQL reads only at start (max_connections).
+  if (Object.keys(spec.settings ?? {}).length > 0) {
+    const autoConf = path.join(data, 'postgresql.auto.conf');
+    await writeFile(autoConf, autoConfText(spec.settings!), { mode: 0o600 });
+    if (isRoot()) await chown(autoConf, spec.uid, 0);
+  }
   host.log(`managed PostgreSQL ${spec.major} instance ${spec.id} initialised in ${data}`);
 }
 
@@ -178,7 +194,7 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
     if (exited) return true;
     lastAnswer = await checkPostgresReady(spec, 'postgres', 1000); // its own database may not exist yet; retried, so short
     return lastAnswer.ready || isAuthorizationRefusal(lastAnswer);
-  }, START_TIMEOUT_MS, 100);
+  }, START_TIMEOUT_MS, 25);
   if (done && lastAnswer.ready && !exited) {
     host.log(`managed PostgreSQL ${spec.major} instance ${spec.id} accepts connections at ${spec.address}:${spec.port}`);
     return;
@@ -261,21 +277,37 @@ async function ensureDatabase(spec: PostgresInstanceSpec): Promise<void> {
   });
 }
 
+export interface SettingsHooks {
+  /** Called once before an extension or a setting changes (not when everything is as the spec asks). */
+  changing?: () => Promise<void>;
+}
+
 /**
- * Creates the spec's extensions in its database and keeps its settings in the cluster (ALTER SYSTEM, so they hold
- * across restarts), reloading the configuration; answers the settings that apply only after a restart.
+ * Creates the spec's missing extensions in its database and keeps its settings in the cluster (ALTER SYSTEM, so
+ * they hold across restarts), reloading the configuration; answers the settings that apply only after a restart.
+ * A value PostgreSQL refuses (a time zone it does not know) ends in a PostgresInstanceFailure with its reason.
  */
-export async function applyPostgresSettings(spec: PostgresInstanceSpec): Promise<string[]> {
+export async function applyPostgresSettings(spec: PostgresInstanceSpec, hooks: SettingsHooks = {}): Promise<string[]> {
   return withClient(spec, spec.database, async (client) => {
-    for (const name of spec.extensions ?? []) await client.query(`CREATE EXTENSION IF NOT EXISTS ${client.escapeIdentifier(name)}`);
-    const kept = await client.query<{ name: string; setting: string }>(
-      "SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE '%/postgresql.auto.conf' AND error IS NULL",
+    // One round trip for what is there: the extensions (name null) and the settings kept by ALTER SYSTEM.
+    const found = await client.query<{ extension: string | null; name: string | null; setting: string | null }>(
+      `SELECT extname AS extension, NULL AS name, NULL AS setting FROM pg_extension
+       UNION ALL SELECT NULL, name, setting FROM pg_file_settings WHERE sourcefile LIKE '%/postgresql.auto.conf' AND error IS NULL`,
     );
-    const change = settingsChange(Object.fromEntries(kept.rows.map((row) => [row.name, row.setting])), spec.settings ?? {});
-    // ALTER SYSTEM takes no parameters; the names are ones specErrors accepted and the values are quoted.
-    for (const [name, value] of change.set) await client.query(`ALTER SYSTEM SET ${name} = ${client.escapeLiteral(value)}`);
+    const missing = (spec.extensions ?? []).filter((name) => !found.rows.some((row) => row.extension === name));
+    const kept = { rows: found.rows.filter((row): row is { extension: null; name: string; setting: string } => row.name !== null) };
+    const change = settingsChange(Object.fromEntries(kept.rows.map((row) => [row.name.toLowerCase(), row.setting])), spec.settings ?? {});
+    if (missing.length + change.set.length + change.reset.length > 0) await hooks.changing?.();
+    for (const name of missing) await client.query(`CREATE EXTENSION IF NOT EXISTS ${client.escapeIdentifier(name)}`);
+    try {
+      // ALTER SYSTEM takes no parameters; the names are ones specErrors accepted and the values are quoted.
+      for (const [name, value] of change.set) await client.query(`ALTER SYSTEM SET ${name} = ${client.escapeLiteral(value)}`);
+    } catch (error) {
+      throw new PostgresInstanceFailure(`PostgreSQL instance ${spec.id} refused its settings: ${(error as Error).message}`);
+    }
     for (const name of change.reset) await client.query(`ALTER SYSTEM RESET ${name}`);
-    if (change.set.length + change.reset.length > 0) await client.query('SELECT pg_reload_conf()');
+    if (change.set.length + change.reset.length === 0) return [];
+    await client.query('SELECT pg_reload_conf()');
     const pending = await client.query<{ name: string }>(
       'SELECT name FROM pg_settings WHERE pending_restart OR (name = ANY($1) AND context = $2) ORDER BY name',
       [change.set.map(([name]) => name).concat(change.reset), 'postmaster'],

@@ -16,6 +16,8 @@ export interface ManagedServiceRow {
   provider: string;
   version: string;
   plan: string;
+  /** The plan's values with the file's overrides, as last applied by Sync. */
+  resources: Record<string, number>;
   status: ManagedServiceStatus;
   details: Record<string, string | number | boolean>;
   created_at: Date;
@@ -34,29 +36,29 @@ export async function liveManagedServices(db: Queryable, workspaceId: number): P
 
 export async function insertManagedService(
   db: Queryable,
-  row: Pick<ManagedServiceRow, 'workspace_id' | 'team_id' | 'name' | 'provider' | 'version' | 'plan' | 'status'>,
+  row: Pick<ManagedServiceRow, 'workspace_id' | 'team_id' | 'name' | 'provider' | 'version' | 'plan' | 'status'> & Partial<Pick<ManagedServiceRow, 'resources'>>,
   at: Date,
 ): Promise<ManagedServiceRow> {
   const result = await db.query<ManagedServiceRow>(
-    `INSERT INTO managed_services (workspace_id, team_id, name, provider, version, plan, status, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
-    [row.workspace_id, row.team_id, row.name, row.provider, row.version, row.plan, row.status, at],
+    `INSERT INTO managed_services (workspace_id, team_id, name, provider, version, plan, resources, status, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
+    [row.workspace_id, row.team_id, row.name, row.provider, row.version, row.plan, JSON.stringify(row.resources ?? {}), row.status, at],
   );
   return result.rows[0];
 }
 
-/** Sets the status (and details when given); `deleted` also marks the row a tombstone. */
+/** Sets the status (and details, plan and resources when given); `deleted` also marks the row a tombstone. */
 export async function setManagedServiceStatus(
   db: Queryable,
   id: string,
-  change: { status: ManagedServiceStatus; details?: ManagedServiceRow['details']; plan?: string },
+  change: { status: ManagedServiceStatus; details?: ManagedServiceRow['details']; plan?: string; resources?: ManagedServiceRow['resources'] },
   at: Date,
 ): Promise<ManagedServiceRow> {
   const result = await db.query<ManagedServiceRow>(
     `UPDATE managed_services SET status = $2, details = COALESCE($3, details), plan = COALESCE($4, plan), updated_at = $5,
-       deleted_at = CASE WHEN $2 = 'deleted' THEN $5 ELSE deleted_at END
+       resources = COALESCE($6, resources), deleted_at = CASE WHEN $2 = 'deleted' THEN $5 ELSE deleted_at END
      WHERE id = $1 RETURNING *`,
-    [id, change.status, change.details === undefined ? null : JSON.stringify(change.details), change.plan ?? null, at],
+    [id, change.status, change.details === undefined ? null : JSON.stringify(change.details), change.plan ?? null, at, change.resources === undefined ? null : JSON.stringify(change.resources)],
   );
   return result.rows[0];
 }

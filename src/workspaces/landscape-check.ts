@@ -16,6 +16,8 @@ import {
 } from '../landscape/index.ts';
 import { managedCatalog } from '../managed/catalog.ts';
 import { catalogErrors } from '../managed/check.ts';
+import { withGeneratedSecrets } from '../managed/generated-secrets.ts';
+import { withManagedRestarts } from '../managed/plan-restarts.ts';
 import { managedServiceValues } from '../managed/service-values.ts';
 import type { Catalog } from '../managed/catalog.ts';
 import type { DeployedEnv } from './deployment.ts';
@@ -29,6 +31,13 @@ export interface PlanRequest {
   context: TemplateContext;
   /** The versions of the workspace's managed-service instances by name (an instance keeps its version). */
   managedVersions?: Readonly<Record<string, string>>;
+  /**
+   * The landscape last synced even when torn down (`previous` otherwise): its managed services' instances still
+   * exist (paused after a Teardown), so their update constraints hold against it.
+   */
+  created?: NormalLandscape | null;
+  /** The workspace's seed of the managed secrets the file leaves out (generated-secrets.ts); none: not generated. */
+  generatedSecretsSeed?: string;
 }
 
 export interface LandscapeCheckRequest {
@@ -64,7 +73,8 @@ export function checkLandscapeText(request: LandscapeCheckRequest): LandscapeChe
   if (!parsed.landscape) return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted };
   // Managed services against the catalog; the update constraints need the deployed landscape, which a plan has.
   const catalog = managedCatalog(request.managedDisabled);
-  const managed = catalogErrors(request.text, parsed.landscape, request.plan?.previous ?? null, catalog);
+  const created = request.plan?.created !== undefined ? request.plan.created : (request.plan?.previous ?? null);
+  const managed = catalogErrors(request.text, parsed.landscape, created, catalog, request.plan?.managedVersions);
   if (managed.length > 0) return { state: 'checked', errors: managed.slice(0, listedErrors), omitted: Math.max(0, managed.length - listedErrors) };
   const normal = normalizeLandscape(parsed.landscape);
   const planned = request.plan && planFilled(request.text, normal, request.plan, catalog);
@@ -78,8 +88,10 @@ function planFilled(text: string, normal: NormalLandscape, request: PlanRequest,
     const name = placed.type.replace(/^urn:svc:problem:/, '') as ProblemName;
     return { problem: { name, status: placed.status, detail: placed.detail, title: placed.title, errors: placed.errors, headers: placed.headers, extra: placed.extra } };
   }
-  const env = environmentsOf(filled.landscape!);
-  return { filled: filled.landscape!, env, plan: planLandscape(request.previous, normal, { before: request.before, after: env }) };
+  const landscape = withGeneratedSecrets(filled.landscape!, catalog, request.generatedSecretsSeed);
+  const env = environmentsOf(landscape);
+  const plan = planLandscape(request.previous, normal, { before: request.before, after: env });
+  return { filled: landscape, env, plan: withManagedRestarts(plan, request.previous, normal, catalog) };
 }
 
 /**
@@ -89,7 +101,8 @@ function planFilled(text: string, normal: NormalLandscape, request: PlanRequest,
 function servicesContext(normal: NormalLandscape, request: PlanRequest, catalog: Catalog): TemplateContext['services'] {
   const managed = Object.fromEntries(Object.entries(normal.services).filter(([, service]) => service.type === 'managed'));
   const filled = fillTemplates({ ...normal, services: managed }, { ...request.context, services: {} });
-  return filled.landscape ? managedServiceValues(filled.landscape, catalog, request.managedVersions ?? {}) : {};
+  if (!filled.landscape) return {};
+  return managedServiceValues(withGeneratedSecrets(filled.landscape, catalog, request.generatedSecretsSeed), catalog, request.managedVersions ?? {});
 }
 
 /** The environment each steps or container service gets, templates filled in. */

@@ -14,6 +14,7 @@ import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow
 import { liveManagedServices } from '../store/managed-services.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import { providerEngines } from '../managed/engines.ts';
+import { generatedSecretsPurpose } from '../managed/generated-secrets.ts';
 import { managedOf, syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
@@ -101,6 +102,8 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
   const current = await readCurrentLandscape(source, row, profile, {
     managedVersions: Object.fromEntries(instances.map((instance) => [instance.name, instance.version])),
     previous: running?.normal ?? null,
+    created: deployed?.normal ?? null,
+    generatedSecretsSeed: values.secrets.derive(generatedSecretsPurpose(row.id)),
     before: running ? openDeployedEnv(values.secrets, running) : {},
     context: {
       workspace: { id: row.id, devDomain: new URL(workspaceAddresses(row.id, values.urls).dev).host },
@@ -191,7 +194,7 @@ export async function syncLandscape(
     return { plan, restart: servicesToRestart(plan), filled };
   });
   // The instances run before the services that use them start.
-  await syncManagedServices(deps.managed, row, filled);
+  await syncManagedServices(deps.managed, row, filled, restart);
   const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
   await deps.services.apply(row.id, { restart, retry: names });
   return plan;

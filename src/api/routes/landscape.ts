@@ -42,7 +42,8 @@ const ServiceChangeSchema = Type.Object({
   previousType: Type.Optional(Type.String({ description: 'the type it had, for replace' })),
   changes: Type.Array(Type.String(), { description: 'JSON Pointers into the normal form of what changes' }),
   environment: Type.Array(Type.String(), { description: 'names (never values) of the environment variables whose value changes at Sync' }),
-  restarts: Type.Boolean({ description: 'whether Sync starts the service afresh' }),
+  restarts: Type.Boolean({ description: "whether Sync starts the service afresh; for a managed service, whether Sync restarts its server (a value whose update rule is restart changes)" }),
+  reason: Type.Optional(Type.String({ description: 'why a changed managed service restarts: the values that need it, e.g. "connections 100 -> 150"' })),
 });
 
 const StageChangeSchema = Type.Object({ changed: Type.Boolean(), changes: Type.Array(Type.String()) });

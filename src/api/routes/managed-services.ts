@@ -20,6 +20,9 @@ export const ManagedServiceSchema = Type.Object({
   provider: Type.String(),
   version: Type.String({ description: 'kept from creation' }),
   plan: Type.String(),
+  resources: Type.Record(Type.String(), Type.Number(), {
+    description: "the plan's values with the file's overrides as last applied by Sync (cpu in thousandths of a core, memory and storage in MiB, connections a count)",
+  }),
   status: StringEnum(managedStatuses),
   details: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
     description: "what the provider publishes (postgres: host, port, database, user, version); `reason` when it is unknown; last known",
@@ -38,6 +41,7 @@ export function managedServiceView(row: ManagedServiceRow) {
     provider: row.provider,
     version: row.version,
     plan: row.plan,
+    resources: row.resources,
     status: row.status,
     details: row.details,
     created_at: iso(row.created_at),

@@ -53,8 +53,10 @@ export async function removeRecordedServiceNetwork(workspaceDir: string): Promis
 const removeServiceNetwork = (network: ServiceNetwork) => removePodNetwork(network);
 
 async function isServiceNetworkUp(network: ServiceNetwork): Promise<boolean> {
-  const bridge = await runCommand('ip', ['-n', network.netns, 'link', 'show', BRIDGE]);
-  const host = await runCommand('ip', ['-o', '-4', 'addr', 'show', 'dev', network.hostVeth]);
+  const [bridge, host] = await Promise.all([
+    runCommand('ip', ['-n', network.netns, 'link', 'show', BRIDGE]),
+    runCommand('ip', ['-o', '-4', 'addr', 'show', 'dev', network.hostVeth]),
+  ]);
   return bridge.code === 0 && host.code === 0 && host.stdout.includes(` ${network.hostAddress}/`);
 }
 
