@@ -1,6 +1,8 @@
 // The postgres provider's engine (engine.ts): the file's `config` and the plan become a PostgresInstanceSpec that
 // postgres-instance.ts creates, resumes, stops and deletes.
 import type { InstanceDetails, InstanceRequest, ProviderEngine } from './engine.ts';
+import { findPgClientTools, pgClientMissing } from './pg-client.ts';
+import { dumpPostgresInstance, restorePostgresInstance } from './postgres-dump.ts';
 import { createPostgresInstance, deletePostgresInstance, isPostgresInstanceRunning, stopPostgresInstance } from './postgres-instance.ts';
 import type { PostgresInstanceSpec } from './postgres-rules.ts';
 import { postgresParameters } from './service-values.ts';
@@ -30,4 +32,12 @@ export const postgresEngine: ProviderEngine = {
   stop: stopPostgresInstance,
   remove: deletePostgresInstance,
   isRunning: isPostgresInstanceRunning,
+  async dump(host, request, file) {
+    await dumpPostgresInstance(host, postgresSpec(request), file);
+    return { format: 'pg_dump custom format', extension: '.dump', mediaType: 'application/octet-stream' };
+  },
+  restore: (host, request, file) => restorePostgresInstance(host, postgresSpec(request), file),
+  async missingDumpTools(host) {
+    return (await findPgClientTools(host.toolsDir)) ? undefined : pgClientMissing(host.toolsDir).detail;
+  },
 };
