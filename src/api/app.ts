@@ -16,6 +16,7 @@ import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerCatalogRoutes } from './routes/catalog.ts';
 import { registerManagedServiceRoutes } from './routes/managed-services.ts';
+import { registerManagedDumpRoutes } from './routes/managed-dumps.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerLandscapeRoutes } from './routes/landscape.ts';
 import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
@@ -149,6 +150,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerEventRoutes(api, deps);
       registerCatalogRoutes(api, deps);
       registerManagedServiceRoutes(api, deps);
+      registerManagedDumpRoutes(api, deps);
     },
     { prefix: API_PREFIX },
   );

@@ -41,6 +41,8 @@ export const ProblemTypes = {
   stageRunning: 'stage-running',
   workspaceNotRunning: 'workspace-not-running',
   notAvailable: 'not-available',
+  managedServicePaused: 'managed-service-paused',
+  dumpNotSupported: 'dump-not-supported',
   unavailable: 'unavailable',
   internal: 'internal',
 } as const;
@@ -108,6 +110,8 @@ const titles: Record<ProblemName, string> = {
   'stage-running': 'The stage is already running',
   'workspace-not-running': 'The workspace is not running',
   'not-available': 'Not available on this installation',
+  'managed-service-paused': 'The managed service is paused',
+  'dump-not-supported': 'This managed service makes no dumps',
   unavailable: 'Service unavailable',
   internal: 'Internal error',
 };

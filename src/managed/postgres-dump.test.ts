@@ -1,7 +1,8 @@
 // Dumps of real managed PostgreSQL instances with the client tools of scripts/setup-pg-client.sh: for 15, 16 and 17,
 // a row written, dumped (pg_dump custom format), restored into a fresh instance of the same major (the row, its
 // index and its sequence come back), a second restore replacing what was written since; a restore of 16's dump into
-// 17; a dump of a stopped instance failing with pg_dump's reason; the preamble filter on its own. Needs root and the
+// 17; a dump of a stopped instance failing with pg_dump's reason; one that cannot be loaded leaving the data as it
+// was; the preamble filter on its own. Needs root and the
 // tools of scripts/setup-postgres.sh and scripts/setup-pg-client.sh.
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -103,6 +104,27 @@ test('a dump of PostgreSQL 16 restores into 17; a stopped instance cannot be dum
     });
     await assert.rejects(restorePostgresInstance(host, target, path.join(host.dataDir, 'missing.dump')), /^Error: reading the dump failed: .*missing\.dump/);
     assert.deepEqual(await notes(target), [{ id: 1, body: 'from 16' }], 'a dump that cannot be read leaves the database as it was');
+  } finally {
+    await Promise.all([deletePostgresInstance(host, source.id), deletePostgresInstance(host, target.id)]);
+  }
+});
+
+test('a dump that cannot be loaded (17 syntax into 15) fails with psql\'s reason and leaves the data as it was', { skip }, async () => {
+  const [source, target] = await Promise.all([instance(17), instance(15)]);
+  try {
+    await query(source, `CREATE TABLE notes (id serial PRIMARY KEY, body text); INSERT INTO notes (body) VALUES ('from 17');
+      CREATE VIEW bodies AS SELECT * FROM JSON_TABLE('[{"b": "x"}]'::jsonb, '$[*]' COLUMNS (b text PATH '$.b')) AS t`);
+    await query(target, "CREATE TABLE notes (id serial PRIMARY KEY, body text); INSERT INTO notes (body) VALUES ('before')");
+    const file = path.join(host.dataDir, 'newer.dump');
+    await dumpPostgresInstance(host, source, file);
+    await assert.rejects(restorePostgresInstance(host, target, file), (error: Error) => {
+      assert.ok(error instanceof ManagedInstanceFailure);
+      assert.match(error.message, /^loading the dump into PostgreSQL instance \d+ failed: .*syntax error/);
+      return true;
+    });
+    assert.deepEqual(await notes(target), [{ id: 1, body: 'before' }]);
+    const left = await query(target, "SELECT datname FROM pg_database WHERE datname = 'svc_restore'");
+    assert.equal(left.rowCount, 0, 'the half-loaded database is gone');
   } finally {
     await Promise.all([deletePostgresInstance(host, source.id), deletePostgresInstance(host, target.id)]);
   }

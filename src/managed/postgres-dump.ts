@@ -1,8 +1,8 @@
 // Dumps and restores of a managed PostgreSQL instance with the client tools of pg-client.ts (pg_dump, pg_restore and
 // psql 17, which read servers 15 to 17). A dump is `pg_dump -Fc` of the instance's database as its user, over the
-// address the instance listens at (the server reaches the service network as Sync's own checks do). A restore replaces
-// the database: it is dropped (its sessions ended) and created again, then the dump is loaded through psql in one
-// transaction. pg_restore 17 writes `SET transaction_timeout = 0;`, which servers before 17 do not know, so for those
+// address the instance listens at (the server reaches the service network as Sync's own checks do). A restore loads
+// the dump through psql in one transaction into a new database, which then replaces the instance's (its sessions
+// ended). pg_restore 17 writes `SET transaction_timeout = 0;`, which servers before 17 do not know, so for those
 // the dump goes as SQL through a filter that drops that one line of its preamble (docs/managed.md, "Dumps").
 import { spawn } from 'node:child_process';
 import { chmod } from 'node:fs/promises';
@@ -73,26 +73,41 @@ export async function dumpPostgresInstance(host: ManagedHost, spec: PostgresInst
   await chmod(file, 0o600);
 }
 
+/** The database a restore loads into before it takes the instance's database's place. */
+const RESTORE_DATABASE = 'svc_restore';
+
 /**
- * Replaces the instance's database with the one dumped in `file` (a pg_dump custom-format file): the database is
- * dropped with its sessions and created again owned by the instance's user, the dump is loaded in one transaction
- * with its objects owned by that user, then the spec's extensions are created again where the dump had none.
+ * Replaces the instance's database with the one dumped in `file` (a pg_dump custom-format file): the dump is loaded
+ * in one transaction into a new database, its objects owned by the instance's user; only once that succeeded is the
+ * instance's database dropped with its sessions and the new one renamed to take its place, so a failed restore
+ * leaves the data as it was. Then the spec's extensions are created where the dump had none.
  */
 export async function restorePostgresInstance(host: ManagedHost, spec: PostgresInstanceSpec, file: string): Promise<void> {
   const tools = await toolsOf(host);
   const list = await run(tools.pgRestore, ['--list', file], clientEnv(spec), ['ignore', 'ignore', 'pipe']).finished;
   if (list.code !== 0) throw new ManagedInstanceFailure(reasonOf('reading the dump', list));
-  await recreateDatabase(spec);
+  await withClient(spec, 'postgres', 'preparing the restore', async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${RESTORE_DATABASE} WITH (FORCE)`); // what an interrupted restore left
+    await client.query(`CREATE DATABASE ${RESTORE_DATABASE} OWNER ${spec.user}`);
+  });
   const env = clientEnv(spec);
   const restore = run(tools.pgRestore, ['-f', '-', '--no-owner', '--no-privileges', file], env, ['ignore', 'pipe', 'pipe']);
-  const psqlArgs = ['-X', '-q', '-1', '-v', 'ON_ERROR_STOP=1', ...connection(spec), '-d', spec.database];
+  const psqlArgs = ['-X', '-q', '-1', '-v', 'ON_ERROR_STOP=1', ...connection(spec), '-d', RESTORE_DATABASE];
   const psql = run(tools.psql, psqlArgs, env, ['pipe', 'ignore', 'pipe']);
   const stages = spec.major < 17 ? [restore.child.stdout!, new PreambleFilter(), psql.child.stdin!] : [restore.child.stdout!, psql.child.stdin!];
   // A psql that stops at an error closes its input: that broken pipe is told by psql's own answer below.
   await pipeline(stages).catch(() => undefined);
   const [restored, loaded] = await Promise.all([restore.finished, psql.finished]);
-  if (loaded.code !== 0) throw new ManagedInstanceFailure(reasonOf(`loading the dump into PostgreSQL instance ${spec.id}`, loaded));
-  if (restored.code !== 0) throw new ManagedInstanceFailure(reasonOf('pg_restore', restored));
+  const failure = loaded.code !== 0
+    ? reasonOf(`loading the dump into PostgreSQL instance ${spec.id}`, loaded)
+    : restored.code !== 0 ? reasonOf('pg_restore', restored) : undefined;
+  // The names are identifiers specErrors accepted (lower case, no quoting needed); the user is the superuser.
+  await withClient(spec, 'postgres', failure ? 'cleaning up the restore' : `replacing the database ${spec.database}`, async (client) => {
+    if (failure) return void (await client.query(`DROP DATABASE IF EXISTS ${RESTORE_DATABASE} WITH (FORCE)`));
+    await client.query(`DROP DATABASE IF EXISTS ${spec.database} WITH (FORCE)`);
+    await client.query(`ALTER DATABASE ${RESTORE_DATABASE} RENAME TO ${spec.database}`);
+  });
+  if (failure) throw new ManagedInstanceFailure(failure);
   await createExtensions(spec);
   host.log(`managed PostgreSQL instance ${spec.id}: database ${spec.database} restored from ${file}`);
 }
@@ -109,13 +124,6 @@ async function withClient(spec: PostgresInstanceSpec, database: string, what: st
     await client.end().catch(() => undefined);
   }
 }
-
-/** The names are identifiers specErrors accepted (lower case, no quoting needed); the user is the superuser. */
-const recreateDatabase = (spec: PostgresInstanceSpec) =>
-  withClient(spec, 'postgres', `replacing the database ${spec.database}`, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${spec.database} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${spec.database} OWNER ${spec.user}`);
-  });
 
 /** The extensions the file asks for, where the dump brought none (its settings live in the cluster, untouched). */
 const createExtensions = (spec: PostgresInstanceSpec) =>

@@ -13,6 +13,7 @@ export const operationKinds = [
   'workspace.archive',
   'workspace.restore_archive',
   'managed_service.dump',
+  'managed_service.restore',
 ] as const;
 export type OperationKind = (typeof operationKinds)[number];
 

@@ -2,6 +2,8 @@
 // reconciliation at start and the periodic chores.
 import { managedCatalog } from '../managed/catalog.ts';
 import { deleteManagedServices } from '../managed/lifecycle.ts';
+import { queueNightlyDumps, removeOrphanDumpFiles } from '../managed/backups.ts';
+import { dumpOperationHandlers } from '../managed/dumps.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -110,13 +112,14 @@ export async function startWorkspaceRuntime(options: {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
+  const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
   const syncDeps = { managed, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,
     clock,
     hub: options.hub,
-    handlers: { ...workspaceOperationHandlers(deps), ...landscapeOperationHandlers(syncDeps) },
+    handlers: { ...workspaceOperationHandlers(deps), ...landscapeOperationHandlers(syncDeps), ...dumpOperationHandlers(dumps) },
     log,
   });
   await stages.recover();
@@ -130,6 +133,8 @@ export async function startWorkspaceRuntime(options: {
     await services.sleepIdle();
     await purgeExpiredWorkspaces(deps);
     await deleteFinishedOperations(pool, new Date(clock.nowMs() - RETENTION_MS));
+    await queueNightlyDumps(managed);
+    await removeOrphanDumpFiles(managed);
   };
   const timer = setInterval(() => chores().catch((error: Error) => log(`workspace chores: ${error.message}`)), 60_000).unref();
   return {
