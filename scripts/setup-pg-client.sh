@@ -63,15 +63,18 @@ log=$base/install.log
 work=$base/$major.partial
 rm -rf "$work" && mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$work/debs" "$work/root"
 echo "deb [signed-by=$keyring] $mirror $suite main" >"$apt_dir/$suite.list"
+: >"$apt_dir/status" # the machine's installed packages play no part in what is chosen
 apt_options=(-o "Dir::Etc::SourceList=$apt_dir/$suite.list" -o Dir::Etc::SourceParts=/nonexistent
-  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root -qq)
+  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::State::status=$apt_dir/status" -o "Dir::Cache=$apt_dir/cache"
+  -o APT::Sandbox::User=root -qq)
 echo "setup-pg-client: fetching postgresql-client-$major of Debian $suite from $mirror"
 failed() {
   echo "setup-pg-client: $1; the last lines of $log:" >&2
   tail -n 25 "$log" >&2
   exit 1
 }
-apt-get "${apt_options[@]}" update >"$log" 2>&1 || failed "apt-get update of $suite failed"
+apt-get "${apt_options[@]}" --error-on=any update >"$log" 2>&1 || failed "apt-get update of $suite from $mirror failed"
+compgen -G "$apt_dir/lists/*_dists_${suite}_main_binary-*_Packages*" >/dev/null || failed "apt-get update found no package list of $suite at $mirror"
 (cd "$work/debs" && apt-get "${apt_options[@]}" download "${packages[@]}") >>"$log" 2>&1 || failed "downloading the packages failed"
 for deb in "$work"/debs/*.deb; do dpkg -x "$deb" "$work/root" >>"$log" 2>&1 || failed "unpacking $deb failed"; done
 rm -rf "$work/debs"

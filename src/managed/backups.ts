@@ -41,16 +41,28 @@ export interface BackupDeps {
   now: () => Date;
 }
 
-/** Queues tonight's dumps that are due; answers the managed services queued. A refusal skips one until tomorrow's try. */
+/** What was logged about a refused nightly dump, by managed service, so that the chore says it once a night. */
+const toldRefusals = new Map<string, string>();
+
+/**
+ * Queues tonight's dumps that are due; answers the managed services queued. One that is refused (no client tools,
+ * not running) is logged once a night with the reason and tried again at the next round.
+ */
 export async function queueNightlyDumps(deps: BackupDeps): Promise<string[]> {
   const now = deps.now();
+  const night = backupNightStart(now).toISOString();
   const queued: string[] = [];
   for (const candidate of await backupCandidates(deps.pool)) {
     if (!candidate.backups || !findProvider(deps.catalog, candidate.provider)?.capabilities.backups) continue;
     if (!nightlyDue(now, candidate.created_at, candidate.last_nightly)) continue;
     const done = await withTransaction(deps.pool, async (db) => {
       const row = await findManagedService(db, candidate.id);
-      if (!row || (await dumpRefusal(deps, row, 'dump'))) return false;
+      const refusal = row && (await dumpRefusal(deps, row, 'dump'));
+      if (refusal && toldRefusals.get(candidate.id) !== `${night} ${refusal.detail}`) {
+        toldRefusals.set(candidate.id, `${night} ${refusal.detail}`);
+        deps.host.log(`nightly dump of managed service ${candidate.id} skipped: ${refusal.detail}`);
+      }
+      if (!row || refusal) return false;
       await enqueueDump(db, row, { id: randomUUID(), kind: 'nightly', by: null, at: now });
       return true;
     }).catch((error: unknown) => {
