@@ -35,3 +35,5 @@ bash console/build.sh
 
 # The PostgreSQL majors of the managed postgres provider, into the tools directory (instant once installed).
 bash scripts/setup-postgres.sh
+# pg_dump, pg_restore and psql 17 for dumps of managed postgres 15 to 17 (scripts/setup-pg-client.sh; instant once installed).
+bash scripts/setup-pg-client.sh

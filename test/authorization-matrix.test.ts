@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { dumpFile } from '../src/managed/dumps.ts';
+import { insertManagedDump } from '../src/store/managed-dumps.ts';
 import { insertManagedService } from '../src/store/managed-services.ts';
 import { insertOperation } from '../src/store/operations.ts';
 import { insertWorkspace } from '../src/store/workspaces.ts';
@@ -16,6 +20,7 @@ interface World {
   operation: string;
   workspace: number;
   managedService: string;
+  dump: string;
   org: string;
   team: number;
   ownKeyId: Record<Caller, string>;
@@ -243,6 +248,25 @@ const rows: Row[] = [
     expect: all(404),
   },
   { route: 'POST /api/v1/workspaces/{ws}/sign-in-links', call: (c, w) => c.post(`/workspaces/${w.workspace}/sign-in-links`, {}), expect: { ...all(201), outsider: 404 } },
+  // Managed-service dumps: the matrix instance is paused and the test server has no client tools, so every caller
+  // allowed to make or restore one gets 501 (the installation's lack comes first); a recorded dump downloads.
+  { route: 'POST /api/v1/managed-services/{ms}/dumps', call: (c, w) => c.post(`/managed-services/${w.managedService}/dumps`), expect: { ...all(501), outsider: 404, viewer: 403 } },
+  { route: 'GET /api/v1/managed-services/{ms}/dumps', call: (c, w) => c.get(`/managed-services/${w.managedService}/dumps`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'GET /api/v1/managed-services/{ms}/dumps/{dump}',
+    call: (c, w) => c.get(`/managed-services/${w.managedService}/dumps/${w.dump}`),
+    expect: { ...all(200), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'DELETE /api/v1/managed-services/{ms}/dumps/{dump}',
+    call: async (c, w) => c.delete(`/managed-services/${w.managedService}/dumps/${await matrixDump(w)}`),
+    expect: { ...all(204), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'POST /api/v1/managed-services/{ms}/restore',
+    call: (c, w) => c.post(`/managed-services/${w.managedService}/restore`, { dump: w.dump }),
+    expect: { ...all(501), outsider: 404, viewer: 403 },
+  },
   { route: 'GET /api/v1/operations', call: (c) => c.get('/operations'), expect: all(200) },
   {
     route: 'GET /api/v1/operations/{id}',
@@ -311,9 +335,22 @@ before(async () => {
     { workspace_id: workspace.id, team_id: team, name: 'db', provider: 'postgres', version: '16', plan: 'small', status: 'paused' },
     new Date(),
   );
-  world = { operation: operation.id, workspace: workspace.id, managedService: managed.id, org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
+  world = { operation: operation.id, workspace: workspace.id, managedService: managed.id, dump: '', org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
   world.foreignKeyId = (await owner.key.get('/me/api-keys')).body.items[0].id;
+  world.dump = await matrixDump(world);
 });
+
+/** A dump of the matrix instance, recorded with its file. */
+async function matrixDump(w: World): Promise<string> {
+  const row = await insertManagedDump(server.server.database.pool, {
+    id: randomUUID(), managed_service_id: w.managedService, team_id: w.team, provider: 'postgres', version: '16', kind: 'manual',
+    format: 'pg_dump custom format', extension: '.dump', media_type: 'application/octet-stream', size_bytes: 5, operation_id: null,
+    created_by: null, created_at: new Date(),
+  });
+  await mkdir(path.dirname(dumpFile(server.server.config.dataDir, row)), { recursive: true });
+  await writeFile(dumpFile(server.server.config.dataDir, row), 'PGDMP');
+  return row.id;
+}
 after(async () => server?.close());
 
 for (const row of rows) {

@@ -17,6 +17,7 @@ import { registerAuditRoutes } from './routes/audit.ts';
 import { registerCatalogRoutes } from './routes/catalog.ts';
 import { registerManagedServiceRoutes } from './routes/managed-services.ts';
 import { registerManagedServiceActionRoutes } from './routes/managed-service-actions.ts';
+import { registerManagedDumpRoutes } from './routes/managed-dumps.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerLandscapeRoutes } from './routes/landscape.ts';
 import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
@@ -153,6 +154,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerCatalogRoutes(api, deps);
       registerManagedServiceRoutes(api, deps);
       registerManagedServiceActionRoutes(api, deps);
+      registerManagedDumpRoutes(api, deps);
     },
     { prefix: API_PREFIX },
   );

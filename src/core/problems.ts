@@ -42,6 +42,8 @@ export const ProblemTypes = {
   workspaceNotRunning: 'workspace-not-running',
   imageUnavailable: 'image-unavailable',
   notAvailable: 'not-available',
+  managedServicePaused: 'managed-service-paused',
+  dumpNotSupported: 'dump-not-supported',
   unavailable: 'unavailable',
   internal: 'internal',
 } as const;
@@ -110,6 +112,8 @@ const titles: Record<ProblemName, string> = {
   'workspace-not-running': 'The workspace is not running',
   'image-unavailable': 'The image cannot be pulled',
   'not-available': 'Not available on this installation',
+  'managed-service-paused': 'The managed service is paused',
+  'dump-not-supported': 'This managed service makes no dumps',
   unavailable: 'Service unavailable',
   internal: 'Internal error',
 };

@@ -73,6 +73,11 @@ export interface ProviderEngine {
   dump?(host: ManagedHost, request: InstanceRequest, file: string): Promise<DumpInfo>;
   /** Loads `file`, a dump of this provider, into the running instance (a fresh one in the tests). */
   restore?(host: ManagedHost, request: InstanceRequest, file: string): Promise<void>;
+  /**
+   * What this installation lacks to dump and restore (e.g. client tools a set-up script installs), in words for a
+   * 501; undefined when it has all it needs. Absent: dump and restore need nothing beyond the engine.
+   */
+  missingDumpTools?(host: ManagedHost): Promise<string | undefined>;
   /** The port of the instance's HTTP endpoint served on its managed-service host ms-<number>, if it has one. */
   httpPort?(request: Pick<InstanceRequest, 'service' | 'version'>): number;
 }

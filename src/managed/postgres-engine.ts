@@ -2,6 +2,8 @@
 // postgres-instance.ts creates, resumes, stops and deletes. A change that waits for a restart (or that the plan
 // says restarts) restarts the server during the Sync.
 import type { InstanceDetails, InstanceRequest, ProviderEngine } from './engine.ts';
+import { findPgClientTools, pgClientMissing } from './pg-client.ts';
+import { dumpPostgresInstance, restorePostgresInstance } from './postgres-dump.ts';
 import { createPostgresInstance, deletePostgresInstance, isPostgresInstanceRunning, startPostgresInstance, stopPostgresInstance } from './postgres-instance.ts';
 import type { PostgresInstanceSpec } from './postgres-rules.ts';
 import { postgresSettings } from './postgres-settings.ts';
@@ -47,4 +49,12 @@ export const postgresEngine: ProviderEngine = {
   stop: stopPostgresInstance,
   remove: deletePostgresInstance,
   isRunning: isPostgresInstanceRunning,
+  async dump(host, request, file) {
+    await dumpPostgresInstance(host, postgresSpec(request), file);
+    return { format: 'pg_dump custom format', extension: '.dump', mediaType: 'application/octet-stream' };
+  },
+  restore: (host, request, file) => restorePostgresInstance(host, postgresSpec(request), file),
+  async missingDumpTools(host) {
+    return (await findPgClientTools(host.toolsDir)) ? undefined : pgClientMissing(host.toolsDir).detail;
+  },
 };

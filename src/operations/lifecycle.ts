@@ -15,6 +15,7 @@ export const operationKinds = [
   'managed_service.dump',
   'managed_service.pause',
   'managed_service.resume',
+  'managed_service.restore',
 ] as const;
 export type OperationKind = (typeof operationKinds)[number];
 

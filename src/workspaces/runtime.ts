@@ -4,6 +4,8 @@ import { managedCatalog } from '../managed/catalog.ts';
 import { deleteManagedServices } from '../managed/lifecycle.ts';
 import { checkManagedHealth, purgeExpiredManagedTombstones } from '../managed/health.ts';
 import { manualActionHandlers } from '../managed/manual-actions.ts';
+import { queueNightlyDumps, removeOrphanDumpFiles } from '../managed/backups.ts';
+import { dumpOperationHandlers } from '../managed/dumps.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -121,13 +123,19 @@ export async function startWorkspaceRuntime(options: {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
+  const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
   const syncDeps = { managed, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,
     clock,
     hub: options.hub,
-    handlers: { ...workspaceOperationHandlers(deps), ...landscapeOperationHandlers(syncDeps), ...manualActionHandlers({ pool, secrets: options.secrets, managed }) },
+    handlers: {
+      ...workspaceOperationHandlers(deps),
+      ...landscapeOperationHandlers(syncDeps),
+      ...manualActionHandlers({ pool, secrets: options.secrets, managed }),
+      ...dumpOperationHandlers(dumps),
+    },
     log,
   });
   await stages.recover();
@@ -146,6 +154,8 @@ export async function startWorkspaceRuntime(options: {
     await managedChores.checkHealth();
     await managedChores.purgeTombstones();
     await deleteFinishedOperations(pool, new Date(clock.nowMs() - RETENTION_MS));
+    await queueNightlyDumps(managed);
+    await removeOrphanDumpFiles(managed);
   };
   const timer = setInterval(() => chores().catch((error: Error) => log(`workspace chores: ${error.message}`)), 60_000).unref();
   return {
