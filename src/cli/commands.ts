@@ -17,6 +17,9 @@ const commands: Record<string, Loader> = {
   secret: async () => (await import('./variables.ts')).secretCommands,
   keys: async () => (await import('./keys.ts')).keyCommands,
   events: async () => (await import('./events.ts')).eventsCommand,
+  ssh: async () => (await import('./shell.ts')).sshCommand,
+  exec: async () => (await import('./shell.ts')).execCommand,
+  'port-forward': async () => (await import('./shell.ts')).portForwardCommand,
 };
 
 const isCommand = (value: Command | Record<string, Command>): value is Command => typeof (value as Command).run === 'function';

@@ -203,6 +203,7 @@ export interface ExecSpec {
   env: Record<string, string>;
 }
 
+/** Both resolve with the socket paused: frames that came with the handshake wait until the caller listens and resumes it. */
 export interface PodStreams {
   /**
    * Runs a command or shell in /data/app of the pod as the workspace UID; resolves with an open WebSocket speaking

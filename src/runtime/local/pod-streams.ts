@@ -65,6 +65,7 @@ function connect(endpoint: AgentEndpoint, path: string, headers: Record<string, 
       socket.removeAllListeners('error');
       socket.removeAllListeners('unexpected-response');
       socket.on('error', () => socket.terminate()); // a broken stream closes; 'close' tells the caller
+      socket.pause(); // frames that came with the handshake wait for the caller's listener
       resolve(socket);
     });
     socket.once('error', (error) => fail(error.message));
