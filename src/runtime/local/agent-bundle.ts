@@ -34,7 +34,7 @@ async function bundle(projectDir: string, dataDir: string): Promise<string> {
     // `ws` is CommonJS and requires Node's modules: give the ES module bundle a `require`.
     banner: { js: "import { createRequire as svcCreateRequire } from 'node:module'; const require = svcCreateRequire(import.meta.url);" },
   });
-  const pty = await copyNodePty(projectDir, partial);
+  const pty = await copyNodePty(partial);
   await chmod(partial, 0o755);
   const hash = createHash('sha256');
   for (const file of [AGENT_MAIN, EDITOR_MAIN, ...pty]) {
@@ -47,9 +47,9 @@ async function bundle(projectDir: string, dataDir: string): Promise<string> {
   return target;
 }
 
-/** node-pty's package.json, lib/*.js and compiled addon under <dir>/node_modules/node-pty; their paths within dir. */
-async function copyNodePty(projectDir: string, dir: string): Promise<string[]> {
-  const source = path.dirname(createRequire(path.join(projectDir, 'package.json')).resolve('node-pty/package.json'));
+/** node-pty's package.json, lib/*.js and compiled addon (svc's own) under <dir>/node_modules/node-pty; their paths within dir. */
+async function copyNodePty(dir: string): Promise<string[]> {
+  const source = path.dirname(createRequire(import.meta.url).resolve('node-pty/package.json'));
   const target = path.join(dir, 'node_modules', 'node-pty');
   const wanted = (file: string) => {
     const relative = path.relative(source, file);
