@@ -10,8 +10,9 @@ source scripts/npm-env.sh
 clean_npm_env
 
 # chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx and its Lua module: the data plane
-# (the default; --data-plane node does without) and its tests, and bench/router's reference.
-packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua)
+# (the default; --data-plane node does without) and its tests, and bench/router's reference. g++, make, python3:
+# node-gyp builds node-pty (the terminals of `svc ssh`) during npm ci, with the headers of the user npmrc's nodedir.
+packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua g++ make python3)
 source scripts/apt-packages.sh
 ensure_packages setup "${packages[@]}"
 
