@@ -7,6 +7,7 @@ import { watchLandscapeFiles } from './landscape-watch.ts';
 import { shellQuote } from './shell.ts';
 import { agentEnv, AGENT_VERSION, type AgentStatus } from './protocol.ts';
 import { serveStatus } from './status-server.ts';
+import { commandEnv } from './stream-server.ts';
 import { editorSupervisionPolicy, type SupervisionPolicy } from './supervision.ts';
 
 export interface AgentOptions {
@@ -18,6 +19,8 @@ export interface AgentOptions {
   /** Shell command of the editor, run with `bash -lc`; defaults to the built-in editor. */
   editorCommand?: string;
   workspaceDir: string;
+  /** The pod's token for exec and port-forward streams; none without it. */
+  token?: string;
   nowMs?: () => number;
   log?: (line: string) => void;
   policy?: SupervisionPolicy;
@@ -32,7 +35,8 @@ export interface RunningAgent {
 
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const log = options.log ?? ((line: string) => console.log(`agent: ${line}`));
-  const server = await serveStatus(options.host, options.port, () => status());
+  const streams = { token: options.token, workspaceDir: options.workspaceDir, baseEnv: commandEnv(process.env) };
+  const server = await serveStatus(options.host, options.port, () => status(), streams);
   const { port } = server;
   log(`agent ${AGENT_VERSION} listening on ${options.host}:${port}`);
   const editor = new EditorSupervisor({

@@ -22,6 +22,16 @@ async function startReplicaMode() {
   return startReplicaAgent({ host, port, workspaceDir, config, log: (stream, text) => log.write(stream, text) });
 }
 
+/** The pod's token from the file the driver bound, read once; commands never see the file's name. */
+function readToken(file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const agent =
   env[replicaEnv.mode] === 'replica'
     ? await startReplicaMode()
@@ -32,6 +42,7 @@ const agent =
         editorPort: Number(env[agentEnv.editorPort] ?? DEFAULT_EDITOR_PORT),
         editorCommand: env[agentEnv.editorCommand],
         workspaceDir,
+        token: readToken(env[agentEnv.tokenFile]),
       });
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -19,6 +19,8 @@ export const agentEnv = {
   workspaceDir: 'SVC_WORKSPACE_DIR',
   /** The built-in editor's script when the agent runs from its bundle (it then has no TypeScript loader). */
   editorScript: 'SVC_EDITOR_SCRIPT',
+  /** A file holding the pod's token, which the server's exec and port-forward streams must carry. */
+  tokenFile: 'SVC_AGENT_TOKEN_FILE',
 } as const;
 
 /** `starting` until the editor answers HTTP; `failed` when it keeps crashing (the agent still retries). */

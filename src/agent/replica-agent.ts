@@ -11,6 +11,7 @@ import { AGENT_STATUS_PATH, AGENT_VERSION } from './protocol.ts';
 import { parseReplicaStatus, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
 import { serviceLogTexts } from './service-log-texts.ts';
 import { serveStatus } from './status-server.ts';
+import { commandEnv } from './stream-server.ts';
 import {
   exitCodeOf, initialRun, nothingToRun, replicaStatusOf, serverExited, serverStarted, stepExited, stepsStarted, type ServerPolicy, type ServiceRun,
 } from './service-run.ts';
@@ -33,7 +34,10 @@ export interface RunningReplicaAgent {
 
 export async function startReplicaAgent(options: ReplicaAgentOptions): Promise<RunningReplicaAgent> {
   const replica = new ReplicaRunner(options);
-  const server = await serveStatus(options.host, options.port, () => replica.status());
+  // a shell in the replica sees what its steps see
+  const baseEnv = commandEnv(stepEnvironment(options.config, options.workspaceDir), {}, false);
+  const streams = { token: options.config.agentToken, workspaceDir: options.workspaceDir, baseEnv };
+  const server = await serveStatus(options.host, options.port, () => replica.status(), streams);
   void replica.run().catch((error: Error) => replica.crashed(error));
   return {
     port: server.port,

@@ -66,6 +66,8 @@ export interface ReplicaConfig {
   needs: NeedAddress[];
   image?: string;
   timings: ReplicaTimings;
+  /** The pod's token for the server's exec and port-forward streams (stream-protocol.ts). */
+  agentToken?: string;
 }
 
 export type ReplicaStatusValue = 'starting' | 'running' | 'finished' | 'failure';

@@ -1,5 +1,7 @@
 // The HTTP API: Fastify with the shared conventions as hooks and one plugin per resource under /api/v1.
+import { EventEmitter } from 'node:events';
 import http from 'node:http';
+import websocket from '@fastify/websocket';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { SERVER_VERSION, API_VERSION } from '../core/version.ts';
@@ -34,6 +36,7 @@ import { registerUserRoutes } from './routes/users.ts';
 import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
 import { registerWorkspaceRoutes } from './routes/workspaces.ts';
+import { registerWorkspaceStreamRoutes, streamProtocolOf } from './routes/workspace-streams.ts';
 import { ProblemRef, ProblemSchema } from './schemas.ts';
 import { ADMIT_SECRET_HEADER, AUTH_PATH, ERROR_PATH } from '../router/nginx-config.ts';
 import { MAX_URL_LENGTH } from '../router/routes.ts';
@@ -42,6 +45,8 @@ import { MAX_URL_LENGTH } from '../router/routes.ts';
 export const BODY_LIMIT = 8 * 1024 * 1024;
 
 export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefined): Promise<FastifyInstance> {
+  // Upgrades of console and API hosts go through Fastify's routes (shells, forwarded ports); workspace hosts' to the router.
+  const apiUpgrades = new EventEmitter();
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: BODY_LIMIT,
@@ -72,7 +77,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       server.on('upgrade', (request, socket, head) => {
         const target = deps.router.targetOf(request);
         if (target) void deps.router.handleUpgrade(request, socket, head, target);
-        else socket.destroy();
+        else apiUpgrades.emit('upgrade', request, socket, head);
       });
       // What Fastify sets on a server it makes itself: idle keep-alive connections stay 72 s (Node's 5 s would
       // race clients reusing a connection just as the server closes it).
@@ -130,6 +135,14 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
   registerRateLimit(app, deps.config.rateLimitPerMinute, deps.clock);
   registerIdempotency(app, deps.pool, deps.clock);
   registerAudit(app, deps.pool, deps.clock, deps.log);
+  await app.register(websocket, {
+    options: {
+      server: apiUpgrades as unknown as http.Server,
+      perMessageDeflate: false,
+      maxPayload: 16 * 1024 * 1024,
+      handleProtocols: (offered, request) => streamProtocolOf(request.url ?? '', offered),
+    },
+  });
 
   await app.register(
     async (api) => {
@@ -145,6 +158,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);
+      registerWorkspaceStreamRoutes(api, deps);
       registerVariableRoutes(api, deps);
       registerLandscapeRoutes(api, deps);
       registerServiceRoutes(api, deps);

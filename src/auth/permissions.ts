@@ -26,6 +26,7 @@ export const teamPermissionNames = [
   'workspace.update',
   'workspace.delete',
   'workspace.use',
+  'workspace.exec',
   'landscape.view',
   'landscape.sync',
   'variables.manage',
@@ -42,6 +43,7 @@ const developer: TeamPermission[] = [
   'workspace.update',
   'workspace.delete',
   'workspace.use',
+  'workspace.exec',
   'landscape.sync',
   'variables.manage',
 ];

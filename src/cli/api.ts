@@ -2,6 +2,7 @@
 // failures into "could not reach", and the one-time warning when the server's version differs (spec 9.2).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import WebSocket from 'ws';
 import type { ProblemBody } from '../core/problems.ts';
 import { CliError, ExitCode, problemError, unreachable } from './errors.ts';
 
@@ -69,6 +70,43 @@ export class Api {
     return this.send('GET', path, options, accept);
   }
 
+  /**
+   * Opens a WebSocket stream of the API (a shell, a forwarded port) speaking `protocol`, paused until the caller
+   * listens; a refusal before the upgrade is thrown as the server's problem, like any other answer.
+   */
+  openStream(path: string, query: URLSearchParams, protocol: string): Promise<WebSocket> {
+    const address = new URL(`${this.url}/api/v1${path}`);
+    address.protocol = address.protocol === 'https:' ? 'wss:' : 'ws:';
+    address.search = query.toString();
+    const headers: Record<string, string> = { 'user-agent': `svc-cli/${CLI_VERSION}` };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(address, protocol, { headers, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
+      const settle = (error: CliError) => {
+        socket.removeAllListeners();
+        socket.on('error', () => undefined);
+        socket.terminate();
+        reject(error);
+      };
+      socket.once('open', () => {
+        socket.removeAllListeners('unexpected-response');
+        socket.pause(); // frames that came with the handshake wait until the caller listens and resumes
+        resolve(socket);
+      });
+      socket.once('error', (error) => settle(unreachable(`could not reach the server at ${this.url}: ${networkReason(error)}`)));
+      socket.once('unexpected-response', (_request, response) => {
+        this.checkVersion(String(response.headers['svc-version'] ?? '') || null);
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => {
+          const headers = new Headers(Object.entries(response.headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value]] : [])) as [string, string][]);
+          settle(this.failureOf(response.statusCode ?? 0, response.statusMessage ?? '', headers, text, undefined));
+        });
+      });
+    });
+  }
+
   /** Every item of a paged list (`{ items, next_cursor }`). */
   async all<T>(path: string, query: RequestOptions['query'] = {}): Promise<T[]> {
     const items: T[] = [];
@@ -102,14 +140,18 @@ export class Api {
 
   private async failure(response: Response, file: string | undefined): Promise<CliError> {
     const text = await response.text().catch(() => '');
-    if (/^application\/problem\+json/.test(response.headers.get('content-type') ?? '')) {
+    return this.failureOf(response.status, response.statusText, response.headers, text, file);
+  }
+
+  private failureOf(status: number, statusText: string, headers: Headers, text: string, file: string | undefined): CliError {
+    if (/^application\/problem\+json/.test(headers.get('content-type') ?? '')) {
       return problemError(JSON.parse(text) as ProblemBody, file);
     }
     // Not svc's own answer: a proxy or load balancer in front of a server that is down.
-    if ([502, 503, 504].includes(response.status)) {
-      return unreachable(`could not reach the server at ${this.url}: ${response.status} ${response.statusText}`);
+    if ([502, 503, 504].includes(status)) {
+      return unreachable(`could not reach the server at ${this.url}: ${status} ${statusText}`);
     }
-    const problem: ProblemBody = { type: 'about:blank', title: `${response.status} ${response.statusText}`, status: response.status, detail: text.slice(0, 200) || undefined };
+    const problem: ProblemBody = { type: 'about:blank', title: `${status} ${statusText}`, status, detail: text.slice(0, 200) || undefined };
     return problemError(problem, file);
   }
 

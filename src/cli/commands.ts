@@ -19,6 +19,9 @@ const commands: Record<string, Loader> = {
   registry: async () => (await import('./registry.ts')).registryCommands,
   events: async () => (await import('./events.ts')).eventsCommand,
   managed: async () => (await import('./managed.ts')).managedCommands,
+  ssh: async () => (await import('./shell.ts')).sshCommand,
+  exec: async () => (await import('./shell.ts')).execCommand,
+  'port-forward': async () => (await import('./shell.ts')).portForwardCommand,
 };
 
 const isCommand = (value: Command | Record<string, Command>): value is Command => typeof (value as Command).run === 'function';

@@ -14,6 +14,10 @@ Usage:
                                            a replica's log
   svc env|secret set|list|rm               variables and secrets of a workspace
   svc managed list|show|pause|resume       managed services (databases) of a team or workspace
+  svc ssh [WS] [--service S]               a shell in the workspace (or in a replica of a service)
+  svc exec WS [-i] [-t] -- COMMAND...      run a command there; exits with its exit status
+  svc port-forward WS [SERVICE:]PORT[:LOCAL]
+                                           carry local TCP connections to a port in the workspace
   svc keys list|rm                         your API keys
   svc registry add|list|remove             container registry credentials of a team
   svc events [--team T]                    follow the live events
@@ -25,7 +29,8 @@ Usage:
 
 Every command takes --json (machine-readable output) and --help. Workspace commands of a landscape take
 --ws ID|NAME or SVC_WORKSPACE; names are looked up in --team (or SVC_TEAM, or your only team).
-Exit status: 0 ok, 1 a problem from the server, 2 usage, 3 not signed in, 4 the server could not be reached.
+Exit status: 0 ok, 1 a problem from the server, 2 usage, 3 not signed in, 4 the server could not be reached;
+svc ssh and svc exec exit with the remote command's status once it ran.
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -57,6 +62,9 @@ export async function main(argv: string[]): Promise<number> {
     case 'keys':
     case 'managed':
     case 'registry':
+    case 'ssh':
+    case 'exec':
+    case 'port-forward':
       return (await import('./commands.ts')).apiCommand(command, rest, io.cwd);
     case 'version':
     case '--version':

@@ -1,6 +1,8 @@
 // The runtime driver: everything the server asks of the machines that run workspaces. The server never touches
 // processes or volumes itself. First driver: `local` (directories and bubblewrap pods on this machine); a
 // `kubernetes` driver comes later behind the same interface.
+import type { WebSocket } from 'ws';
+import type { TerminalSize } from '../core/channel-protocol.ts';
 
 /** What a driver needs to know of a workspace. */
 export interface WorkspaceRef {
@@ -46,7 +48,7 @@ export interface VolumeUsage {
   bytes: number;
 }
 
-export interface RuntimeDriver extends ReplicaDriver {
+export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   readonly name: string;
 
   /** Creates the workspace's volume (idempotent). */
@@ -185,3 +187,34 @@ export interface ReplicaDriver {
   stageStepLogs(workspace: WorkspaceRef, key: string, options?: { since?: number; limit?: number }): Promise<LogRead>;
 }
 
+
+// ---- shells and forwarded ports (`svc ssh`, `svc exec`, `svc port-forward`) ----
+
+/** Which pod a shell or a forwarded port goes to: the editor pod, or a replica of a `steps` service. */
+export type PodTarget = { kind: 'editor' } | { kind: 'replica'; service: string; index: number };
+
+export interface ExecSpec {
+  /** argv, through a login shell; an interactive login shell when empty. */
+  command: string[];
+  /** A pseudo-terminal of `size` (stdout and stderr together on channel 1). */
+  tty: boolean;
+  /** Whether the caller sends stdin; otherwise the command reads an empty one. */
+  stdin: boolean;
+  size?: TerminalSize;
+  /** Added to the pod's environment: the workspace's variables in the editor pod (never secrets). */
+  env: Record<string, string>;
+}
+
+/** Both resolve with the socket paused: frames that came with the handshake wait until the caller listens and resumes it. */
+export interface PodStreams {
+  /**
+   * Runs a command or shell in /data/app of the pod as the workspace UID; resolves with an open WebSocket speaking
+   * EXEC_PROTOCOL (src/core/channel-protocol.ts) to it. RuntimeFailure('agent') when the pod does not run.
+   */
+  openExec(workspace: WorkspaceRef, target: PodTarget, spec: ExecSpec): Promise<WebSocket>;
+  /**
+   * One TCP connection dialled from inside the pod to host:port (`127.0.0.1`, or a name on the workspace's network),
+   * as an open WebSocket speaking PORT_FORWARD_PROTOCOL. RuntimeFailure('agent') when the pod does not run.
+   */
+  openPortForward(workspace: WorkspaceRef, target: PodTarget, to: { host: string; port: number }): Promise<WebSocket>;
+}

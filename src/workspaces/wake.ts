@@ -47,3 +47,35 @@ export async function requestWake(pool: pg.Pool, row: WorkspaceRow, userId: numb
     return undefined;
   });
 }
+
+export type WakeWait =
+  | { kind: 'running'; row: WorkspaceRow }
+  | { kind: 'blocked'; blocker: WakeBlocker }
+  | { kind: 'not-running'; row: WorkspaceRow }
+  | { kind: 'still-waking'; row: WorkspaceRow };
+
+/**
+ * Wakes a sleeping workspace (as the router does for a request) and waits until it runs, polling its row until
+ * `timeoutMs` passed: for what needs the pod itself, such as a shell. Stopped, failed or deleting ones are not woken.
+ */
+export async function wakeAndWait(
+  pool: pg.Pool,
+  row: WorkspaceRow,
+  userId: number,
+  now: () => Date,
+  read: (id: number) => Promise<WorkspaceRow | undefined>,
+  timeoutMs: number,
+): Promise<WakeWait> {
+  const deadline = performance.now() + timeoutMs;
+  let current = row;
+  for (;;) {
+    if (current.state === 'running') return { kind: 'running', row: current };
+    if (current.state === 'sleeping') {
+      const blocker = await requestWake(pool, current, userId, now());
+      if (blocker) return { kind: 'blocked', blocker };
+    } else if (current.state !== 'waking_up') return { kind: 'not-running', row: current };
+    if (performance.now() > deadline) return { kind: 'still-waking', row: current };
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    current = (await read(current.id)) ?? current;
+  }
+}

@@ -2,8 +2,11 @@
 // under <data dir>/runtime/agent-<hash>. Pods bind only that directory, so they need neither the project's sources
 // nor its node_modules, nor a path to them the workspace UID could walk (a checkout may sit in a private directory).
 // Bundles are named by their content and never replaced: a pod that outlived a server upgrade keeps its own.
+// node-pty (the terminals of shells, a native addon) cannot be bundled: its JavaScript and its compiled addon are
+// copied beside the bundle under node_modules/node-pty, where the agent's import finds them.
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
 
@@ -27,17 +30,36 @@ async function bundle(projectDir: string, dataDir: string): Promise<string> {
     format: 'esm',
     target: 'node20',
     logLevel: 'silent',
+    external: ['node-pty'],
+    // `ws` is CommonJS and requires Node's modules: give the ES module bundle a `require`.
+    banner: { js: "import { createRequire as svcCreateRequire } from 'node:module'; const require = svcCreateRequire(import.meta.url);" },
   });
+  const pty = await copyNodePty(partial);
   await chmod(partial, 0o755);
   const hash = createHash('sha256');
-  for (const file of [AGENT_MAIN, EDITOR_MAIN]) {
-    await chmod(path.join(partial, file), 0o644);
+  for (const file of [AGENT_MAIN, EDITOR_MAIN, ...pty]) {
+    if (!file.includes('/')) await chmod(path.join(partial, file), 0o644);
     hash.update(await readFile(path.join(partial, file)));
   }
   const target = path.join(runtimeDir, `agent-${hash.digest('hex').slice(0, 16)}`);
   if (await stat(target).then(() => true, () => false)) await rm(partial, { recursive: true, force: true });
   else await rename(partial, target);
   return target;
+}
+
+/** node-pty's package.json, lib/*.js and compiled addon (svc's own) under <dir>/node_modules/node-pty; their paths within dir. */
+async function copyNodePty(dir: string): Promise<string[]> {
+  const source = path.dirname(createRequire(import.meta.url).resolve('node-pty/package.json'));
+  const target = path.join(dir, 'node_modules', 'node-pty');
+  const wanted = (file: string) => {
+    const relative = path.relative(source, file);
+    if (relative === '' || relative === 'package.json' || relative === 'lib' || relative === 'build' || relative === 'build/Release') return true;
+    if (relative.startsWith('lib/')) return !relative.endsWith('.map') && !relative.includes('.test.');
+    return relative === 'build/Release/pty.node';
+  };
+  await cp(source, target, { recursive: true, filter: wanted, mode: 0 });
+  await chmod(path.join(dir, 'node_modules'), 0o755);
+  return ['node_modules/node-pty/package.json', 'node_modules/node-pty/build/Release/pty.node', 'node_modules/node-pty/lib/index.js', 'node_modules/node-pty/lib/unixTerminal.js'];
 }
 
 /** Builds the agent bundle once per project, data directory and process; later calls share the result. */

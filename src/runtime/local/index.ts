@@ -12,6 +12,7 @@ import { editorStateOf, progressTexts } from './editor-status.ts';
 import { chooseEditor, type EditorChoice } from './editor-tools.ts';
 import { isPodRunning, launchPod, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
 import { createLocalReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
+import { createPodStreams } from './pod-streams.ts';
 import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
 import { createVolumeDir, deleteVolumeDir, exists, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
@@ -74,6 +75,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   const serialized = workspaceQueue();
   const replicas = createLocalReplicaDriver(host, workspaceQueue());
   const stageSteps = createStageSteps(host);
+  const streams = createPodStreams(host);
 
   return {
     name: 'local',
@@ -125,6 +127,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     managedServiceAddress: replicas.managedServiceAddress,
     runStageStep: stageSteps.run,
     stageStepLogs: stageSteps.logs,
+    openExec: streams.openExec,
+    openPortForward: streams.openPortForward,
   };
 }
 

@@ -3,7 +3,8 @@
 // find the pod again and stop it completely. Every pod of a workspace binds its hosts file as /etc/hosts; as root the
 // editor pod also joins the workspace's service network (replica-driver.ts, service-network.ts).
 import { spawn, type StdioOptions } from 'node:child_process';
-import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chown, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from '../../agent/protocol.ts';
@@ -17,6 +18,7 @@ import { isSameProcess, killProcess, minimalEnv, pidNamespaceOf, pollUntil, proc
 import { AGENT_MAIN, EDITOR_MAIN, stageAgentBundle } from './agent-bundle.ts';
 import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind } from './sandbox.ts';
 import { volumeDir, type VolumeHost } from './volumes.ts';
+import { workspaceRuntimeDir } from './replica-files.ts';
 
 export interface PodHost extends VolumeHost {
   projectDir: string;
@@ -47,6 +49,8 @@ export interface PodRecord {
   agentPort: number;
   editorPort: number;
   startedAt: string;
+  /** What the server's exec and port-forward streams carry to the agent (absent: a pod of an older server). */
+  agentToken?: string;
 }
 
 const podsDir = (host: PodHost) => path.join(host.dataDir, 'pods');
@@ -89,6 +93,8 @@ export interface WorkspaceWiring {
 /** Starts the pod: network (as root), then the sandbox with the agent as its main process; records it. */
 export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: WorkspaceWiring): Promise<PodRecord> {
   const bundleDir = await bundleFor(host);
+  const agentToken = newAgentToken();
+  const tokenFile = await writeAgentTokenFile(host, workspace, agentToken);
   const binds = agentBinds(bundleDir, host.nodePath);
   const script = agentScript(host, binds);
   const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
@@ -102,7 +108,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: 
     isolateNetwork: false,
     hostname: `ws-${workspace.id}`,
     volumeDir: volumeDir(host, workspace.id),
-    readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }],
+    readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }, { source: tokenFile, target: POD_TOKEN_FILE }],
     env: agentEnvironment(host, endpoint),
     infoFd: 3,
     dieWithParent: false,
@@ -129,6 +135,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: 
     agentPort: endpoint.agentPort,
     editorPort: endpoint.editorPort,
     startedAt: host.now().toISOString(),
+    agentToken,
   };
   await writePodRecord(host, record);
   host.log(`pod of workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
@@ -142,9 +149,24 @@ function agentEnvironment(host: PodHost, endpoint: { bindHost: string; agentPort
     [agentEnv.editorHost]: endpoint.bindHost,
     [agentEnv.editorPort]: String(endpoint.editorPort),
     [agentEnv.workspaceDir]: POD_APP_DIR,
+    [agentEnv.tokenFile]: POD_TOKEN_FILE,
     [agentEnv.editorScript]: path.posix.join(POD_PROJECT_DIR, EDITOR_MAIN),
     ...(host.editorCommand ? { [agentEnv.editorCommand]: host.editorCommand } : {}),
   };
+}
+
+/** Where the editor pod's agent finds its token. */
+const POD_TOKEN_FILE = '/run/svc/agent-token';
+
+export const newAgentToken = () => randomBytes(24).toString('base64url');
+
+/** The token as a file only the workspace UID (and root) may read, bound read-only into the editor pod. */
+async function writeAgentTokenFile(host: PodHost, workspace: WorkspaceRef, token: string): Promise<string> {
+  const file = path.join(workspaceRuntimeDir(host.dataDir, workspace.id), 'agent-token');
+  await rm(file, { force: true });
+  await writeFile(file, token, { mode: 0o400, flag: 'wx' });
+  if (host.asRoot) await chown(file, workspace.uid, 0);
+  return file;
 }
 
 /** The agent bundle in the data directory, built when this process first needs it. */

@@ -20,6 +20,8 @@ export interface ReplicaRecord extends Started {
   stoppedAt?: string;
   /** Its pod never ran (bubblewrap refused it): why, so that it reads as `failure` with that reason. */
   failedToStart?: string;
+  /** What the server's exec and port-forward streams carry to the agent (absent: a pod of an older server). */
+  agentToken?: string;
 }
 
 export const workspaceRuntimeDir = (dataDir: string, id: number) => path.join(dataDir, 'pods', String(id));

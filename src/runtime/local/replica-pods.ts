@@ -10,7 +10,7 @@ import { shellQuote } from '../../agent/shell.ts';
 import { freeLoopbackPort } from '../../core/loopback.ts';
 import { RuntimeFailure, type ReplicaSpec, type WorkspaceRef } from '../driver.ts';
 import { replicaNetnsOf, replicaSwitchLinkOf, type ServiceNetwork } from './addresses.ts';
-import { agentScript, bundleFor, killPod, spawnDetached, type PodHost } from './pods.ts';
+import { agentScript, bundleFor, killPod, newAgentToken, spawnDetached, type PodHost } from './pods.ts';
 import { runCommand } from './processes.ts';
 import { closeMounts, openMounts } from './replica-mounts.ts';
 import { createReplicaDir, replicaDirOf, replicaOutputFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
@@ -38,7 +38,8 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
   await rm(dir, { recursive: true, force: true });
   await createReplicaDir(dir, workspace.uid, host.asRoot);
   const config = path.join(dir, REPLICA_CONFIG_FILE);
-  await writeFile(config, JSON.stringify(replicaConfigOf(spec, host.replicaTimings, placement.network !== undefined)), { flag: 'wx', mode: 0o400 });
+  const agentToken = newAgentToken();
+  await writeFile(config, JSON.stringify({ ...replicaConfigOf(spec, host.replicaTimings, placement.network !== undefined), agentToken }), { flag: 'wx', mode: 0o400 });
   if (host.asRoot) await chown(config, workspace.uid, 0);
   const binds = agentBinds(await bundleFor(host), host.nodePath);
   const mounts = await openMounts(volumeDir(host, workspace.id), spec.mounts, (from) => createVolumeDirectory(host, workspace, from));
@@ -90,6 +91,7 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
       host: endpoint.host,
       agentPort: endpoint.agentPort,
       startedAt: host.now().toISOString(),
+      agentToken,
     };
     await writeReplicaRecord(host.dataDir, record);
     host.log(`replica ${spec.index} of ${spec.service} in workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);

@@ -1,0 +1,80 @@
+// What the runtime driver asks of an agent's streams: a shell or command (`/exec`) and a forwarded TCP connection
+// (`/port-forward`), each a WebSocket upgrade of the agent's control port speaking the channel protocols of
+// src/core/channel-protocol.ts. Only the server may open them: it sends the pod's token (made by the driver, given to
+// the agent in a file or the replica's settings, never on a command line) as a bearer token.
+import { isDimension, type TerminalSize } from '../core/channel-protocol.ts';
+
+export const AGENT_EXEC_PATH = '/exec';
+export const AGENT_PORT_FORWARD_PATH = '/port-forward';
+/** The workspace's variables for the command, as base64url JSON: they may be longer than a query string allows. */
+export const EXEC_ENV_HEADER = 'svc-exec-env';
+/** The agent reads up to this much of an upgrade's headers (the variables ride in one). */
+export const AGENT_MAX_HEADER_BYTES = 1024 * 1024;
+
+export interface AgentExecRequest {
+  /** argv, run through a login shell (`bash -lc 'exec "$@"'`); an interactive login shell when empty. */
+  command: string[];
+  /** A terminal (stdout and stderr both on channel 1), sized `size`. */
+  tty: boolean;
+  /** Whether the caller sends stdin; without it the command reads an empty stdin. */
+  stdin: boolean;
+  size?: TerminalSize;
+  env: Record<string, string>;
+}
+
+export interface AgentForwardRequest {
+  /** What the agent dials from inside the pod: `127.0.0.1`, or a name of the workspace's network. */
+  host: string;
+  port: number;
+}
+
+export function execRequestTarget(request: AgentExecRequest): { path: string; headers: Record<string, string> } {
+  const query = new URLSearchParams();
+  for (const word of request.command) query.append('command', word);
+  if (request.tty) query.set('tty', '1');
+  if (request.stdin) query.set('stdin', '1');
+  if (request.size) {
+    query.set('cols', String(request.size.cols));
+    query.set('rows', String(request.size.rows));
+  }
+  const env = Buffer.from(JSON.stringify(request.env)).toString('base64url');
+  return { path: `${AGENT_EXEC_PATH}?${query}`, headers: { [EXEC_ENV_HEADER]: env } };
+}
+
+/** The request an upgrade carries, or why it is not one. */
+export function readExecRequest(url: URL, envHeader: string | undefined): AgentExecRequest | string {
+  const env = envHeader ? parseEnv(envHeader) : {};
+  if (!env) return `the ${EXEC_ENV_HEADER} header is not base64url JSON of string values`;
+  const cols = Number(url.searchParams.get('cols'));
+  const rows = Number(url.searchParams.get('rows'));
+  const size = isDimension(cols) && isDimension(rows) ? { cols, rows } : undefined;
+  return {
+    command: url.searchParams.getAll('command'),
+    tty: url.searchParams.get('tty') === '1',
+    stdin: url.searchParams.get('stdin') === '1',
+    size,
+    env,
+  };
+}
+
+export function forwardRequestTarget(request: AgentForwardRequest): string {
+  return `${AGENT_PORT_FORWARD_PATH}?${new URLSearchParams({ host: request.host, port: String(request.port) })}`;
+}
+
+export function readForwardRequest(url: URL): AgentForwardRequest | string {
+  const host = url.searchParams.get('host') ?? '127.0.0.1';
+  const port = Number(url.searchParams.get('port'));
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return 'port must be a whole number from 1 to 65535';
+  if (!/^[A-Za-z0-9][-A-Za-z0-9.:]{0,252}$/.test(host)) return 'host is not a name or an address';
+  return { host, port };
+}
+
+function parseEnv(header: string): Record<string, string> | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as unknown;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+    return Object.values(value).every((v) => typeof v === 'string') ? (value as Record<string, string>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

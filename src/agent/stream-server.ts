@@ -1,0 +1,52 @@
+// The agent's streams on its control port (stream-protocol.ts): WebSocket upgrades of `/exec` and `/port-forward`,
+// refused unless they carry the pod's token. Without a token (a pod started by an older server) there are none.
+import { timingSafeEqual } from 'node:crypto';
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../core/channel-protocol.ts';
+import { runExec, type ExecContext } from './exec-session.ts';
+import { forwardPort } from './port-forward.ts';
+import { AGENT_EXEC_PATH, AGENT_PORT_FORWARD_PATH, EXEC_ENV_HEADER, readExecRequest, readForwardRequest } from './stream-protocol.ts';
+
+export interface StreamOptions extends ExecContext {
+  token: string | undefined;
+}
+
+export function serveStreams(server: http.Server, options: StreamOptions): void {
+  const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: (offered) => [...offered][0] ?? false });
+  server.on('upgrade', (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(request.url ?? '/', 'http://agent');
+    if (!options.token || !hasToken(request.headers.authorization, options.token)) return refuse(socket, 401, 'the pod token is missing or wrong');
+    const protocol = url.pathname === AGENT_EXEC_PATH ? EXEC_PROTOCOL : url.pathname === AGENT_PORT_FORWARD_PATH ? PORT_FORWARD_PROTOCOL : undefined;
+    if (!protocol) return refuse(socket, 404, 'no such stream');
+    const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    if (!offered.includes(protocol)) return refuse(socket, 400, `the stream speaks ${protocol}`);
+    const envHeader = request.headers[EXEC_ENV_HEADER];
+    const wanted = protocol === EXEC_PROTOCOL ? readExecRequest(url, typeof envHeader === 'string' ? envHeader : undefined) : readForwardRequest(url);
+    if (typeof wanted === 'string') return refuse(socket, 400, wanted);
+    request.headers['sec-websocket-protocol'] = protocol;
+    sockets.handleUpgrade(request, socket, head, (ws) => {
+      ws.on('error', () => ws.terminate());
+      if ('command' in wanted) runExec(ws, wanted, options);
+      else forwardPort(ws, wanted);
+    });
+  });
+}
+
+function hasToken(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(header?.replace(/^Bearer /, '') ?? '');
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function refuse(socket: Duplex, status: number, reason: string): void {
+  const text = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found' }[status] ?? 'Error';
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(reason)}\r\nConnection: close\r\n\r\n${reason}`);
+}
+
+/** The environment the agent's commands get: its own, less the settings the driver gave the agent (`SVC_*`). */
+export function commandEnv(env: NodeJS.ProcessEnv, extra: Record<string, string> = {}, dropSettings = true): Record<string, string> {
+  const kept = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !(dropSettings && entry[0].startsWith('SVC_')));
+  return { ...Object.fromEntries(kept), ...extra };
+}

@@ -1,0 +1,186 @@
+// A shell in a workspace and ports forwarded into it: `GET /workspaces/{ws}/exec` and `GET /workspaces/{ws}/port-forward`,
+// each a WebSocket upgrade with the caller's key or session and `workspace.exec`. Before the upgrade the caller is
+// checked, a sleeping workspace woken, the pod's stream opened and the audit entry written, so that every refusal is a
+// problem over plain HTTP; after it the frames are relayed (stream-relay.ts). Channel protocols: src/core/channel-protocol.ts.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { WebSocket } from 'ws';
+import { requirePermission } from '../../auth/access.ts';
+import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../core/channel-protocol.ts';
+import { notFound, problem, Problem } from '../../core/problems.ts';
+import type { PodTarget } from '../../runtime/driver.ts';
+import { RuntimeFailure } from '../../runtime/driver.ts';
+import { insertAuditEntry } from '../../store/audit.ts';
+import { findDeployedLandscape } from '../../store/landscapes.ts';
+import { listVariables } from '../../store/variables.ts';
+import { findWorkspace, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
+import { workspaceRef } from '../../workspaces/operations.ts';
+import { wakeAndWait } from '../../workspaces/wake.ts';
+import type { ApiDeps } from '../context.ts';
+import { holdMessages, relayStreams } from '../stream-relay.ts';
+import { workspaceAccess } from './workspaces.ts';
+import { Id } from '../schemas.ts';
+
+const WAKE_TIMEOUT_MS = 120_000;
+
+const ServiceName = Type.String({ pattern: '^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$' });
+const Replica = Type.Integer({ minimum: 0, maximum: 99, description: 'replica index of --service; default 0' });
+const Dimension = Type.Integer({ minimum: 1, maximum: 1000 });
+
+const ExecQuery = Type.Object(
+  {
+    command: Type.Optional(Type.Array(Type.String({ maxLength: 65536 }), { maxItems: 1024, description: 'argv (repeat the parameter); a login shell when absent' })),
+    tty: Type.Optional(Type.Boolean({ description: 'a pseudo-terminal (stdout and stderr together)' })),
+    stdin: Type.Optional(Type.Boolean({ description: 'the caller sends stdin on channel 0' })),
+    cols: Type.Optional(Dimension),
+    rows: Type.Optional(Dimension),
+    service: Type.Optional(ServiceName),
+    replica: Type.Optional(Replica),
+  },
+  { additionalProperties: false },
+);
+
+const ForwardQuery = Type.Object(
+  {
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    service: Type.Optional(ServiceName),
+    replica: Type.Optional(Replica),
+  },
+  { additionalProperties: false },
+);
+
+type ExecQueryValue = { command?: string[]; tty?: boolean; stdin?: boolean; cols?: number; rows?: number; service?: string; replica?: number };
+type ForwardQueryValue = { port: number; service?: string; replica?: number };
+
+interface Admitted {
+  row: WorkspaceRow;
+  pod: WebSocket;
+  held: () => Buffer[];
+}
+
+/** Where a stream goes: the editor pod, a replica, or (port forwarding) a managed service dialled from the editor pod. */
+async function targetOf(deps: ApiDeps, row: WorkspaceRow, service: string | undefined, replica: number | undefined, forwarding: boolean): Promise<{ pod: PodTarget; host: string }> {
+  if (service === undefined) {
+    if (replica !== undefined) throw problem('validation', 422, 'replica needs service', { errors: [{ pointer: '/replica', message: 'needs service', in: 'query' }] });
+    return { pod: { kind: 'editor' }, host: '127.0.0.1' };
+  }
+  const deployed = await findDeployedLandscape(deps.pool, row.id);
+  const found = deployed && !deployed.torn_down ? deployed.normal.services[service] : undefined;
+  if (!found) throw notFound('service');
+  if (found.type === 'managed') {
+    if (!forwarding) throw problem('conflict', 409, `${service} is a managed service: it has no shell here; forward its port instead (svc port-forward WS ${service}:PORT).`);
+    return { pod: { kind: 'editor' }, host: service };
+  }
+  if (found.type !== 'steps' && found.type !== 'container') throw problem('conflict', 409, `${service} is a ${found.type} service: it runs no pod of this workspace.`);
+  return { pod: { kind: 'replica', service, index: replica ?? 0 }, host: '127.0.0.1' };
+}
+
+/** The workspace running (woken when asleep), or the problem of spec 7 that says why not. */
+async function runningWorkspace(deps: ApiDeps, request: FastifyRequest, row: WorkspaceRow): Promise<WorkspaceRow> {
+  const waited = await wakeAndWait(deps.pool, row, request.principal!.user.id, () => deps.clock.now(), (id) => findWorkspace(deps.pool, id), WAKE_TIMEOUT_MS);
+  switch (waited.kind) {
+    case 'running':
+      return waited.row;
+    case 'blocked':
+      throw problem('wake-blocked', 503, waited.blocker.reason, { headers: { 'retry-after': String(waited.blocker.retryAfterSeconds) } });
+    case 'still-waking':
+      throw problem('wake-blocked', 503, 'The workspace is still waking up; try again in a moment.', { headers: { 'retry-after': '5' } });
+    case 'not-running':
+      throw problem('workspace-not-running', 409, `The workspace is not running (${waited.row.status_detail}); start it first.`);
+  }
+}
+
+function podProblem(error: unknown): Problem {
+  if (!(error instanceof RuntimeFailure)) return error as Problem;
+  if (/is not running$/.test(error.reason)) return problem(/^The workspace/.test(error.reason) ? 'workspace-not-running' : 'conflict', 409, `${error.reason}.`);
+  return problem('unavailable', 503, error.reason, { headers: { 'retry-after': '5' } });
+}
+
+export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const admitted = new WeakMap<FastifyRequest, Admitted>();
+
+  // The target names the workspace and the pod, never the command: a command line may carry a password.
+  const audit = (request: FastifyRequest, action: string, outcome: number) =>
+    insertAuditEntry(deps.pool, {
+      at: deps.clock.now(), actor_id: request.principal?.user.id ?? null, action, method: 'GET',
+      target: auditTarget(request), team_id: request.auditTeamId ?? null, outcome, address: request.ip,
+    }).catch((error: Error) => deps.log(`audit entry lost for ${action}: ${error.message}`));
+
+  /** Checks, wakes and opens the pod's stream before the upgrade; refusals are audited with their status. */
+  const admit = (action: string, protocol: string, open: (request: FastifyRequest, row: WorkspaceRow) => Promise<WebSocket>) => async (request: FastifyRequest) => {
+    if (!request.ws) throw problem('bad-request', 400, 'This address takes a WebSocket upgrade (Upgrade: websocket).');
+    const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    if (!offered.includes(protocol)) throw problem('bad-request', 400, `Offer the subprotocol ${protocol} (Sec-WebSocket-Protocol).`);
+    try {
+      const { row, access } = await workspaceAccess(deps, request);
+      requirePermission(access.permissions, 'workspace.exec');
+      const running = await runningWorkspace(deps, request, row);
+      const pod = await open(request, running).catch((error: unknown) => {
+        throw podProblem(error);
+      });
+      admitted.set(request, { row: running, pod, held: holdMessages(pod) });
+      pod.resume();
+      // a caller that leaves before the upgrade finishes leaves no stream behind
+      request.raw.socket.once('close', () => pod.readyState === pod.OPEN && pod.close(1001));
+      await audit(request, action, 101);
+    } catch (error) {
+      if (error instanceof Problem && error.status !== 404) await audit(request, action, error.status);
+      throw error;
+    }
+  };
+
+  const relay = (socket: WebSocket, request: FastifyRequest) => {
+    const stream = admitted.get(request)!;
+    const touch = () => void touchWorkspace(deps.pool, stream.row.id, deps.clock.now()).catch(() => undefined);
+    touch();
+    relayStreams(socket, stream.pod, stream.held(), { onTick: touch });
+  };
+
+  app.get(
+    '/workspaces/:ws/exec',
+    {
+      websocket: true,
+      config: { access: 'user' },
+      schema: { params: Type.Object({ ws: Id }), querystring: ExecQuery },
+      preHandler: admit('workspace.exec', EXEC_PROTOCOL, async (request, row) => {
+        const query = request.query as ExecQueryValue;
+        const target = await targetOf(deps, row, query.service, query.replica, false);
+        const env = target.pod.kind === 'editor' ? Object.fromEntries((await listVariables(deps.pool, row.id)).map((v) => [v.name, v.value])) : {};
+        const size = query.cols && query.rows ? { cols: query.cols, rows: query.rows } : undefined;
+        return deps.driver.openExec(workspaceRef(row), target.pod, { command: query.command ?? [], tty: query.tty ?? false, stdin: query.stdin ?? false, size, env });
+      }),
+    },
+    relay,
+  );
+
+  app.get(
+    '/workspaces/:ws/port-forward',
+    {
+      websocket: true,
+      config: { access: 'user' },
+      schema: { params: Type.Object({ ws: Id }), querystring: ForwardQuery },
+      preHandler: admit('workspace.port_forward', PORT_FORWARD_PROTOCOL, async (request, row) => {
+        const query = request.query as ForwardQueryValue;
+        const target = await targetOf(deps, row, query.service, query.replica, true);
+        return deps.driver.openPortForward(workspaceRef(row), target.pod, { host: target.host, port: query.port });
+      }),
+    },
+    relay,
+  );
+}
+
+function auditTarget(request: FastifyRequest): string {
+  const path = request.url.split('?')[0].replace(/^\/api\/v1/, '');
+  const { service, replica, port } = request.query as { service?: string; replica?: number; port?: number };
+  const query = new URLSearchParams();
+  if (service !== undefined) query.set('service', service);
+  if (replica !== undefined) query.set('replica', String(replica));
+  if (port !== undefined) query.set('port', String(port));
+  return query.size ? `${path}?${query}` : path;
+}
+
+/** Which subprotocol the API agrees to: the one the route speaks, when the caller offers it. */
+export function streamProtocolOf(url: string, offered: Set<string>): string | false {
+  const wanted = /\/exec(\?|$)/.test(url) ? EXEC_PROTOCOL : /\/port-forward(\?|$)/.test(url) ? PORT_FORWARD_PROTOCOL : undefined;
+  return wanted && offered.has(wanted) ? wanted : false;
+}

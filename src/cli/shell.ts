@@ -1,0 +1,86 @@
+// `svc ssh`, `svc exec` and `svc port-forward`: a shell or a command in the workspace's editor pod (or a service's
+// replica), and TCP ports of the workspace on this machine, each over an authenticated WebSocket of the API.
+import { EXEC_PROTOCOL } from '../core/channel-protocol.ts';
+import type { Cli, Command } from './command.ts';
+import { usageError } from './errors.ts';
+import { forwardPorts, parseForwardSpec } from './port-forward.ts';
+import { runRemoteCommand, terminalSize } from './remote-command.ts';
+import { resolveWorkspace, selectedWorkspace, teamOptions, type Workspace } from './targets.ts';
+
+const podOptions = {
+  ...teamOptions,
+  ws: { type: 'string' as const },
+  service: { type: 'string' as const },
+  replica: { type: 'string' as const },
+};
+
+async function workspaceOf(cli: Cli, reference: string | undefined): Promise<Workspace> {
+  const api = await cli.api();
+  return reference === undefined ? selectedWorkspace(cli, api) : resolveWorkspace(cli, api, reference);
+}
+
+/** service and replica as the API takes them; --replica alone is a usage error. */
+function podQuery(cli: Cli): URLSearchParams {
+  const query = new URLSearchParams();
+  const service = cli.args.string('service');
+  const replica = cli.args.integer('replica', 0, 99);
+  if (replica !== undefined && service === undefined) throw usageError('--replica needs --service');
+  if (service !== undefined) query.set('service', service);
+  if (replica !== undefined) query.set('replica', String(replica));
+  return query;
+}
+
+async function execute(cli: Cli, workspace: Workspace, query: URLSearchParams, io: { command: string[]; tty: boolean; stdin: boolean }): Promise<number> {
+  const api = await cli.api();
+  for (const word of io.command) query.append('command', word);
+  if (io.tty) query.set('tty', 'true');
+  if (io.stdin) query.set('stdin', 'true');
+  const size = io.tty ? terminalSize(process.stdout) : undefined;
+  if (size) {
+    query.set('cols', String(size.cols));
+    query.set('rows', String(size.rows));
+  }
+  const socket = await api.openStream(`/workspaces/${workspace.id}/exec`, query, EXEC_PROTOCOL);
+  return runRemoteCommand(socket, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, sendStdin: io.stdin, tty: io.tty });
+}
+
+export const sshCommand: Command = {
+  usage: `svc ssh [WS] [--service S [--replica N]]
+  An interactive shell in the workspace (WS, else --ws or SVC_WORKSPACE): a terminal in /data/app as the workspace
+  user with its variables; --service opens it in a replica of that service. Exits with the shell's exit status.`,
+  options: podOptions,
+  positionals: [0, 1],
+  async run(cli) {
+    const workspace = await workspaceOf(cli, cli.args.positionals[0]);
+    return execute(cli, workspace, podQuery(cli), { command: [], tty: true, stdin: true });
+  },
+};
+
+export const execCommand: Command = {
+  usage: `svc exec WS [--service S [--replica N]] [-i] [-t] -- COMMAND [ARG...]
+  Runs a command in /data/app of the workspace (through a login shell, with the workspace's variables); its stdout
+  and stderr stay apart and svc exits with its exit status. -i sends standard input; -t gives it a terminal.`,
+  options: { ...podOptions, stdin: { type: 'boolean', short: 'i' }, tty: { type: 'boolean', short: 't' } },
+  positionals: [2, 100_000],
+  async run(cli) {
+    const [reference, ...command] = cli.args.positionals;
+    const workspace = await workspaceOf(cli, reference);
+    return execute(cli, workspace, podQuery(cli), { command, tty: cli.args.flag('tty'), stdin: cli.args.flag('stdin') });
+  },
+};
+
+export const portForwardCommand: Command = {
+  usage: `svc port-forward WS [SERVICE:]PORT[:LOCAL]... [--address A] [--replica N]
+  Carries TCP connections from LOCAL (default: PORT; 0 picks a free one) on this machine (127.0.0.1 unless
+  --address) to PORT in the workspace's editor pod, or of SERVICE (a replica, or a managed service such as a
+  database). Runs until interrupted (Ctrl-C).`,
+  options: { ...teamOptions, address: { type: 'string' }, replica: { type: 'string' } },
+  positionals: [2, 20],
+  async run(cli) {
+    const [reference, ...specs] = cli.args.positionals;
+    const forwards = specs.map(parseForwardSpec);
+    const workspace = await workspaceOf(cli, reference);
+    return forwardPorts(cli, workspace, forwards, { address: cli.args.string('address') ?? '127.0.0.1', replica: cli.args.integer('replica', 0, 99) });
+  },
+};
+
