@@ -27,6 +27,7 @@ import { registerOperationRoutes } from './routes/operations.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
+import { registerTeamContainerSettingsRoutes } from './routes/team-container-settings.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
@@ -137,6 +138,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerUserRoutes(api, deps);
       registerOrgRoutes(api, deps);
       registerTeamRoutes(api, deps);
+      registerTeamContainerSettingsRoutes(api, deps);
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);

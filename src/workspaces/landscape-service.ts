@@ -18,6 +18,8 @@ import { syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifec
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { refuseOverDiskQuota, type VolumeUsageOf } from './disk-quota.ts';
+import { pinImages, refuseContainersWithoutImages, refuseRunAsUser, servicesWithNewImages } from './container-images.ts';
+import type { ImageSource } from '../runtime/image.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
 
@@ -119,8 +121,15 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
     const { name, status, detail, ...options } = planned.problem;
     throw problem(name, status, detail, options);
   }
+  await refuseRunAsUser(db, row.team_id, current.normal, current.read.text);
   const { filled, env, plan } = planned;
   return { current, text: current.read.text, normal: current.normal, filled, env, plan, variablesHash: variablesHash(variables, secrets) };
+}
+
+function checkPlanHash(plan: LandscapePlan, planHash: string): void {
+  if (plan.hash !== planHash) {
+    throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
+  }
 }
 
 /**
@@ -148,6 +157,8 @@ export interface SyncDeps extends LandscapeSource {
   urls: WorkspaceUrls;
   now: () => Date;
   managed: ManagedLifecycleDeps;
+  /** Makes container services' images ready; without one, a Sync of a landscape with container services is refused (501). */
+  images?: ImageSource;
 }
 
 /**
@@ -161,14 +172,19 @@ export async function syncLandscape(
   row: WorkspaceRow,
   request: { profile: string | null; planHash: string; by: number | null },
 ): Promise<LandscapePlan> {
+  // Images are fetched before the transaction (a pull may take minutes); the plan hash ties them to what is saved.
+  const preview = await planFor(deps.pool, deps, row, request.profile, deps);
+  checkPlanHash(preview.plan, request.planHash);
+  refuseUnrunnableManaged(preview.normal);
+  refuseContainersWithoutImages(preview.normal, deps.images);
+  const images = deps.images ? await pinImages(deps.images, row, preview.normal) : {};
   const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
     const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, deps);
-    if (plan.hash !== request.planHash) {
-      throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
-    }
+    checkPlanHash(plan, request.planHash);
     refuseUnrunnableManaged(normal);
     await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
+    const before = await findDeployedLandscape(db, row.id);
     const at = deps.now();
     await saveDeployedLandscape(db, {
       workspaceId: row.id,
@@ -178,11 +194,12 @@ export async function syncLandscape(
       hash: landscapeHash(normal),
       variablesHash,
       env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled) }),
+      images,
       by: request.by,
       at,
     });
     await publishEvent(db, { type: 'landscape.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.id });
-    return { plan, restart: servicesToRestart(plan), filled };
+    return { plan, restart: [...servicesToRestart(plan), ...servicesWithNewImages(before?.images ?? {}, images)], filled };
   });
   // The instances run before the services that use them start.
   await syncManagedServices(deps.managed, row, filled);

@@ -12,7 +12,7 @@ import {
   type DeployedLandscapeRow,
 } from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
-import { needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds, type DeployedEnv, type ServiceView } from './deployment.ts';
+import { needsOrder, replicaSpecs, runsReplicas, servicesToSleep, serviceViews, withNeeds, type DeployedEnv, type ServiceView } from './deployment.ts';
 import { workspaceRef } from './operations.ts';
 
 export interface ServiceRunnerDeps {
@@ -100,7 +100,7 @@ export class ServiceRunner {
     const observed = await this.deps.driver.replicaStates(ref);
     if (!deployed || deployed.torn_down || row.state !== 'running' || row.deleted_at) {
       for (const replica of observed) {
-        if (!deployed || deployed.normal.services[replica.service]?.type !== 'steps') await this.deps.driver.removeReplica(ref, replica.service, replica.index);
+        if (!deployed || !runsReplicas(deployed.normal.services[replica.service])) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
         else if (replica.status !== 'stopped') await this.deps.driver.stopReplica(ref, replica.service, replica.index);
       }
       return;
@@ -112,7 +112,7 @@ export class ServiceRunner {
     const { stopped, asleep } = await serviceRunStates(this.deps.pool, workspaceId);
     for (const replica of observed) {
       const service = landscape.services[replica.service];
-      if (service?.type !== 'steps' || replica.index >= service.replicas) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
+      if (!runsReplicas(service) || replica.index >= service.replicas) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
       else if ((stopped.has(replica.service) || asleep.has(replica.service)) && replica.status !== 'stopped') {
         await this.deps.driver.stopReplica(ref, replica.service, replica.index);
       }
@@ -121,7 +121,7 @@ export class ServiceRunner {
     const starts: Array<Parameters<RuntimeDriver['startReplica']>[1]> = [];
     for (const name of needsOrder(landscape)) {
       if (stopped.has(name) || asleep.has(name)) continue;
-      for (const spec of replicaSpecs(landscape, name, env)) {
+      for (const spec of replicaSpecs(landscape, name, env, deployed.images)) {
         const seen = observed.find((o) => o.service === name && o.index === spec.index);
         const again = seen && (seen.status === 'failure' || seen.status === 'finished') && retry.has(name);
         if (!seen || seen.status === 'stopped' || restart.has(name) || again) starts.push(spec);
@@ -200,6 +200,7 @@ export class ServiceRunner {
       workspaceState: row.state,
       ...(await serviceRunStates(this.deps.pool, row.id)),
       observed: [...observed, ...this.failedStarts(row.id, deployed.normal, observed)],
+      images: deployed.images,
     });
   }
 
