@@ -12,6 +12,8 @@ clean_npm_env
 # chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx and its Lua module: the data plane
 # (the default; --data-plane node does without) and its tests, and bench/router's reference.
 packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua)
+# busybox-static: the root filesystems of container images built offline by the tests (test/helpers/images.ts).
+packages+=(busybox-static)
 source scripts/apt-packages.sh
 ensure_packages setup "${packages[@]}"
 
