@@ -165,7 +165,8 @@ export interface SyncDeps extends LandscapeSource {
  * Sync: every secret the file uses must have a value (else 409 missing-secrets) and every variable be set (else
  * 422), the plan must still be the one reviewed (else 409 plan-changed), then the file becomes the deployed
  * landscape, the services the plan marks `restarts` start afresh, and landscape.updated is sent. Managed services are created or resumed (deleted when gone from the file) before
- * the other services start.
+ * the other services start. Container services' images are made ready and pinned first (501 without an image
+ * source; a container service whose pinned digest moved restarts too).
  */
 export async function syncLandscape(
   deps: SyncDeps,
