@@ -12,8 +12,8 @@ clean_npm_env
 # chromium: the console's browser tests (test/console-e2e.test.ts) drive it headless; nginx and its Lua module: the data plane
 # (the default; --data-plane node does without) and its tests, and bench/router's reference; nats-server: the managed
 # nats provider (docs/managed.md). docker-registry, skopeo, umoci, busybox-static, apache2-utils (htpasswd): a loopback
-# registry and images built offline for the image tests (test/helpers/oci.ts). g++, make, python3: node-gyp builds
-# node-pty (the terminals of `svc ssh`) during npm ci, with the headers of the user npmrc's nodedir.
+# registry and images built offline for the image tests (test/helpers/oci.ts, test/helpers/images.ts). g++, make,
+# python3: node-gyp builds node-pty (the terminals of `svc ssh`) during npm ci, with the headers of the user npmrc's nodedir.
 packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server docker-registry skopeo umoci busybox-static apache2-utils g++ make python3)
 # redis-server and redis-tools (redis-cli, for dumps and in pods): the managed redis provider (src/managed/redis-instance.ts).
 packages+=(redis-server redis-tools)

@@ -20,6 +20,7 @@ import { installationSecret } from './store/settings.ts';
 import { countUsers, insertUser } from './store/users.ts';
 import { isUniqueViolation } from './store/database.ts';
 import type { RuntimeDriver } from './runtime/driver.ts';
+import type { ImageSource } from './runtime/image.ts';
 import { startWorkspaceRuntime, type ManagedChores, type WorkspaceRuntime } from './workspaces/runtime.ts';
 import { NginxDataPlane } from './router/nginx.ts';
 import { Router } from './router/router.ts';
@@ -45,6 +46,8 @@ export interface StartOptions {
   clock?: Clock;
   /** The runtime driver; the local driver on the data directory when absent. */
   driver?: RuntimeDriver;
+  /** Makes container services' images ready at Sync; without one, a Sync with container services answers 501. */
+  imageSource?: ImageSource;
   /** pino logger options or false; the CLI logs JSON to stderr. */
   logger?: pino.LoggerOptions | false;
 }
@@ -116,7 +119,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await events.start();
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
-    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver });
+    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource });
     router = new Router({
       pool: database.pool,
       driver: workspaces.driver,
@@ -140,7 +143,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (nginx) credentials.onInvalidate(async (payload) => (payload.startsWith('session:') ? undefined : nginx.accessChanged()));
     await router.start();
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: options.imageSource, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
       logger,
     );
     // With the nginx data plane, svc listens on loopback and nginx on the configured address.

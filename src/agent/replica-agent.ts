@@ -1,14 +1,16 @@
-// The agent in replica mode: the main process of a `steps` service replica's pod. It waits for the needed services,
-// runs the steps before the last once, supervises the last (the server) as service-run.ts decides, probes the
-// health check, writes the replica's log (log-file.ts, through `log`) and answers `GET /status`.
+// The agent in replica mode: the main process of a `steps` or `container` service replica's pod. It waits for the
+// needed services, runs the steps before the last once, supervises the last (the server; for a container, the image's
+// process, started without a shell) as service-run.ts decides, probes the health check, writes the replica's log
+// (log-file.ts, through `log`) and answers `GET /status`.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
 import http from 'node:http';
 import { constants } from 'node:os';
 import { lineSplitter, type LogStream } from './log-file.ts';
 import { waitForNeeds } from './needs.ts';
 import { httpHealthy, portAnswers } from './probes.ts';
 import { AGENT_STATUS_PATH, AGENT_VERSION } from './protocol.ts';
-import { parseReplicaStatus, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
+import { parseReplicaStatus, type ContainerProcess, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
 import { serviceLogTexts } from './service-log-texts.ts';
 import { serveStatus } from './status-server.ts';
 import { commandEnv } from './stream-server.ts';
@@ -56,6 +58,9 @@ class ReplicaRunner {
   /** The step before the last that runs now. */
   private step: ChildProcess | undefined;
   private stopping = false;
+  /** The server's current run printed a permission error (rule 6's note); the note is written once per replica. */
+  private permissionTrouble = false;
+  private userNoted = false;
   private timers = new Set<NodeJS.Timeout>();
   private readonly config: ReplicaConfig;
   private readonly nowMs: () => number;
@@ -97,7 +102,8 @@ class ReplicaRunner {
   async run(): Promise<void> {
     const { config } = this;
     this.log('system', `Starting replica ${config.index} of ${config.service}`);
-    if (config.image) this.log('system', serviceLogTexts.imageNotUsed(config.image));
+    if (config.container) process.umask(0o002); // what steps get from their shell: files the group (0) may write too
+    if (config.image && !config.container) this.log('system', serviceLogTexts.imageNotUsed(config.image));
     await waitForNeeds(config.needs, config.timings.needsTimeoutMs, config.timings.probeIntervalMs, {
       nowMs: this.nowMs,
       sleep: (ms) => this.sleep(ms),
@@ -107,6 +113,11 @@ class ReplicaRunner {
       cancelled: () => this.stopping,
     });
     this.run_ = stepsStarted(this.run_);
+    if (config.container) {
+      this.startServer();
+      this.probeLoop();
+      return;
+    }
     const steps = config.steps;
     if (steps.length === 0) {
       this.apply(nothingToRun(this.run_));
@@ -128,9 +139,13 @@ class ReplicaRunner {
 
   private startServer(): void {
     if (this.stopping) return;
+    const container = this.config.container;
     const step = this.config.steps.at(-1)!;
-    if (this.run_.restarts === 0) this.log('system', serviceLogTexts.serverStarting(step.name));
-    const started = this.spawnLogged(step.run);
+    if (this.run_.restarts === 0) {
+      this.log('system', container ? serviceLogTexts.containerStarting(container.argv, container.image, container.digest) : serviceLogTexts.serverStarting(step.name));
+    }
+    this.permissionTrouble = false;
+    const started = container ? this.spawnContainer(container) : this.spawnLogged(step.run);
     this.server = started.child;
     this.run_ = serverStarted(this.run_, this.nowMs());
     void started.exited.then(({ code }) => {
@@ -138,10 +153,21 @@ class ReplicaRunner {
       this.server = undefined;
       this.ready = false;
       if (this.stopping) return;
-      const decision = serverExited(this.run_, code, this.nowMs(), this.policy);
+      const decision = serverExited(this.run_, code, this.nowMs(), this.policy, this.userNote(code));
       this.apply(decision);
       if (decision.restartInMs !== undefined) this.later(decision.restartInMs, () => this.startServer());
     });
+  }
+
+  /**
+   * Rule 6: a container that failed after saying it may not write or do something gets, once, a note about the user
+   * its image expects and the one it runs as.
+   */
+  private userNote(code: number): string[] {
+    const container = this.config.container;
+    if (!container || code === 0 || !this.permissionTrouble || this.userNoted) return [];
+    this.userNoted = true;
+    return [serviceLogTexts.imageUser(container.imageUser, container.uid)];
   }
 
   private apply(decision: { next: ServiceRun; lines: string[] }): void {
@@ -168,18 +194,33 @@ class ReplicaRunner {
     return true;
   }
 
-  private spawnLogged(command: string): { child: ChildProcess; exited: Promise<{ code: number }> } {
-    const child = spawn('bash', ['-lc', command], {
-      cwd: this.options.workspaceDir,
-      env: stepEnvironment(this.config, this.options.workspaceDir),
+  private spawnLogged(command: string): Required<Spawned> {
+    return this.spawnProcess('bash', ['-lc', command], this.options.workspaceDir, stepEnvironment(this.config, this.options.workspaceDir));
+  }
+
+  /** The image's process, without a shell; a missing working directory is said as such, not as a missing command. */
+  private spawnContainer(container: ContainerProcess): Spawned {
+    if (!isDirectory(container.workingDir)) {
+      this.log('system', serviceLogTexts.workingDirMissing(container.workingDir));
+      return { exited: Promise.resolve({ code: 1 }) };
+    }
+    const [file, ...args] = container.argv;
+    return this.spawnProcess(file, args, container.workingDir, container.env);
+  }
+
+  private spawnProcess(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Required<Spawned> {
+    const child = spawn(file, args, {
+      cwd,
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group, so a stop reaches its children too
     });
     const flushers = (['stdout', 'stderr'] as const).map((stream) => this.pipeLines(child, stream));
     const exited = new Promise<{ code: number }>((resolve) => {
-      child.once('error', (error) => {
+      child.once('error', (error: NodeJS.ErrnoException) => {
         this.log('system', `could not start: ${error.message}`);
-        resolve({ code: 127 });
+        // as a shell answers: 126 for a file it may not execute, 127 for one it cannot find
+        resolve({ code: error.code === 'EACCES' ? 126 : 127 });
       });
       child.once('exit', (code, signal) => {
         let done = false;
@@ -198,7 +239,10 @@ class ReplicaRunner {
 
   /** Hands the stream's lines to the log; answers a function that writes what is left without a newline. */
   private pipeLines(child: ChildProcess, stream: 'stdout' | 'stderr'): () => void {
-    const lines = lineSplitter((line) => this.log(stream, line));
+    const lines = lineSplitter((line) => {
+      if (PERMISSION_TROUBLE.test(line)) this.permissionTrouble = true;
+      this.log(stream, line);
+    });
     child[stream]!.setEncoding('utf8');
     child[stream]!.on('data', (chunk: string) => lines.push(chunk));
     return () => lines.flush();
@@ -222,6 +266,20 @@ class ReplicaRunner {
     await Promise.all([this.step, this.server].map((child) => (child ? endProcessGroup(child) : undefined)));
   }
 }
+
+/** A started process (none when it could not even be spawned) and its exit code. */
+type Spawned = { child?: ChildProcess; exited: Promise<{ code: number }> };
+
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** What processes print when the user they run as may not write or do something. */
+const PERMISSION_TROUBLE = /permission denied|operation not permitted|read-only file system|\bEACCES\b|\bEPERM\b|\bEROFS\b/i;
 
 /** Steps see the service's env (and PORT, the first port, unless the env sets it), not the agent's settings. */
 export function stepEnvironment(config: ReplicaConfig, workspaceDir: string): NodeJS.ProcessEnv {

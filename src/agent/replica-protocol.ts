@@ -55,10 +55,29 @@ export const defaultReplicaTimings: ReplicaTimings = {
   probeIntervalMs: 500,
 };
 
+/** A `container` service replica's process, as the agent starts it (no shell: the image may have none). */
+export interface ContainerProcess {
+  /** The image as written and the digest pinned at Sync, for the log. */
+  image: string;
+  digest: string;
+  /** ENTRYPOINT and CMD, or the service's `command` and `args` in their place; never empty. */
+  argv: string[];
+  /** The image's `Env` with the service's env laid over it; the whole environment of the process. */
+  env: Record<string, string>;
+  /** Absolute; the image's `WorkingDir`, else `/`. */
+  workingDir: string;
+  /** The UID the process runs as inside the pod (group 0). */
+  uid: number;
+  /** The image config's `User` (empty when it names none): what the note of rule 6 says it expects. */
+  imageUser: string;
+}
+
 export interface ReplicaConfig {
   service: string;
   index: number;
+  /** Empty for a container replica, which runs `container` instead. */
   steps: Array<{ name?: string; run: string }>;
+  container?: ContainerProcess;
   /** The service's env, templates already filled, every value a string. */
   env: Record<string, string>;
   ports: number[];

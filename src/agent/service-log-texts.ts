@@ -31,4 +31,16 @@ export const serviceLogTexts = {
   commandMissing: 'Exit code 127: the command is missing from the image',
   notExecutable: 'Exit code 126: the file is not executable for the workspace user (its UID, group 0)',
   imageNotUsed: (image: string) => `The local runtime runs steps on this machine's system; image ${image} is not used`,
+  imageUser: (imageUser: string, uid: number) =>
+    `${expectedUser(imageUser)}; here it runs as UID ${uid} with group 0 and its files are read-only: what it writes must be ` +
+    'in /tmp, /run, /var/tmp or a mount, and writable by group 0 (or a cluster administrator allows the team runAsUser)',
+  // container services
+  containerStarting: (argv: string[], image: string, digest: string) => `Starting ${argv.join(' ')} (image ${image}, ${digest})`,
+  workingDirMissing: (dir: string) => `The working directory ${dir} does not exist in the image`,
 } as const;
+
+function expectedUser(imageUser: string): string {
+  if (imageUser === '') return 'The image names no user, so elsewhere it runs as root';
+  if (/^(root|0)(:|$)/.test(imageUser)) return 'The image expects to run as root';
+  return `The image expects to run as user ${imageUser}`;
+}

@@ -59,8 +59,11 @@ export function stepExited(run: ServiceRun, code: number): RunDecision {
   return { next: { ...run, phase: 'failure', detail }, lines: [...exitNotes(code), detail] };
 }
 
-/** The server exited: finished on 0 (rule 5), else a restart with backoff (rule 3) or giving up (rule 4). */
-export function serverExited(run: ServiceRun, code: number, now: number, policy: ServerPolicy): RunDecision {
+/**
+ * The server exited: finished on 0 (rule 5), else a restart with backoff (rule 3) or giving up (rule 4). `notes`
+ * follow the exit-code notes of a failure (rule 6: the image's user).
+ */
+export function serverExited(run: ServiceRun, code: number, now: number, policy: ServerPolicy, notes: string[] = []): RunDecision {
   if (code === 0) {
     const detail = serviceLogTexts.finished;
     return { next: { ...run, phase: 'finished', detail, serverStartedAt: undefined }, lines: [detail] };
@@ -68,15 +71,15 @@ export function serverExited(run: ServiceRun, code: number, now: number, policy:
   const ranStably = run.serverStartedAt !== undefined && now - run.serverStartedAt >= policy.giveUpWindowMs;
   const consecutive = ranStably ? 1 : run.consecutive + 1;
   const failureTimes = [...run.failureTimes, now].filter((at) => now - at < policy.giveUpWindowMs);
-  const notes = exitNotes(code);
+  const failureNotes = [...exitNotes(code), ...notes];
   if (failureTimes.length >= policy.giveUpFailures) {
     const detail = serviceLogTexts.givingUp(code, policy.giveUpFailures, policy.giveUpWindowMs);
     const next: ServiceRun = { ...run, phase: 'failure', failureTimes, consecutive, detail, serverStartedAt: undefined };
-    return { next, lines: [...notes, detail] };
+    return { next, lines: [...failureNotes, detail] };
   }
   const restartInMs = restartDelayMs(consecutive, policy);
   const next: ServiceRun = { ...run, phase: 'restarting', failureTimes, consecutive, restarts: run.restarts + 1, serverStartedAt: undefined };
-  return { next, lines: [...notes, serviceLogTexts.restarting(code, restartInMs)], restartInMs };
+  return { next, lines: [...failureNotes, serviceLogTexts.restarting(code, restartInMs)], restartInMs };
 }
 
 /** Rule 6: what exit codes 127 and 126 mean. */

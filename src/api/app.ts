@@ -32,6 +32,7 @@ import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerRegistryCredentialRoutes } from './routes/registry-credentials.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
+import { registerTeamContainerSettingsRoutes } from './routes/team-container-settings.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
@@ -154,6 +155,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerOrgRoutes(api, deps);
       registerTeamRoutes(api, deps);
       registerRegistryCredentialRoutes(api, deps);
+      registerTeamContainerSettingsRoutes(api, deps);
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);

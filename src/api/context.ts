@@ -6,6 +6,7 @@ import type { ServerConfig } from '../core/config.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import type { EventFanout } from '../events/fanout.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
+import type { ImageSource } from '../runtime/image.ts';
 import type { ServiceRunner } from '../workspaces/service-runner.ts';
 import type { PodGates } from '../workspaces/pod-gate.ts';
 import type { LandscapeChecker } from '../workspaces/landscape-checker.ts';
@@ -55,6 +56,8 @@ export interface ApiDeps {
   files: WorkspaceFiles;
   /** Checks landscape files in worker threads, off the event loop. */
   landscapeChecker: LandscapeChecker;
+  /** Makes container services' images ready at Sync; absent while the installation has none (Sync then answers 501). */
+  images?: ImageSource;
   /** Seals and opens vault secrets with the installation's key. */
   secrets: SecretBox;
   log: (message: string) => void;

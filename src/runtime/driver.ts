@@ -3,6 +3,7 @@
 // `kubernetes` driver comes later behind the same interface.
 import type { WebSocket } from 'ws';
 import type { TerminalSize } from '../core/channel-protocol.ts';
+import type { ImageConfig } from './image.ts';
 
 /** What a driver needs to know of a workspace. */
 export interface WorkspaceRef {
@@ -83,7 +84,7 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   close(): Promise<void>;
 }
 
-// ---- `steps` service replicas (spec 2.8, 3.2) and stage steps (3.3) ----
+// ---- `steps` and `container` service replicas (spec 2.8, 3.2) and stage steps (3.3) ----
 
 export type ReplicaHealthMode = 'any-http' | 'http-2xx';
 
@@ -98,12 +99,36 @@ export interface ReplicaNeed {
   healthMode?: ReplicaHealthMode;
 }
 
-/** One replica of a `steps` service as the driver runs it; the caller has filled the env's templates. */
+/**
+ * What a `container` service's replica runs instead of steps: the image pinned at Sync, its root filesystem read-only
+ * as the pod's `/`, its ENTRYPOINT and CMD replaced by the service's `command` and `args` when given.
+ */
+export interface ContainerRun {
+  /** The service's `image` as written (for the log). */
+  image: string;
+  digest: string;
+  /** The image's unpacked root filesystem on this machine; shared, never written. */
+  rootfs: string;
+  config: ImageConfig;
+  /** Replaces the image's Entrypoint (its Cmd is then dropped unless `args` is given, as in Kubernetes). */
+  command?: string[];
+  /** Replaces the image's Cmd. */
+  args?: string[];
+  /** The UID the process sees instead of the workspace's; only for teams an administrator allowed (the caller checks). */
+  runAsUser?: number;
+}
+
+/**
+ * One replica of a `steps` or `container` service as the driver runs it; the caller has filled the env's templates.
+ * A container replica has no steps; its env is laid over the image's `Env`.
+ */
 export interface ReplicaSpec {
   service: string;
   /** 0-based. */
   index: number;
   steps: Array<{ name?: string; run: string }>;
+  /** Set for a `container` service: what it runs instead of `steps`. */
+  container?: ContainerRun;
   /** Every value a string (numbers and booleans already turned into strings). */
   env: Record<string, string>;
   ports: number[];

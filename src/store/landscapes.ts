@@ -1,5 +1,11 @@
 import type { SealedSecret } from '../core/secret-box.ts';
 import type { NormalLandscape } from '../landscape/index.ts';
+import type { PreparedImage } from '../runtime/image.ts';
+
+/** The image a Sync pinned for a `container` service: the reference as written and what it resolved to. */
+export interface PinnedImage extends PreparedImage {
+  image: string;
+}
 import type { Queryable } from './database.ts';
 
 export interface DeployedLandscapeRow {
@@ -19,6 +25,8 @@ export interface DeployedLandscapeRow {
   env_key_id: string | null;
   /** Service name -> status last seen by the status watch (to tell changes). */
   statuses: Record<string, string>;
+  /** Service name -> the image its replicas run (container services). */
+  images: Record<string, PinnedImage>;
 }
 
 /** The sealed per-service env of the deployed landscape, when it has one. */
@@ -41,6 +49,8 @@ export async function saveDeployedLandscape(
     hash: string;
     variablesHash: string;
     env: SealedSecret;
+    /** The images pinned for its container services (none: {}). */
+    images?: Record<string, PinnedImage>;
     by: number | null;
     at: Date;
   },
@@ -48,14 +58,14 @@ export async function saveDeployedLandscape(
   const { env } = deployed;
   await db.query(
     `INSERT INTO landscapes (workspace_id, profile, file_text, normal, hash, variables_hash, torn_down, synced_at, synced_by, updated_at,
-       env_nonce, env_ciphertext, env_tag, env_key_id)
-     VALUES ($1, $2, $3, $4, $5, $6, false, $7, $8, $7, $9, $10, $11, $12)
+       env_nonce, env_ciphertext, env_tag, env_key_id, images)
+     VALUES ($1, $2, $3, $4, $5, $6, false, $7, $8, $7, $9, $10, $11, $12, $13)
      ON CONFLICT (workspace_id) DO UPDATE SET profile = EXCLUDED.profile, file_text = EXCLUDED.file_text, normal = EXCLUDED.normal,
        hash = EXCLUDED.hash, variables_hash = EXCLUDED.variables_hash, torn_down = false, synced_at = EXCLUDED.synced_at,
        synced_by = EXCLUDED.synced_by, updated_at = EXCLUDED.updated_at, env_nonce = EXCLUDED.env_nonce,
-       env_ciphertext = EXCLUDED.env_ciphertext, env_tag = EXCLUDED.env_tag, env_key_id = EXCLUDED.env_key_id`,
+       env_ciphertext = EXCLUDED.env_ciphertext, env_tag = EXCLUDED.env_tag, env_key_id = EXCLUDED.env_key_id, images = EXCLUDED.images`,
     [deployed.workspaceId, deployed.profile, deployed.text, JSON.stringify(deployed.normal), deployed.hash, deployed.variablesHash, deployed.at, deployed.by,
-      env.nonce, env.ciphertext, env.tag, env.keyId],
+      env.nonce, env.ciphertext, env.tag, env.keyId, JSON.stringify(deployed.images ?? {})],
   );
 }
 

@@ -103,3 +103,18 @@ export async function visibleTeamIds(db: Queryable, userId: number): Promise<num
     )
   ).rows.map((r) => r.id);
 }
+
+/** Whether a cluster administrator allowed the team's `container` services `runAsUser` (spec 2.8). */
+export async function teamRunAsUserAllowed(db: Queryable, teamId: number): Promise<boolean> {
+  return (await db.query<{ allowed: boolean }>('SELECT run_as_user_allowed AS allowed FROM teams WHERE id = $1', [teamId])).rows[0]?.allowed ?? false;
+}
+
+/** Sets it; undefined when the team is gone. The team's version moves (its ETag), as for a rename. */
+export async function setTeamRunAsUserAllowed(db: Queryable, teamId: number, allowed: boolean, at: Date): Promise<TeamRow | undefined> {
+  return (
+    await db.query<TeamRow>(
+      `UPDATE teams t SET run_as_user_allowed = $2, updated_at = $3, version = version + 1 WHERE id = $1 RETURNING ${columns}`,
+      [teamId, allowed, at],
+    )
+  ).rows[0];
+}

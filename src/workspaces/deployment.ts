@@ -1,8 +1,9 @@
-// What runs for a deployed landscape (spec 3.2), as pure decisions: the replicas each `steps` service should have,
-// in the order Run starts them (needs first), and each service's status from what the driver observes.
-import type { NormalLandscape, NormalService, NormalStepsService } from '../landscape/index.ts';
-import type { ReplicaNeed, ReplicaObservation, ReplicaSpec } from '../runtime/driver.ts';
+// What runs for a deployed landscape (spec 3.2), as pure decisions: the replicas each `steps` or `container` service
+// should have, in the order Run starts them (needs first), and each service's status from what the driver observes.
+import type { NormalContainerService, NormalLandscape, NormalService, NormalStepsService } from '../landscape/index.ts';
+import type { ContainerRun, ReplicaNeed, ReplicaObservation, ReplicaSpec } from '../runtime/driver.ts';
 import { landscapeStatusOf, type InstanceState } from '../managed/statuses.ts';
+import type { PinnedImage } from '../store/landscapes.ts';
 
 /** The env each service got at Sync, templates filled (secrets among them). */
 export type DeployedEnv = Record<string, Record<string, string>>;
@@ -47,22 +48,47 @@ export function withNeeds(landscape: NormalLandscape, names: string[]): Set<stri
   return result;
 }
 
-/** The replicas of one `steps` service, as the driver runs them. */
-export function replicaSpecs(landscape: NormalLandscape, name: string, env: DeployedEnv): ReplicaSpec[] {
+/** Services that run replicas (pods). */
+export function runsReplicas(service: NormalService | undefined): service is NormalStepsService | NormalContainerService {
+  return service?.type === 'steps' || service?.type === 'container';
+}
+
+/**
+ * The replicas of one `steps` or `container` service, as the driver runs them; a container service runs the image
+ * pinned at Sync (none without one: it then shows as pending).
+ */
+export function replicaSpecs(landscape: NormalLandscape, name: string, env: DeployedEnv, images: Record<string, PinnedImage> = {}): ReplicaSpec[] {
   const service = landscape.services[name];
-  if (service?.type !== 'steps') return [];
+  if (!runsReplicas(service)) return [];
+  const container = service.type === 'container' ? containerRunOf(service, images[name]) : undefined;
+  if (service.type === 'container' && !container) return [];
   const needs = service.needs.flatMap((need) => needAddress(landscape, need));
   return Array.from({ length: service.replicas }, (_, index) => ({
     service: name,
     index,
-    steps: service.steps.map((step) => ({ name: step.name, run: step.run })),
+    steps: service.type === 'steps' ? service.steps.map((step) => ({ name: step.name, run: step.run })) : [],
+    ...(container ? { container } : {}),
     env: env[name] ?? {},
     ports: service.ports.map((p) => p.port),
     health: service.health && { port: service.health.port, path: service.health.path, mode: service.health.mode },
     mounts: service.mounts.map((m) => ({ from: m.from, to: m.to })),
     needs,
-    image: service.image,
+    image: service.type === 'steps' ? service.image : undefined,
   }));
+}
+
+/** The pinned image of the service's own reference (a pin of another reference, from an older Sync, is not used). */
+function containerRunOf(service: NormalContainerService, pin: PinnedImage | undefined): ContainerRun | undefined {
+  if (!pin || pin.image !== service.image) return undefined;
+  return {
+    image: pin.image,
+    digest: pin.digest,
+    rootfs: pin.rootfs,
+    config: pin.config,
+    ...(service.command ? { command: service.command } : {}),
+    ...(service.args ? { args: service.args } : {}),
+    ...(service.runAsUser !== undefined ? { runAsUser: service.runAsUser } : {}),
+  };
 }
 
 /** How a replica waits for a needed service: its health check, else its first port; nothing to wait for otherwise. */
@@ -84,6 +110,8 @@ export interface StatusInput {
   observed: ReplicaObservation[];
   /** The live managed-service instances of the workspace by name. */
   managed?: ReadonlyMap<string, InstanceState>;
+  /** The images pinned at Sync, by container service. */
+  images?: Record<string, PinnedImage>;
 }
 
 /** Each deployed service with its status (3.2) and replicas ready/desired. */
@@ -113,15 +141,15 @@ function viewOf(name: string, service: NormalService, input: StatusInput): Servi
   if (input.workspaceState !== 'running') {
     return { ...base, status: 'stopped', detail: `The workspace is ${input.workspaceState.replace('_', ' ')}; its services start when it runs`, replicas: { ready: 0, desired } };
   }
-  if (service.type === 'container') {
-    return { ...base, status: 'pending', detail: 'The local runtime does not run container services yet', replicas: { ready: 0, desired } };
+  if (service.type === 'container' && input.images?.[name]?.image !== service.image) {
+    return { ...base, status: 'pending', detail: 'No image was pinned for it: Sync again to fetch its image', replicas: { ready: 0, desired } };
   }
   const replicas = input.observed.filter((o) => o.service === name && o.index < desired && o.status !== 'stopped');
   const ready = replicas.filter((o) => o.status === 'running' && o.ready).length;
   return { ...base, ...statusOf(service, replicas, desired, ready), replicas: { ready, desired } };
 }
 
-function statusOf(service: NormalStepsService, replicas: ReplicaObservation[], desired: number, ready: number): { status: string; detail?: string } {
+function statusOf(service: NormalStepsService | NormalContainerService, replicas: ReplicaObservation[], desired: number, ready: number): { status: string; detail?: string } {
   if (replicas.length === 0) return { status: 'pending', detail: 'No replica scheduled yet' };
   const failed = replicas.find((o) => o.status === 'failure');
   if (failed) return { status: 'failure', detail: failed.detail };

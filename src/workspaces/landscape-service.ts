@@ -20,6 +20,8 @@ import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { refuseOverDiskQuota, type VolumeUsageOf } from './disk-quota.ts';
+import { pinImages, refuseContainersWithoutImages, refuseRunAsUser, servicesWithNewImages } from './container-images.ts';
+import type { ImageSource } from '../runtime/image.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
 
@@ -123,8 +125,15 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
     const { name, status, detail, ...options } = planned.problem;
     throw problem(name, status, detail, options);
   }
+  await refuseRunAsUser(db, row.team_id, current.normal, current.read.text);
   const { filled, env, plan } = planned;
   return { current, text: current.read.text, normal: current.normal, filled, env, plan, variablesHash: variablesHash(variables, secrets) };
+}
+
+function checkPlanHash(plan: LandscapePlan, planHash: string): void {
+  if (plan.hash !== planHash) {
+    throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
+  }
 }
 
 /**
@@ -157,27 +166,35 @@ export interface SyncDeps extends LandscapeSource {
   urls: WorkspaceUrls;
   now: () => Date;
   managed: ManagedLifecycleDeps;
+  /** Makes container services' images ready; without one, a Sync of a landscape with container services is refused (501). */
+  images?: ImageSource;
 }
 
 /**
  * Sync: every secret the file uses must have a value (else 409 missing-secrets) and every variable be set (else
  * 422), the plan must still be the one reviewed (else 409 plan-changed), then the file becomes the deployed
  * landscape, the services the plan marks `restarts` start afresh, and landscape.updated is sent. Managed services are created or resumed (deleted when gone from the file) before
- * the other services start.
+ * the other services start. Container services' images are made ready and pinned first (501 without an image
+ * source; a container service whose pinned digest moved restarts too).
  */
 export async function syncLandscape(
   deps: SyncDeps,
   row: WorkspaceRow,
   request: { profile: string | null; planHash: string; by: number | null },
 ): Promise<LandscapePlan> {
+  // Images are fetched before the transaction (a pull may take minutes); the plan hash ties them to what is saved.
+  const preview = await planFor(deps.pool, deps, row, request.profile, deps);
+  checkPlanHash(preview.plan, request.planHash);
+  refuseUnrunnableManaged(preview.normal, deps.managed.driver);
+  refuseContainersWithoutImages(preview.normal, deps.images);
+  const images = deps.images ? await pinImages(deps.images, row, preview.normal) : {};
   const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
     const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, deps);
-    if (plan.hash !== request.planHash) {
-      throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
-    }
+    checkPlanHash(plan, request.planHash);
     refuseUnrunnableManaged(normal, deps.managed.driver);
     await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
+    const before = await findDeployedLandscape(db, row.id);
     const at = deps.now();
     await saveDeployedLandscape(db, {
       workspaceId: row.id,
@@ -187,14 +204,15 @@ export async function syncLandscape(
       hash: landscapeHash(normal),
       variablesHash,
       env: sealDeployedEnv(deps.secrets, row.id, { env, targets: targetsOf(filled), managed: Object.fromEntries(managedOf(filled)) }),
+      images,
       by: request.by,
       at,
     });
     await publishEvent(db, { type: 'landscape.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.id });
-    return { plan, restart: servicesToRestart(plan), filled };
+    return { plan, restart: [...servicesToRestart(plan), ...servicesWithNewImages(before?.images ?? {}, images)], filled };
   });
   // The instances run before the services that use them start.
-  await syncManagedServices(deps.managed, row, filled, restart);
+  await syncManagedServices(deps.managed, row, filled, new Set(restart));
   const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
   await deps.services.apply(row.id, { restart, retry: names });
   return plan;

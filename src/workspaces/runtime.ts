@@ -16,6 +16,7 @@ import type { NotificationHub } from '../events/hub.ts';
 import { RETENTION_MS } from '../operations/lifecycle.ts';
 import { OperationWorker } from '../operations/worker.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
+import type { ImageSource } from '../runtime/image.ts';
 import { createLocalDriver } from '../runtime/local/index.ts';
 import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
@@ -93,6 +94,8 @@ export async function startWorkspaceRuntime(options: {
   log: (message: string) => void;
   secrets: SecretBox;
   driver?: RuntimeDriver;
+  /** Container services' images (Sync); none yet by default. */
+  images?: ImageSource;
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
   const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir });
@@ -124,7 +127,7 @@ export async function startWorkspaceRuntime(options: {
     },
   };
   const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
-  const syncDeps = { managed, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { managed, images: options.images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,

@@ -13,7 +13,7 @@ import {
 } from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { liveManagedServices } from '../store/managed-services.ts';
-import { needsOrder, replicaSpecs, servicesToSleep, serviceViews, withNeeds, type DeployedEnv, type ServiceView } from './deployment.ts';
+import { needsOrder, replicaSpecs, runsReplicas, servicesToSleep, serviceViews, withNeeds, type DeployedEnv, type ServiceView } from './deployment.ts';
 import { workspaceRef } from './operations.ts';
 
 export interface ServiceRunnerDeps {
@@ -102,7 +102,7 @@ export class ServiceRunner {
     const observed = await this.deps.driver.replicaStates(ref);
     if (!deployed || deployed.torn_down || row.state !== 'running' || row.deleted_at) {
       for (const replica of observed) {
-        if (!deployed || deployed.normal.services[replica.service]?.type !== 'steps') await this.deps.driver.removeReplica(ref, replica.service, replica.index);
+        if (!deployed || !runsReplicas(deployed.normal.services[replica.service])) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
         else if (replica.status !== 'stopped') await this.deps.driver.stopReplica(ref, replica.service, replica.index);
       }
       return;
@@ -114,7 +114,7 @@ export class ServiceRunner {
     const { stopped, asleep } = await serviceRunStates(this.deps.pool, workspaceId);
     for (const replica of observed) {
       const service = landscape.services[replica.service];
-      if (service?.type !== 'steps' || replica.index >= service.replicas) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
+      if (!runsReplicas(service) || replica.index >= service.replicas) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
       else if ((stopped.has(replica.service) || asleep.has(replica.service)) && replica.status !== 'stopped') {
         await this.deps.driver.stopReplica(ref, replica.service, replica.index);
       }
@@ -123,7 +123,7 @@ export class ServiceRunner {
     const starts: Array<Parameters<RuntimeDriver['startReplica']>[1]> = [];
     for (const name of needsOrder(landscape)) {
       if (stopped.has(name) || asleep.has(name)) continue;
-      for (const spec of replicaSpecs(landscape, name, env)) {
+      for (const spec of replicaSpecs(landscape, name, env, deployed.images)) {
         const seen = observed.find((o) => o.service === name && o.index === spec.index);
         const again = seen && (seen.status === 'failure' || seen.status === 'finished') && retry.has(name);
         if (!seen || seen.status === 'stopped' || restart.has(name) || again) starts.push(spec);
@@ -203,6 +203,7 @@ export class ServiceRunner {
       ...(await serviceRunStates(this.deps.pool, row.id)),
       observed: [...observed, ...this.failedStarts(row.id, deployed.normal, observed)],
       managed: new Map((await liveManagedServices(this.deps.pool, row.id)).map((instance) => [instance.name, instance])),
+      images: deployed.images,
     });
   }
 

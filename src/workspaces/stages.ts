@@ -15,7 +15,7 @@ import {
 } from '../store/stage-runs.ts';
 import { listVariables } from '../store/variables.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
-import { needsOrder } from './deployment.ts';
+import { needsOrder, runsReplicas } from './deployment.ts';
 import { refuseOverDiskQuota } from './disk-quota.ts';
 import type { LandscapeChecker } from './landscape-checker.ts';
 import { currentLandscapeProblem, readCurrentLandscape } from './landscape-service.ts';
@@ -77,7 +77,7 @@ export class StageRunner {
       const deployed = await findDeployedLandscape(this.deps.pool, row.id);
       if (!deployed || deployed.torn_down) throw problem('conflict', 409, 'No landscape is deployed: Sync first, then Run starts its services.');
       return needsOrder(deployed.normal)
-        .filter((name) => deployed.normal.services[name].type === 'steps')
+        .filter((name) => runsReplicas(deployed.normal.services[name]))
         .map((name) => record(`Start ${name}`, name));
     }
     const current = await readCurrentLandscape(this.deps, row, profile);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ManualClock } from '../../src/core/clock.ts';
 import { loadServerConfig } from '../../src/core/config.ts';
 import type { RuntimeDriver } from '../../src/runtime/driver.ts';
+import type { ImageSource } from '../../src/runtime/image.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { createTestDatabase } from './database.ts';
 import { ApiClient } from './client.ts';
@@ -26,6 +27,8 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** Makes the runtime driver (e.g. the local one with short timings); the local driver on the data dir when absent. */
   driver?: (context: { dataDir: string; clock: ManualClock }) => RuntimeDriver;
+  /** Where container services' images come from (test/helpers/images.ts); none by default, as in the installation. */
+  imageSource?: ImageSource;
   /** Receives the server's log messages (info and above) instead of nothing, for tests that check what it logs. */
   onLog?: (message: string) => void;
 }
@@ -47,7 +50,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   // pino calls the hook with the arguments of each log call at or above the level; not passing them on writes nothing.
   const capture = onLog ? { hooks: { logMethod: (args: unknown[]) => onLog(args.filter((a) => typeof a === 'string').join(' ')) } } : undefined;
   const logger = logLevel ? {} : (capture ?? false);
-  const server = await startServer({ ...config, logLevel: logLevel ?? (capture ? 'info' : 'silent') }, { clock, logger, driver });
+  const server = await startServer({ ...config, logLevel: logLevel ?? (capture ? 'info' : 'silent') }, { clock, logger, driver, imageSource: options.imageSource });
   await server.database.pool.query(`ALTER TABLE workspaces ALTER COLUMN id RESTART WITH ${database.firstWorkspaceId}`);
   const anonymous = new ApiClient(server.url);
   const token = new URL(server.firstSignInLink!).hash.replace('#token=', '');

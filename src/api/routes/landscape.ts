@@ -9,6 +9,7 @@ import { findDeployedLandscape } from '../../store/landscapes.ts';
 import { activeOperationOn } from '../../store/operations.ts';
 import { checkProfile, currentVariablesHash, deployedOf, planFor, readCurrentLandscape, refuseUnrunnableManaged } from '../../workspaces/landscape-service.ts';
 import { devUrlState } from '../../workspaces/deployment.ts';
+import { refuseContainersWithoutImages } from '../../workspaces/container-images.ts';
 import { landscapeBanner } from '../../workspaces/landscape-state.ts';
 import { workspaceAddresses } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
@@ -96,7 +97,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
     return { profile, ...plan };
   });
 
-  app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 plan-changed when the file changed since; 501 not-available while managed services cannot run here', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
+  app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 plan-changed when the file changed since; 403 run-as-user-not-allowed; 501 not-available while managed or container services cannot run here', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.sync');
     const body = request.body as { profile?: string; plan_hash: string };
@@ -106,6 +107,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
     refuseUnrunnableManaged(normal, deps.driver);
+    refuseContainersWithoutImages(normal, deps.images);
     return acceptOperation(reply, await enqueueLandscapeOperation(deps, row.id, row.team_id, request.principal!.user.id, 'landscape.sync', { profile, plan_hash: body.plan_hash }));
   });
 

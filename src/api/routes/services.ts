@@ -7,7 +7,7 @@ import { publishEvent } from '../../events/publish.ts';
 import { withTransaction } from '../../store/database.ts';
 import { findDeployedLandscape, setRunSwitch } from '../../store/landscapes.ts';
 import type { WorkspaceRow } from '../../store/workspaces.ts';
-import { withNeeds } from '../../workspaces/deployment.ts';
+import { runsReplicas, withNeeds } from '../../workspaces/deployment.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import type { ApiDeps } from '../context.ts';
 import { answerLogs, LogPageSchema, LogQuery } from '../log-stream.ts';
@@ -89,7 +89,7 @@ export function registerServiceRoutes(app: FastifyInstance, deps: ApiDeps): void
       const { replica = 0 } = request.query as { replica?: number };
       const deployed = await deployedService(deps, row, service);
       const spec = deployed.normal.services[service];
-      if (spec.type !== 'steps' || replica >= spec.replicas) throw notFound('replica');
+      if (!runsReplicas(spec) || replica >= spec.replicas) throw notFound('replica');
       return answerLogs(request, reply, { read: (since) => deps.driver.replicaLogs(workspaceRef(row), service, replica, { since }) });
     },
   );

@@ -13,7 +13,7 @@ import { appendSystemLines, readFileEnd, readLogLines, selectLogLines } from './
 import type { WorkspaceWiring } from './pods.ts';
 import { isSameProcess, pollUntil } from './processes.ts';
 import {
-  createRuntimeDirs, hostsFileOf, listReplicaRecords, readReplicaRecord, replicaDirOf, replicaOutputFile, replicaRecordFile,
+  createRuntimeDirs, hostsFileOf, listReplicaRecords, readReplicaRecord, replicaDirOf, replicaOutputFile, replicaPasswdFile, replicaRecordFile,
   workspaceRuntimeDir, writeReplicaRecord, type ReplicaRecord,
 } from './replica-files.ts';
 import { endReplicaPod, launchReplicaPod, type ReplicaPodHost } from './replica-pods.ts';
@@ -151,6 +151,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
         if (record) await endReplicaPod(record);
         await rm(replicaRecordFile(host.dataDir, workspace.id, service, index), { force: true });
         await rm(replicaOutputFile(host.dataDir, workspace.id, service, index), { force: true });
+        await rm(replicaPasswdFile(host.dataDir, workspace.id, service, index), { force: true });
         await rm(replicaDirOf(host.dataDir, workspace.id, service, index), { recursive: true, force: true });
         if (record) await rewriteHostsFile(workspace.id);
       }),

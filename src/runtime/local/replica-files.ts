@@ -35,6 +35,9 @@ export const replicaRecordFile = (dataDir: string, id: number, service: string, 
 /** What the sandbox itself printed: bubblewrap's errors, a crash of the agent (root only). */
 export const replicaOutputFile = (dataDir: string, id: number, service: string, index: number) =>
   path.join(replicasDir(dataDir, id), `${replicaName(service, index)}.out`);
+/** The /etc/passwd of a container replica's pod (root's, readable by the pod). */
+export const replicaPasswdFile = (dataDir: string, id: number, service: string, index: number) =>
+  path.join(replicasDir(dataDir, id), `${replicaName(service, index)}.passwd`);
 /** The replica's own directory, bound at /run/svc in its pod: its settings and its log (the workspace UID's). */
 export const replicaDirOf = (dataDir: string, id: number, service: string, index: number) =>
   path.join(replicasDir(dataDir, id), replicaName(service, index));

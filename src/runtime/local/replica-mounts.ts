@@ -13,9 +13,19 @@ export interface OpenMount {
   target: string;
 }
 
-/** Pod paths a mount may not cover: the pod's own machinery and the volume itself. */
-const reservedTargets = ['/proc', '/dev', '/opt/svc', '/run/svc', '/usr', '/etc'];
-const reservedExactly = ['/', '/data', '/data/app', '/tmp'];
+/** Pod paths a mount may not cover: `inside` with everything below them, `exactly` themselves. */
+export interface ReservedTargets {
+  inside: string[];
+  exactly: string[];
+}
+
+/** In a `steps` pod: the pod's own machinery, the host's system and the volume itself. */
+export const stepsPodReserved: ReservedTargets = { inside: ['/proc', '/dev', '/opt/svc', '/run/svc', '/usr', '/etc'], exactly: ['/', '/data', '/data/app', '/tmp'] };
+/** In a container pod: the pod's own machinery and the files of /etc it provides; the image's paths are free. */
+export const containerPodReserved: ReservedTargets = {
+  inside: ['/proc', '/dev', '/sys', '/.svc', '/run/svc'],
+  exactly: ['/', '/etc', '/etc/hosts', '/etc/passwd', '/etc/resolv.conf', '/tmp', '/run'],
+};
 
 /**
  * Opens every mount's `from` below `volumeDir`; `createDirectory` makes a missing one (as the workspace UID).
@@ -25,13 +35,14 @@ export async function openMounts(
   volumeDir: string,
   mounts: Array<{ from: string; to: string }>,
   createDirectory: (from: string) => Promise<void>,
+  reserved: ReservedTargets = stepsPodReserved,
 ): Promise<OpenMount[]> {
   const opened: OpenMount[] = [];
   try {
     const volume = await realpath(volumeDir);
     for (const mount of mounts) {
       const from = checkedSource(mount.from);
-      const target = checkedTarget(mount.to);
+      const target = checkedTarget(mount.to, reserved);
       let handle = await openInside(volume, from);
       if (!handle) {
         await createDirectory(from);
@@ -59,12 +70,12 @@ function checkedSource(from: string): string {
   return normal === '.' ? '' : normal.replace(/\/$/, '');
 }
 
-function checkedTarget(to: string): string {
+function checkedTarget(to: string, reserved: ReservedTargets): string {
   const normal = path.posix.normalize(to).replace(/(.)\/$/, '$1');
   if (!path.posix.isAbsolute(to) || to.includes('\0')) {
     throw new RuntimeFailure('agent', `the mount target ${to} is not an absolute path`);
   }
-  if (reservedExactly.includes(normal) || reservedTargets.some((reserved) => isInside(reserved, normal))) {
+  if (reserved.exactly.includes(normal) || reserved.inside.some((dir) => isInside(dir, normal))) {
     throw new RuntimeFailure('agent', `the mount target ${to} is reserved in the pod`);
   }
   return normal;

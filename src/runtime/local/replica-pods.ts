@@ -1,19 +1,23 @@
-// Pods of `steps` service replicas: like an editor pod (pods.ts) a bubblewrap sandbox started detached, the agent as
-// its main process, here in replica mode (src/agent/replica-agent.ts). Each has its own directory bound at /run/svc
-// (settings and log), the workspace's hosts file as /etc/hosts, the volume at /data/app and its `mounts`; as root
-// also its own network namespace on the workspace's service network (service-network.ts).
-import { chown, rm, writeFile } from 'node:fs/promises';
+// Pods of `steps` and `container` service replicas: like an editor pod (pods.ts) a bubblewrap sandbox started
+// detached, the agent as its main process, here in replica mode (src/agent/replica-agent.ts). Each has its own
+// directory bound at /run/svc (settings and log), the workspace's hosts file as /etc/hosts and its `mounts`; a steps
+// pod also the volume at /data/app on the host's system, a container pod the image's root instead (container-pod.ts);
+// as root also its own network namespace on the workspace's service network (service-network.ts).
+import { chown, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { agentEnv, DEFAULT_AGENT_PORT } from '../../agent/protocol.ts';
-import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ReplicaConfig, type ReplicaTimings } from '../../agent/replica-protocol.ts';
+import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ContainerProcess, type ReplicaConfig, type ReplicaTimings } from '../../agent/replica-protocol.ts';
 import { shellQuote } from '../../agent/shell.ts';
 import { freeLoopbackPort } from '../../core/loopback.ts';
 import { RuntimeFailure, type ReplicaSpec, type WorkspaceRef } from '../driver.ts';
 import { replicaNetnsOf, replicaSwitchLinkOf, type ServiceNetwork } from './addresses.ts';
 import { agentScript, bundleFor, killPod, newAgentToken, spawnDetached, type PodHost } from './pods.ts';
 import { runCommand } from './processes.ts';
-import { closeMounts, openMounts } from './replica-mounts.ts';
-import { createReplicaDir, replicaDirOf, replicaOutputFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
+import { containerProcessOf, DEFAULT_CONTAINER_HOME, DEFAULT_CONTAINER_PATH } from '../container-process.ts';
+import { containerPodCommand, hostNodeFor } from './container-pod.ts';
+import { podPasswd, readImageRoot } from './container-root.ts';
+import { closeMounts, containerPodReserved, openMounts, stepsPodReserved, type OpenMount } from './replica-mounts.ts';
+import { createReplicaDir, replicaDirOf, replicaOutputFile, replicaPasswdFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
 import { agentBinds, POD_APP_DIR, sandboxCommand } from './sandbox.ts';
 import { removeNetns } from './network.ts';
 import { attachToServiceNetwork, createReplicaNetns } from './service-network.ts';
@@ -34,42 +38,27 @@ const FIRST_MOUNT_FD = 4;
 
 /** Starts the replica's pod with a fresh directory (and so a fresh log) and records it. */
 export async function launchReplicaPod(host: ReplicaPodHost, workspace: WorkspaceRef, spec: ReplicaSpec, placement: ReplicaPlacement): Promise<ReplicaRecord> {
+  const container = spec.container && containerOf(spec, workspace);
+  if (spec.container && !(await stat(spec.container.rootfs).then((info) => info.isDirectory(), () => false))) {
+    throw new RuntimeFailure('agent', `the root filesystem of image ${spec.container.image} (${spec.container.digest}) is not on this machine any more; Sync again to fetch it`);
+  }
   const dir = replicaDirOf(host.dataDir, workspace.id, spec.service, spec.index);
   await rm(dir, { recursive: true, force: true });
   await createReplicaDir(dir, workspace.uid, host.asRoot);
   const config = path.join(dir, REPLICA_CONFIG_FILE);
   const agentToken = newAgentToken();
-  await writeFile(config, JSON.stringify({ ...replicaConfigOf(spec, host.replicaTimings, placement.network !== undefined), agentToken }), { flag: 'wx', mode: 0o400 });
+  await writeFile(config, JSON.stringify({ ...replicaConfigOf(spec, host.replicaTimings, placement.network !== undefined, container), agentToken }), { flag: 'wx', mode: 0o400 });
   if (host.asRoot) await chown(config, workspace.uid, 0);
-  const binds = agentBinds(await bundleFor(host), host.nodePath);
-  const mounts = await openMounts(volumeDir(host, workspace.id), spec.mounts, (from) => createVolumeDirectory(host, workspace, from));
+  const reserved = container ? containerPodReserved : stepsPodReserved;
+  const mounts = await openMounts(volumeDir(host, workspace.id), spec.mounts, (from) => createVolumeDirectory(host, workspace, from), reserved);
   try {
     const network = placement.network;
     const endpoint = network
       ? { host: network.address, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT }
       : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort() };
     const netns = network ? replicaNetnsOf(workspace.id, spec.service, spec.index) : undefined;
-    const command = sandboxCommand({
-      uid: workspace.uid,
-      switchUser: host.asRoot,
-      netns,
-      isolateNetwork: false,
-      hostname: `${spec.service}-${spec.index}`,
-      volumeDir: volumeDir(host, workspace.id),
-      readOnlyBinds: [...binds, { source: placement.hostsFile, target: '/etc/hosts' }],
-      writableBinds: [{ source: dir, target: REPLICA_POD_DIR }],
-      descriptorBinds: mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
-      env: {
-        [replicaEnv.mode]: 'replica',
-        [replicaEnv.dir]: REPLICA_POD_DIR,
-        [agentEnv.agentHost]: endpoint.bindHost,
-        [agentEnv.agentPort]: String(endpoint.agentPort),
-        [agentEnv.workspaceDir]: POD_APP_DIR,
-      },
-      infoFd: 3,
-      dieWithParent: false,
-      script: agentScript(host, binds),
-    });
+    const pod = { host, workspace, spec, placement, netns, dir, mounts, agentEnv: replicaAgentEnv(endpoint) };
+    const command = container ? await containerPod(pod, container) : await stepsPod(pod);
     if (netns && network) await joinServiceNetwork(netns, network.service, replicaSwitchLinkOf(spec.service, spec.index), network.address);
     const output = replicaOutputFile(host.dataDir, workspace.id, spec.service, spec.index);
     const started = await spawnDetached(output, command, mounts.map((mount) => mount.handle.fd)).catch(async (error: unknown) => {
@@ -101,6 +90,77 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
   }
 }
 
+interface PodInput {
+  host: ReplicaPodHost;
+  workspace: WorkspaceRef;
+  spec: ReplicaSpec;
+  placement: ReplicaPlacement;
+  netns?: string;
+  dir: string;
+  mounts: OpenMount[];
+  agentEnv: Record<string, string>;
+}
+
+function replicaAgentEnv(endpoint: { bindHost: string; agentPort: number }): Record<string, string> {
+  return {
+    [replicaEnv.mode]: 'replica',
+    [replicaEnv.dir]: REPLICA_POD_DIR,
+    [agentEnv.agentHost]: endpoint.bindHost,
+    [agentEnv.agentPort]: String(endpoint.agentPort),
+  };
+}
+
+/** A `steps` replica: the host's system, the volume at /data/app. */
+async function stepsPod(pod: PodInput): Promise<{ file: string; args: string[] }> {
+  const { host, workspace, spec } = pod;
+  const binds = agentBinds(await bundleFor(host), host.nodePath);
+  return sandboxCommand({
+    uid: workspace.uid,
+    switchUser: host.asRoot,
+    netns: pod.netns,
+    isolateNetwork: false,
+    hostname: `${spec.service}-${spec.index}`,
+    volumeDir: volumeDir(host, workspace.id),
+    readOnlyBinds: [...binds, { source: pod.placement.hostsFile, target: '/etc/hosts' }],
+    writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }],
+    descriptorBinds: pod.mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
+    env: { ...pod.agentEnv, [agentEnv.workspaceDir]: POD_APP_DIR },
+    infoFd: 3,
+    dieWithParent: false,
+    script: agentScript(host, binds),
+  });
+}
+
+/** A `container` replica: the image's root read-only, no volume but its `mounts`, a passwd that knows the pod's UID. */
+async function containerPod(pod: PodInput, container: ContainerProcess): Promise<{ file: string; args: string[] }> {
+  const { host, workspace, spec } = pod;
+  const rootfs = spec.container!.rootfs;
+  const passwdFile = replicaPasswdFile(host.dataDir, workspace.id, spec.service, spec.index);
+  await writeFile(passwdFile, await podPasswd(rootfs, container.uid), { mode: 0o644 });
+  const resolvConf = await stat('/etc/resolv.conf').then((info) => (info.isFile() ? '/etc/resolv.conf' : undefined), () => undefined);
+  return containerPodCommand({
+    hostUid: workspace.uid,
+    podUid: container.uid,
+    switchUser: host.asRoot,
+    netns: pod.netns,
+    hostname: `${spec.service}-${spec.index}`,
+    root: await readImageRoot(rootfs),
+    files: { hostsFile: pod.placement.hostsFile, passwdFile, resolvConf },
+    agentBundle: await bundleFor(host),
+    hostNode: await hostNodeFor(host.nodePath),
+    replicaDir: pod.dir,
+    descriptorBinds: pod.mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
+    env: { PATH: DEFAULT_CONTAINER_PATH, HOME: DEFAULT_CONTAINER_HOME, LANG: 'C.UTF-8', ...pod.agentEnv, [agentEnv.workspaceDir]: '/' },
+    infoFd: 3,
+  });
+}
+
+function containerOf(spec: ReplicaSpec, workspace: WorkspaceRef): ContainerProcess {
+  const process = containerProcessOf(spec.container!, spec.env, workspace.uid);
+  if ('refused' in process) throw new RuntimeFailure('agent', process.refused);
+  return process;
+}
+
 /** Ends every process of the replica's pod and removes its network namespace (idempotent). */
 export async function endReplicaPod(record: ReplicaRecord): Promise<void> {
   await killPod(record);
@@ -118,11 +178,12 @@ async function joinServiceNetwork(netns: string, network: ServiceNetwork, link: 
 }
 
 /** What the agent is told: needs reached by service name, and (as root) their agents' port to ask for failures. */
-export function replicaConfigOf(spec: ReplicaSpec, timings: ReplicaTimings, ownNetwork: boolean): ReplicaConfig {
+export function replicaConfigOf(spec: ReplicaSpec, timings: ReplicaTimings, ownNetwork: boolean, container?: ContainerProcess): ReplicaConfig {
   return {
     service: spec.service,
     index: spec.index,
-    steps: spec.steps,
+    steps: container ? [] : spec.steps,
+    container,
     env: spec.env,
     ports: spec.ports,
     health: spec.health,
@@ -135,7 +196,7 @@ export function replicaConfigOf(spec: ReplicaSpec, timings: ReplicaTimings, ownN
       // without root every agent listens on a port of its own on loopback, so a name does not lead to one
       agentPort: ownNetwork ? DEFAULT_AGENT_PORT : undefined,
     })),
-    image: spec.image,
+    image: container ? undefined : spec.image,
     timings,
   };
 }

@@ -1,0 +1,44 @@
+// Container images as the runtime runs them (spec 2.8, `container` service): the unpacked root filesystem of an
+// image on this machine and the parts of its OCI config a replica uses. The image store (src/images) answers
+// `PreparedImage`; the server asks for one through an `ImageSource` at Sync and pins it until the next Sync.
+
+/**
+ * The fields of an OCI image config's `config` object that a container replica uses, named as in the OCI image
+ * spec (and Docker's), so an image store's parsed config plugs in as it is.
+ */
+export interface ImageConfig {
+  Entrypoint?: string[] | null;
+  Cmd?: string[] | null;
+  /** `NAME=value` entries. */
+  Env?: string[] | null;
+  WorkingDir?: string;
+  /** `user`, `uid`, `user:group` or `uid:gid`; empty or absent means root under Docker. */
+  User?: string;
+  /** Keys like `8080/tcp`. */
+  ExposedPorts?: Record<string, object> | null;
+}
+
+/** An image made ready on this machine. `rootfs` is shared by every replica of every workspace: never written. */
+export interface PreparedImage {
+  /** `sha256:...` of the manifest the image was resolved to. */
+  digest: string;
+  /** Directory holding the unpacked layers. */
+  rootfs: string;
+  config: ImageConfig;
+}
+
+/** What a Sync asks for: the service's `image` as written, for the workspace's team (its registry credentials). */
+export interface ImageRequest {
+  image: string;
+  teamId: number;
+  workspaceId: number;
+  service: string;
+}
+
+/**
+ * Makes the image of a `container` service ready (pulls it when it is not in the store yet) and answers what the
+ * replicas run. Throws a Problem naming the image and the registry's answer when it cannot.
+ */
+export interface ImageSource {
+  prepare(request: ImageRequest): Promise<PreparedImage>;
+}

@@ -1,0 +1,110 @@
+// The command line of a container replica's pod: bubblewrap with the image's root read-only (container-root.ts), run
+// as the workspace's UID with group 0 on the host and as the pod's UID inside (the workspace's, or `runAsUser`, which
+// the user namespace maps to the workspace's UID), the agent as its main process. The image need not have node or
+// a shell: the agent runs on the host's node, started through the host's dynamic loader with the host's libraries,
+// all bound read-only under /.svc, so nothing of the image is used by the agent nor of the host by the image.
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { REPLICA_POD_DIR } from '../../agent/replica-protocol.ts';
+import { RuntimeFailure } from '../driver.ts';
+import { AGENT_MAIN } from './agent-bundle.ts';
+import { imageRootArgs, SEAL_ROOT_ARGS, type ImageRoot, type PodFiles } from './container-root.ts';
+import { runCommand } from './processes.ts';
+import type { Bind } from './sandbox.ts';
+
+/** Where the pod's machinery appears in a container pod: a top-level name no image uses. */
+export const CONTAINER_POD_TOOLS_DIR = '/.svc';
+const POD_AGENT_DIR = `${CONTAINER_POD_TOOLS_DIR}/agent`;
+const POD_HOST_DIR = `${CONTAINER_POD_TOOLS_DIR}/host`;
+
+/** How the pod runs the host's node: what to bind and the command before the script. */
+export interface HostNode {
+  binds: Bind[];
+  command: string[];
+}
+
+const found = new Map<string, Promise<HostNode>>();
+
+/** The host's node as a container pod runs it (found once per process). */
+export function hostNodeFor(nodePath: string): Promise<HostNode> {
+  let node = found.get(nodePath);
+  if (!node) {
+    node = findHostNode(nodePath);
+    node.catch(() => found.delete(nodePath));
+    found.set(nodePath, node);
+  }
+  return node.catch((error: Error) => {
+    throw new RuntimeFailure('agent', `the host's node cannot be run in a container pod: ${error.message}`);
+  });
+}
+
+const podPathOf = (hostPath: string) => path.posix.join(POD_HOST_DIR, hostPath);
+
+/** node, its loader and the directories of its libraries, from `ldd` (a static node needs only itself). */
+async function findHostNode(nodePath: string): Promise<HostNode> {
+  const node = await realpath(nodePath);
+  const result = await runCommand('ldd', [node], { timeoutMs: 10_000 });
+  const output = `${result.stdout}\n${result.stderr}`;
+  if (/not a dynamic executable|statically linked/.test(output)) return { binds: [{ source: node, target: podPathOf(node) }], command: [podPathOf(node)] };
+  if (result.code !== 0) throw new Error(`ldd ${node}: ${result.stderr.trim() || `exit code ${result.code}`}`);
+  const libraries: string[] = [];
+  let loader: string | undefined;
+  for (const line of result.stdout.split('\n')) {
+    const library = /=>\s+(\/\S+)\s+\(/.exec(line);
+    const interpreter = /^\s*(\/\S+)\s+\(/.exec(line);
+    if (library) libraries.push(await realpath(library[1]));
+    else if (interpreter) loader = await realpath(interpreter[1]);
+  }
+  if (!loader) throw new Error(`ldd ${node} names no dynamic loader`);
+  const libraryDirs = [...new Set([path.dirname(loader), ...libraries.map((library) => path.dirname(library))])];
+  return {
+    binds: [...libraryDirs.map((dir) => ({ source: dir, target: podPathOf(dir) })), { source: node, target: podPathOf(node) }],
+    command: [podPathOf(loader), '--library-path', libraryDirs.map(podPathOf).join(':'), podPathOf(node)],
+  };
+}
+
+export interface ContainerPodSpec {
+  /** The workspace's UID: the pod's processes belong to it on the host. */
+  hostUid: number;
+  /** The UID its processes see inside (the workspace's, or `runAsUser`). */
+  podUid: number;
+  /** The server is root: become the workspace UID on the host too (setpriv). */
+  switchUser: boolean;
+  netns?: string;
+  hostname: string;
+  root: ImageRoot;
+  files: PodFiles;
+  agentBundle: string;
+  hostNode: HostNode;
+  /** The replica's own directory, bound read-write at /run/svc (settings and log). */
+  replicaDir: string;
+  /** Open descriptors of `mounts`, bound read-write last. */
+  descriptorBinds: Array<{ fd: number; target: string }>;
+  env: Record<string, string>;
+  infoFd: number;
+}
+
+export function containerPodCommand(spec: ContainerPodSpec): { file: string; args: string[] } {
+  const uid = String(spec.hostUid);
+  const wrappers = [
+    ...(spec.netns ? ['ip', 'netns', 'exec', spec.netns] : []),
+    ...(spec.switchUser ? ['setpriv', '--reuid', uid, '--regid', '0', '--clear-groups'] : []),
+  ];
+  const binds = [...spec.hostNode.binds, { source: spec.agentBundle, target: POD_AGENT_DIR }];
+  const bwrap = [
+    'bwrap',
+    ...imageRootArgs(spec.root, spec.files),
+    ...binds.flatMap((bind) => ['--ro-bind', bind.source, bind.target]),
+    '--bind', spec.replicaDir, REPLICA_POD_DIR,
+    ...spec.descriptorBinds.flatMap((bind) => ['--bind-fd', String(bind.fd), bind.target]),
+    ...SEAL_ROOT_ARGS,
+    '--unshare-pid', '--unshare-user', '--unshare-ipc', '--unshare-uts', '--hostname', spec.hostname,
+    '--uid', String(spec.podUid), '--gid', '0',
+    '--info-fd', String(spec.infoFd),
+    '--clearenv', ...Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]),
+    '--chdir', '/',
+    ...spec.hostNode.command, path.posix.join(POD_AGENT_DIR, AGENT_MAIN),
+  ];
+  const [file, ...args] = [...wrappers, ...bwrap];
+  return { file, args };
+}

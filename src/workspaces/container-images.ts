@@ -1,0 +1,61 @@
+// `container` services at Plan and Sync (spec 2.8): `runAsUser` only for teams a cluster administrator allowed, and
+// the image of each container service made ready by the installation's ImageSource and pinned at Sync (the digest,
+// root filesystem and config its replicas run until the next Sync). Without an image source nothing can run them,
+// so such a Sync is refused rather than deployed with services that silently never start.
+import { Problem, problem } from '../core/problems.ts';
+import { placeProblem, type NormalContainerService, type NormalLandscape } from '../landscape/index.ts';
+import type { ImageSource } from '../runtime/image.ts';
+import type { Queryable } from '../store/database.ts';
+import type { PinnedImage } from '../store/landscapes.ts';
+import { teamRunAsUserAllowed } from '../store/teams.ts';
+import type { WorkspaceRow } from '../store/workspaces.ts';
+
+export function containerServices(normal: NormalLandscape): Array<[string, NormalContainerService]> {
+  return Object.entries(normal.services).filter((entry): entry is [string, NormalContainerService] => entry[1].type === 'container');
+}
+
+/** 403 run-as-user-not-allowed, each `runAsUser` placed in the file, unless the team was allowed. */
+export async function refuseRunAsUser(db: Queryable, teamId: number, normal: NormalLandscape, text: string): Promise<void> {
+  const names = containerServices(normal).filter(([, service]) => service.runAsUser !== undefined).map(([name]) => name);
+  if (names.length === 0 || (await teamRunAsUserAllowed(db, teamId))) return;
+  const errors = names.map((name) => ({ pointer: `/services/${name}/runAsUser`, message: 'is not allowed for this team; a cluster administrator can allow it' }));
+  const detail = `runAsUser runs a container as root or a fixed user, which a cluster administrator has not allowed for this team: ${names.join(', ')}. ` +
+    'Remove it to run as the workspace user.';
+  throw placeProblem(problem('run-as-user-not-allowed', 403, detail, { errors, extra: { services: names } }), text);
+}
+
+/** 501 not-available naming the container services, when this installation has no image source. */
+export function refuseContainersWithoutImages(normal: NormalLandscape, images: ImageSource | undefined): void {
+  const names = containerServices(normal).map(([name]) => name);
+  if (names.length === 0 || images) return;
+  const list = names.map((name) => `${name} (${(normal.services[name] as NormalContainerService).image})`).join(', ');
+  throw problem('not-available', 501, `This installation cannot fetch container images yet, so the landscape cannot be synced: ${list}. Use steps services instead.`, {
+    extra: { container_services: names },
+  });
+}
+
+/** Each container service's image made ready and pinned; one request per image reference. */
+export async function pinImages(images: ImageSource, row: WorkspaceRow, normal: NormalLandscape): Promise<Record<string, PinnedImage>> {
+  const prepared = new Map<string, Promise<PinnedImage>>();
+  const pins: Record<string, PinnedImage> = {};
+  for (const [name, service] of containerServices(normal)) {
+    let pin = prepared.get(service.image);
+    if (!pin) {
+      pin = images.prepare({ image: service.image, teamId: row.team_id, workspaceId: row.id, service: name }).then(
+        (image) => ({ image: service.image, digest: image.digest, rootfs: image.rootfs, config: image.config }),
+        (error: unknown) => {
+          if (error instanceof Problem) throw error;
+          throw problem('unavailable', 503, `The image ${service.image} of ${name} could not be made ready: ${(error as Error).message}`, { extra: { image: service.image } });
+        },
+      );
+      prepared.set(service.image, pin);
+    }
+    pins[name] = await pin;
+  }
+  return pins;
+}
+
+/** Container services whose pinned digest moved since the last Sync (the tag points elsewhere now): they restart. */
+export function servicesWithNewImages(before: Record<string, PinnedImage>, after: Record<string, PinnedImage>): string[] {
+  return Object.keys(after).filter((name) => before[name] !== undefined && before[name].digest !== after[name].digest);
+}
