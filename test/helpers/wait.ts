@@ -13,10 +13,13 @@ export async function until<T>(check: () => Promise<T | undefined>, what: string
   }
 }
 
-/** The operation once it has succeeded or failed. */
-export function operationFinished(client: ApiClient, operationId: string): Promise<any> {
+/**
+ * The operation once it has succeeded or failed. Operations start pods and servers: on a loaded 2-core machine a
+ * first Sync can take over a minute, so the deadline is longer than `until`'s.
+ */
+export function operationFinished(client: ApiClient, operationId: string, timeoutMs = 180_000): Promise<any> {
   return until(async () => {
     const operation = (await client.get(`/operations/${operationId}`)).body;
     return operation.state === 'succeeded' || operation.state === 'failed' ? operation : undefined;
-  }, `operation ${operationId} to finish`);
+  }, `operation ${operationId} to finish`, timeoutMs);
 }
