@@ -1,12 +1,13 @@
-// Operations under way (spec 2.4): those this console started and those the event stream announces
-// (`operation.updated` carries the full operation). Unfinished ones are read again after every `ready`.
+// Operations under way (spec 2.4): those this console started, those the event stream announces
+// (`operation.updated` carries the full operation), and after every `ready` those running and those failed in the
+// last hour (GET /operations), so a reload forgets nothing. Unfinished ones are read again after every `ready`.
 // The dock under the header shows their progress text and failures, one line each.
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
 import { api, ApiProblem } from './api.ts';
 import { useEvents } from './hooks.ts';
 import { labelOf, operationKinds, operationStates } from './labels.ts';
 import { Link } from './router.tsx';
-import type { Operation } from './types.ts';
+import type { Operation, Page } from './types.ts';
 import { Badge, ProblemNotice, Time } from './ui.tsx';
 
 interface Tracked {
@@ -28,6 +29,29 @@ export function rememberWorkspaces(workspaces: { id: number; name: string }[]): 
   for (const ws of workspaces) workspaceNames.set(ws.id, ws.name);
 }
 
+/** Failures this old still come to the dock when the console opens, unless dismissed (in this browser) before. */
+const RECENT_FAILURES_MS = 60 * 60_000;
+const DISMISSED_KEY = 'svc.dismissed-operations';
+
+function readDismissed(): Set<string> {
+  try {
+    return new Set(JSON.parse(localStorage.getItem(DISMISSED_KEY) ?? '[]') as string[]);
+  } catch {
+    return new Set();
+  }
+}
+
+const dismissedBefore = readDismissed();
+
+function rememberDismissed(id: string): void {
+  dismissedBefore.add(id);
+  try {
+    localStorage.setItem(DISMISSED_KEY, JSON.stringify([...dismissedBefore].slice(-200)));
+  } catch {
+    // storage full or turned off: the dismissal lasts as long as the page
+  }
+}
+
 const Context = createContext<OperationsContext>({ list: [], track: () => undefined, dismiss: () => undefined, visible: [] });
 
 export const finished = (operation: Operation) => operation.state === 'succeeded' || operation.state === 'failed';
@@ -41,7 +65,7 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
       // Events and answers may cross: never go back to an older state of the same operation.
       if (known && known.operation.updated_at > operation.updated_at) return before;
       const next = new Map(before);
-      next.set(operation.id, { operation, dismissed: known?.dismissed ?? false });
+      next.set(operation.id, { operation, dismissed: known?.dismissed ?? dismissedBefore.has(operation.id) });
       return next;
     });
   }, []);
@@ -53,6 +77,13 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
       for (const { operation } of tracked.values()) {
         if (!finished(operation)) void api<Operation>('GET', `/operations/${operation.id}`).then(upsert, () => undefined);
       }
+      // What runs now and what failed lately, also when it started before this page was opened.
+      const since = Date.now() - RECENT_FAILURES_MS;
+      void api<Page<Operation>>('GET', '/operations?active=true&limit=50').then((page) => page.items.forEach(upsert), () => undefined);
+      void api<Page<Operation>>('GET', '/operations?state=failed&limit=20').then(
+        (page) => page.items.filter((o) => new Date(o.finished_at ?? o.updated_at).getTime() > since).forEach(upsert),
+        () => undefined,
+      );
     }
   });
 
@@ -64,12 +95,14 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
       list,
       visible,
       track: upsert,
-      dismiss: (id) =>
+      dismiss: (id) => {
+        rememberDismissed(id);
         setTracked((before) => {
           const known = before.get(id);
           if (!known) return before;
           return new Map(before).set(id, { ...known, dismissed: true });
-        }),
+        });
+      },
     };
   }, [tracked, upsert]);
   return <Context.Provider value={value}>{children}</Context.Provider>;

@@ -78,6 +78,9 @@ function TerminalView({ ws, target, onLink }: { ws: Workspace; target: Target; o
     const styles = adoptStyles(element);
     terminal.open(element);
     fit.fit();
+    // The size the shell was told, for people reading the page's markup and for tests.
+    const mark = () => Object.assign(element.dataset, { cols: String(terminal.cols), rows: String(terminal.rows) });
+    mark();
     report.current({ state: 'connecting' });
 
     const socket = new WebSocket(execUrl(ws.id, target, terminal.cols, terminal.rows), [PROTOCOL]);
@@ -111,7 +114,10 @@ function TerminalView({ ws, target, onLink }: { ws: Workspace; target: Target; o
     };
     const input = terminal.onData((text) => send(Channel.stdin, encoder.encode(text)));
     const binary = terminal.onBinary((text) => send(Channel.stdin, Uint8Array.from(text, (c) => c.charCodeAt(0))));
-    const resize = terminal.onResize(({ cols, rows }) => send(Channel.resize, encoder.encode(JSON.stringify({ Width: cols, Height: rows }))));
+    const resize = terminal.onResize(({ cols, rows }) => {
+      mark();
+      send(Channel.resize, encoder.encode(JSON.stringify({ Width: cols, Height: rows })));
+    });
     const observer = new ResizeObserver(() => fit.fit());
     observer.observe(element);
     return () => {
