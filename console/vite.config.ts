@@ -15,5 +15,5 @@ export default defineConfig({
     assetsDir: 'assets',
     chunkSizeWarningLimit: 800,
   },
-  server: { proxy: { '/api': { target: 'http://127.0.0.1:8080', headers: { origin: 'http://127.0.0.1:8080' } } } },
+  server: { proxy: { '/api': { target: 'http://127.0.0.1:8080', ws: true, headers: { origin: 'http://127.0.0.1:8080' } } } },
 });

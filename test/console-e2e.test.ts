@@ -235,7 +235,7 @@ test('Sleep puts the workspace to sleep; its state follows live', async () => {
   await page.locator('.ws-head').getByRole('button', { name: 'Wake' }).waitFor();
   await screenshot(page, '09-workspace-asleep');
   await page.getByRole('link', { name: 'Operations' }).click();
-  await shows('ul[aria-label="Finished operations"] li', 'Sync');
+  await shows('ul[aria-label="Operations"] li', 'Sync');
   await screenshot(page, '10-operations');
 });
 

@@ -1,6 +1,6 @@
 // The console: who is signed in, the layout, and which page a path shows. Without a session every page but the
 // sign-in page sends the browser to /sign-in and comes back to the page afterwards.
-import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
+import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
 import { api, asProblem, whenSignedOut, type ApiProblem } from './api.ts';
 import { events } from './events.ts';
 import { useLinkState } from './hooks.ts';
@@ -121,36 +121,47 @@ function Shell({ me, location, children }: { me: Me; location: Location; childre
     events.stop();
     window.location.replace('/sign-in');
   };
+  const header = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    // Scrolling an element into view (focus, anchors) keeps it below the sticky header, never under it.
+    const element = header.current!;
+    const observer = new ResizeObserver(() => document.documentElement.style.setProperty('--header-height', `${element.offsetHeight}px`));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  const onWorkspace = match('/workspaces/:id', location.path);
   return (
     <div className="shell">
-      <header className="topbar">
-        <Link to="/" className="brand" aria-label="svc home">
-          <img src="/favicon.svg" alt="" width={24} height={24} />
-          svc
-        </Link>
-        <nav className="mainnav" aria-label="Main">
-          {NAV.map(([to, text, active]) => (
-            <Link key={to} to={to} className={active(location.path) ? 'active' : undefined} aria-current={active(location.path) ? 'page' : undefined}>
-              {text}
-              {to === '/operations' && running > 0 && <span className="count">{running}</span>}
-            </Link>
-          ))}
-        </nav>
-        <div className="account">
-          <span className={`link-state ${link}`} title={link === 'live' ? 'Updates arrive live' : 'Reconnecting to the event stream'}>
-            {link === 'live' ? 'Live' : link === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
-          </span>
-          <span className="who" title={me.email}>
-            {me.name}
-            {me.permissions.includes('platform.admin') && <span className="muted"> · admin</span>}
-          </span>
-          <Button variant="quiet" onClick={() => void signOut()} busy={signingOut}>
-            Sign out
-          </Button>
-        </div>
-      </header>
+      <div className="frame-top" ref={header}>
+        <header className="topbar">
+          <Link to="/" className="brand" aria-label="svc home">
+            <img src="/favicon.svg" alt="" width={24} height={24} />
+            svc
+          </Link>
+          <nav className="mainnav" aria-label="Main">
+            {NAV.map(([to, text, active]) => (
+              <Link key={to} to={to} className={active(location.path) ? 'active' : undefined} aria-current={active(location.path) ? 'page' : undefined}>
+                {text}
+                {to === '/operations' && running > 0 && <span className="count">{running}</span>}
+              </Link>
+            ))}
+          </nav>
+          <div className="account">
+            <span className={`link-state ${link}`} title={link === 'live' ? 'Updates arrive live' : 'Reconnecting to the event stream'}>
+              {link === 'live' ? 'Live' : link === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
+            </span>
+            <span className="who" title={me.email}>
+              {me.name}
+              {me.permissions.includes('platform.admin') && <span className="muted"> · admin</span>}
+            </span>
+            <Button variant="quiet" onClick={() => void signOut()} busy={signingOut}>
+              Sign out
+            </Button>
+          </div>
+        </header>
+        <OperationsDock shownElsewhere={onWorkspace ? `/workspaces/${onWorkspace.id}` : undefined} />
+      </div>
       <main className="content">{children}</main>
-      <OperationsDock />
     </div>
   );
 }

@@ -3,6 +3,9 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
 import './styles.css';
+import { explainFieldErrors } from './validation.ts';
+
+explainFieldErrors(document);
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

@@ -1,12 +1,13 @@
-// Operations under way (spec 2.4): those this console started and those the event stream announces
-// (`operation.updated` carries the full operation). Unfinished ones are read again after every `ready`.
-// The dock in the corner shows their progress text and how they ended; a failure shows its problem.
+// Operations under way (spec 2.4): those this console started, those the event stream announces
+// (`operation.updated` carries the full operation), and after every `ready` those running and those failed in the
+// last hour (GET /operations), so a reload forgets nothing. Unfinished ones are read again after every `ready`.
+// The dock under the header shows their progress text and failures, one line each.
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
 import { api, ApiProblem } from './api.ts';
 import { useEvents } from './hooks.ts';
 import { labelOf, operationKinds, operationStates } from './labels.ts';
 import { Link } from './router.tsx';
-import type { Operation } from './types.ts';
+import type { Operation, Page } from './types.ts';
 import { Badge, ProblemNotice, Time } from './ui.tsx';
 
 interface Tracked {
@@ -28,6 +29,29 @@ export function rememberWorkspaces(workspaces: { id: number; name: string }[]): 
   for (const ws of workspaces) workspaceNames.set(ws.id, ws.name);
 }
 
+/** Failures this old still come to the dock when the console opens, unless dismissed (in this browser) before. */
+const RECENT_FAILURES_MS = 60 * 60_000;
+const DISMISSED_KEY = 'svc.dismissed-operations';
+
+function readDismissed(): Set<string> {
+  try {
+    return new Set(JSON.parse(localStorage.getItem(DISMISSED_KEY) ?? '[]') as string[]);
+  } catch {
+    return new Set();
+  }
+}
+
+const dismissedBefore = readDismissed();
+
+function rememberDismissed(id: string): void {
+  dismissedBefore.add(id);
+  try {
+    localStorage.setItem(DISMISSED_KEY, JSON.stringify([...dismissedBefore].slice(-200)));
+  } catch {
+    // storage full or turned off: the dismissal lasts as long as the page
+  }
+}
+
 const Context = createContext<OperationsContext>({ list: [], track: () => undefined, dismiss: () => undefined, visible: [] });
 
 export const finished = (operation: Operation) => operation.state === 'succeeded' || operation.state === 'failed';
@@ -41,7 +65,7 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
       // Events and answers may cross: never go back to an older state of the same operation.
       if (known && known.operation.updated_at > operation.updated_at) return before;
       const next = new Map(before);
-      next.set(operation.id, { operation, dismissed: known?.dismissed ?? false });
+      next.set(operation.id, { operation, dismissed: known?.dismissed ?? dismissedBefore.has(operation.id) });
       return next;
     });
   }, []);
@@ -53,6 +77,13 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
       for (const { operation } of tracked.values()) {
         if (!finished(operation)) void api<Operation>('GET', `/operations/${operation.id}`).then(upsert, () => undefined);
       }
+      // What runs now and what failed lately, also when it started before this page was opened.
+      const since = Date.now() - RECENT_FAILURES_MS;
+      void api<Page<Operation>>('GET', '/operations?active=true&limit=50').then((page) => page.items.forEach(upsert), () => undefined);
+      void api<Page<Operation>>('GET', '/operations?state=failed&limit=20').then(
+        (page) => page.items.filter((o) => new Date(o.finished_at ?? o.updated_at).getTime() > since).forEach(upsert),
+        () => undefined,
+      );
     }
   });
 
@@ -64,12 +95,14 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
       list,
       visible,
       track: upsert,
-      dismiss: (id) =>
+      dismiss: (id) => {
+        rememberDismissed(id);
         setTracked((before) => {
           const known = before.get(id);
           if (!known) return before;
           return new Map(before).set(id, { ...known, dismissed: true });
-        }),
+        });
+      },
     };
   }, [tracked, upsert]);
   return <Context.Provider value={value}>{children}</Context.Provider>;
@@ -79,30 +112,42 @@ export function useOperations(): OperationsContext {
   return useContext(Context);
 }
 
-/** The operations on one target (`/workspaces/12`), newest first. */
-export function useOperationsOn(target: string): Operation[] {
-  return useOperations().list.filter((operation) => operation.target === target);
-}
-
 export function operationTitle(operation: Operation): string {
   return operationKinds[operation.kind] ?? operation.kind;
 }
 
+/** How long something took (or takes so far): "4 s", "2 min 5 s", "1 h 3 min". */
+export function duration(from: string | null | undefined, to: string | null | undefined): string | undefined {
+  if (!from) return undefined;
+  const ms = (to ? new Date(to).getTime() : Date.now()) - new Date(from).getTime();
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+function workspaceOf(operation: Operation): { id: string; name?: string } | undefined {
+  const id = /^\/workspaces\/(\d+)$/.exec(operation.target ?? '')?.[1];
+  return id ? { id, name: workspaceNames.get(Number(id)) } : undefined;
+}
+
 export function OperationRow({ operation, onDismiss }: { operation: Operation; onDismiss?: () => void }) {
-  const workspace = /^\/workspaces\/(\d+)$/.exec(operation.target ?? '')?.[1];
-  const name = workspace ? workspaceNames.get(Number(workspace)) : undefined;
+  const workspace = workspaceOf(operation);
+  const took = finished(operation) ? duration(operation.created_at, operation.finished_at) : undefined;
   return (
-    <li className={`operation state-${operation.state}`} data-operation={operation.kind}>
+    <li className={`operation state-${operation.state}`} data-operation={operation.kind} data-state={operation.state}>
       <div className="operation-head">
         <Badge label={labelOf(operationStates, operation.state)} />
         <strong>{operationTitle(operation)}</strong>
         {workspace && (
-          <Link to={`/workspaces/${workspace}`} className="muted">
-            {name ?? `workspace ${workspace}`}
+          <Link to={`/workspaces/${workspace.id}`} className="muted">
+            {workspace.name ?? `workspace ${workspace.id}`}
           </Link>
         )}
         <span className="muted small">
-          <Time at={operation.finished_at ?? operation.updated_at} />
+          <Time at={operation.created_at} />
+          {took && <span className="took"> · took {took}</span>}
         </span>
         {onDismiss && finished(operation) && (
           <button type="button" className="link dismiss" onClick={onDismiss} aria-label="Dismiss">
@@ -116,21 +161,47 @@ export function OperationRow({ operation, onDismiss }: { operation: Operation; o
   );
 }
 
-/** The corner dock: operations still running, and failures until dismissed. */
-export function OperationsDock() {
+/** One line of the dock: what runs and its progress, or what failed and why in a few words. */
+function DockLine({ operation, onDismiss }: { operation: Operation; onDismiss: () => void }) {
+  const workspace = workspaceOf(operation);
+  const text = operation.state === 'failed' ? operation.error?.title ?? 'Failed' : operation.detail ?? labelOf(operationStates, operation.state).text;
+  return (
+    <li className={`dock-line state-${operation.state}`} data-operation={operation.kind} data-state={operation.state}>
+      <Badge label={labelOf(operationStates, operation.state)} />
+      <strong>{operationTitle(operation)}</strong>
+      {workspace && <Link to={`/workspaces/${workspace.id}`}>{workspace.name ?? `workspace ${workspace.id}`}</Link>}
+      <span className="dock-text" title={operation.error?.detail ?? text}>
+        {text}
+      </span>
+      {finished(operation) && (
+        <button type="button" className="link dismiss" onClick={onDismiss} aria-label="Dismiss">
+          ×
+        </button>
+      )}
+    </li>
+  );
+}
+
+/**
+ * The dock under the header: operations still running and failures until dismissed, one line each. It is part of
+ * the page's header, never over the page's controls; a workspace's page lists that workspace's operations itself
+ * (with the whole problem), so the dock leaves them out there and each failure shows once.
+ */
+export function OperationsDock({ shownElsewhere }: { shownElsewhere?: string }) {
   const { visible, dismiss } = useOperations();
-  if (visible.length === 0) return null;
-  const shown = visible.slice(0, 4);
+  const mine = visible.filter((operation) => operation.target === undefined || operation.target !== shownElsewhere);
+  if (mine.length === 0) return null;
+  const shown = mine.slice(0, 3);
   return (
     <aside className="dock" aria-label="Operations">
       <ul>
         {shown.map((operation) => (
-          <OperationRow key={operation.id} operation={operation} onDismiss={() => dismiss(operation.id)} />
+          <DockLine key={operation.id} operation={operation} onDismiss={() => dismiss(operation.id)} />
         ))}
       </ul>
-      {visible.length > shown.length && (
+      {mine.length > shown.length && (
         <Link to="/operations" className="small">
-          {visible.length - shown.length} more
+          {mine.length - shown.length} more
         </Link>
       )}
     </aside>

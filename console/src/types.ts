@@ -60,10 +60,18 @@ export interface Member {
 
 export type WorkspaceState = 'creating' | 'cloning' | 'running' | 'sleeping' | 'waking_up' | 'stopped' | 'error' | 'deleting';
 
+/** The editor the workspace pod runs (GET /workspaces/{ws} only): code-server, the built-in fallback, or a command. */
+export interface EditorInfo {
+  kind: 'code-server' | 'built-in' | 'command';
+  version?: string;
+  reason: string;
+}
+
 export interface Workspace {
   id: number;
   team_id: number;
   name: string;
+  plan: string;
   git?: { provider: string; repo: string; ref?: string };
   storage_gib: number;
   restricted: boolean;
@@ -71,6 +79,7 @@ export interface Workspace {
   status_detail: string;
   urls: { ide: string; dev: string };
   idle_timeout_minutes: number;
+  editor?: EditorInfo;
   last_archived_at?: string;
   /** The volume is in the archive store now. */
   archived: boolean;
@@ -139,6 +148,16 @@ export interface Service {
   availability?: string;
   running: boolean;
   replicas: { ready: number; desired: number };
+  /** Where it is reached from outside the workspace (GET /workspaces/{ws}/landscape). */
+  ports?: ServicePort[];
+}
+
+export interface ServicePort {
+  /** 0 for the routes of a forward service. */
+  port: number;
+  public: boolean;
+  public_url?: string;
+  routes: { path: string; strip: boolean; url: string }[];
 }
 
 export interface Landscape {

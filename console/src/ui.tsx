@@ -130,7 +130,7 @@ export function ConfirmButton({ children, question, confirmText, onConfirm, busy
   );
 }
 
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+export function CopyButton({ text, label = 'Copy', title, variant = 'secondary' }: { text: string; label?: string; title?: string; variant?: Variant }) {
   const [copied, setCopied] = useState(false);
   useEffect(() => {
     if (!copied) return;
@@ -152,7 +152,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     setCopied(true);
   };
   return (
-    <Button onClick={() => void copy()}>
+    <Button onClick={() => void copy()} title={title} variant={variant}>
       {copied ? 'Copied' : label}
     </Button>
   );

@@ -1,5 +1,6 @@
 // What a person can do to a workspace, shared by the list and the workspace page: open its editor or dev URL
-// (through a single-use sign-in link), sleep, wake, start, rename, archive, delete; restore and purge once deleted.
+// (through a single-use sign-in link), sleep, wake, start, retry after an error, rename, archive, delete; restore
+// and purge once deleted.
 // Long actions answer an operation, which the operations dock follows.
 import { useState, type FormEvent } from 'react';
 import { api, getWithEtag } from './api.ts';
@@ -10,7 +11,6 @@ import type { Operation, Workspace } from './types.ts';
 import { Button, ConfirmButton, FieldHint, Menu, ProblemNotice } from './ui.tsx';
 
 const can = (ws: Workspace, permission: string) => ws.permissions?.includes(permission) ?? false;
-const awake = (ws: Workspace) => ws.state === 'running' || ws.state === 'error';
 
 /**
  * Opens a workspace address in a new tab, signed in. The tab is opened at the click (a later window.open would be
@@ -98,14 +98,20 @@ export function WorkspaceButtons({ ws, onChanged, compact = false }: { ws: Works
         {action.busy && <span className="spinner" role="status" aria-label="Working" />}
         {use && ws.state !== 'deleting' && (
           <>
-            <Button onClick={run('open', 'ide')} variant="primary">
+            <Button onClick={run('open', 'ide')} variant={ws.state === 'error' ? 'secondary' : 'primary'}>
               Open editor
             </Button>
             <Button onClick={run('open', 'dev')}>Open dev URL</Button>
           </>
         )}
-        {use && awake(ws) && <Button onClick={run('sleep')}>Sleep</Button>}
+        {use && ws.state === 'running' && <Button onClick={run('sleep')}>Sleep</Button>}
         {use && ws.state === 'sleeping' && <Button onClick={run('wake')}>Wake</Button>}
+        {/* A failed start is tried again by waking: the pod starts afresh with the same volume. */}
+        {use && ws.state === 'error' && (
+          <Button onClick={run('wake')} variant="primary" title="Start the workspace's pod again">
+            Retry
+          </Button>
+        )}
         {use && ws.state === 'stopped' && <Button onClick={run('start')}>Start</Button>}
         {compact ? (
           <Menu label={`More actions for ${ws.name}`}>{rare}</Menu>

@@ -49,8 +49,17 @@ export interface VolumeUsage {
   bytes: number;
 }
 
+/** Which editor the driver's pods run, and why (shown on GET /workspaces/{ws}). */
+export interface EditorDescription {
+  kind: 'code-server' | 'built-in' | 'command';
+  version?: string;
+  reason: string;
+}
+
 export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   readonly name: string;
+  /** The editor new editor pods run. */
+  readonly editor?: EditorDescription;
 
   /** Creates the workspace's volume (idempotent). */
   createVolume(workspace: WorkspaceRef): Promise<void>;

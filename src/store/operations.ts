@@ -144,9 +144,19 @@ export async function activeOperationOn(db: Queryable, target: string): Promise<
  * Operations newest first, after the position `after` of the previous page: those `userId` started and those of
  * `teamIds` (null: every team, for administrators), only `team`'s when set; `active` keeps pending and running.
  */
+export interface OperationFilter {
+  userId: number;
+  teamIds: number[] | null;
+  team?: number;
+  active: boolean;
+  kind?: string;
+  state?: string;
+  target?: string;
+}
+
 export async function listOperations(
   db: Queryable,
-  filter: { userId: number; teamIds: number[] | null; team?: number; active: boolean },
+  filter: OperationFilter,
   after: { us: string; id: string } | undefined,
   limit: number,
 ): Promise<Array<OperationRow & { created_us: string }>> {
@@ -156,8 +166,11 @@ export async function listOperations(
        AND ($3::bigint IS NULL OR team_id = $3)
        AND (NOT $4 OR state IN ('pending', 'running'))
        AND ($5::bigint IS NULL OR (floor(extract(epoch FROM created_at) * 1000000)::bigint, id) < ($5::bigint, $6::uuid))
+       AND ($8::text IS NULL OR kind = $8)
+       AND ($9::text IS NULL OR state = $9)
+       AND ($10::text IS NULL OR target = $10)
      ORDER BY created_at DESC, id DESC LIMIT $7`,
-    [filter.userId, filter.teamIds, filter.team ?? null, filter.active, after?.us ?? null, after?.id ?? null, limit + 1],
+    [filter.userId, filter.teamIds, filter.team ?? null, filter.active, after?.us ?? null, after?.id ?? null, limit + 1, filter.kind ?? null, filter.state ?? null, filter.target ?? null],
   );
   return result.rows;
 }

@@ -25,6 +25,11 @@ export function workspaceAddresses(id: number, urls: WorkspaceUrls): { ide: stri
   return { ide: address(urls, `ide-${workspaceLabel(id)}`), dev: address(urls, workspaceLabel(id)) };
 }
 
+/** A public port's own host (spec 2.8): `w<id>-<port>.<domain>`. */
+export function publicPortAddress(id: number, port: number, urls: WorkspaceUrls): string {
+  return address(urls, `${workspaceLabel(id)}-${port}`);
+}
+
 export function workspaceUrlsFromBase(baseUrl: string, domain: string): WorkspaceUrls {
   const url = new URL(baseUrl);
   const scheme = url.protocol.replace(':', '');

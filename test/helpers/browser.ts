@@ -45,3 +45,40 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/**
+ * Every visible control of the page (buttons, links, fields, tabs, menus) that a person cannot reach: once scrolled
+ * into view it lies outside the viewport, or another element (a dock, a sticky header) is on top of its centre.
+ * Also reports a page wider than the viewport. Empty when every control can be clicked.
+ */
+export async function unreachableControls(page: Page): Promise<string[]> {
+  // Source text, not a function: the test runner's compiler adds helpers to functions that the page does not have.
+  return page.evaluate(`(() => {
+    const problems = [];
+    const name = (element) => element.tagName.toLowerCase() + ' "' + (element.textContent || element.getAttribute('aria-label') || element.getAttribute('name') || '').trim().slice(0, 40) + '"';
+    const width = document.documentElement.scrollWidth;
+    if (width > window.innerWidth + 1) problems.push('the page is ' + width + ' px wide in a ' + window.innerWidth + ' px viewport');
+    const controls = [...document.querySelectorAll('button, a[href], input:not([type="hidden"]), select, textarea, summary')].filter((element) => {
+      if (element.closest('.xterm')) return false; // xterm.js keeps its own input helper off-screen by design
+      if (element.closest('details:not([open]) > :not(summary)')) return false; // inside a closed menu
+      const style = getComputedStyle(element);
+      return element.getClientRects().length > 0 && style.visibility !== 'hidden' && style.display !== 'none';
+    });
+    for (const control of controls) {
+      control.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      const box = control.getBoundingClientRect();
+      const x = box.left + box.width / 2;
+      const y = box.top + box.height / 2;
+      if (x < 0 || y < 0 || x > window.innerWidth || y > window.innerHeight) {
+        problems.push(name(control) + ' lies outside the viewport at ' + Math.round(x) + ', ' + Math.round(y));
+        continue;
+      }
+      const hit = document.elementFromPoint(x, y);
+      if (!hit || !(hit === control || control.contains(hit) || (hit instanceof HTMLLabelElement && hit.control === control))) {
+        problems.push(name(control) + ' is covered by ' + (hit ? hit.tagName.toLowerCase() + '.' + [...hit.classList].join('.') : 'nothing'));
+      }
+    }
+    window.scrollTo(0, 0);
+    return problems;
+  })()`);
+}

@@ -1,6 +1,6 @@
-// The landscape of a workspace (3.7): the banner state, the dev URL, each service's status and replicas with its
-// run switch and log, its managed services, and Plan (a diff of what a Sync would do) → Sync with that plan's hash,
-// and Teardown.
+// The landscape of a workspace (3.7): the banner state, the dev URL, each service's status, replicas, ports and
+// routes (their URLs, to open or copy), its run switch and log, its managed services, and Plan (a diff of what a
+// Sync would do) → Sync with that plan's hash, and Teardown.
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
@@ -8,7 +8,7 @@ import { bannerStates, devUrlStates, errorPlace, labelOf, serviceStatuses } from
 import { LogView } from '../LogView.tsx';
 import { useOperations } from '../operations.tsx';
 import type { Landscape, Operation, Plan, Service, Workspace } from '../types.ts';
-import { Badge, Button, ConfirmButton, Empty, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
+import { Badge, Button, ConfirmButton, CopyButton, Empty, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 import { openAddress } from '../workspace-actions.tsx';
 import { ManagedServices } from './ManagedServices.tsx';
 import { PlanView } from './PlanView.tsx';
@@ -145,6 +145,7 @@ function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services
             <th>Service</th>
             <th>Status</th>
             <th>Replicas</th>
+            <th>Ports and routes</th>
             <th>Run switch</th>
             <th />
           </tr>
@@ -155,13 +156,13 @@ function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services
               <td>
                 <strong>{service.name}</strong> <span className="muted small">{service.type}</span>
               </td>
-              <td>
+              <td data-label="Status">
                 <div className="state">
                   <Badge label={labelOf(serviceStatuses, service.status)} />
                   {service.detail && <span className="status-text">{service.detail}</span>}
                 </div>
               </td>
-              <td>
+              <td data-label="Replicas">
                 {service.replicas.desired > 0 ? (
                   <span title="ready of desired">
                     {service.replicas.ready} / {service.replicas.desired}
@@ -170,7 +171,10 @@ function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services
                   <span className="muted">—</span>
                 )}
               </td>
-              <td>
+              <td className="ports" data-label="Ports and routes">
+                <ServicePorts service={service} />
+              </td>
+              <td data-label="Run switch">
                 <span className={service.running ? 'switch on' : 'switch off'}>{service.running ? 'On' : 'Off'}</span>
                 {mayChange && (
                   <Button variant="quiet" onClick={() => void toggle.run(service.name, service.running ? 'stop' : 'start')}>
@@ -190,6 +194,39 @@ function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services
         </tbody>
       </table>
     </>
+  );
+}
+
+/** Each port: its routes on the dev URL and its public address, with copy buttons; internal ports as `:3000`. */
+function ServicePorts({ service }: { service: Service }) {
+  const ports = service.ports ?? [];
+  if (ports.length === 0) return <span className="muted">—</span>;
+  return (
+    <ul className="addresses" aria-label={`Addresses of ${service.name}`}>
+      {ports.map((port) => (
+        <li key={port.port}>
+          {port.port > 0 && <code className="muted">:{port.port}</code>}
+          {port.routes.length === 0 && !port.public_url && <span className="muted small">inside the workspace only</span>}
+          {port.routes.map((route) => (
+            <span key={route.path} className="address">
+              <a href={route.url} target="_blank" rel="noreferrer" title={route.strip ? `${route.path} is stripped before the service sees the request` : undefined}>
+                {route.url}
+              </a>
+              <CopyButton text={route.url} title={`Copy ${route.url}`} variant="quiet" />
+            </span>
+          ))}
+          {port.public_url && (
+            <span className="address">
+              <span className="badge tone-neutral">public</span>
+              <a href={port.public_url} target="_blank" rel="noreferrer">
+                {port.public_url}
+              </a>
+              <CopyButton text={port.public_url} title={`Copy ${port.public_url}`} variant="quiet" />
+            </span>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -1,35 +1,113 @@
-// Operations: what runs now with its progress text (live through `operation.updated`), and how the operations seen
-// since this console was opened ended. The API keeps each operation readable for 7 days after it finishes.
-import { finished, OperationRow, useOperations } from '../operations.tsx';
-import { Empty, Section } from '../ui.tsx';
+// Operations (2.4): the history the API keeps (every operation you can see, 7 days after it finished), newest first,
+// filtered by state, kind and team in the address (?state=failed&kind=landscape.sync&team=3), read again as
+// `operation.updated` events arrive; "Show older" follows the pages.
+import { useState } from 'react';
+import { api, listAll } from '../api.ts';
+import { useResource } from '../hooks.ts';
+import { operationKinds } from '../labels.ts';
+import { OperationRow, rememberWorkspaces } from '../operations.tsx';
+import { setQuery, useLocation } from '../router.tsx';
+import type { Operation, Page, Team, Workspace } from '../types.ts';
+import { Button, Empty, Loading, ProblemNotice, Section } from '../ui.tsx';
+
+const STATES: [string, string][] = [
+  ['', 'Any state'],
+  ['running', 'Running'],
+  ['pending', 'Waiting'],
+  ['failed', 'Failed'],
+  ['succeeded', 'Done'],
+];
 
 export function OperationsPage() {
-  const { list } = useOperations();
-  const running = list.filter((o) => !finished(o));
-  const done = list.filter(finished);
+  const query = useLocation().query;
+  const filters = { state: query.get('state') ?? '', kind: query.get('kind') ?? '', team: query.get('team') ?? '' };
+  const search = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ''));
+  const teams = useResource(() => listAll<Team>('/teams'), []);
+  const [older, setOlder] = useState<{ items: Operation[]; cursor?: string }>({ items: [] });
+  // Names of the workspaces the operations act on, so each row can say which one (read once; a re-render follows).
+  useResource(() => listAll<Workspace>('/workspaces').then(rememberWorkspaces), []);
+  const history = useResource(
+    () => api<Page<Operation>>('GET', `/operations?limit=50${search.size ? `&${search}` : ''}`),
+    [search.toString()],
+    (event) => event.type === 'operation.updated',
+  );
+  const [moreBusy, setMoreBusy] = useState(false);
+  const cursor = older.cursor ?? (older.items.length === 0 ? history.data?.next_cursor : undefined);
+  const showOlder = async () => {
+    if (!cursor) return;
+    setMoreBusy(true);
+    try {
+      const page = await api<Page<Operation>>('GET', `/operations?limit=50&cursor=${encodeURIComponent(cursor)}${search.size ? `&${search}` : ''}`);
+      setOlder((before) => ({ items: [...before.items, ...page.items], cursor: page.next_cursor }));
+    } finally {
+      setMoreBusy(false);
+    }
+  };
+  const filter = (name: string, value: string) => {
+    setOlder({ items: [] });
+    setQuery(name, value || undefined);
+  };
+  const shown = [...(history.data?.items ?? []), ...older.items.filter((o) => !history.data?.items.some((h) => h.id === o.id))];
+  const moreLeft = older.items.length > 0 ? older.cursor !== undefined : history.data?.next_cursor !== undefined;
+
   return (
     <>
       <h1>Operations</h1>
-      <Section title="Under way">
-        {running.length === 0 ? (
-          <Empty>Nothing runs right now.</Empty>
+      <Section title="History" actions={<span className="muted small">Kept 7 days after they finish</span>}>
+        <form className="inline-form filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+          <label>
+            State
+            <select value={filters.state} onChange={(e) => filter('state', e.target.value)}>
+              {STATES.map(([value, text]) => (
+                <option key={value} value={value}>
+                  {text}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Kind
+            <select value={filters.kind} onChange={(e) => filter('kind', e.target.value)}>
+              <option value="">Any kind</option>
+              {Object.entries(operationKinds).map(([value, text]) => (
+                <option key={value} value={value}>
+                  {text}
+                </option>
+              ))}
+            </select>
+          </label>
+          {(teams.data?.length ?? 0) > 1 && (
+            <label>
+              Team
+              <select value={filters.team} onChange={(e) => filter('team', e.target.value)}>
+                <option value="">Every team</option>
+                {teams.data!.map((team) => (
+                  <option key={team.id} value={team.id}>
+                    {team.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+        </form>
+        <ProblemNotice problem={history.error} />
+        {history.loading && !history.data ? (
+          <Loading what="operations" />
+        ) : shown.length === 0 ? (
+          <Empty>{search.size ? 'No operation matches these filters.' : 'No operations in the last 7 days.'}</Empty>
         ) : (
-          <ul className="operations" aria-label="Operations under way">
-            {running.map((operation) => (
+          <ul className="operations" aria-label="Operations">
+            {shown.map((operation) => (
               <OperationRow key={operation.id} operation={operation} />
             ))}
           </ul>
         )}
-      </Section>
-      <Section title="Finished">
-        {done.length === 0 ? (
-          <Empty>No operation has finished since this page was opened.</Empty>
-        ) : (
-          <ul className="operations" aria-label="Finished operations">
-            {done.map((operation) => (
-              <OperationRow key={operation.id} operation={operation} />
-            ))}
-          </ul>
+        {moreLeft && (
+          <div className="actions">
+            <Button onClick={() => void showOlder()} busy={moreBusy}>
+              Show older
+            </Button>
+          </div>
         )}
       </Section>
     </>

@@ -1,10 +1,20 @@
-// Settings: the account, personal API keys (a new key's token is shown once, with a copy button) and the password.
+// Settings: the account, personal API keys (with an expiry; a new key's token is shown once, with a copy button) and
+// the password.
 import { useState, type FormEvent } from 'react';
 import { api, listAll } from '../api.ts';
 import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
 import type { ApiKey, ApiKeyWithToken } from '../types.ts';
 import { Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
+
+/** Lifetimes offered for a new key, in days (0: never); the API takes at most a year. */
+const KEY_LIFETIMES: [string, string][] = [
+  ['7', 'in 7 days'],
+  ['30', 'in 30 days'],
+  ['90', 'in 90 days'],
+  ['365', 'in a year'],
+  ['0', 'never'],
+];
 
 export function SettingsPage() {
   const me = useMe();
@@ -30,9 +40,12 @@ export function SettingsPage() {
 function ApiKeys() {
   const keys = useResource(() => listAll<ApiKey>('/me/api-keys'), []);
   const [name, setName] = useState('');
+  const [expiry, setExpiry] = useState('90');
   const [created, setCreated] = useState<ApiKeyWithToken>();
   const create = useAction(async () => {
-    const key = await api<ApiKeyWithToken>('POST', '/me/api-keys', { body: { name: name.trim() } });
+    const days = Number(expiry);
+    const expires = days > 0 ? { expires_at: new Date(Date.now() + days * 86_400_000).toISOString() } : {};
+    const key = await api<ApiKeyWithToken>('POST', '/me/api-keys', { body: { name: name.trim(), ...expires } });
     setCreated(key);
     setName('');
     await keys.reload();
@@ -58,6 +71,17 @@ function ApiKeys() {
           <input name="key-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} required placeholder="laptop, CI, …" />
           <FieldHint problem={create.problem} pointer="/name" />
         </label>
+        <label>
+          Expires
+          <select name="key-expiry" value={expiry} onChange={(e) => setExpiry(e.target.value)}>
+            {KEY_LIFETIMES.map(([days, text]) => (
+              <option key={days} value={days}>
+                {text}
+              </option>
+            ))}
+          </select>
+          <FieldHint problem={create.problem} pointer="/expires_at" />
+        </label>
         <Button type="submit" variant="primary" busy={create.busy}>
           Create key
         </Button>
@@ -66,7 +90,14 @@ function ApiKeys() {
       {created && (
         <div className="token-box" role="status" aria-label="New API key">
           <p>
-            <strong>Copy the key “{created.name}” now.</strong> It is shown only this once; afterwards only its prefix is known.
+            <strong>Copy the key “{created.name}” now.</strong> It is shown only this once; afterwards only its prefix is known.{' '}
+            {created.expires_at ? (
+              <>
+                It stops working <Time at={created.expires_at} /> ({new Date(created.expires_at).toLocaleDateString()}).
+              </>
+            ) : (
+              'It never expires: delete it when it is no longer needed.'
+            )}
           </p>
           <div className="token-row">
             <code className="token" data-testid="new-token">

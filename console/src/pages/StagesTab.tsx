@@ -1,10 +1,12 @@
-// Stages prepare, test and run (3.3): start or stop a run, its steps with their states, and a step's log (followed
-// while the step runs). Each stage is read again on its `stage.updated` events.
+// Stages prepare, test and run (3.3): start or stop a run, its steps with their states and durations, and a step's
+// log (followed while the step runs; a failed step's log is open from the start). Each stage is read again on its
+// `stage.updated` events.
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { labelOf, runStates } from '../labels.ts';
 import { LogView } from '../LogView.tsx';
+import { duration } from '../operations.tsx';
 import type { Stage, StageName, StageRun, Workspace } from '../types.ts';
 import { Badge, Button, Empty, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
@@ -29,7 +31,8 @@ const active = (run: StageRun | null | undefined) => run?.state === 'running' ||
 function StageCard({ ws, stage, about }: { ws: Workspace; stage: StageName; about: string }) {
   const data = useResource(() => api<Stage>('GET', `/workspaces/${ws.id}/stages/${stage}`), [ws.id, stage], (e) => e.type === 'stage.updated' && e.workspace_id === ws.id && e.stage === stage);
   const [runId, setRunId] = useState<number>();
-  const [step, setStep] = useState<number>();
+  // undefined: the run's first failed step opens by itself; null: the person closed it.
+  const [step, setStep] = useState<number | null>();
   const mayRun = ws.permissions?.includes('workspace.use') ?? false;
   const start = useAction(async () => {
     const run = await api<StageRun>('POST', `/workspaces/${ws.id}/stages/${stage}/start`, { body: {} });
@@ -43,6 +46,7 @@ function StageCard({ ws, stage, about }: { ws: Workspace; stage: StageName; abou
   });
   const runs = data.data?.runs ?? [];
   const run = runs.find((r) => r.id === runId) ?? data.data?.current ?? undefined;
+  const open = step === undefined ? run?.steps.find((s) => s.state === 'failure')?.index : step ?? undefined;
   const title = stage.charAt(0).toUpperCase() + stage.slice(1);
 
   return (
@@ -99,14 +103,17 @@ function StageCard({ ws, stage, about }: { ws: Workspace; stage: StageName; abou
           </div>
           <ol className="steps" aria-label={`Steps of ${stage}`}>
             {run.steps.map((s) => (
-              <li key={s.index} className={step === s.index ? 'selected' : undefined} data-step={s.name}>
-                <button type="button" className="step" onClick={() => setStep(step === s.index ? undefined : s.index)} aria-expanded={step === s.index}>
+              <li key={s.index} className={open === s.index ? 'selected' : undefined} data-step={s.name}>
+                <button type="button" className="step" onClick={() => setStep(open === s.index ? null : s.index)} aria-expanded={open === s.index}>
                   <Badge label={labelOf(runStates, s.state)} />
                   <span className="step-name">{s.name}</span>
                   {s.exit_code !== null && s.exit_code !== 0 && <span className="exit">exit {s.exit_code}</span>}
                   <code className="muted small">{s.run.split('\n')[0]}</code>
+                  <span className="duration small" data-testid="step-duration">
+                    {s.started_at ? duration(s.started_at, s.finished_at) : s.state === 'skipped' ? 'skipped' : 'not started'}
+                  </span>
                 </button>
-                {step === s.index && (
+                {open === s.index && (
                   <LogView
                     key={`${run.id}/${s.index}/${s.state === 'running' || s.state === 'waiting'}`}
                     path={`/workspaces/${ws.id}/stages/${stage}/runs/${run.id}/steps/${s.index}/logs`}

@@ -21,7 +21,7 @@ export function TeamsPage() {
   return (
     <>
       <h1>Teams</h1>
-      <NewOrg onCreated={() => void orgs.reload()} />
+      <Organizations orgs={orgs.data} loading={orgs.loading} onCreated={() => void orgs.reload()} />
       <Section title="Teams" actions={orgs.data && <NewTeam orgs={orgs.data} onCreated={(team) => {
             setQuery('team', String(team.id));
             void teams.reload();
@@ -64,23 +64,49 @@ export function TeamsPage() {
   );
 }
 
-function NewOrg({ onCreated }: { onCreated: () => void }) {
+/** The organizations one belongs to (or, for administrators, every one), and a form to create one. */
+function Organizations({ orgs, loading, onCreated }: { orgs?: Org[]; loading: boolean; onCreated: () => void }) {
   const [name, setName] = useState('');
+  const [created, setCreated] = useState<Org>();
   const create = useAction(async () => {
-    await api('POST', '/orgs', { body: { name: name.trim() } });
+    const org = await api<Org>('POST', '/orgs', { body: { name: name.trim() } });
     setName('');
+    setCreated(org);
     onCreated();
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
+    setCreated(undefined);
     void create.run();
   };
   return (
-    <Section title="New organization">
-      <form className="inline-form" onSubmit={submit}>
+    <Section title="Organizations">
+      {loading && !orgs ? (
+        <Loading what="organizations" />
+      ) : orgs?.length === 0 ? (
+        <Empty>No organizations yet. An organization holds teams; create the first one below.</Empty>
+      ) : (
+        <table className="table" aria-label="Organizations">
+          <thead>
+            <tr>
+              <th>Organization</th>
+              <th>Your role</th>
+            </tr>
+          </thead>
+          <tbody>
+            {orgs?.map((org) => (
+              <tr key={org.id} data-org={org.name} className={org.id === created?.id ? 'selected' : undefined}>
+                <td data-label="Organization">{org.name}</td>
+                <td data-label="Your role">{org.role ?? (org.permissions.includes('org.update') ? 'owner (as administrator)' : '—')}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form className="inline-form" onSubmit={submit} aria-label="New organization">
         <label>
-          Name
-          <input name="org-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+          New organization
+          <input name="org-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} placeholder="Acme" />
           <FieldHint problem={create.problem} pointer="/name" />
         </label>
         <Button type="submit" busy={create.busy}>
@@ -88,6 +114,11 @@ function NewOrg({ onCreated }: { onCreated: () => void }) {
         </Button>
       </form>
       <ProblemNotice problem={create.problem} onDismiss={create.clear} />
+      {created && (
+        <p className="success" role="status">
+          Organization “{created.name}” created. Create a team in it under Teams.
+        </p>
+      )}
     </Section>
   );
 }

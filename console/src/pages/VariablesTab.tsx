@@ -111,7 +111,7 @@ function EntryForm({ ws, kind, name: fixed, initial = '', onDone }: { ws: Worksp
       {!fixed && (
         <label>
           Name
-          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={128} pattern="[A-Za-z_][A-Za-z0-9_]*" placeholder="NAME" />
+          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={128} pattern="[A-Za-z_][A-Za-z0-9_]*" data-format="Use letters, digits and underscores, not starting with a digit (for example API_URL)." placeholder="NAME" />
           <FieldHint problem={save.problem} pointer="/name" />
         </label>
       )}

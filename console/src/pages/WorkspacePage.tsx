@@ -1,29 +1,43 @@
 // One workspace: its state and status text (live), its addresses, its actions and operations, and tabs for the
-// landscape, the stages and the variables and secrets.
+// landscape, the stages, the variables and secrets, and a terminal (for those with workspace.exec).
+import { lazy, Suspense } from 'react';
 import { api } from '../api.ts';
 import { useResource } from '../hooks.ts';
 import { labelOf, workspaceStates } from '../labels.ts';
-import { finished, OperationRow, rememberWorkspaces, useOperationsOn } from '../operations.tsx';
+import { OperationRow, rememberWorkspaces, useOperations } from '../operations.tsx';
 import { Link, setQuery, useLocation } from '../router.tsx';
-import type { Workspace } from '../types.ts';
-import { Badge, Empty, Loading, ProblemNotice, Tabs, Time } from '../ui.tsx';
+import type { EditorInfo, Workspace } from '../types.ts';
+import { Badge, CopyButton, Empty, Loading, ProblemNotice, Tabs, Time } from '../ui.tsx';
 import { DeletedButtons, WorkspaceButtons } from '../workspace-actions.tsx';
 import { LandscapeTab } from './LandscapeTab.tsx';
 import { StagesTab } from './StagesTab.tsx';
 import { VariablesTab } from './VariablesTab.tsx';
 
-type Tab = 'landscape' | 'stages' | 'variables';
+type Tab = 'landscape' | 'stages' | 'variables' | 'terminal';
 const TABS: [Tab, string][] = [
   ['landscape', 'Landscape'],
   ['stages', 'Stages'],
   ['variables', 'Variables & secrets'],
+  ['terminal', 'Terminal'],
 ];
+// xterm.js is loaded with the tab that needs it.
+const TerminalTab = lazy(() => import('./TerminalTab.tsx'));
+
+/** Which editor runs, for people: code-server with its version, or the built-in one and why. */
+function editorText(editor: EditorInfo): string {
+  if (editor.kind === 'code-server') return `code-server${editor.version ? ` ${editor.version}` : ''} (VS Code in the browser)`;
+  if (editor.kind === 'command') return 'The editor the operator configured';
+  return 'The built-in editor (a fallback: a file tree and a text editor)';
+}
 
 export function WorkspacePage({ id }: { id: number }) {
   const ws = useResource(() => api<Workspace>('GET', `/workspaces/${id}`).then((w) => (rememberWorkspaces([w]), w)), [id], (e) => e.workspace_id === id && e.type.startsWith('workspace.'));
-  const operations = useOperationsOn(`/workspaces/${id}`).filter((o) => !finished(o) || o.state === 'failed').slice(0, 3);
+  const { visible, dismiss } = useOperations();
+  const operations = visible.filter((o) => o.target === `/workspaces/${id}`).slice(0, 3);
   const wanted = useLocation().query.get('tab') as Tab | null;
-  const tab = TABS.some(([t]) => t === wanted) ? wanted! : 'landscape';
+  const mayExec = ws.data?.permissions?.includes('workspace.exec') ?? false;
+  const tabs = TABS.filter(([t]) => t !== 'terminal' || mayExec);
+  const tab = tabs.some(([t]) => t === wanted) ? wanted! : 'landscape';
 
   if (ws.loading && !ws.data) return <Loading what="the workspace" />;
   if (!ws.data) {
@@ -58,21 +72,31 @@ export function WorkspacePage({ id }: { id: number }) {
       {operations.length > 0 && (
         <ul className="ws-operations" aria-label="Operations on this workspace">
           {operations.map((operation) => (
-            <OperationRow key={operation.id} operation={operation} />
+            <OperationRow key={operation.id} operation={operation} onDismiss={() => dismiss(operation.id)} />
           ))}
         </ul>
       )}
       <dl className="facts wide">
         <dt>Source</dt>
         <dd>{workspace.git ? <code>{workspace.git.repo}{workspace.git.ref ? ` @ ${workspace.git.ref}` : ''}</code> : 'Empty workspace'}</dd>
-        <dt>Editor</dt>
-        <dd>
-          <code>{workspace.urls.ide}</code>
+        <dt>Editor URL</dt>
+        <dd className="address">
+          <code>{workspace.urls.ide}</code> <CopyButton text={workspace.urls.ide} title="Copy the editor URL" variant="quiet" />
         </dd>
+        {workspace.editor && (
+          <>
+            <dt>Editor</dt>
+            <dd data-testid="editor-kind" data-kind={workspace.editor.kind}>
+              {editorText(workspace.editor)} <span className="muted small">— {workspace.editor.reason}</span>
+            </dd>
+          </>
+        )}
         <dt>Dev URL</dt>
-        <dd>
-          <code>{workspace.urls.dev}</code>
+        <dd className="address">
+          <code>{workspace.urls.dev}</code> <CopyButton text={workspace.urls.dev} title="Copy the dev URL" variant="quiet" />
         </dd>
+        <dt>Plan</dt>
+        <dd>{workspace.plan}</dd>
         <dt>Storage</dt>
         <dd>{workspace.storage_gib} GiB</dd>
         <dt>Sleeps after</dt>
@@ -100,10 +124,15 @@ export function WorkspacePage({ id }: { id: number }) {
       </dl>
       {!deleted && (
         <>
-          <Tabs tabs={TABS} current={tab} onSelect={(t) => setQuery('tab', t === 'landscape' ? undefined : t)} />
+          <Tabs tabs={tabs} current={tab} onSelect={(t) => setQuery('tab', t === 'landscape' ? undefined : t)} />
           {tab === 'landscape' && <LandscapeTab ws={workspace} />}
           {tab === 'stages' && <StagesTab ws={workspace} />}
           {tab === 'variables' && <VariablesTab ws={workspace} />}
+          {tab === 'terminal' && (
+            <Suspense fallback={<Loading what="the terminal" />}>
+              <TerminalTab ws={workspace} />
+            </Suspense>
+          )}
         </>
       )}
     </>

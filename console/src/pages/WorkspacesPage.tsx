@@ -10,6 +10,10 @@ import type { Operation, SvcEvent, Team, Workspace } from '../types.ts';
 import { Badge, Button, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 import { DeletedButtons, WorkspaceButtons } from '../workspace-actions.tsx';
 
+/** Workspace plans: the API has no catalog of them yet (GET /plans lists managed and service plans), only its default. */
+const WORKSPACE_PLANS = ['standard'];
+const NAME_FORMAT = 'Use lowercase letters, digits and dashes, starting and ending with a letter or digit (for example shop-2).';
+
 const concerns = (team: number | undefined) => (event: SvcEvent) => event.type.startsWith('workspace.') && event.team_id === team;
 
 export function WorkspacesPage() {
@@ -100,14 +104,16 @@ function TeamWorkspaces({ team }: { team: Team }) {
                       {ws.name}
                     </Link>
                   </td>
-                  <td>
+                  <td data-label="State">
                     <div className="state">
                       <Badge label={labelOf(workspaceStates, ws.state)} />
-                      <span className="status-text">{ws.status_detail}</span>
+                      <span className="status-text clamp" title={ws.status_detail}>
+                        {ws.status_detail}
+                      </span>
                     </div>
                   </td>
-                  <td className="source">{ws.git ? <code title={ws.git.repo}>{shortRepo(ws.git.repo)}{ws.git.ref ? ` @ ${ws.git.ref}` : ''}</code> : <span className="muted">empty</span>}</td>
-                  <td>
+                  <td className="source" data-label="Source">{ws.git ? <code title={ws.git.repo}>{shortRepo(ws.git.repo)}{ws.git.ref ? ` @ ${ws.git.ref}` : ''}</code> : <span className="muted">empty</span>}</td>
+                  <td data-label="Created">
                     <Time at={ws.created_at} />
                   </td>
                   <td className="row-actions">
@@ -173,9 +179,13 @@ function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
   const [source, setSource] = useState<'git' | 'empty'>('git');
   const [repo, setRepo] = useState('');
   const [ref, setRef] = useState('');
+  const [plan, setPlan] = useState(WORKSPACE_PLANS[0]);
+  const [storage, setStorage] = useState('10');
+  const [idle, setIdle] = useState('30');
   const create = useAction(async () => {
     const git = source === 'git' ? { provider: providerOf(repo.trim()), repo: repo.trim(), ...(ref.trim() ? { ref: ref.trim() } : {}) } : undefined;
-    track(await api<Operation>('POST', '/workspaces', { body: { team_id: team.id, name: name.trim(), ...(git ? { git } : {}) }, idempotent: true }));
+    const body = { team_id: team.id, name: name.trim(), plan, storage_gib: Number(storage), idle_timeout_minutes: Number(idle), ...(git ? { git } : {}) };
+    track(await api<Operation>('POST', '/workspaces', { body, idempotent: true }));
     onClose();
   });
   const submit = (event: FormEvent) => {
@@ -187,7 +197,7 @@ function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
       <h3>New workspace in {team.name}</h3>
       <label>
         Name
-        <input name="name" value={name} onChange={(e) => setName(e.target.value.toLowerCase())} required maxLength={63} pattern="[a-z0-9]([\-a-z0-9]*[a-z0-9])?" placeholder="shop" autoFocus />
+        <input name="name" value={name} onChange={(e) => setName(e.target.value.toLowerCase())} required maxLength={63} pattern="[a-z0-9]([\-a-z0-9]*[a-z0-9])?" data-format={NAME_FORMAT} placeholder="shop" autoFocus />
         <span className="hint">Lowercase letters, digits and dashes; unique in the team.</span>
         <FieldHint problem={create.problem} pointer="/name" />
       </label>
@@ -214,6 +224,29 @@ function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
           </label>
         </div>
       )}
+      <div className="row">
+        <label>
+          Plan
+          <select name="plan" value={plan} onChange={(e) => setPlan(e.target.value)}>
+            {WORKSPACE_PLANS.map((p) => (
+              <option key={p}>{p}</option>
+            ))}
+          </select>
+          <FieldHint problem={create.problem} pointer="/plan" />
+        </label>
+        <label>
+          Storage (GiB)
+          <input name="storage" type="number" min={1} max={1024} step={1} value={storage} onChange={(e) => setStorage(e.target.value)} required />
+          <span className="hint">Counts against the team's storage quota.</span>
+          <FieldHint problem={create.problem} pointer="/storage_gib" />
+        </label>
+        <label>
+          Sleeps after (minutes unused)
+          <input name="idle" type="number" min={1} max={10080} step={1} value={idle} onChange={(e) => setIdle(e.target.value)} required />
+          <span className="hint">1 minute to 7 days (10080).</span>
+          <FieldHint problem={create.problem} pointer="/idle_timeout_minutes" />
+        </label>
+      </div>
       <ProblemNotice problem={create.problem} onDismiss={create.clear} />
       <div className="actions">
         <Button type="submit" variant="primary" busy={create.busy}>

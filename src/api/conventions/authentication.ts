@@ -39,8 +39,18 @@ function authenticate(request: FastifyRequest, deps: ApiDeps): void | Promise<vo
   }
 }
 
-/** A change made with the cookie must carry Svc-CSRF: 1 and, when the browser sends one, the console's Origin. */
+/**
+ * A change made with the cookie must carry Svc-CSRF: 1 and, when the browser sends one, the console's Origin. A
+ * WebSocket upgrade is a GET that cannot carry headers of the page's choosing, but it opens a shell: with the cookie
+ * it must come from the console's Origin (browsers always send one), so no other page, not even one on a workspace
+ * host of the same site (the cookie is SameSite=Lax), can open it.
+ */
 function checkCsrf(request: FastifyRequest, consoleOrigin: string): void {
+  if (isWebSocketUpgrade(request)) {
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== consoleOrigin) throw problem('csrf', 403, `Pages on ${origin} may not open streams here with the browser session.`);
+    return;
+  }
   if (!isStateChanging(request.method)) return;
   if (request.headers['svc-csrf'] !== '1') {
     throw problem('csrf', 403, 'A change made with the browser session must send the header "Svc-CSRF: 1".');
@@ -49,6 +59,10 @@ function checkCsrf(request: FastifyRequest, consoleOrigin: string): void {
   if (origin !== undefined && origin !== consoleOrigin) {
     throw problem('csrf', 403, `Requests from ${origin} may not change anything here.`);
   }
+}
+
+function isWebSocketUpgrade(request: FastifyRequest): boolean {
+  return String(request.headers.upgrade ?? '').toLowerCase() === 'websocket';
 }
 
 function checkRole(request: FastifyRequest, access: AccessRule): void {

@@ -15,6 +15,7 @@ import { workspaceAddresses } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
 import { DateTime, Id } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
+import { serviceAddresses } from '../../workspaces/service-addresses.ts';
 import { ServiceViewSchema } from './services.ts';
 import { acceptOperation, workspaceAccess, workspaceUrls } from './workspaces.ts';
 
@@ -76,7 +77,9 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
       withTransaction(deps.pool, (db) => activeOperationOn(db, `/workspaces/${row.id}`)),
     ]);
     const deployed = deployedOf(deployedRow);
-    const services = await deps.services.views(row, deployedRow);
+    const views = await deps.services.views(row, deployedRow);
+    const addresses = serviceAddresses(deployedRow?.normal, row.id, workspaceUrls(deps));
+    const services = views.map((view) => ({ ...view, ports: addresses.get(view.name) ?? [] }));
     const applying = busy !== undefined && busy.kind.startsWith('landscape.');
     return {
       workspace_id: row.id,

@@ -22,26 +22,37 @@ export const OperationSchema = Type.Object({
   finished_at: Type.Optional(DateTime),
 });
 
+const OperationsQuery = Type.Object({
+  ...PageQuery,
+  team: Type.Optional(Id),
+  active: Type.Optional(Type.Boolean({ default: false, description: 'only pending and running ones' })),
+  state: Type.Optional(StringEnum(['pending', 'running', 'succeeded', 'failed'])),
+  kind: Type.Optional(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 64, description: 'e.g. landscape.sync, workspace.create' })),
+  workspace: Type.Optional(Id),
+});
+
 export function registerOperationRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.get(
     '/operations',
     {
       config: { access: 'user' },
       schema: {
-        summary: 'Operations you can see (yours and your teams\'), newest first; active=true keeps pending and running ones',
+        summary: 'Operations you can see (yours and your teams\'), newest first, kept 7 days after they finish; filters: team, active (pending and running), state, kind, workspace',
         tags: ['operations'],
-        querystring: Type.Object({ ...PageQuery, team: Type.Optional(Id), active: Type.Optional(Type.Boolean({ default: false })) }),
+        querystring: OperationsQuery,
         response: { 200: Page(OperationSchema) },
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; cursor?: string; team?: number; active: boolean };
+      const query = request.query as { limit: number; cursor?: string; team?: number; active: boolean; state?: string; kind?: string; workspace?: number };
       const user = request.principal!.user;
       if (query.team !== undefined) await teamAccess(deps.pool, user, query.team);
       const teamIds = user.isAdmin ? null : await visibleTeamIds(deps.pool, user.id);
-      const scope = `operations:${query.team ?? ''}:${query.active}`;
+      const target = query.workspace === undefined ? undefined : `/workspaces/${query.workspace}`;
+      // A cursor belongs to one set of filters.
+      const scope = `operations:${query.team ?? ''}:${query.active}:${query.state ?? ''}:${query.kind ?? ''}:${target ?? ''}`;
       const after = query.cursor ? deps.cursors.decode<{ us: string; id: string }>(scope, query.cursor) : undefined;
-      const rows = await listOperations(deps.pool, { userId: user.id, teamIds, team: query.team, active: query.active }, after, query.limit);
+      const rows = await listOperations(deps.pool, { userId: user.id, teamIds, team: query.team, active: query.active, state: query.state, kind: query.kind, target }, after, query.limit);
       return pageOf(rows, query.limit, operationView, (last) => deps.cursors.encode(scope, { us: last.created_us, id: last.id }));
     },
   );

@@ -26,6 +26,17 @@ export const ServiceViewSchema = Type.Object({
   availability: Type.Optional(Type.String()),
   running: Type.Boolean({ description: 'the run switch: false after Stop; a stopped service never starts on request' }),
   replicas: Type.Object({ ready: Type.Integer(), desired: Type.Integer() }),
+  ports: Type.Optional(
+    Type.Array(
+      Type.Object({
+        port: Type.Integer({ description: '0 for the routes of a forward service' }),
+        public: Type.Boolean(),
+        public_url: Type.Optional(Type.String({ description: "the port's own host, when public" })),
+        routes: Type.Array(Type.Object({ path: Type.String(), strip: Type.Boolean(), url: Type.String({ description: 'the route on the dev URL' }) })),
+      }),
+      { description: 'where the service is reached from outside the workspace; on GET /workspaces/{ws}/landscape' },
+    ),
+  ),
 });
 
 const LogsQuery = Type.Object({ ...LogQuery.properties, replica: Type.Optional(Type.Integer({ minimum: 0, maximum: 99, description: 'replica index; default 0' })) });

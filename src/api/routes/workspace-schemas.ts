@@ -62,6 +62,16 @@ export const WorkspaceSchema = Type.Object({
       { description: 'the service serving / on the dev URL; absent when none does. Only on GET /workspaces/{ws}, which looks at it live' },
     ),
   ),
+  editor: Type.Optional(
+    Type.Object(
+      {
+        kind: StringEnum(['code-server', 'built-in', 'command'], { description: 'code-server (VS Code), the built-in fallback editor, or an operator command' }),
+        version: Type.Optional(Type.String()),
+        reason: Type.String({ description: 'why this editor runs, for people' }),
+      },
+      { description: 'the editor the workspace pod runs. Only on GET /workspaces/{ws}' },
+    ),
+  ),
   vault_id: Type.Optional(Id),
   single_node: Type.Boolean(),
   idle_timeout_minutes: Type.Integer(),

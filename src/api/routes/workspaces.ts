@@ -154,7 +154,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       setEtag(reply, row.version);
-      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row) };
+      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row), editor: deps.driver.editor };
     },
   );
 

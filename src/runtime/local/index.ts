@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from '../../core/clock.ts';
-import { RuntimeFailure, type EditorAddress, type EditorState, type RuntimeDriver, type WorkspaceRef } from '../driver.ts';
+import { RuntimeFailure, type EditorAddress, type EditorDescription, type EditorState, type RuntimeDriver, type WorkspaceRef } from '../driver.ts';
 import { defaultReplicaTimings, type ReplicaTimings } from '../../agent/replica-protocol.ts';
 import { DEFAULT_POD_ADDRESS_RANGE, DEFAULT_SERVICE_ADDRESS_RANGE, rangesOverlap } from './addresses.ts';
 import { answersHttp, fetchAgentStatus } from './agent-client.ts';
@@ -79,6 +79,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
 
   return {
     name: 'local',
+    editor: editorDescription(editor),
     createVolume: async (workspace) => void (await createVolumeDir(host, workspace.id, workspace.uid)),
     deleteVolume: (workspace) =>
       serialized(workspace.id, async () => {
@@ -130,6 +131,12 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     openExec: streams.openExec,
     openPortForward: streams.openPortForward,
   };
+}
+
+function editorDescription(editor: EditorChoice): EditorDescription {
+  if (editor.kind === 'code-server') return { kind: 'code-server', version: editor.version, reason: `code-server ${editor.version} is installed in ${editor.binds[0].source}` };
+  if (editor.kind === 'command') return { kind: 'command', reason: 'the operator configured an editor command' };
+  return { kind: 'built-in', reason: editor.why };
 }
 
 function describeEditor(editor: EditorChoice): string {
