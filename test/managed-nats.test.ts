@@ -14,6 +14,7 @@ import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
+import { nodePackageFiles } from './helpers/node-packages.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
@@ -44,31 +45,18 @@ services:
       password: \${{ secrets.MQ_PASSWORD }}
 ${webService}`;
 
-// The NATS client protocol by hand (the pod has node, no client library): CONNECT with the DSN's user and
-// password, one request with a reply subject, the MSG that answers it.
+// nats.js in the pod (its files in the repository, see nodePackageFiles): connected with the DSN's host, port, user
+// and password (decoded), one request answered through a reply inbox. JetStream's API is JSON over such requests.
 const webJs = `const http = require('node:http');
-const net = require('node:net');
+const { connect } = require('@nats-io/transport-node');
 const url = new URL(process.env.NATS_URL);
-function request(subject, body) {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(url.port), url.hostname);
-    let text = '';
-    let sent = false;
-    socket.setEncoding('utf8');
-    socket.on('error', reject);
-    socket.on('data', (chunk) => {
-      text += chunk;
-      if (!sent && text.includes('\\r\\n')) {
-        sent = true;
-        const connect = { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password), verbose: false };
-        socket.write('CONNECT ' + JSON.stringify(connect) + '\\r\\nSUB reply 1\\r\\nPUB ' + subject + ' reply ' + Buffer.byteLength(body) + '\\r\\n' + body + '\\r\\n');
-      }
-      if (text.includes('-ERR')) return socket.destroy(), reject(new Error(text));
-      const found = /MSG reply 1 +(\\d+)\\r\\n/.exec(text);
-      const start = found && found.index + found[0].length;
-      if (found && text.length >= start + Number(found[1])) socket.destroy(), resolve(text.substr(start, Number(found[1])));
-    });
-  });
+async function request(subject, body) {
+  const connection = await connect({ servers: url.host, user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password), reconnect: false });
+  try {
+    return (await connection.request(subject, body, { timeout: 5000 })).string();
+  } finally {
+    await connection.close();
+  }
 }
 const stream = JSON.stringify({ name: 'EVENTS', subjects: ['events.>'], storage: 'file' });
 http.createServer(async (req, res) => {
@@ -114,7 +102,7 @@ before(async () => {
   dev = developer.key;
   key = dev.auth.token!;
   outsiderKey = (await createPerson(server.admin, 'nats-outsider@example.com')).key.auth.token!;
-  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': webJs });
+  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': webJs, ...(await nodePackageFiles(['@nats-io/transport-node'])) });
   const created = await dev.post('/workspaces', { team_id: team, name: 'broker', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
   assert.equal(created.status, 202, created.text);
   ws = Number(created.body.target.split('/')[2]);

@@ -1,6 +1,7 @@
 // Who is calling: an API key (Authorization or Svc-Authorization: Bearer) or the browser session cookie.
 // Key lookups are cached in memory; every change to a key or user is announced with NOTIFY svc_auth and
 // drops the cached entry on every server, so a deleted key stops working at once.
+import { parseCookie } from 'cookie';
 import type pg from 'pg';
 import { HOUR, type Clock } from '../core/clock.ts';
 import { digestsEqual, sha256 } from '../core/secrets.ts';
@@ -62,22 +63,12 @@ function bearer(value: string | undefined): string | undefined | null {
   return match ? match[1] : null;
 }
 
-/** A value that is not percent-encoding (`%ff`) is taken as it is: it matches no session, so the caller is refused. */
-function decodedCookie(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
+/**
+ * The cookie `name` of a Cookie header (the `cookie` package reads it: the first of a repeated name, quotes and
+ * percent-encoding removed; a value that is not valid percent-encoding is kept as it is and matches no session).
+ */
 export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodedCookie(part.slice(eq + 1).trim());
-  }
-  return undefined;
+  return header ? parseCookie(header)[name] : undefined;
 }
 
 /** Svc-Authorization wins over Authorization; a key wins over the cookie. */

@@ -1,5 +1,6 @@
 // Reading streamed answers line by line: JSON lines of logs (application/x-ndjson) and the event stream's
-// text/event-stream.
+// text/event-stream (through eventsource-parser).
+import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
 
 export interface LogLine {
   seq: number;
@@ -38,21 +39,11 @@ export interface ServerSentEvent {
   data: string;
 }
 
-/** Events of a text/event-stream: `id:`, `event:`, `data:` lines up to a blank line; comments are skipped. */
+/** Events of a text/event-stream, read by eventsource-parser (comments and retry lines are not events). */
 export async function* serverSentEvents(response: Response): AsyncGenerator<ServerSentEvent> {
-  let current: Partial<ServerSentEvent> & { data?: string } = {};
-  for await (const line of textLines(response)) {
-    if (line === '') {
-      if (current.data !== undefined) yield { id: current.id, event: current.event ?? 'message', data: current.data };
-      current = {};
-      continue;
-    }
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'data') current.data = current.data === undefined ? value : `${current.data}\n${value}`;
-    else if (field === 'event') current.event = value;
-    else if (field === 'id') current.id = value;
+  if (!response.body) return;
+  const events = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+  for await (const message of events as unknown as AsyncIterable<EventSourceMessage>) {
+    yield { id: message.id, event: message.event ?? 'message', data: message.data };
   }
 }

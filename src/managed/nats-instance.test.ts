@@ -9,7 +9,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { NatsTestClient } from '../../test/helpers/nats.ts';
+import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { freeLoopbackPort } from '../core/loopback.ts';
 import type { ManagedHost } from './engine.ts';
 import { managedInstanceDir, readInstanceProcess } from './instance-process.ts';
@@ -45,6 +46,7 @@ async function specOf(id: number, extra: Partial<NatsInstanceSpec> = {}): Promis
   };
 }
 
+const clientOf = (spec: NatsInstanceSpec) => connect({ servers: `${spec.address}:${spec.port}`, user: spec.user, pass: spec.password, reconnect: false });
 const varz = async (spec: NatsInstanceSpec) => (await fetch(`http://127.0.0.1:${spec.monitoringPort}/varz`)).json() as Promise<Record<string, any>>;
 
 test('a NATS instance admits its user only, takes its limits from the plan and keeps a stream across a pause; delete removes it', { skip }, async () => {
@@ -71,11 +73,12 @@ test('a NATS instance admits its user only, takes its limits from the plan and k
   assert.match(cmdline, /nats-server -c \/data\/app\/nats\.conf/);
   assert.ok(!cmdline.includes('word'), cmdline);
 
-  const client = await NatsTestClient.connect(spec);
-  const created = await client.jetstream('STREAM.CREATE.EVENTS', { name: 'EVENTS', subjects: ['events.>'], storage: 'file' });
-  assert.equal(created.config?.name, 'EVENTS', JSON.stringify(created));
-  assert.deepEqual(JSON.parse(await client.request('events.hello', 'kept')), { stream: 'EVENTS', seq: 1 });
-  client.close();
+  const client = await clientOf(spec);
+  const created = await (await jetstreamManager(client)).streams.add({ name: 'EVENTS', subjects: ['events.>'], storage: StorageType.File });
+  assert.equal(created.config.name, 'EVENTS');
+  const ack = await jetstream(client).publish('events.hello', 'kept');
+  assert.deepEqual([ack.stream, ack.seq], ['EVENTS', 1]);
+  await client.close();
 
   await stopNatsInstance(host, spec.id);
   assert.equal(await isNatsInstanceRunning(host, spec.id), false);
@@ -84,10 +87,10 @@ test('a NATS instance admits its user only, takes its limits from the plan and k
   assert.match(log, /Server Exiting/, 'a pause is a clean shutdown, not a kill');
 
   assert.deepEqual(await ensureNatsInstance(host, spec, major!), { restarted: false });
-  const again = await NatsTestClient.connect(spec);
-  const message = await again.jetstream('STREAM.MSG.GET.EVENTS', { seq: 1 });
-  assert.equal(Buffer.from(message.message.data, 'base64').toString(), 'kept');
-  again.close();
+  const again = await clientOf(spec);
+  const message = await (await jetstreamManager(again)).streams.getMessage('EVENTS', { seq: 1 });
+  assert.equal(message?.string(), 'kept');
+  await again.close();
 
   await deleteNatsInstance(host, spec.id);
   assert.equal(existsSync(managedInstanceDir(host.dataDir, spec.id)), false);

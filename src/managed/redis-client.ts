@@ -1,7 +1,9 @@
-// A few Redis commands over one short TCP connection, authenticated with the instance's password (AUTH, never on a
-// command line): enough for readiness (PING), settings (CONFIG GET/SET) and tests. resp.ts is the protocol.
-import net from 'node:net';
-import { decodeReply, encodeCommand, RespError, type RespValue } from './resp.ts';
+// A few Redis commands over one short connection of node-redis (the `redis` package), authenticated with the
+// instance's password (AUTH at connect, never on a command line): enough for readiness (PING), settings (CONFIG
+// GET/SET) and tests. RESP2, so that replies keep their plain shapes (CONFIG GET answers a flat array).
+import { createClient, ErrorReply } from 'redis';
+
+export { ErrorReply };
 
 export interface RedisTarget {
   address: string;
@@ -9,55 +11,49 @@ export interface RedisTarget {
   password: string;
 }
 
-/** The server answered AUTH (or a command whose reply the caller needs) with an error. */
-export class RedisReplyError extends Error {
-  constructor(readonly reply: RespError) {
-    super(reply.message);
+/** A reply as RESP2 gives it: a status or bulk string, an integer, nil, an array, or the server's error reply. */
+export type RedisReply = string | number | null | ErrorReply | RedisReply[];
+
+/** The first word of an error reply (`WRONGPASS` of `WRONGPASS invalid username-password pair`). */
+export const replyCode = (error: unknown): string | undefined => (error instanceof ErrorReply ? error.message.split(' ', 1)[0] : undefined);
+
+/**
+ * Connects (AUTH with the password), sends `commands` pipelined and answers their replies, error replies
+ * included as ErrorReply, all within `timeoutMs`. Throws the ErrorReply when AUTH is refused, an Error when the
+ * server cannot be reached or does not answer in time.
+ */
+export async function redisCommands(target: RedisTarget, commands: readonly string[][], timeoutMs = 5000): Promise<RedisReply[]> {
+  const client = createClient({
+    RESP: 2,
+    password: target.password,
+    disableClientInfo: true,
+    socket: { host: target.address, port: target.port, connectTimeout: timeoutMs, reconnectStrategy: false },
+  });
+  // Failures reach connect() and the commands' promises; the event would only repeat them.
+  client.on('error', () => {});
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from ${target.address}:${target.port} within ${timeoutMs} ms`)), timeoutMs);
+  });
+  const exchange = async () => {
+    await client.connect();
+    // Issued in the same tick, node-redis writes them as one pipeline.
+    return Promise.all(commands.map((command) => client.sendCommand<RedisReply>(command).catch((error: unknown) => {
+      if (error instanceof ErrorReply) return error;
+      throw error;
+    })));
+  };
+  try {
+    return await Promise.race([exchange(), deadline]);
+  } finally {
+    clearTimeout(timer);
+    client.destroy();
   }
 }
 
-/**
- * Sends AUTH then `commands` pipelined and answers their replies (errors included, as RespError), within
- * `timeoutMs`. Throws RedisReplyError when AUTH is refused, an Error when the server cannot be reached.
- */
-export function redisCommands(target: RedisTarget, commands: readonly string[][], timeoutMs = 5000): Promise<RespValue[]> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: target.address, port: target.port });
-    let received = Buffer.alloc(0);
-    const replies: RespValue[] = [];
-    const expected = commands.length + 1;
-    let settled = false;
-    const finish = (error: Error | undefined) => {
-      if (settled) return;
-      settled = true;
-      socket.destroy();
-      if (error) reject(error);
-      else resolve(replies.slice(1));
-    };
-    socket.setTimeout(timeoutMs, () => finish(new Error(`no answer from ${target.address}:${target.port} within ${timeoutMs} ms`)));
-    socket.once('error', (error) => finish(error));
-    socket.once('close', () => finish(new Error(`the connection to ${target.address}:${target.port} closed after ${replies.length} of ${expected} replies`)));
-    socket.once('connect', () => socket.write(Buffer.concat([['AUTH', target.password], ...commands].map(encodeCommand))));
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      let decoded: ReturnType<typeof decodeReply>;
-      try {
-        while (replies.length < expected && (decoded = decodeReply(received))) {
-          replies.push(decoded.value);
-          received = received.subarray(decoded.next);
-        }
-      } catch (error) {
-        return finish(error as Error);
-      }
-      if (replies[0] instanceof RespError) return finish(new RedisReplyError(replies[0]));
-      if (replies.length === expected) finish(undefined);
-    });
-  });
-}
-
-/** The one reply of `command`; an error reply throws RedisReplyError. */
-export async function redisCommand(target: RedisTarget, command: string[], timeoutMs = 5000): Promise<RespValue> {
+/** The one reply of `command`; an error reply is thrown (ErrorReply). */
+export async function redisCommand(target: RedisTarget, command: string[], timeoutMs = 5000): Promise<RedisReply> {
   const [reply] = await redisCommands(target, [command], timeoutMs);
-  if (reply instanceof RespError) throw new RedisReplyError(reply);
+  if (reply instanceof ErrorReply) throw reply;
   return reply;
 }

@@ -74,11 +74,14 @@ test('a Redis instance runs with its plan and config, keeps its keys across a pa
   assert.equal(await redisCommand(spec, ['SET', 'note', 'kept']), 'OK');
   const conf = await stat(path.join(instanceDir(host.dataDir, spec.id), 'redis.conf'));
   assert.deepEqual([conf.uid, conf.mode & 0o777], [spec.uid, 0o600], 'only the instance reads its password');
-  assert.equal((await checkRedisReady({ ...spec, password: 'not the password' })).ready, false);
+  const refused = await checkRedisReady({ ...spec, password: 'not the password' });
+  assert.deepEqual([refused.ready, refused.refused], [false, true], 'a wrong password is the server refusing it');
+  assert.match(String(!refused.ready && refused.reason), /^WRONGPASS/);
 
   await stopRedisInstance(host, spec.id);
   assert.equal(await isRedisInstanceRunning(host, spec.id), false);
-  assert.equal((await checkRedisReady(spec, 500)).ready, false, 'a paused instance has no process answering');
+  const paused = await checkRedisReady(spec, 500);
+  assert.deepEqual([paused.ready, paused.refused], [false, undefined], 'a paused instance has no process answering');
   assert.ok(exists(spec, 'dump.rdb'), 'the shutdown saved a snapshot');
   assert.match(await readFile(path.join(instanceDir(host.dataDir, spec.id), 'redis.log'), 'utf8'), /Received SIGTERM scheduling shutdown[\s\S]*DB saved on disk/);
 

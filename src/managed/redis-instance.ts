@@ -9,7 +9,7 @@ import { minimalEnv, pollUntil, runCommand } from '../runtime/local/processes.ts
 import { sandboxCommand } from '../runtime/local/sandbox.ts';
 import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
 import { isInstanceProcessRunning, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
-import { redisCommand, redisCommands, RedisReplyError, type RedisTarget } from './redis-client.ts';
+import { ErrorReply, redisCommand, redisCommands, replyCode, type RedisTarget } from './redis-client.ts';
 import {
   AOF_DIR,
   AOF_MANIFEST,
@@ -29,7 +29,6 @@ import {
   specErrors,
   type RedisInstanceSpec,
 } from './redis-rules.ts';
-import { RespError } from './resp.ts';
 
 /** A start, stop, settings change, dump or restore that did not succeed; `reason` is what Redis or the sandbox said. */
 export class RedisInstanceFailure extends ManagedInstanceFailure {}
@@ -100,7 +99,7 @@ async function settingsThatNeedRestart(spec: RedisInstanceSpec): Promise<string[
     return settingsNeedingRestart(running, wanted);
   } catch (error) {
     // The password is redis.conf's: a new one in the vault takes a restart (CONFIG SET would need the old one).
-    if (error instanceof RedisReplyError && error.reply.code === 'WRONGPASS') return ['requirepass'];
+    if (replyCode(error) === 'WRONGPASS') return ['requirepass'];
     throw new RedisInstanceFailure(`Redis instance ${spec.id} does not answer: ${(error as Error).message}`);
   }
 }
@@ -229,9 +228,9 @@ export async function checkRedisReady(target: RedisTarget, timeoutMs = 5000): Pr
   try {
     const [pong] = await redisCommands(target, [['PING']], timeoutMs);
     if (pong === 'PONG') return { ready: true };
-    return { ready: false, reason: pong instanceof RespError ? pong.message : `PING answered ${JSON.stringify(pong)}` };
+    return { ready: false, reason: pong instanceof ErrorReply ? pong.message : `PING answered ${JSON.stringify(pong)}` };
   } catch (error) {
-    const refused = error instanceof RedisReplyError && error.reply.code === 'WRONGPASS';
+    const refused = replyCode(error) === 'WRONGPASS';
     return { ready: false, reason: (error as Error).message, ...(refused && { refused }) };
   }
 }

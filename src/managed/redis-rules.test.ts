@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { appendonlyAtStart, configString, isRdbHeader, redisConfig, redisFailureReason, redisMajorOf, settingsNeedingRestart, specErrors, type RedisInstanceSpec } from './redis-rules.ts';
-import { decodeReply, encodeCommand, RespError } from './resp.ts';
 
 const spec: RedisInstanceSpec = { id: 3, major: 7, password: 'p@ss "word"\\', uid: 61003, address: '10.0.0.5', port: 6379 };
 
@@ -55,16 +54,4 @@ test("the reason a server did not start is Redis's own line, never a quoted conf
   assert.equal(redisFailureReason('something else\n'), 'something else');
   assert.equal(redisFailureReason(''), undefined);
   assert.ok(isRdbHeader(Buffer.from('REDIS0010')) && !isRdbHeader(Buffer.from('PGDMP')));
-});
-
-test('RESP: commands are bulk-string arrays; replies are read whole or not at all', () => {
-  assert.equal(encodeCommand(['SET', 'k', 'é']).toString(), '*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\né\r\n');
-  assert.deepEqual(decodeReply(Buffer.from('+OK\r\n')), { value: 'OK', next: 5 });
-  assert.deepEqual(decodeReply(Buffer.from(':42\r\n$-1\r\n'), 5), { value: null, next: 10 });
-  assert.deepEqual(decodeReply(Buffer.from('*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n'))?.value, ['maxmemory', '0']);
-  assert.equal(decodeReply(Buffer.from('$5\r\nabc')), undefined);
-  assert.equal(decodeReply(Buffer.from('*2\r\n+a\r\n')), undefined);
-  const error = decodeReply(Buffer.from('-WRONGPASS invalid username-password pair\r\n'))?.value as RespError;
-  assert.ok(error instanceof RespError);
-  assert.equal(error.code, 'WRONGPASS');
 });

@@ -1,5 +1,6 @@
-// A client of GET /api/v1/events for tests: parses the text/event-stream and lets a test wait for an event with a
-// deadline. Events arrive in commit order, so "X did not arrive" is shown by waiting for a later event Y.
+// A client of GET /api/v1/events for tests: reads the text/event-stream (eventsource-parser) and lets a test wait
+// for an event with a deadline. Events arrive in commit order, so "X did not arrive" is shown by waiting for a later event Y.
+import { createParser } from 'eventsource-parser';
 import type { Answer, ApiClient } from './client.ts';
 
 export interface StreamEvent {
@@ -23,7 +24,6 @@ export class EventStream {
   /** Resolves when the server ends or drops the stream. */
   readonly ended: Promise<void>;
   private consumed = 0;
-  private buffer = '';
   private done = false;
   private wake?: () => void;
 
@@ -100,34 +100,20 @@ export class EventStream {
 
   private async read(body: ReadableStream<Uint8Array>): Promise<void> {
     const decoder = new TextDecoder();
+    const parser = createParser({
+      onEvent: (message) => {
+        if (message.event !== undefined) this.received.push({ id: message.id!, event: message.event, data: JSON.parse(message.data) });
+        this.wake?.();
+      },
+      onComment: (comment) => this.comments.push(comment.trim()),
+    });
     try {
-      for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-        this.buffer += decoder.decode(chunk, { stream: true });
-        this.parse();
-      }
+      for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
     } catch {
       // aborted by close() or cut by the server
     } finally {
       this.done = true;
       this.wake?.();
     }
-  }
-
-  private parse(): void {
-    let end: number;
-    while ((end = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 2);
-      const fields: Record<string, string> = {};
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) this.comments.push(line.slice(1).trim());
-        else {
-          const colon = line.indexOf(':');
-          fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '');
-        }
-      }
-      if (fields.event !== undefined) this.received.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data) });
-    }
-    this.wake?.();
   }
 }
