@@ -13,6 +13,7 @@ import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { busyboxRootfs, TestImageSource } from './helpers/images.ts';
+import { runSvc } from './helpers/process.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces, stoppedWorkspace } from './helpers/workspaces.ts';
@@ -131,6 +132,14 @@ test("Sync pins the steps services' image once; their steps see the image's file
   assert.ok((await linesOf('asker', 'system')).includes(`Running the steps in image test/steps:1 (sha256:${'1'.repeat(64)}) with /bin/sh`));
   await reaches('writer', 'finished');
   assert.deepEqual(await linesOf('writer', 'stdout'), ['/nix writable']);
+});
+
+test("svc exec runs in the image's root with its shell: in the editor pod on the base image, in a steps replica on its image", async () => {
+  const env = { SVC_URL: server.url, SVC_TOKEN: owner.auth.token!, XDG_CONFIG_HOME: scratch };
+  const editor = await runSvc(['exec', String(ws), '--', 'sh', '-c', 'cat /etc/os-release; pwd; test -e /usr || echo "no /usr of the host"'], env);
+  assert.deepEqual([editor.code, editor.stdout], [0, 'NAME="base image"\n/data/app\nno /usr of the host\n'], editor.stderr);
+  const replica = await runSvc(['exec', String(ws), '--service', 'asker', '--', 'sh', '-c', 'cat /etc/os-release; echo "$MINE"'], env);
+  assert.deepEqual([replica.code, replica.stdout], [0, 'NAME="steps image"\nservice\n'], replica.stderr);
 });
 
 test('a moved tag changes nothing until the next Sync, which restarts the service on the new digest; the base image stays pinned across a restart', async () => {
