@@ -218,7 +218,7 @@ test('the pod runs as the workspace UID and group 0 and sees neither the data di
   const read = (name: string) => readFile(path.join(volumePath(ws.id), name), 'utf8').then((text) => text.trim());
   assert.equal(await read('probe-uid'), String(ws.uid));
   assert.equal(await read('probe-gid'), '0');
-  assert.deepEqual((await read('probe-root')).split('\n').sort(), ['bin', 'data', 'dev', 'etc', 'lib', 'lib64', 'opt', 'proc', 'run', 'sbin', 'tmp', 'usr']); // /run/svc: the agent's token
+  assert.deepEqual((await read('probe-root')).split('\n').sort(), ['bin', 'data', 'dev', 'etc', 'lib', 'lib64', 'nix', 'opt', 'proc', 'run', 'sbin', 'tmp', 'usr']); // /run/svc: the agent's token; /nix: the workspace's
   assert.equal(await read('probe-data'), 'app');
   assert.equal(await read('probe-datadir'), 'hidden');
   assert.doesNotMatch(await read('probe-env'), /DATABASE_URL|SVC_DATA_DIR/);

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { EditorSupervisor } from './editor-supervisor.ts';
 import { watchLandscapeFiles } from './landscape-watch.ts';
 import { shellQuote } from './shell.ts';
-import { agentEnv, AGENT_VERSION, type AgentStatus } from './protocol.ts';
+import { agentEnv, AGENT_VERSION, nodeCommand, type AgentStatus } from './protocol.ts';
 import { serveStatus } from './status-server.ts';
 import { commandEnv } from './stream-server.ts';
 import { editorSupervisionPolicy, type SupervisionPolicy } from './supervision.ts';
@@ -64,7 +64,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 /** The built-in editor run by the same node binary and TypeScript loader as the agent itself. */
 export function builtInEditorCommand(): string {
   const bundled = process.env[agentEnv.editorScript];
-  if (bundled) return `exec ${[process.execPath, bundled].map(shellQuote).join(' ')}`;
+  if (bundled) return `exec ${[...nodeCommand(), bundled].map(shellQuote).join(' ')}`;
   const editorScript = fileURLToPath(new URL('./editor.ts', import.meta.url));
   const loaders = loaderArguments(process.execArgv, (specifier) => import.meta.resolve(specifier));
   return `exec ${[process.execPath, ...loaders, editorScript].map(shellQuote).join(' ')}`;

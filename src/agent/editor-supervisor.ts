@@ -1,8 +1,8 @@
-// Runs the editor command with `bash -lc`, probes it over HTTP until it answers, and restarts it with backoff
+// Runs the editor command with `bash -lc` (the pod's shell, protocol.ts), probes it over HTTP until it answers, and restarts it with backoff
 // when it exits. The decisions live in supervision.ts; this file only starts, probes and kills processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import type { EditorReport } from './protocol.ts';
+import { podShell, type EditorReport } from './protocol.ts';
 import { editorAnswered, editorExited, exitReason, initialSupervision, type Supervision, type SupervisionPolicy } from './supervision.ts';
 
 export interface EditorSupervisorOptions {
@@ -50,7 +50,7 @@ export class EditorSupervisor {
 
   private start(): void {
     const { command, workspaceDir, host, port, log } = this.options;
-    const child = spawn('bash', ['-lc', command], {
+    const child = spawn(podShell(), ['-lc', command], {
       cwd: workspaceDir,
       env: { ...process.env, PORT: String(port), HOST: host, SVC_WORKSPACE_DIR: workspaceDir },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { WebSocket } from 'ws';
 import { ExecChannel, exitStatus, failureStatus, frame, parseFrame, readResize, sendPaced, type ExecStatus } from '../core/channel-protocol.ts';
+import path from 'node:path';
+import { podShell } from './protocol.ts';
 import { exitCodeOf } from './service-run.ts';
 import type { AgentExecRequest } from './stream-protocol.ts';
 
@@ -19,8 +21,8 @@ export interface ExecContext {
 const KILL_AFTER_MS = 5000;
 
 /** argv through a login shell, so that the PATH and settings of profile files hold as in stage steps. */
-export function execArgv(command: string[]): string[] {
-  return command.length === 0 ? ['bash', '-l'] : ['bash', '-lc', 'exec "$@"', 'bash', ...command];
+export function execArgv(command: string[], shell = podShell()): string[] {
+  return command.length === 0 ? [shell, '-l'] : [shell, '-lc', 'exec "$@"', path.posix.basename(shell), ...command];
 }
 
 export function runExec(socket: WebSocket, request: AgentExecRequest, context: ExecContext): void {
@@ -79,7 +81,7 @@ async function runOnTerminal(socket: WebSocket, request: AgentExecRequest, conte
 }
 
 function runWithPipes(socket: WebSocket, request: AgentExecRequest, context: ExecContext, finish: (status: ExecStatus) => void): void {
-  const [file, ...args] = execArgv(request.command.length ? request.command : ['bash']);
+  const [file, ...args] = execArgv(request.command.length ? request.command : [podShell()]);
   // its own process group, so that closing the stream ends what the command started too
   const child = spawn(file, args, { cwd: context.workspaceDir, env: context.baseEnv, detached: true, stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let closed = false;

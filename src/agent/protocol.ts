@@ -14,14 +14,32 @@ export const agentEnv = {
   agentPort: 'SVC_AGENT_PORT',
   editorHost: 'SVC_EDITOR_HOST',
   editorPort: 'SVC_EDITOR_PORT',
-  /** Shell command of the editor, run with `bash -lc`; the agent's built-in editor when empty. */
+  /** Shell command of the editor, run with `<shell> -lc`; the agent's built-in editor when empty. */
   editorCommand: 'SVC_EDITOR_COMMAND',
   workspaceDir: 'SVC_WORKSPACE_DIR',
   /** The built-in editor's script when the agent runs from its bundle (it then has no TypeScript loader). */
   editorScript: 'SVC_EDITOR_SCRIPT',
   /** A file holding the pod's token, which the server's exec and port-forward streams must carry. */
   tokenFile: 'SVC_AGENT_TOKEN_FILE',
+  /** The shell of steps, the editor command and terminals (`bash` when unset): an image's own in a pod from an image. */
+  shell: 'SVC_AGENT_SHELL',
+  /** JSON argv that starts node (the agent's own binary when unset): the host's through its loader in a pod from an image. */
+  node: 'SVC_AGENT_NODE',
 } as const;
+
+/** The shell the agent runs commands with (run as `<shell> -lc <command>`; bash and POSIX shells take both flags). */
+export function podShell(env: NodeJS.ProcessEnv = process.env): string {
+  return env[agentEnv.shell] || 'bash';
+}
+
+/** How the agent starts node for the built-in editor. */
+export function nodeCommand(env: NodeJS.ProcessEnv = process.env): string[] {
+  const setting = env[agentEnv.node];
+  if (!setting) return [process.execPath];
+  const argv = JSON.parse(setting) as unknown;
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((part) => typeof part === 'string')) throw new Error(`${agentEnv.node} is not a list of strings`);
+  return argv as string[];
+}
 
 /** `starting` until the editor answers HTTP; `failed` when it keeps crashing (the agent still retries). */
 export type EditorPhase = 'starting' | 'ready' | 'failed';

@@ -79,11 +79,19 @@ test('a server that exits 0 finishes the service; a missing command gets the 127
   });
 });
 
-test('a service without steps fails at once; an image gets the note that it is not used', async () => {
-  await withAgent({ steps: [], image: 'node:20' }, async (agent, lines) => {
+test('a service without steps fails at once; an image is named in the log with its digest and the shell', async () => {
+  await withAgent({ steps: [], image: { image: 'node:20', digest: 'sha256:2222', env: {} } }, async (agent, lines) => {
     await until(() => agent.status().replica.status === 'failure');
     assert.equal(agent.status().replica.detail, 'The service has no steps to run');
-    assert.deepEqual(lines.map((l) => l.text).slice(0, 2), ['Starting replica 0 of web', "The local runtime runs steps on this machine's system; image node:20 is not used"]);
+    assert.deepEqual(lines.map((l) => l.text).slice(0, 2), ['Starting replica 0 of web', 'Running the steps in image node:20 (sha256:2222) with bash']);
+  });
+});
+
+test("steps see the image's Env under the service's env; HOME stays the workspace directory", async () => {
+  const image = { image: 'test/x:1', digest: 'sha256:3333', env: { FROM_IMAGE: 'image', SHARED: 'image', HOME: '/root' } };
+  await withAgent({ steps: [{ run: 'echo "$FROM_IMAGE $SHARED $HOME"' }], image, env: { SHARED: 'service' } }, async (agent, lines, dir) => {
+    await until(() => agent.status().replica.status === 'finished');
+    assert.deepEqual(lines.filter((l) => l.stream === 'stdout').map((l) => l.text), [`image service ${dir}`]);
   });
 });
 

@@ -9,7 +9,7 @@ import { constants } from 'node:os';
 import { lineSplitter, type LogStream } from './log-file.ts';
 import { waitForNeeds } from './needs.ts';
 import { httpHealthy, portAnswers } from './probes.ts';
-import { AGENT_STATUS_PATH, AGENT_VERSION } from './protocol.ts';
+import { AGENT_STATUS_PATH, AGENT_VERSION, podShell } from './protocol.ts';
 import { parseReplicaStatus, type ContainerProcess, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
 import { serviceLogTexts } from './service-log-texts.ts';
 import { serveStatus } from './status-server.ts';
@@ -103,7 +103,7 @@ class ReplicaRunner {
     const { config } = this;
     this.log('system', `Starting replica ${config.index} of ${config.service}`);
     if (config.container) process.umask(0o002); // what steps get from their shell: files the group (0) may write too
-    if (config.image && !config.container) this.log('system', serviceLogTexts.imageNotUsed(config.image));
+    if (config.image && !config.container) this.log('system', serviceLogTexts.stepsImage(config.image.image, config.image.digest, podShell()));
     await waitForNeeds(config.needs, config.timings.needsTimeoutMs, config.timings.probeIntervalMs, {
       nowMs: this.nowMs,
       sleep: (ms) => this.sleep(ms),
@@ -195,7 +195,7 @@ class ReplicaRunner {
   }
 
   private spawnLogged(command: string): Required<Spawned> {
-    return this.spawnProcess('bash', ['-lc', command], this.options.workspaceDir, stepEnvironment(this.config, this.options.workspaceDir));
+    return this.spawnProcess(podShell(), ['-lc', command], this.options.workspaceDir, stepEnvironment(this.config, this.options.workspaceDir));
   }
 
   /** The image's process, without a shell; a missing working directory is said as such, not as a missing command. */
@@ -281,9 +281,13 @@ function isDirectory(dir: string): boolean {
 /** What processes print when the user they run as may not write or do something. */
 const PERMISSION_TROUBLE = /permission denied|operation not permitted|read-only file system|\bEACCES\b|\bEPERM\b|\bEROFS\b/i;
 
-/** Steps see the service's env (and PORT, the first port, unless the env sets it), not the agent's settings. */
+/**
+ * Steps see the service's env (and PORT, the first port, unless the env sets it) over their image's `Env` (HOME stays
+ * the workspace directory), not the agent's settings.
+ */
 export function stepEnvironment(config: ReplicaConfig, workspaceDir: string): NodeJS.ProcessEnv {
-  const base = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: workspaceDir, LANG: process.env.LANG ?? 'C.UTF-8' };
+  const system = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: process.env.LANG ?? 'C.UTF-8' };
+  const base = { ...system, ...config.image?.env, HOME: workspaceDir };
   const port = config.ports.length > 0 ? { PORT: String(config.ports[0]) } : {};
   return { ...base, ...port, ...config.env };
 }

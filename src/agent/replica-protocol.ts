@@ -72,6 +72,14 @@ export interface ContainerProcess {
   imageUser: string;
 }
 
+/** The image a steps replica's pod runs from, as its agent knows it. */
+export interface StepsImage {
+  image: string;
+  digest: string;
+  /** The image config's `Env` as a map. */
+  env: Record<string, string>;
+}
+
 export interface ReplicaConfig {
   service: string;
   index: number;
@@ -83,7 +91,8 @@ export interface ReplicaConfig {
   ports: number[];
   health?: ReplicaHealth;
   needs: NeedAddress[];
-  image?: string;
+  /** A steps replica's image (its pod's root): named in the log; its `Env` under the service's env. */
+  image?: StepsImage;
   timings: ReplicaTimings;
   /** The pod's token for the server's exec and port-forward streams (stream-protocol.ts). */
   agentToken?: string;

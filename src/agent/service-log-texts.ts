@@ -30,7 +30,7 @@ export const serviceLogTexts = {
   // rule 6
   commandMissing: 'Exit code 127: the command is missing from the image',
   notExecutable: 'Exit code 126: the file is not executable for the workspace user (its UID, group 0)',
-  imageNotUsed: (image: string) => `The local runtime runs steps on this machine's system; image ${image} is not used`,
+  stepsImage: (image: string, digest: string, shell: string) => `Running the steps in image ${image} (${digest}) with ${shell}`,
   imageUser: (imageUser: string, uid: number) =>
     `${expectedUser(imageUser)}; here it runs as UID ${uid} with group 0 and its files are read-only: what it writes must be ` +
     'in /tmp, /run, /var/tmp or a mount, and writable by group 0 (or a cluster administrator allows the team runAsUser)',

@@ -30,7 +30,7 @@ export function containerProcessOf(run: ContainerRun, serviceEnv: Record<string,
 }
 
 /** `NAME=value` entries as a map (a later entry wins; one without a name or `=` is skipped). */
-function imageEnv(entries: string[]): Record<string, string> {
+export function imageEnv(entries: string[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const entry of entries) {
     const at = entry.indexOf('=');

@@ -11,6 +11,21 @@ export interface WorkspaceRef {
   /** The workspace's own UID; processes run as this UID with group 0. */
   uid: number;
   storageGib: number;
+  /**
+   * The workspace's `base_image` pinned at its first start (spec 2.3): the editor pod's and stage steps' root
+   * filesystem. Absent: the installation's base image (the local driver: the machine's own system).
+   */
+  baseImage?: PinnedRoot;
+}
+
+/** An image pinned by the server (at Sync, or a workspace's first start) and unpacked on this machine. */
+export interface PinnedRoot {
+  /** The reference as written (for the log). */
+  image: string;
+  digest: string;
+  /** The image's unpacked root filesystem on this machine; shared, never written. */
+  rootfs: string;
+  config: ImageConfig;
 }
 
 export interface GitSource {
@@ -112,13 +127,7 @@ export interface ReplicaNeed {
  * What a `container` service's replica runs instead of steps: the image pinned at Sync, its root filesystem read-only
  * as the pod's `/`, its ENTRYPOINT and CMD replaced by the service's `command` and `args` when given.
  */
-export interface ContainerRun {
-  /** The service's `image` as written (for the log). */
-  image: string;
-  digest: string;
-  /** The image's unpacked root filesystem on this machine; shared, never written. */
-  rootfs: string;
-  config: ImageConfig;
+export interface ContainerRun extends PinnedRoot {
   /** Replaces the image's Entrypoint (its Cmd is then dropped unless `args` is given, as in Kubernetes). */
   command?: string[];
   /** Replaces the image's Cmd. */
@@ -145,8 +154,10 @@ export interface ReplicaSpec {
   /** `from` relative to /data/app (no `..`), `to` absolute in the pod. */
   mounts: Array<{ from: string; to: string }>;
   needs: ReplicaNeed[];
-  /** Accepted; the local driver runs steps on the machine's own system and says so in the log. */
-  image?: string;
+  /** A `steps` service's `image` pinned at Sync: the pod's root filesystem, the steps run by its shell. */
+  root?: PinnedRoot;
+  /** A `steps` service's `nixWritable`: its pod's /nix read-write instead of read-only. */
+  nixWritable?: boolean;
 }
 
 /** Where the replica's pod is reached from the server (its ports listen on `host`). */

@@ -1,4 +1,5 @@
 import type { Queryable } from './database.ts';
+import type { PinnedImage } from './landscapes.ts';
 
 export interface WorkspaceRow {
   id: number;
@@ -6,6 +7,8 @@ export interface WorkspaceRow {
   name: string;
   plan: string;
   base_image: string;
+  /** `base_image` as pinned at the workspace's first start (none for the installation's base image). */
+  base_image_pin: PinnedImage | null;
   git_provider: string | null;
   git_repo: string | null;
   git_ref: string | null;
@@ -165,4 +168,9 @@ export async function liveWorkspaceNamed(db: Queryable, teamId: number, name: st
 /** Workspaces that run now (not deleted), with what the runtime driver needs to reach them. */
 export async function runningWorkspaces(db: Queryable): Promise<Array<Pick<WorkspaceRow, 'id' | 'team_id' | 'uid' | 'storage_gib'>>> {
   return (await db.query("SELECT id, team_id, uid, storage_gib FROM workspaces WHERE state = 'running' AND deleted_at IS NULL ORDER BY id")).rows;
+}
+
+/** Records the base image pinned for the workspace (not a change its clients see: the version stays). */
+export async function saveBaseImagePin(db: Queryable, id: number, pin: PinnedImage): Promise<WorkspaceRow | undefined> {
+  return (await db.query<WorkspaceRow>(`UPDATE workspaces SET base_image_pin = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, JSON.stringify(pin)])).rows[0];
 }

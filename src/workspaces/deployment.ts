@@ -1,7 +1,7 @@
 // What runs for a deployed landscape (spec 3.2), as pure decisions: the replicas each `steps` or `container` service
 // should have, in the order Run starts them (needs first), and each service's status from what the driver observes.
 import type { NormalContainerService, NormalLandscape, NormalService, NormalStepsService } from '../landscape/index.ts';
-import type { ContainerRun, ReplicaNeed, ReplicaObservation, ReplicaSpec } from '../runtime/driver.ts';
+import type { ContainerRun, PinnedRoot, ReplicaNeed, ReplicaObservation, ReplicaSpec } from '../runtime/driver.ts';
 import { landscapeStatusOf, type InstanceState } from '../managed/statuses.ts';
 import type { PinnedImage } from '../store/landscapes.ts';
 
@@ -53,15 +53,29 @@ export function runsReplicas(service: NormalService | undefined): service is Nor
   return service?.type === 'steps' || service?.type === 'container';
 }
 
+/** The service runs from an image: a `container` service, or a `steps` service with an `image`. */
+export function imageOf(service: NormalService | undefined): string | undefined {
+  if (service?.type === 'container') return service.image;
+  return service?.type === 'steps' ? service.image : undefined;
+}
+
+/** The image pinned at Sync for the service's own reference (a pin of another reference, from an older Sync, is not used). */
+function pinOf(service: NormalService, pin: PinnedImage | undefined): PinnedRoot | undefined {
+  const image = imageOf(service);
+  if (!image || !pin || pin.image !== image) return undefined;
+  return { image: pin.image, digest: pin.digest, rootfs: pin.rootfs, config: pin.config };
+}
+
 /**
- * The replicas of one `steps` or `container` service, as the driver runs them; a container service runs the image
- * pinned at Sync (none without one: it then shows as pending).
+ * The replicas of one `steps` or `container` service, as the driver runs them; a service with an image runs the
+ * image pinned at Sync (none without one: it then shows as pending).
  */
 export function replicaSpecs(landscape: NormalLandscape, name: string, env: DeployedEnv, images: Record<string, PinnedImage> = {}): ReplicaSpec[] {
   const service = landscape.services[name];
   if (!runsReplicas(service)) return [];
-  const container = service.type === 'container' ? containerRunOf(service, images[name]) : undefined;
-  if (service.type === 'container' && !container) return [];
+  const root = pinOf(service, images[name]);
+  if (imageOf(service) && !root) return [];
+  const container = service.type === 'container' ? containerRunOf(service, root!) : undefined;
   const needs = service.needs.flatMap((need) => needAddress(landscape, need));
   return Array.from({ length: service.replicas }, (_, index) => ({
     service: name,
@@ -73,18 +87,14 @@ export function replicaSpecs(landscape: NormalLandscape, name: string, env: Depl
     health: service.health && { port: service.health.port, path: service.health.path, mode: service.health.mode },
     mounts: service.mounts.map((m) => ({ from: m.from, to: m.to })),
     needs,
-    image: service.type === 'steps' ? service.image : undefined,
+    ...(service.type === 'steps' && root ? { root } : {}),
+    ...(service.type === 'steps' ? { nixWritable: service.nixWritable } : {}),
   }));
 }
 
-/** The pinned image of the service's own reference (a pin of another reference, from an older Sync, is not used). */
-function containerRunOf(service: NormalContainerService, pin: PinnedImage | undefined): ContainerRun | undefined {
-  if (!pin || pin.image !== service.image) return undefined;
+function containerRunOf(service: NormalContainerService, pin: PinnedRoot): ContainerRun {
   return {
-    image: pin.image,
-    digest: pin.digest,
-    rootfs: pin.rootfs,
-    config: pin.config,
+    ...pin,
     ...(service.command ? { command: service.command } : {}),
     ...(service.args ? { args: service.args } : {}),
     ...(service.runAsUser !== undefined ? { runAsUser: service.runAsUser } : {}),
@@ -110,7 +120,7 @@ export interface StatusInput {
   observed: ReplicaObservation[];
   /** The live managed-service instances of the workspace by name. */
   managed?: ReadonlyMap<string, InstanceState>;
-  /** The images pinned at Sync, by container service. */
+  /** The images pinned at Sync, by service (container services and steps services with an image). */
   images?: Record<string, PinnedImage>;
 }
 
@@ -141,7 +151,7 @@ function viewOf(name: string, service: NormalService, input: StatusInput): Servi
   if (input.workspaceState !== 'running') {
     return { ...base, status: 'stopped', detail: `The workspace is ${input.workspaceState.replace('_', ' ')}; its services start when it runs`, replicas: { ready: 0, desired } };
   }
-  if (service.type === 'container' && input.images?.[name]?.image !== service.image) {
+  if (imageOf(service) !== undefined && input.images?.[name]?.image !== imageOf(service)) {
     return { ...base, status: 'pending', detail: 'No image was pinned for it: Sync again to fetch its image', replicas: { ready: 0, desired } };
   }
   const replicas = input.observed.filter((o) => o.service === name && o.index < desired && o.status !== 'stopped');

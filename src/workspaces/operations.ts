@@ -14,6 +14,8 @@ import { transitionWorkspace, type WorkspaceDeps } from './service.ts';
 import type { ServiceRunner } from './service-runner.ts';
 import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
+import type { ImageSource } from '../runtime/image.ts';
+import { pinBaseImage } from './base-image.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
   driver: RuntimeDriver;
@@ -27,12 +29,16 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   gates: PodGates;
   /** Deletes the workspace's managed-service instances and their data (at purge). */
   deleteManagedServices: (row: WorkspaceRow) => Promise<void>;
+  /** Makes a workspace's `base_image` ready; without one, only the installation's base image runs. */
+  images?: ImageSource;
 }
 
 export const SOFT_DELETE_MS = 7 * DAY;
 
 export function workspaceRef(row: WorkspaceRow): WorkspaceRef {
-  return { id: row.id, uid: row.uid, storageGib: row.storage_gib };
+  const pin = row.base_image_pin;
+  const baseImage = pin ? { image: pin.image, digest: pin.digest, rootfs: pin.rootfs, config: pin.config } : undefined;
+  return { id: row.id, uid: row.uid, storageGib: row.storage_gib, ...(baseImage ? { baseImage } : {}) };
 }
 
 /** Ends every process of the workspace (stage runs aborted first, then the editor pod and every replica). */
@@ -64,9 +70,10 @@ async function withRuntime<T>(deps: WorkspaceOperationDeps, id: number, work: ()
   }
 }
 
-/** Starts the editor pod and moves the workspace to Running with the editor's address. */
+/** Starts the editor pod (on the base image pinned now, at its first start) and moves the workspace to Running. */
 async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow): Promise<void> {
   const progress = (text: string) => void reportProgress(deps, job, row.id, text);
+  row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
   const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress));
   await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port });
   // The deployed landscape's services come back with the workspace; a service that cannot start shows its own

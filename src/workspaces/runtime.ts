@@ -94,7 +94,7 @@ export async function startWorkspaceRuntime(options: {
   log: (message: string) => void;
   secrets: SecretBox;
   driver?: RuntimeDriver;
-  /** Container services' images (Sync); none yet by default. */
+  /** Images of services (Sync) and of workspaces' `base_image`; none yet by default. */
   images?: ImageSource;
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
@@ -121,6 +121,7 @@ export async function startWorkspaceRuntime(options: {
     archiveDir,
     gates: new PodGates(),
     deleteManagedServices: (row) => deleteManagedServices(managed, row),
+    images: options.images,
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);

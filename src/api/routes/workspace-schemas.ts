@@ -19,7 +19,15 @@ export const NewWorkspaceSchema = Type.Object(
     team_id: Id,
     name: WorkspaceName,
     plan: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', default: 'standard' })),
-    base_image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, default: 'debian' })),
+    base_image: Type.Optional(
+      Type.String({
+        minLength: 2,
+        maxLength: 512,
+        pattern: '^[a-z0-9][A-Za-z0-9._:/@-]*[A-Za-z0-9]$',
+        default: 'debian',
+        description: "an OCI image reference, pinned at the workspace's first start; `debian` (the default) is the installation's base image",
+      }),
+    ),
     git: Type.Optional(GitSourceSchema),
     storage_gib: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024, default: 10 })),
     idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080, default: 30 })),

@@ -10,6 +10,7 @@ import { isUniqueViolation, withTransaction } from '../../store/database.ts';
 import { visibleTeamIds } from '../../store/teams.ts';
 import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
 import { readDevService } from '../../workspaces/dev-service.ts';
+import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
 import { workspaceUrlsFromBase, workspaceView } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
@@ -89,6 +90,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       request.auditTeamId = body.team_id;
       requirePermission(access.permissions, 'workspace.create');
       if (body.git) checkRepository(body.git.repo, deps.config.allowLocalRepositories);
+      refuseBaseImageWithoutImages(body.base_image, deps.images);
       await checkQuota(deps, body.team_id, body.storage_gib);
       const status = initialStatus(body.git !== undefined);
       const now = deps.clock.now();

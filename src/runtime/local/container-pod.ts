@@ -1,11 +1,11 @@
-// The command line of a container replica's pod: bubblewrap with the image's root read-only (container-root.ts), run
+// The command line of a pod whose root is an image (a container replica's, and a steps replica's or editor pod's
+// from an `image` or `base_image`): bubblewrap with the image's root read-only (container-root.ts), run
 // as the workspace's UID with group 0 on the host and as the pod's UID inside (the workspace's, or `runAsUser`, which
 // the user namespace maps to the workspace's UID), the agent as its main process. The image need not have node or
 // a shell: the agent runs on the host's node, started through the host's dynamic loader with the host's libraries,
 // all bound read-only under /.svc, so nothing of the image is used by the agent nor of the host by the image.
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { REPLICA_POD_DIR } from '../../agent/replica-protocol.ts';
 import { RuntimeFailure } from '../driver.ts';
 import { AGENT_MAIN } from './agent-bundle.ts';
 import { imageRootArgs, SEAL_ROOT_ARGS, type ImageRoot, type PodFiles } from './container-root.ts';
@@ -63,10 +63,10 @@ async function findHostNode(nodePath: string): Promise<HostNode> {
   };
 }
 
-export interface ContainerPodSpec {
+export interface ImagePodSpec {
   /** The workspace's UID: the pod's processes belong to it on the host. */
   hostUid: number;
-  /** The UID its processes see inside (the workspace's, or `runAsUser`). */
+  /** The UID its processes see inside (the workspace's, or a container's `runAsUser`). */
   podUid: number;
   /** The server is root: become the workspace UID on the host too (setpriv). */
   switchUser: boolean;
@@ -74,36 +74,58 @@ export interface ContainerPodSpec {
   hostname: string;
   root: ImageRoot;
   files: PodFiles;
-  agentBundle: string;
-  hostNode: HostNode;
-  /** The replica's own directory, bound read-write at /run/svc (settings and log). */
-  replicaDir: string;
+  /** Top-level names of the image the pod provides itself (`data` in a pod with the volume at /data/app). */
+  ownTop?: string[];
+  /** The agent as the pod's main process: its bundle and the host's node. */
+  agent?: { bundle: string; hostNode: HostNode };
+  /** What runs instead of the agent (a stage step's shell). */
+  command?: string[];
+  /** Bound read-only after the agent (the editor's tools, the agent's token file, a read-only /nix). */
+  readOnlyBinds?: Bind[];
+  /** Bound read-write: the replica's own directory at /run/svc, the volume at /data/app, a writable /nix. */
+  writableBinds: Bind[];
   /** Open descriptors of `mounts`, bound read-write last. */
   descriptorBinds: Array<{ fd: number; target: string }>;
   env: Record<string, string>;
-  infoFd: number;
+  infoFd?: number;
+  /** Kill the pod when the process that started it dies (a stage step; not for pods, which outlive the server). */
+  dieWithParent?: boolean;
+  /** Where the agent starts; default `/`. */
+  chdir?: string;
 }
 
-export function containerPodCommand(spec: ContainerPodSpec): { file: string; args: string[] } {
+/** The agent's entry script as a pod from an image sees it (the built-in editor's is beside it). */
+export const imagePodAgentFile = (file: string) => path.posix.join(POD_AGENT_DIR, file);
+
+/** How the agent in a pod from an image starts node itself (the built-in editor): the host's, through its loader. */
+export const agentNodeSetting = (hostNode: HostNode) => JSON.stringify(hostNode.command);
+
+/** The command line of a pod whose root is an image: a container replica, a steps replica or editor pod from an image. */
+export function imagePodCommand(spec: ImagePodSpec): { file: string; args: string[] } {
   const uid = String(spec.hostUid);
   const wrappers = [
     ...(spec.netns ? ['ip', 'netns', 'exec', spec.netns] : []),
     ...(spec.switchUser ? ['setpriv', '--reuid', uid, '--regid', '0', '--clear-groups'] : []),
   ];
-  const binds = [...spec.hostNode.binds, { source: spec.agentBundle, target: POD_AGENT_DIR }];
+  const agent = spec.agent;
+  const agentBinds = agent ? [...agent.hostNode.binds, { source: agent.bundle, target: POD_AGENT_DIR }] : [];
+  const binds = [...agentBinds, ...(spec.readOnlyBinds ?? [])];
+  const command = agent ? [...agent.hostNode.command, imagePodAgentFile(AGENT_MAIN)] : spec.command;
+  if (!command) throw new Error('an image pod runs the agent or a command');
   const bwrap = [
     'bwrap',
-    ...imageRootArgs(spec.root, spec.files),
+    ...imageRootArgs(spec.root, spec.files, spec.ownTop),
     ...binds.flatMap((bind) => ['--ro-bind', bind.source, bind.target]),
-    '--bind', spec.replicaDir, REPLICA_POD_DIR,
+    ...spec.writableBinds.flatMap((bind) => ['--bind', bind.source, bind.target]),
     ...spec.descriptorBinds.flatMap((bind) => ['--bind-fd', String(bind.fd), bind.target]),
     ...SEAL_ROOT_ARGS,
     '--unshare-pid', '--unshare-user', '--unshare-ipc', '--unshare-uts', '--hostname', spec.hostname,
     '--uid', String(spec.podUid), '--gid', '0',
-    '--info-fd', String(spec.infoFd),
+    ...(spec.dieWithParent ? ['--die-with-parent'] : []),
+    ...(spec.infoFd !== undefined ? ['--info-fd', String(spec.infoFd)] : []),
     '--clearenv', ...Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]),
-    '--chdir', '/',
-    ...spec.hostNode.command, path.posix.join(POD_AGENT_DIR, AGENT_MAIN),
+    '--chdir', spec.chdir ?? '/',
+    ...command,
   ];
   const [file, ...args] = [...wrappers, ...bwrap];
   return { file, args };

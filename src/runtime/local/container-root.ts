@@ -45,6 +45,11 @@ export async function readImageRoot(rootfs: string): Promise<ImageRoot> {
   return { rootfs, top, etc, varTmp };
 }
 
+/** The image has a top-level directory `name` (e.g. `nix`). */
+export function hasTopDirectory(root: ImageRoot, name: string): boolean {
+  return root.top.some((entry) => entry.name === name && entry.kind === 'directory');
+}
+
 async function entriesOf(dir: string): Promise<RootEntry[]> {
   const names = (await readdir(dir)).sort();
   const entries: RootEntry[] = [];
@@ -68,8 +73,11 @@ async function kindOf(file: string): Promise<RootEntry['kind'] | undefined> {
 /** Made read-only last, after the pod's own binds and `mounts` found their mount points in them. */
 export const SEAL_ROOT_ARGS = ['--remount-ro', '/etc', '--remount-ro', '/'];
 
-/** bubblewrap arguments for the pod's root, before the pod's own binds (then SEAL_ROOT_ARGS); pure. */
-export function imageRootArgs(root: ImageRoot, files: PodFiles): string[] {
+/**
+ * bubblewrap arguments for the pod's root, before the pod's own binds (then SEAL_ROOT_ARGS); pure. `ownTop` names
+ * further top-level entries the pod provides itself (`data` in a pod with the volume at /data/app).
+ */
+export function imageRootArgs(root: ImageRoot, files: PodFiles, ownTop: string[] = []): string[] {
   const entryArgs = (entries: RootEntry[], hostDir: string, podDir: string, skip: Set<string>) =>
     entries
       .filter((entry) => !skip.has(entry.name) && entry.kind !== 'other')
@@ -80,7 +88,7 @@ export function imageRootArgs(root: ImageRoot, files: PodFiles): string[] {
       );
   return [
     '--tmpfs', '/',
-    ...entryArgs(root.top, root.rootfs, '/', POD_OWNED),
+    ...entryArgs(root.top, root.rootfs, '/', new Set([...POD_OWNED, ...ownTop])),
     '--tmpfs', '/etc',
     ...entryArgs(root.etc, path.join(root.rootfs, 'etc'), '/etc', POD_OWNED_ETC),
     '--ro-bind', files.hostsFile, '/etc/hosts',

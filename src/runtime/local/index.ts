@@ -63,6 +63,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     agentTimeoutMs: options.agentTimeoutMs ?? 30_000,
     editorCommand: editor.kind === 'built-in' ? undefined : editor.command,
     editorBinds: editor.binds,
+    codeServerTools: editor.kind === 'code-server' ? editor.binds[0].source : undefined,
     now: () => clock.now(),
     log: options.log ?? (() => undefined),
     cloneTimeoutMs: options.cloneTimeoutMs ?? 10 * 60_000,

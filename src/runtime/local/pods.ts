@@ -1,7 +1,8 @@
 // Editor pods of the local driver: a bubblewrap sandbox started detached (its own session), whose main process is
 // the agent. A record under <data dir>/pods/<id>.json (pid, start time, address, ports) lets a restarted server
 // find the pod again and stop it completely. Every pod of a workspace binds its hosts file as /etc/hosts; as root the
-// editor pod also joins the workspace's service network (replica-driver.ts, service-network.ts).
+// editor pod also joins the workspace's service network (replica-driver.ts, service-network.ts). Its root is the
+// machine's system, or the workspace's base image (image-editor-pod.ts).
 import { spawn, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chown, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -17,7 +18,8 @@ import { createPodNetwork, removePodNetwork } from './network.ts';
 import { isSameProcess, killProcess, minimalEnv, pidNamespaceOf, pollUntil, processesInNamespace, processStartTime } from './processes.ts';
 import { AGENT_MAIN, EDITOR_MAIN, stageAgentBundle } from './agent-bundle.ts';
 import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind } from './sandbox.ts';
-import { volumeDir, type VolumeHost } from './volumes.ts';
+import { ensureNixDir, volumeDir, type VolumeHost } from './volumes.ts';
+import { imageEditorPodCommand } from './image-editor-pod.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
 
 export interface PodHost extends VolumeHost {
@@ -28,6 +30,8 @@ export interface PodHost extends VolumeHost {
   editorCommand?: string;
   /** What the editor needs of the host, bound read-only (code-server's tools directory). */
   editorBinds?: Bind[];
+  /** The tools directory holding code-server, when pods run code-server (a pod from an image binds it elsewhere). */
+  codeServerTools?: string;
   now: () => Date;
   log: (message: string) => void;
 }
@@ -96,24 +100,28 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: 
   const agentToken = newAgentToken();
   const tokenFile = await writeAgentTokenFile(host, workspace, agentToken);
   const binds = agentBinds(bundleDir, host.nodePath);
-  const script = agentScript(host, binds);
   const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
   const endpoint = network
     ? { host: network.podAddress, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT, editorPort: DEFAULT_EDITOR_PORT }
     : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort(), editorPort: await freeLoopbackPort() };
-  const command = sandboxCommand({
-    uid: workspace.uid,
-    switchUser: host.asRoot,
-    netns: network?.netns,
-    isolateNetwork: false,
-    hostname: `ws-${workspace.id}`,
-    volumeDir: volumeDir(host, workspace.id),
-    readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }, { source: tokenFile, target: POD_TOKEN_FILE }],
-    env: agentEnvironment(host, endpoint),
-    infoFd: 3,
-    dieWithParent: false,
-    script,
-  });
+  const command = workspace.baseImage
+    ? await imageEditorPodCommand(host, workspace, workspace.baseImage, {
+        bundleDir, hostsFile: wiring.hostsFile, tokenFile, tokenTarget: POD_TOKEN_FILE, netns: network?.netns, agentEnv: agentEnvironment(host, endpoint),
+      })
+    : sandboxCommand({
+        uid: workspace.uid,
+        switchUser: host.asRoot,
+        netns: network?.netns,
+        isolateNetwork: false,
+        hostname: `ws-${workspace.id}`,
+        volumeDir: volumeDir(host, workspace.id),
+        nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
+        readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }, { source: tokenFile, target: POD_TOKEN_FILE }],
+        env: agentEnvironment(host, endpoint),
+        infoFd: 3,
+        dieWithParent: false,
+        script: agentScript(host, binds),
+      });
   if (network) {
     await createPodNetwork(network, host.addressRange)
       .then(() => wiring.attach?.(network.netns))

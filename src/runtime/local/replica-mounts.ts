@@ -19,12 +19,18 @@ export interface ReservedTargets {
   exactly: string[];
 }
 
-/** In a `steps` pod: the pod's own machinery, the host's system and the volume itself. */
-export const stepsPodReserved: ReservedTargets = { inside: ['/proc', '/dev', '/opt/svc', '/run/svc', '/usr', '/etc'], exactly: ['/', '/data', '/data/app', '/tmp'] };
+/** In a `steps` pod: the pod's own machinery, the host's system, the volume itself and /nix. */
+export const stepsPodReserved: ReservedTargets = { inside: ['/proc', '/dev', '/opt/svc', '/run/svc', '/usr', '/etc', '/nix'], exactly: ['/', '/data', '/data/app', '/tmp'] };
 /** In a container pod: the pod's own machinery and the files of /etc it provides; the image's paths are free. */
 export const containerPodReserved: ReservedTargets = {
   inside: ['/proc', '/dev', '/sys', '/.svc', '/run/svc'],
   exactly: ['/', '/etc', '/etc/hosts', '/etc/passwd', '/etc/resolv.conf', '/tmp', '/run'],
+};
+
+/** In a `steps` pod from an image: a container pod's, and the volume and /nix. */
+export const imageStepsPodReserved: ReservedTargets = {
+  inside: [...containerPodReserved.inside, '/nix'],
+  exactly: [...containerPodReserved.exactly, '/data', '/data/app'],
 };
 
 /**

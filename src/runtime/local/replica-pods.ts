@@ -1,22 +1,25 @@
 // Pods of `steps` and `container` service replicas: like an editor pod (pods.ts) a bubblewrap sandbox started
 // detached, the agent as its main process, here in replica mode (src/agent/replica-agent.ts). Each has its own
 // directory bound at /run/svc (settings and log), the workspace's hosts file as /etc/hosts and its `mounts`; a steps
-// pod also the volume at /data/app on the host's system, a container pod the image's root instead (container-pod.ts);
-// as root also its own network namespace on the workspace's service network (service-network.ts).
-import { chown, rm, stat, writeFile } from 'node:fs/promises';
+// pod also the volume at /data/app and the workspace's /nix, on the host's system or, with an `image`, on the image's
+// root run by the image's shell; a container pod the image's root and no volume (container-pod.ts); as root also its
+// own network namespace on the workspace's service network (service-network.ts).
+import { chown, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { agentEnv, DEFAULT_AGENT_PORT } from '../../agent/protocol.ts';
 import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ContainerProcess, type ReplicaConfig, type ReplicaTimings } from '../../agent/replica-protocol.ts';
 import { shellQuote } from '../../agent/shell.ts';
 import { freeLoopbackPort } from '../../core/loopback.ts';
-import { RuntimeFailure, type ReplicaSpec, type WorkspaceRef } from '../driver.ts';
+import { RuntimeFailure, type PinnedRoot, type ReplicaSpec, type WorkspaceRef } from '../driver.ts';
 import { replicaNetnsOf, replicaSwitchLinkOf, type ServiceNetwork } from './addresses.ts';
 import { agentScript, bundleFor, killPod, newAgentToken, spawnDetached, type PodHost } from './pods.ts';
 import { runCommand } from './processes.ts';
-import { containerProcessOf, DEFAULT_CONTAINER_HOME, DEFAULT_CONTAINER_PATH } from '../container-process.ts';
-import { containerPodCommand, hostNodeFor } from './container-pod.ts';
+import { containerProcessOf, DEFAULT_CONTAINER_HOME, DEFAULT_CONTAINER_PATH, imageEnv } from '../container-process.ts';
+import { agentNodeSetting, hostNodeFor, imagePodCommand } from './container-pod.ts';
 import { podPasswd, readImageRoot } from './container-root.ts';
-import { closeMounts, containerPodReserved, openMounts, stepsPodReserved, type OpenMount } from './replica-mounts.ts';
+import { imageShell } from './image-shell.ts';
+import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } from './image-pod-parts.ts';
+import { closeMounts, containerPodReserved, imageStepsPodReserved, openMounts, stepsPodReserved, type OpenMount } from './replica-mounts.ts';
 import { createReplicaDir, replicaDirOf, replicaOutputFile, replicaPasswdFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
 import { agentBinds, POD_APP_DIR, sandboxCommand } from './sandbox.ts';
 import { removeNetns } from './network.ts';
@@ -39,9 +42,8 @@ const FIRST_MOUNT_FD = 4;
 /** Starts the replica's pod with a fresh directory (and so a fresh log) and records it. */
 export async function launchReplicaPod(host: ReplicaPodHost, workspace: WorkspaceRef, spec: ReplicaSpec, placement: ReplicaPlacement): Promise<ReplicaRecord> {
   const container = spec.container && containerOf(spec, workspace);
-  if (spec.container && !(await stat(spec.container.rootfs).then((info) => info.isDirectory(), () => false))) {
-    throw new RuntimeFailure('agent', `the root filesystem of image ${spec.container.image} (${spec.container.digest}) is not on this machine any more; Sync again to fetch it`);
-  }
+  const image = spec.container ?? spec.root;
+  if (image) await checkRootfs(image, 'Sync again to fetch it');
   const dir = replicaDirOf(host.dataDir, workspace.id, spec.service, spec.index);
   await rm(dir, { recursive: true, force: true });
   await createReplicaDir(dir, workspace.uid, host.asRoot);
@@ -49,7 +51,7 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
   const agentToken = newAgentToken();
   await writeFile(config, JSON.stringify({ ...replicaConfigOf(spec, host.replicaTimings, placement.network !== undefined, container), agentToken }), { flag: 'wx', mode: 0o400 });
   if (host.asRoot) await chown(config, workspace.uid, 0);
-  const reserved = container ? containerPodReserved : stepsPodReserved;
+  const reserved = container ? containerPodReserved : spec.root ? imageStepsPodReserved : stepsPodReserved;
   const mounts = await openMounts(volumeDir(host, workspace.id), spec.mounts, (from) => createVolumeDirectory(host, workspace, from), reserved);
   try {
     const network = placement.network;
@@ -58,7 +60,7 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
       : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort() };
     const netns = network ? replicaNetnsOf(workspace.id, spec.service, spec.index) : undefined;
     const pod = { host, workspace, spec, placement, netns, dir, mounts, agentEnv: replicaAgentEnv(endpoint) };
-    const command = container ? await containerPod(pod, container) : await stepsPod(pod);
+    const command = container ? await containerPod(pod, container) : spec.root ? await imageStepsPod(pod, spec.root) : await stepsPod(pod);
     if (netns && network) await joinServiceNetwork(netns, network.service, replicaSwitchLinkOf(spec.service, spec.index), network.address);
     const output = replicaOutputFile(host.dataDir, workspace.id, spec.service, spec.index);
     const started = await spawnDetached(output, command, mounts.map((mount) => mount.handle.fd)).catch(async (error: unknown) => {
@@ -114,7 +116,9 @@ function replicaAgentEnv(endpoint: { bindHost: string; agentPort: number }): Rec
 async function stepsPod(pod: PodInput): Promise<{ file: string; args: string[] }> {
   const { host, workspace, spec } = pod;
   const binds = agentBinds(await bundleFor(host), host.nodePath);
+  const nix = await nixOf(host, workspace, undefined, spec.nixWritable ?? false);
   return sandboxCommand({
+    nix: nix.own,
     uid: workspace.uid,
     switchUser: host.asRoot,
     netns: pod.netns,
@@ -131,14 +135,49 @@ async function stepsPod(pod: PodInput): Promise<{ file: string; args: string[] }
   });
 }
 
+/**
+ * A `steps` replica from its `image`: the image's root read-only, the volume at /data/app, the workspace's /nix, the
+ * steps run by the image's shell; the agent runs on the host's node as in a container pod.
+ */
+async function imageStepsPod(pod: PodInput, image: PinnedRoot): Promise<{ file: string; args: string[] }> {
+  const { host, workspace, spec } = pod;
+  const root = await readImageRoot(image.rootfs);
+  const shell = await imageShell(image.rootfs);
+  if (!shell) throw new RuntimeFailure('agent', `the image ${image.image} has no shell (/bin/bash or /bin/sh) to run the steps with`);
+  const nix = await nixOf(host, workspace, { root, image: image.image }, spec.nixWritable ?? false);
+  const passwdFile = replicaPasswdFile(host.dataDir, workspace.id, spec.service, spec.index);
+  await writeFile(passwdFile, await podPasswd(image.rootfs, workspace.uid), { mode: 0o644 });
+  const hostNode = await hostNodeFor(host.nodePath);
+  return imagePodCommand({
+    hostUid: workspace.uid,
+    podUid: workspace.uid,
+    switchUser: host.asRoot,
+    netns: pod.netns,
+    hostname: `${spec.service}-${spec.index}`,
+    root,
+    files: { hostsFile: pod.placement.hostsFile, passwdFile, resolvConf: await hostResolvConf() },
+    ownTop: IMAGE_POD_OWN_TOP,
+    agent: { bundle: await bundleFor(host), hostNode },
+    readOnlyBinds: splitBinds(nix.binds).readOnly,
+    writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }, { source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...splitBinds(nix.binds).writable],
+    descriptorBinds: pod.mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
+    env: {
+      PATH: DEFAULT_CONTAINER_PATH, HOME: POD_APP_DIR, LANG: 'C.UTF-8', ...pod.agentEnv,
+      [agentEnv.workspaceDir]: POD_APP_DIR, [agentEnv.shell]: shell, [agentEnv.node]: agentNodeSetting(hostNode),
+    },
+    infoFd: 3,
+    chdir: POD_APP_DIR,
+  });
+}
+
 /** A `container` replica: the image's root read-only, no volume but its `mounts`, a passwd that knows the pod's UID. */
 async function containerPod(pod: PodInput, container: ContainerProcess): Promise<{ file: string; args: string[] }> {
   const { host, workspace, spec } = pod;
   const rootfs = spec.container!.rootfs;
   const passwdFile = replicaPasswdFile(host.dataDir, workspace.id, spec.service, spec.index);
   await writeFile(passwdFile, await podPasswd(rootfs, container.uid), { mode: 0o644 });
-  const resolvConf = await stat('/etc/resolv.conf').then((info) => (info.isFile() ? '/etc/resolv.conf' : undefined), () => undefined);
-  return containerPodCommand({
+  const resolvConf = await hostResolvConf();
+  return imagePodCommand({
     hostUid: workspace.uid,
     podUid: container.uid,
     switchUser: host.asRoot,
@@ -146,9 +185,8 @@ async function containerPod(pod: PodInput, container: ContainerProcess): Promise
     hostname: `${spec.service}-${spec.index}`,
     root: await readImageRoot(rootfs),
     files: { hostsFile: pod.placement.hostsFile, passwdFile, resolvConf },
-    agentBundle: await bundleFor(host),
-    hostNode: await hostNodeFor(host.nodePath),
-    replicaDir: pod.dir,
+    agent: { bundle: await bundleFor(host), hostNode: await hostNodeFor(host.nodePath) },
+    writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }],
     descriptorBinds: pod.mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
     env: { PATH: DEFAULT_CONTAINER_PATH, HOME: DEFAULT_CONTAINER_HOME, LANG: 'C.UTF-8', ...pod.agentEnv, [agentEnv.workspaceDir]: '/' },
     infoFd: 3,
@@ -196,7 +234,7 @@ export function replicaConfigOf(spec: ReplicaSpec, timings: ReplicaTimings, ownN
       // without root every agent listens on a port of its own on loopback, so a name does not lead to one
       agentPort: ownNetwork ? DEFAULT_AGENT_PORT : undefined,
     })),
-    image: container ? undefined : spec.image,
+    image: spec.root && !container ? { image: spec.root.image, digest: spec.root.digest, env: imageEnv(spec.root.config.Env ?? []) } : undefined,
     timings,
   };
 }

@@ -4,6 +4,7 @@
 import path from 'node:path';
 
 export const POD_APP_DIR = '/data/app';
+export const POD_NIX_DIR = '/nix';
 /** Where the agent's sources and node_modules appear inside a pod (read-only). */
 export const POD_PROJECT_DIR = '/opt/svc';
 const POD_PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -28,6 +29,8 @@ export interface SandboxSpec {
   writableBinds?: Bind[];
   /** Open descriptors the sandbox inherits at these numbers, bound read-write last: a replica's `mounts`. */
   descriptorBinds?: Array<{ fd: number; target: string }>;
+  /** The workspace's /nix directory (volumes.ts), read-only unless `writable`. */
+  nix?: { dir: string; writable: boolean };
   env: Record<string, string>;
   /** bubblewrap writes `{"child-pid": ...}` here once the sandbox runs. */
   infoFd?: number;
@@ -73,6 +76,7 @@ function rootFilesystemArgs(spec: SandboxSpec): string[] {
     '--proc', '/proc',
     '--dir', '/data',
     '--bind', spec.volumeDir, POD_APP_DIR,
+    ...(spec.nix ? [spec.nix.writable ? '--bind' : '--ro-bind', spec.nix.dir, POD_NIX_DIR] : []),
     ...spec.readOnlyBinds.flatMap((bind) => ['--ro-bind', bind.source, bind.target]),
     ...(spec.writableBinds ?? []).flatMap((bind) => ['--bind', bind.source, bind.target]),
     ...(spec.descriptorBinds ?? []).flatMap((bind) => ['--bind-fd', String(bind.fd), bind.target]),

@@ -1,5 +1,5 @@
-// Stage steps (spec 3.3) of the local driver: `bash -lc <run>` in /data/app of a short-lived sandbox as the workspace
-// UID, in the editor pod's network namespace (as root) and with the workspace's hosts file, so it reaches what the
+// Stage steps (spec 3.3) of the local driver: `bash -lc <run>` (the base image's shell in a workspace with one) in
+// /data/app of a short-lived sandbox as the workspace UID, in the editor pod's network namespace (as root) and with the workspace's hosts file, so it reaches what the
 // editor reaches; the sandbox dies with the server. Its output is kept as a log (log-file.ts) under
 // <data dir>/pods/<id>/steps/<key>/, readable by the server only.
 import { spawn } from 'node:child_process';
@@ -13,7 +13,8 @@ import { isPodRunning, readPodRecord, type PodHost } from './pods.ts';
 import { killProcess, minimalEnv } from './processes.ts';
 import { hostsFileOf, stageStepDirOf } from './replica-files.ts';
 import { sandboxCommand } from './sandbox.ts';
-import { exists, volumeDir } from './volumes.ts';
+import { ensureNixDir, exists, volumeDir } from './volumes.ts';
+import { imageStageStepCommand } from './image-editor-pod.ts';
 
 const STEP_KEY = /^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$/;
 
@@ -45,18 +46,21 @@ export function createStageSteps(host: PodHost): StageSteps {
       await rm(dir, { recursive: true, force: true });
       await mkdir(dir, { recursive: true, mode: 0o700 });
       const hostsFile = hostsFileOf(host.dataDir, workspace.id);
-      const command = sandboxCommand({
-        uid: workspace.uid,
-        switchUser: host.asRoot,
-        netns: pod.network?.netns,
-        isolateNetwork: false,
-        hostname: `ws-${workspace.id}`,
-        volumeDir: volumeDir(host, workspace.id),
-        readOnlyBinds: (await exists(hostsFile)) ? [{ source: hostsFile, target: '/etc/hosts' }] : [],
-        env: step.env,
-        dieWithParent: true,
-        script: step.run,
-      });
+      const command = workspace.baseImage
+        ? await imageStageStepCommand(host, workspace, workspace.baseImage, { hostsFile, netns: pod.network?.netns, env: step.env, script: step.run })
+        : sandboxCommand({
+            uid: workspace.uid,
+            switchUser: host.asRoot,
+            netns: pod.network?.netns,
+            isolateNetwork: false,
+            hostname: `ws-${workspace.id}`,
+            volumeDir: volumeDir(host, workspace.id),
+            nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
+            readOnlyBinds: (await exists(hostsFile)) ? [{ source: hostsFile, target: '/etc/hosts' }] : [],
+            env: step.env,
+            dieWithParent: true,
+            script: step.run,
+          });
       const started = startStep(command, createLogWriter(dir, { now: host.now }));
       track(workspace.id, started);
       return started;

@@ -64,6 +64,27 @@ async function ensureVolumesDir(host: VolumeHost): Promise<void> {
 
 export async function deleteVolumeDir(host: VolumeHost, id: number): Promise<void> {
   await rm(volumeDir(host, id), { recursive: true, force: true });
+  await rm(nixDir(host, id), { recursive: true, force: true });
+}
+
+/**
+ * What the workspace's pods see at /nix (docs/runtime.md, "/nix"): a directory of the workspace's own beside its
+ * volume, not in it (so /data/app cannot write what a service sees read-only), kept while the volume is archived and
+ * deleted with it. Writable in the editor pod and its stage steps, read-only in steps replicas unless `nixWritable`.
+ */
+export function nixDir(host: VolumeHost, id: number): string {
+  return path.join(host.dataDir, 'nix', String(id));
+}
+
+/** Creates the workspace's /nix directory (idempotent), the workspace UID's like its volume. */
+export async function ensureNixDir(host: VolumeHost, id: number, uid: number): Promise<string> {
+  const parent = path.join(host.dataDir, 'nix');
+  await mkdir(parent, { recursive: true, mode: 0o711 });
+  await chmod(parent, 0o711);
+  const dir = nixDir(host, id);
+  await mkdir(dir, { recursive: true });
+  await ownVolumeRoot(host, dir, uid);
+  return dir;
 }
 
 export async function isEmptyDir(dir: string): Promise<boolean> {

@@ -1,0 +1,135 @@
+// The editor pod and the stage steps of a workspace with a `base_image` (spec 2.3): the image's root read-only as in a
+// container pod (container-root.ts), the volume at /data/app, the workspace's /nix read-write (the image's own /nix
+// read-only when it has one), the agent on the host's node through the host's loader under /.svc, and the editor:
+// the built-in one (run the same way as the agent), an editor command, or code-server from the tools directory bound
+// at /.svc/tools (its node runs the image's way, so it needs an image with glibc). Commands, the editor command and
+// terminals run by the image's shell (image-shell.ts).
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { agentEnv } from '../../agent/protocol.ts';
+import { DEFAULT_CONTAINER_PATH, imageEnv } from '../container-process.ts';
+import { RuntimeFailure, type PinnedRoot, type WorkspaceRef } from '../driver.ts';
+import { EDITOR_MAIN } from './agent-bundle.ts';
+import { agentNodeSetting, CONTAINER_POD_TOOLS_DIR, hostNodeFor, imagePodAgentFile, imagePodCommand } from './container-pod.ts';
+import { podPasswd, readImageRoot, type ImageRoot } from './container-root.ts';
+import { codeServerCommand } from './editor-tools.ts';
+import { imageShell } from './image-shell.ts';
+import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } from './image-pod-parts.ts';
+import { workspaceRuntimeDir } from './replica-files.ts';
+import { POD_APP_DIR, type Bind } from './sandbox.ts';
+import { volumeDir, type VolumeHost } from './volumes.ts';
+
+/** Where a pod from an image sees the tools directory (not /opt, which an image may have read-only). */
+export const IMAGE_POD_TOOLS_DIR = `${CONTAINER_POD_TOOLS_DIR}/tools`;
+
+export interface ImageEditorHost extends VolumeHost {
+  nodePath: string;
+  /** An editor command configured for every pod; wins over code-server. */
+  editorCommand?: string;
+  /** The tools directory holding code-server, when pods run code-server. */
+  codeServerTools?: string;
+}
+
+/** What the editor pod gets from pods.ts: the agent's bundle, its token, its network and the agent's settings. */
+export interface EditorPodParts {
+  bundleDir: string;
+  hostsFile: string;
+  tokenFile: string;
+  tokenTarget: string;
+  netns?: string;
+  /** The agent's settings (addresses, ports, workspace directory, token file). */
+  agentEnv: Record<string, string>;
+}
+
+interface ImagePodBase {
+  root: ImageRoot;
+  shell: string;
+  passwdFile: string;
+  hostsFile: string;
+  nix: Awaited<ReturnType<typeof nixOf>>;
+}
+
+/** The editor pod's command line with the workspace's base image as its root. */
+export async function imageEditorPodCommand(host: ImageEditorHost, workspace: WorkspaceRef, base: PinnedRoot, parts: EditorPodParts): Promise<{ file: string; args: string[] }> {
+  const pod = await prepareImagePod(host, workspace, base, parts.hostsFile);
+  const hostNode = await hostNodeFor(host.nodePath);
+  const editor = imagePodEditor(host);
+  const nix = splitBinds(pod.nix.binds);
+  return imagePodCommand({
+    hostUid: workspace.uid,
+    podUid: workspace.uid,
+    switchUser: host.asRoot,
+    netns: parts.netns,
+    hostname: `ws-${workspace.id}`,
+    root: pod.root,
+    files: { hostsFile: pod.hostsFile, passwdFile: pod.passwdFile, resolvConf: await hostResolvConf() },
+    ownTop: IMAGE_POD_OWN_TOP,
+    agent: { bundle: parts.bundleDir, hostNode },
+    readOnlyBinds: [...editor.binds, { source: parts.tokenFile, target: parts.tokenTarget }, ...nix.readOnly],
+    writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...nix.writable],
+    descriptorBinds: [],
+    env: {
+      ...imagePodEnv(base),
+      ...parts.agentEnv,
+      [agentEnv.editorScript]: imagePodAgentFile(EDITOR_MAIN),
+      [agentEnv.shell]: pod.shell,
+      [agentEnv.node]: agentNodeSetting(hostNode),
+      ...(editor.command ? { [agentEnv.editorCommand]: editor.command } : {}),
+    },
+    infoFd: 3,
+    chdir: POD_APP_DIR,
+  });
+}
+
+/** A stage step in the workspace's base image: `<shell> -lc <run>` in /data/app, dying with the server. */
+export async function imageStageStepCommand(
+  host: ImageEditorHost,
+  workspace: WorkspaceRef,
+  base: PinnedRoot,
+  step: { hostsFile: string; netns?: string; env: Record<string, string>; script: string },
+): Promise<{ file: string; args: string[] }> {
+  const pod = await prepareImagePod(host, workspace, base, step.hostsFile);
+  const nix = splitBinds(pod.nix.binds);
+  return imagePodCommand({
+    hostUid: workspace.uid,
+    podUid: workspace.uid,
+    switchUser: host.asRoot,
+    netns: step.netns,
+    hostname: `ws-${workspace.id}`,
+    root: pod.root,
+    files: { hostsFile: pod.hostsFile, passwdFile: pod.passwdFile, resolvConf: await hostResolvConf() },
+    ownTop: IMAGE_POD_OWN_TOP,
+    command: [pod.shell, '-lc', `umask 0002; ${step.script}`],
+    readOnlyBinds: nix.readOnly,
+    writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...nix.writable],
+    descriptorBinds: [],
+    env: { ...imagePodEnv(base), ...step.env },
+    dieWithParent: true,
+    chdir: POD_APP_DIR,
+  });
+}
+
+/** PATH, HOME and LANG as on the machine's system, the image's `Env` over them, HOME always the workspace directory. */
+function imagePodEnv(base: PinnedRoot): Record<string, string> {
+  return { PATH: DEFAULT_CONTAINER_PATH, LANG: 'C.UTF-8', ...imageEnv(base.config.Env ?? []), HOME: POD_APP_DIR };
+}
+
+async function prepareImagePod(host: ImageEditorHost, workspace: WorkspaceRef, base: PinnedRoot, hostsFile: string): Promise<ImagePodBase> {
+  await checkRootfs(base, 'starting the workspace again fetches it', 'ide');
+  const root = await readImageRoot(base.rootfs);
+  const shell = await imageShell(base.rootfs);
+  if (!shell) throw new RuntimeFailure('ide', `the base image ${base.image} has no shell (/bin/bash or /bin/sh), which the editor and terminals run in`);
+  const passwdFile = path.join(workspaceRuntimeDir(host.dataDir, workspace.id), 'editor.passwd');
+  await writeFile(passwdFile, await podPasswd(base.rootfs, workspace.uid), { mode: 0o644 });
+  // the editor pod is where one installs into /nix; an image with a /nix of its own keeps it read-only
+  const nix = await nixOf(host, workspace, { root, image: base.image }, true, true);
+  return { root, shell, passwdFile, hostsFile, nix };
+}
+
+/** The editor of a pod from an image: the configured command, code-server from /.svc/tools, else the built-in one. */
+function imagePodEditor(host: ImageEditorHost): { command?: string; binds: Bind[] } {
+  if (host.editorCommand && !host.codeServerTools) return { command: host.editorCommand, binds: [] };
+  if (host.codeServerTools) return { command: codeServerCommand(IMAGE_POD_TOOLS_DIR), binds: [{ source: host.codeServerTools, target: IMAGE_POD_TOOLS_DIR }] };
+  return { binds: [] };
+}
+
