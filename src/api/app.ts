@@ -21,6 +21,7 @@ import { registerManagedServiceRoutes } from './routes/managed-services.ts';
 import { registerManagedServiceActionRoutes } from './routes/managed-service-actions.ts';
 import { registerManagedDumpRoutes } from './routes/managed-dumps.ts';
 import { registerEventRoutes } from './routes/events.ts';
+import { registerInvitationRoutes } from './routes/invitations.ts';
 import { registerLandscapeRoutes } from './routes/landscape.ts';
 import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
 import { registerServiceRoutes } from './routes/services.ts';
@@ -154,6 +155,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerUserRoutes(api, deps);
       registerOrgRoutes(api, deps);
       registerTeamRoutes(api, deps);
+      registerInvitationRoutes(api, deps);
       registerRegistryCredentialRoutes(api, deps);
       registerTeamContainerSettingsRoutes(api, deps);
       registerAuditRoutes(api, deps);
