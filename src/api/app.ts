@@ -22,6 +22,7 @@ import { registerManagedServiceActionRoutes } from './routes/managed-service-act
 import { registerManagedDumpRoutes } from './routes/managed-dumps.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerInvitationRoutes } from './routes/invitations.ts';
+import { registerOwnerTransferRoutes } from './routes/owner-transfers.ts';
 import { registerLandscapeRoutes } from './routes/landscape.ts';
 import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
 import { registerServiceRoutes } from './routes/services.ts';
@@ -162,6 +163,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);
+      registerOwnerTransferRoutes(api, deps);
       registerWorkspaceStreamRoutes(api, deps);
       registerVariableRoutes(api, deps);
       registerLandscapeRoutes(api, deps);

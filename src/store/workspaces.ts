@@ -27,6 +27,8 @@ export interface WorkspaceRow {
   restored_from: number | null;
   created_by: number | null;
   owner_id: number | null;
+  /** The owner left the team (or was removed): a transfer must be accepted (migration 017). */
+  needs_owner: boolean;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -165,4 +167,15 @@ export async function liveWorkspaceNamed(db: Queryable, teamId: number, name: st
 /** Workspaces that run now (not deleted), with what the runtime driver needs to reach them. */
 export async function runningWorkspaces(db: Queryable): Promise<Array<Pick<WorkspaceRow, 'id' | 'team_id' | 'uid' | 'storage_gib'>>> {
   return (await db.query("SELECT id, team_id, uid, storage_gib FROM workspaces WHERE state = 'running' AND deleted_at IS NULL ORDER BY id")).rows;
+}
+
+/** The user's live workspaces in those teams start needing an owner (they left); answers the ones that changed. */
+export async function markNeedsOwner(db: Queryable, ownerId: number, teamIds: number[], at: Date): Promise<WorkspaceRow[]> {
+  return (
+    await db.query<WorkspaceRow>(
+      `UPDATE workspaces SET needs_owner = true, updated_at = $3, version = version + 1
+       WHERE owner_id = $1 AND team_id = ANY($2) AND deleted_at IS NULL AND NOT needs_owner RETURNING ${COLUMNS}`,
+      [ownerId, teamIds, at],
+    )
+  ).rows;
 }
