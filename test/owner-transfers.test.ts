@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
+import { runSvc } from './helpers/process.ts';
 import { EventStream } from './helpers/events.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { stoppedWorkspace } from './helpers/workspaces.ts';
@@ -152,4 +153,36 @@ test('transfers offered to someone who leaves are cancelled', async () => {
   assert.equal((await orgOwner.key.delete(`/teams/${teamId}/members/${viewer.id}`)).status, 204);
   assert.equal((await owner.key.get(`/owner-transfers/${offered.body.id}`)).body.state, 'cancelled');
   assert.equal((await owner.key.get(`/workspaces/${ws}`)).body.needs_owner, false);
+});
+
+test('svc invite and svc transfer drive the same API (--json)', async () => {
+  const as = (person: Person) => (...args: string[]) =>
+    runSvc(args, { SVC_URL: server.url, SVC_TOKEN: person.key.auth.token, SVC_TEAM: String(teamId), XDG_CONFIG_HOME: '/nonexistent' });
+  const invited = await as(orgOwner)('invite', 'create', 'cli@example.com', '--org', 'Acme', '--teams', 'Platform:developer', '--json');
+  assert.equal(invited.code, 0, invited.stderr);
+  const invitation = JSON.parse(invited.stdout);
+  assert.deepEqual(invitation.teams, [{ team_id: teamId, role: 'developer' }]);
+  assert.equal(invitation.mail.detail, 'not sent: no mail server configured');
+  assert.match(invitation.url, /#invitation=/);
+  const listed = await as(orgOwner)('invite', 'list', '--state', 'pending');
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /cli@example\.com\s+pending\s+not sent: no mail server configured/);
+  const revoked = await as(orgOwner)('invite', 'revoke', invitation.id, '--json');
+  assert.equal(JSON.parse(revoked.stdout).state, 'revoked');
+  const again = await as(orgOwner)('invite', 'revoke', invitation.id);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /invitation was accepted or revoked|revoked already/);
+
+  const offered = await as(owner)('transfer', 'offer', 'handed-on', 'teamadmin@example.com', '--json');
+  assert.equal(offered.code, 0, offered.stderr);
+  const transfer = JSON.parse(offered.stdout);
+  assert.equal(transfer.to_user_id, teamAdmin.id);
+  const mine = await as(teamAdmin)('transfer', 'list', '--state', 'open', '--json');
+  assert.deepEqual(JSON.parse(mine.stdout).map((t: { id: string }) => t.id), [transfer.id]);
+  const declined = await as(teamAdmin)('transfer', 'decline', transfer.id);
+  assert.equal(declined.code, 0, declined.stderr);
+  assert.match(declined.stdout, /Declined transfer/);
+  const late = await as(teamAdmin)('transfer', 'accept', transfer.id, '--json');
+  assert.equal(late.code, 1);
+  assert.equal(JSON.parse(late.stdout).problem.type, 'urn:svc:problem:transfer-closed');
 });
