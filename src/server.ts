@@ -21,7 +21,9 @@ import { countUsers, insertUser } from './store/users.ts';
 import { isUniqueViolation } from './store/database.ts';
 import type { RuntimeDriver } from './runtime/driver.ts';
 import type { ImageSource } from './runtime/image.ts';
-import { startWorkspaceRuntime, type ManagedChores, type WorkspaceRuntime } from './workspaces/runtime.ts';
+import { stableServerId, startWorkspaceRuntime, type ManagedChores, type WorkspaceRuntime } from './workspaces/runtime.ts';
+import { MailWorker } from './mail/worker.ts';
+import { parseSmtpUrl } from './mail/smtp-url.ts';
 import { NginxDataPlane } from './router/nginx.ts';
 import { Router } from './router/router.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
@@ -108,6 +110,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   });
   let workspaces: WorkspaceRuntime | undefined;
   let router: Router | undefined;
+  let mail: MailWorker | undefined;
   const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, path.join(config.dataDir, 'nginx.pid'), (m) => logger?.warn(m)) : undefined;
   const nginxAdmitSecret = nginx ? randomBytes(24).toString('hex') : undefined;
   let closeOnFailure: (() => Promise<void>) | undefined;
@@ -142,6 +145,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     // Console sign-outs (`session:`) do not concern workspace hosts.
     if (nginx) credentials.onInvalidate(async (payload) => (payload.startsWith('session:') ? undefined : nginx.accessChanged()));
     await router.start();
+    // Mail of the outbox goes out through the configured server; without one, nothing is queued (links are shown).
+    if (config.smtpUrl) {
+      mail = new MailWorker({ pool: database.pool, clock, hub, serverId: await stableServerId(config.dataDir), smtp: parseSmtpUrl(config.smtpUrl), from: config.mailFrom, firstRetryMs: config.mailRetrySeconds * 1000, log: (m) => logger?.warn(m) });
+      mail.start();
+    }
     const app = await buildApi(
       { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: options.imageSource, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
       logger,
@@ -158,7 +166,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const firstSignInLink = await createFirstAdministrator(database, config, clock);
     await writeFile(
       serverInfoFile(config.dataDir),
-      JSON.stringify({ pid: process.pid, url: config.baseUrl, database_url: database.url, embedded: database.embedded }),
+      JSON.stringify({ pid: process.pid, url: config.baseUrl, database_url: database.url, embedded: database.embedded, mail: config.smtpUrl !== undefined }),
       { mode: 0o600 },
     );
     const housekeeping = startHousekeeping(database, clock, log);
@@ -175,6 +183,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         clearInterval(housekeeping);
         await nginx?.stop();
         await app.close();
+        await mail?.close();
         router?.close();
         await workspaces?.close();
         await events.stop();
@@ -185,6 +194,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
   } catch (error) {
     await closeOnFailure?.().catch(() => undefined);
+    await mail?.close();
     router?.close();
     await workspaces?.close();
     await hub.close();

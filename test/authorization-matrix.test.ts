@@ -27,6 +27,10 @@ interface World {
   foreignKeyId: string;
   dummy: number;
   owner: ApiClient;
+  ownerId: number;
+  /** An invitation of the org into the team, and a closed owner transfer of the workspace (to the owner). */
+  invitation: string;
+  transfer: string;
 }
 
 interface Row {
@@ -273,6 +277,47 @@ const rows: Row[] = [
     call: (c, w) => c.post(`/managed-services/${w.managedService}/restore`, { dump: w.dump }),
     expect: { ...all(501), outsider: 404, viewer: 403 },
   },
+  // Invitations: org owners and administrators invite anyone; a team admin into their team; others may not.
+  {
+    route: 'POST /api/v1/orgs/{org}/invitations',
+    call: (c, w) => c.post(`/orgs/${w.org}/invitations`, { email: `${unique('inv').replace(' ', '')}@example.com`, teams: [{ team_id: w.team, role: 'viewer' }] }),
+    expect: { ...all(403), outsider: 404, teamAdmin: 201, admin: 201 },
+  },
+  { route: 'GET /api/v1/orgs/{org}/invitations', call: (c, w) => c.get(`/orgs/${w.org}/invitations`), expect: { ...all(200), outsider: 404 } },
+  { route: 'GET /api/v1/invitations/{id}', call: (c, w) => c.get(`/invitations/${w.invitation}`), expect: { ...all(404), teamAdmin: 200, admin: 200 } },
+  ...['revoke', 'renew'].map((action) => ({
+    route: `POST /api/v1/invitations/{id}/${action}`,
+    call: async (c: ApiClient, w: World) => {
+      const made = await w.owner.post(`/orgs/${w.org}/invitations`, { email: `${unique(action).replace(' ', '')}@example.com`, teams: [{ team_id: w.team, role: 'viewer' }] });
+      return c.post(`/invitations/${made.body.id}/${action}`);
+    },
+    expect: { ...all(404), teamAdmin: 200, admin: 200 },
+  })),
+  { route: 'POST /api/v1/invitations/accept', call: (c) => c.post('/invitations/accept', { token: 'not-a-link' }), expect: all(403, 403) },
+  // Owner transfers: the owner (the administrator here) or a team admin offers; an offer is cancelled right away.
+  {
+    route: 'POST /api/v1/workspaces/{ws}/owner-transfers',
+    call: async (c, w) => {
+      const answer = await c.post(`/workspaces/${w.workspace}/owner-transfers`, { to_user_id: w.ownerId });
+      if (answer.status === 201) await w.owner.post(`/owner-transfers/${answer.body.id}/cancel`);
+      return answer;
+    },
+    expect: { ...all(403), outsider: 404, teamAdmin: 201, admin: 201 },
+  },
+  { route: 'GET /api/v1/workspaces/{ws}/owner-transfers', call: (c, w) => c.get(`/workspaces/${w.workspace}/owner-transfers`), expect: { ...all(200), outsider: 404 } },
+  { route: 'GET /api/v1/me/owner-transfers', call: (c) => c.get('/me/owner-transfers'), expect: all(200) },
+  { route: 'GET /api/v1/owner-transfers/{id}', call: (c, w) => c.get(`/owner-transfers/${w.transfer}`), expect: { ...all(200), outsider: 404 } },
+  // Only the person offered accepts or declines (everyone else: 404); cancelling a closed transfer is 409.
+  ...['accept', 'decline'].map((action) => ({
+    route: `POST /api/v1/owner-transfers/{id}/${action}`,
+    call: (c: ApiClient, w: World) => c.post(`/owner-transfers/${w.transfer}/${action}`),
+    expect: all(404),
+  })),
+  {
+    route: 'POST /api/v1/owner-transfers/{id}/cancel',
+    call: (c, w) => c.post(`/owner-transfers/${w.transfer}/cancel`),
+    expect: { ...all(409), outsider: 404, viewer: 403, developer: 403 },
+  },
   { route: 'GET /api/v1/operations', call: (c) => c.get('/operations'), expect: all(200) },
   {
     route: 'GET /api/v1/operations/{id}',
@@ -341,7 +386,10 @@ before(async () => {
     { workspace_id: workspace.id, team_id: team, name: 'db', provider: 'postgres', version: '16', plan: 'small', status: 'paused' },
     new Date(),
   );
-  world = { operation: operation.id, workspace: workspace.id, managedService: managed.id, dump: '', org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key };
+  const invitation = (await owner.key.post(`/orgs/${org}/invitations`, { email: 'matrix-invited@example.com', teams: [{ team_id: team, role: 'viewer' }] })).body.id;
+  const transfer = (await owner.key.post(`/workspaces/${workspace.id}/owner-transfers`, { to_user_id: owner.id })).body.id;
+  await owner.key.post(`/owner-transfers/${transfer}/cancel`);
+  world = { operation: operation.id, workspace: workspace.id, managedService: managed.id, dump: '', org, team, ownKeyId, foreignKeyId: ownKeyId.teamAdmin, dummy, owner: owner.key, ownerId: owner.id, invitation, transfer };
   world.foreignKeyId = (await owner.key.get('/me/api-keys')).body.items[0].id;
   world.dump = await matrixDump(world);
 });

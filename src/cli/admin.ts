@@ -7,13 +7,17 @@ import { systemClock } from '../core/clock.ts';
 import { ConfigError, parseFlags } from '../core/config.ts';
 import { serverInfoFile } from '../server.ts';
 import { openDatabase, type Database } from '../store/database.ts';
-import { findUserByEmail } from '../store/users.ts';
+import { findUserByEmail, findUserById } from '../store/users.ts';
+import { signInLinkMail } from '../mail/messages.ts';
+import { queueMail } from '../mail/outbox.ts';
 import type { CommandIo } from './main.ts';
 
 interface ServerInfo {
   pid: number;
   url: string;
   database_url: string;
+  /** Whether it sends mail (--smtp-url). */
+  mail?: boolean;
 }
 
 async function readServerInfo(dataDir: string): Promise<ServerInfo | undefined> {
@@ -36,9 +40,15 @@ async function installationDatabase(dataDir: string, databaseUrl: string | undef
 }
 
 async function signInLink(argv: string[], io: CommandIo): Promise<number> {
-  const flags = parseFlags(argv, ['--user', '--data-dir', '--base-url']);
+  const mail = argv.includes('--mail');
+  const flags = parseFlags(argv.filter((a) => a !== '--mail'), ['--user', '--data-dir', '--base-url']);
   const dataDir = path.resolve(io.cwd, flags.get('--data-dir') ?? process.env.SVC_DATA_DIR ?? '.svc');
   const info = await readServerInfo(dataDir);
+  // The running server sends the outbox; without one that has a mail server the link would sit there unsent.
+  if (mail && !info?.mail) {
+    io.stderr(`svc admin: not sent: ${info ? 'no mail server configured (svc server --smtp-url)' : `no running server in ${dataDir} to send it`}; leave out --mail to print the link\n`);
+    return 1;
+  }
   const database = await installationDatabase(dataDir, process.env.DATABASE_URL || undefined, info);
   try {
     const email = flags.get('--user');
@@ -52,7 +62,14 @@ async function signInLink(argv: string[], io: CommandIo): Promise<number> {
     const baseUrl = flags.get('--base-url') ?? process.env.SVC_BASE_URL ?? info?.url ?? 'http://127.0.0.1:8080';
     const minutes = Number(process.env.SVC_SIGN_IN_LINK_MINUTES) || 15;
     const link = await createSignInLink(database.pool, { userId: user.id, createdBy: null, baseUrl: baseUrl.replace(/\/+$/, ''), minutes, now: systemClock.now() });
-    io.stdout(`${link.url}\n`);
+    if (!mail) {
+      io.stdout(`${link.url}\n`);
+      return 0;
+    }
+    const text = signInLinkMail({ url: link.url, expiresAt: link.expiresAt });
+    const recipient = (await findUserById(database.pool, user.id))!.email;
+    const id = await queueMail(database.pool, { kind: 'sign_in_link', invitationId: null, recipient, ...text, at: systemClock.now() });
+    io.stdout(`A sign-in link for ${recipient} is queued for mail (${id}); the running server sends it.\n`);
     return 0;
   } finally {
     await database.close();
@@ -63,7 +80,7 @@ export async function adminCommand(argv: string[], io: CommandIo): Promise<numbe
   const [sub, ...rest] = argv;
   try {
     if (sub === 'sign-in-link') return await signInLink(rest, io);
-    io.stderr('Usage: svc admin sign-in-link [--user EMAIL] [--data-dir DIR] [--base-url URL]\n');
+    io.stderr('Usage: svc admin sign-in-link [--user EMAIL] [--mail] [--data-dir DIR] [--base-url URL]\n');
     return 2;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

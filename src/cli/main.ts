@@ -20,11 +20,14 @@ Usage:
                                            carry local TCP connections to a port in the workspace
   svc keys list|rm                         your API keys
   svc registry add|list|remove             container registry credentials of a team
+  svc invite create|list|revoke|renew      invitations of an organization by e-mail
+  svc transfer offer|list|accept|decline|cancel
+                                           ownership transfers of workspaces
   svc events [--team T]                    follow the live events
   svc lint [FILE] [--profile P] [--json]   check a svc.yml file offline
   svc server [options]                     run the platform (svc server --help for options)
-  svc admin sign-in-link [--user EMAIL] [--data-dir DIR]
-                                           print a one-time sign-in link (on the server's machine)
+  svc admin sign-in-link [--user EMAIL] [--mail] [--data-dir DIR]
+                                           print (or mail) a one-time sign-in link (on the server's machine)
   svc version                              print the version
 
 Every command takes --json (machine-readable output) and --help. Workspace commands of a landscape take
@@ -62,6 +65,8 @@ export async function main(argv: string[]): Promise<number> {
     case 'keys':
     case 'managed':
     case 'registry':
+    case 'invite':
+    case 'transfer':
     case 'ssh':
     case 'exec':
     case 'port-forward':

@@ -1,6 +1,7 @@
 // `svc server`: runs the platform until SIGINT or SIGTERM, then shuts down in order.
 import { ConfigError, loadServerConfig, serverUsage } from '../core/config.ts';
 import { managedCatalog } from '../managed/catalog.ts';
+import { parseSmtpUrl, redact, SmtpUrlError } from '../mail/smtp-url.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 import { startServer } from '../server.ts';
 import type { CommandIo } from './main.ts';
@@ -15,8 +16,9 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
     config = loadServerConfig(argv, process.env, io.cwd);
     // A disabled version the catalog does not have is a typo the operator hears about before the server starts.
     managedCatalog(config.managedDisabled);
+    if (config.smtpUrl !== undefined) parseSmtpUrl(config.smtpUrl);
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
+    if (!(error instanceof ConfigError) && !(error instanceof SmtpUrlError)) throw error;
     io.stderr(`svc server: ${error.message}\n\n${serverUsage()}\n`);
     return 2;
   }
@@ -38,6 +40,7 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
   io.stdout(`svc ${SERVER_VERSION} listening on ${server.url}\n`);
   io.stdout(`Console: ${server.url}/\n`);
   io.stdout(`Database: ${server.database.embedded ? `embedded, in ${config.dataDir}/postgres` : 'DATABASE_URL'}\n`);
+  io.stdout(`Mail: ${config.smtpUrl ? `${redact(config.smtpUrl)}, from ${config.mailFrom}` : 'no mail server (--smtp-url); invitation links are shown to the inviter'}\n`);
   if (server.firstSignInLink) {
     io.stdout(`First start: sign in as ${config.adminEmail} with this one-time link (valid ${config.signInLinkMinutes} min):\n`);
     io.stdout(`  ${server.firstSignInLink}\n`);

@@ -42,6 +42,14 @@ export interface ServerConfig {
   insecureRegistries: string[];
   /** Bytes the image store (`<data dir>/images`) may hold. */
   imagesMaxBytes: number;
+  /** The mail server (smtp:// or smtps://, src/mail/smtp-url.ts); without it no mail is sent and links are shown instead. */
+  smtpUrl?: string;
+  /** The From address of svc's mail. */
+  mailFrom: string;
+  /** Seconds before the first retry of mail the mail server did not take; doubled after each attempt. */
+  mailRetrySeconds: number;
+  /** Days an invitation link stays valid. */
+  invitationDays: number;
 }
 
 interface Setting {
@@ -71,6 +79,10 @@ export const serverSettings: Record<string, Setting> = {
   managedDisable: { flag: '--managed-disable', env: 'SVC_MANAGED_DISABLE', describe: 'comma-separated provider:version entries of the managed-service catalog to turn off, e.g. postgres:15 (default none)' },
   insecureRegistries: { flag: '--insecure-registries', env: 'SVC_INSECURE_REGISTRIES', describe: 'comma-separated host:port of image registries reached over plain HTTP instead of HTTPS (default none)' },
   imagesMaxSize: { flag: '--images-max-size', env: 'SVC_IMAGES_MAX_SIZE', describe: 'most the image store in the data directory may hold: MiB, or a size with MiB, GiB or TiB (default 20GiB)' },
+  smtpUrl: { flag: '--smtp-url', env: 'SVC_SMTP_URL', describe: 'mail server for invitations and sign-in links: smtp://user:password@host:587 (STARTTLS when offered; ?starttls=required) or smtps://host:465 (default: none, links are shown instead)' },
+  mailFrom: { flag: '--mail-from', env: 'SVC_MAIL_FROM', describe: 'From address of mail (default svc <svc@HOST of the base URL>)' },
+  mailRetrySeconds: { flag: '--mail-retry-seconds', env: 'SVC_MAIL_RETRY_SECONDS', describe: 'seconds before mail the mail server did not take is tried again; doubles each time (default 30)' },
+  invitationDays: { flag: '--invitation-days', env: 'SVC_INVITATION_DAYS', describe: 'days an invitation link stays valid (default 7)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -138,7 +150,23 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     managedDisabled: (read('managedDisable') ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     insecureRegistries: registryHosts(read('insecureRegistries') ?? ''),
     imagesMaxBytes: sizeInBytes(read('imagesMaxSize') ?? '20GiB', 'images max size'),
+    smtpUrl: smtpUrl(read('smtpUrl')),
+    mailFrom: read('mailFrom') ?? `svc <svc@${mailDomain(explicitBase ?? 'http://localhost')}>`,
+    mailRetrySeconds: positiveInteger(read('mailRetrySeconds') ?? '30', 'mail retry seconds', false),
+    invitationDays: positiveInteger(read('invitationDays') ?? '7', 'invitation days', false),
   };
+}
+
+/** Only the scheme here; src/mail/smtp-url.ts reads the rest (`svc server` checks it before starting). */
+function smtpUrl(text: string | undefined): string | undefined {
+  if (text !== undefined && !/^smtps?:\/\//i.test(text)) throw new ConfigError('SMTP URL must start with smtp:// or smtps://');
+  return text;
+}
+
+/** The base URL's host as a mail domain; `localhost` for addresses (no mail domain there). */
+function mailDomain(baseUrl: string): string {
+  const host = new URL(baseUrl).hostname;
+  return /^[\d.]+$|^\[/.test(host) ? 'localhost' : host;
 }
 
 function domainName(text: string): string {

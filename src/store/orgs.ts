@@ -119,3 +119,7 @@ export async function lockAndCountOwners(db: Queryable, orgId: string): Promise<
   const rows = await db.query("SELECT user_id FROM org_members WHERE org_id = $1 AND role = 'owner' FOR UPDATE", [orgId]);
   return rows.rowCount ?? 0;
 }
+
+export async function orgTeamIds(db: Queryable, orgId: string): Promise<number[]> {
+  return (await db.query<{ id: number }>('SELECT id FROM teams WHERE org_id = $1', [orgId])).rows.map((r) => r.id);
+}

@@ -30,6 +30,8 @@ export interface WorkspaceRow {
   restored_from: number | null;
   created_by: number | null;
   owner_id: number | null;
+  /** The owner left the team (or was removed): a transfer must be accepted (migration 017). */
+  needs_owner: boolean;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -173,4 +175,15 @@ export async function runningWorkspaces(db: Queryable): Promise<Array<Pick<Works
 /** Records the base image pinned for the workspace (not a change its clients see: the version stays). */
 export async function saveBaseImagePin(db: Queryable, id: number, pin: PinnedImage): Promise<WorkspaceRow | undefined> {
   return (await db.query<WorkspaceRow>(`UPDATE workspaces SET base_image_pin = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, JSON.stringify(pin)])).rows[0];
+}
+
+/** The user's live workspaces in those teams start needing an owner (they left); answers the ones that changed. */
+export async function markNeedsOwner(db: Queryable, ownerId: number, teamIds: number[], at: Date): Promise<WorkspaceRow[]> {
+  return (
+    await db.query<WorkspaceRow>(
+      `UPDATE workspaces SET needs_owner = true, updated_at = $3, version = version + 1
+       WHERE owner_id = $1 AND team_id = ANY($2) AND deleted_at IS NULL AND NOT needs_owner RETURNING ${COLUMNS}`,
+      [ownerId, teamIds, at],
+    )
+  ).rows;
 }

@@ -56,7 +56,7 @@ export interface ManagedChores {
 }
 
 /** A stable id for this server, kept in its data directory, so that after a restart it resumes its own jobs. */
-async function stableServerId(dataDir: string): Promise<string> {
+export async function stableServerId(dataDir: string): Promise<string> {
   const file = path.join(dataDir, 'server-id');
   try {
     return (await readFile(file, 'utf8')).trim();

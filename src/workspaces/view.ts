@@ -59,7 +59,7 @@ export function workspaceView(row: WorkspaceRow, urls: WorkspaceUrls, permission
     upgrade_pending: false,
     created_by: row.created_by ?? undefined,
     owner_id: row.owner_id ?? undefined,
-    needs_owner: row.owner_id === null,
+    needs_owner: row.needs_owner || row.owner_id === null,
     permissions,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -15,6 +15,7 @@ import {
   listOrgs,
   lockAndCountOwners,
   orgRole,
+  orgTeamIds,
   removeOrgMember,
   renameOrg,
   upsertOrgMember,
@@ -23,6 +24,8 @@ import {
 } from '../../store/orgs.ts';
 import { findUserById } from '../../store/users.ts';
 import type { ApiDeps } from '../context.ts';
+import { workspaceUrls } from './workspaces.ts';
+import { ownerLeft } from '../../people/owners.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
 import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
 import { DisplayName, Id, IfMatchHeaders, MemberSchema, OrgSchema, Uuid, iso, StringEnum } from '../schemas.ts';
@@ -212,8 +215,10 @@ function registerOrgMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
         if (role === 'owner' && owners === 1) {
           throw problem('last-owner', 409, 'An organization needs an owner; make someone else owner first.');
         }
+        const teamIds = await orgTeamIds(db, params.org);
         await removeOrgMember(db, params.org, params.user);
         await publishMembership(db, params.org, params.user, deps);
+        await ownerLeft(db, { userId: params.user, teamIds, at: deps.clock.now(), urls: workspaceUrls(deps) });
       });
       return reply.code(204).send();
     },

@@ -24,6 +24,8 @@ import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag
 import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
 import { DisplayName, Id, IfMatchHeaders, MemberSchema, TeamSchema, Uuid, iso, StringEnum } from '../schemas.ts';
 import { memberView } from './orgs.ts';
+import { workspaceUrls } from './workspaces.ts';
+import { ownerLeft } from '../../people/owners.ts';
 
 export function teamView(row: TeamRow, role: TeamRole | undefined, permissions: string[]) {
   return {
@@ -221,7 +223,10 @@ function registerTeamMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
       if (params.user !== request.principal!.user.id) requirePermission(access.permissions, 'team.members.manage');
       const removed = await withTransaction(deps.pool, async (db) => {
         const done = await removeTeamMember(db, access.team.id, params.user);
-        if (done) await publishTeamMembership(db, access.team.id, params.user, deps);
+        if (done) {
+          await publishTeamMembership(db, access.team.id, params.user, deps);
+          await ownerLeft(db, { userId: params.user, teamIds: [access.team.id], at: deps.clock.now(), urls: workspaceUrls(deps) });
+        }
         return done;
       });
       if (!removed) throw notFound('member');
