@@ -79,7 +79,7 @@ test('a problem prints title: detail and each error position, and exits 1', asyn
   const team = (await server.admin.post('/teams', { org_id: org, name: 'Login team' })).body.id;
   const bad = await svc(['ws', 'create', 'Not_A_Name', '--team', String(team), '--json'], auth);
   assert.equal(bad.code, 1);
-  assert.match(bad.stderr, /^Invalid input: .+\n {2}\/name: must match pattern/);
+  assert.match(bad.stderr, /^Invalid input: \/name must have only lowercase letters, digits and dashes, and start and end with a letter or digit\n {2}\/name: must have only lowercase/);
   assert.equal(JSON.parse(bad.stdout).problem.type, 'urn:svc:problem:validation');
 });
 
