@@ -79,7 +79,7 @@ test('a problem prints title: detail and each error position, and exits 1', asyn
   const team = (await server.admin.post('/teams', { org_id: org, name: 'Login team' })).body.id;
   const bad = await svc(['ws', 'create', 'Not_A_Name', '--team', String(team), '--json'], auth);
   assert.equal(bad.code, 1);
-  assert.match(bad.stderr, /^Invalid input: .+\n {2}\/name: must match pattern/);
+  assert.equal(bad.stderr, 'Invalid input\n  /name: must have only lowercase letters, digits and dashes, and start and end with a letter or digit\n');
   assert.equal(JSON.parse(bad.stdout).problem.type, 'urn:svc:problem:validation');
 });
 
@@ -97,6 +97,12 @@ test('not signed in exits 3; a deleted key exits 3; usage errors exit 2', async 
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /Unknown option '--bogus'[\s\S]*Usage: svc ws list/);
   assert.equal((await svc(['ws'])).code, 2);
+  const typo = await svc(['ws', 'lst']);
+  assert.equal(typo.code, 2);
+  assert.match(typo.stderr, /^svc ws: unknown command "lst"\. Did you mean "list"\?\n/);
+  const command = await svc(['servce']);
+  assert.equal(command.code, 2);
+  assert.match(command.stderr, /^svc: unknown command "servce"\. Did you mean "service"\?\n/);
   assert.equal((await svc(['login', server.url, '--token', 'nope'])).code, 2);
 });
 
@@ -111,6 +117,37 @@ test('a server that cannot be reached exits 4', async () => {
   assert.match(list.stderr, /could not reach the server at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
   assert.equal((await svc(['login', url, '--token', person.key.auth.token!])).code, 4);
   assert.equal((await svc(['login', url])).code, 4);
+});
+
+/** A server at the address that is not svc: a web page for every path, or another API's JSON. */
+async function otherServer(answer: { status: number; type: string; body: string }): Promise<{ url: string; close: () => void }> {
+  const other = http.createServer((_request, response) => response.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body));
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(other.address() as AddressInfo).port}`, close: () => other.close() };
+}
+
+test('a server that is not svc is refused in one line with what it answered, never its page; exit 4', async () => {
+  await freshConfig();
+  const page = await otherServer({ status: 200, type: 'text/html; charset=utf-8', body: '<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>' });
+  const api = await otherServer({ status: 404, type: 'application/json', body: '{"error":"no such thing"}' });
+  try {
+    const browser = await svc(['login', page.url]);
+    assert.equal(browser.code, 4);
+    assert.equal(browser.stderr, `svc: ${page.url} is not an svc server: it answered 200 text/html to GET /api/v1/version\n`);
+    const token = await svc(['login', page.url, '--token', person.key.auth.token!]);
+    assert.equal(token.code, 4);
+    assert.equal(token.stderr, `svc: ${page.url} is not an svc server: it answered 200 text/html to GET /api/v1/me\n`);
+    await assert.rejects(stat(configPath()), 'nothing stored');
+    const list = await svc(['ws', 'list', '--json'], { SVC_URL: api.url, SVC_TOKEN: person.key.auth.token! });
+    assert.equal(list.code, 4);
+    assert.match(list.stderr, /^svc: http:\/\/127\.0\.0\.1:\d+ is not an svc server: it answered 404 application\/json to GET \/api\/v1\/\w+\n$/);
+    assert.equal(JSON.parse(list.stdout).exit_code, 4);
+    const json = await svc(['login', api.url]);
+    assert.equal(json.stderr, `svc: ${api.url} is not an svc server: it answered 404 application/json to GET /api/v1/version\n`);
+  } finally {
+    page.close();
+    api.close();
+  }
 });
 
 test('warns once on stderr when the server runs another major or minor version', async () => {

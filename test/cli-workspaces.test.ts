@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { logTime } from '../src/cli/output.ts';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { runSvc, startSvc, type SvcProcess } from './helpers/process.ts';
@@ -100,6 +101,12 @@ test('ws list, show and rename by name or id', async () => {
   assert.match(list.stdout, new RegExp(`^ID\\s+NAME\\s+TEAM\\s+STATE\\s+STATUS\\n${ws}\\s+store\\s+CLI team\\s+running\\s+Workspace is running\\n$`));
   const shown = await svc('ws', 'show', String(ws));
   assert.match(shown.stdout, /^Workspace: +store \(\d+\)\nState: +running \(Workspace is running\)\nEditor: +http:\/\/ide-w\d+\.localhost:\d+\//);
+  const typo = await svc('ws', 'show', 'stroe');
+  assert.equal(typo.code, 1);
+  assert.equal(typo.stderr, 'Not found: Team CLI team has no workspace named "stroe". Did you mean "store"?\n');
+  const team = await svc('ws', 'list', '--team', 'CLI tem');
+  assert.equal(team.code, 1);
+  assert.equal(team.stderr, 'Not found: You are in no team "CLI tem". Did you mean "CLI team"?\n');
 });
 
 test('env and secret set, list and rm; a secret read from stdin is never echoed', async () => {
@@ -109,6 +116,9 @@ test('env and secret set, list and rm; a secret read from stdin is never echoed'
   const variables = await svc('env', 'list');
   assert.match(variables.stdout, /^NAME\s+VALUE\s+UPDATED\nGREETING\s+hello there\s+\d{4}-/);
   assert.doesNotMatch(variables.stdout, /EXTRA/);
+  const badName = await svc('env', 'set', '1BAD=x');
+  assert.equal(badName.code, 1);
+  assert.equal(badName.stderr, 'Invalid input: "1BAD" must be a variable name: letters, digits and _, not starting with a digit, at most 128 characters\n');
   const reserved = await svc('env', 'set', 'SVC_X', 'y');
   assert.equal(reserved.code, 1);
   assert.match(reserved.stderr, /^Invalid input: SVC_X starts with SVC_, which is reserved for the platform\.\n {2}path \/name: must not start with SVC_\n$/);
@@ -158,7 +168,7 @@ test('svc landscape shows the banner, a table of services and the dev URL', asyn
   assert.equal(JSON.parse((await svc('landscape', '--json')).stdout).services[0].name, 'web');
 });
 
-test('logs --tail prints the last lines; -f follows; the secret and variable reached the service', async () => {
+test('logs --tail prints the last lines after their times; -f follows; the secret and variable reached the service', async () => {
   const lines = await until(async () => {
     const read = (await dev.get(`/workspaces/${ws}/landscape/services/web/logs`)).body.lines;
     return read.some((l: { text: string }) => l.text === 'web is ready') ? read : undefined;
@@ -166,7 +176,10 @@ test('logs --tail prints the last lines; -f follows; the secret and variable rea
   const tail = await svc('logs', 'web', '--tail', '2');
   assert.equal(tail.code, 0, tail.stderr);
   const format = (l: { stream: string; text: string }) => `${l.stream === 'system' ? '[svc] ' : ''}${l.text}\n`;
-  assert.equal(tail.stdout, lines.slice(-2).map(format).join(''));
+  assert.match(tail.stdout, /^(\d\d:\d\d:\d\d\.\d{3} .*\n){2}$/);
+  assert.equal(tail.stdout, lines.slice(-2).map((l: { at: string; stream: string; text: string }) => `${logTime(l.at)} ${format(l)}`).join(''));
+  const plain = await svc('logs', 'web', '--tail', '2', '--no-timestamps');
+  assert.equal(plain.stdout, lines.slice(-2).map(format).join(''));
   const all = await svc('logs', 'web', '--json');
   const texts = JSON.parse(all.stdout).lines.map((l: { text: string }) => l.text);
   assert.ok(texts.includes('greeting hello there') && texts.includes('token has 12 chars'), texts.join('\n'));
@@ -174,6 +187,26 @@ test('logs --tail prints the last lines; -f follows; the secret and variable rea
   await following.waitFor(/\[svc\] web is ready\n$/);
   assert.equal(following.stdout(), tail.stdout);
   await stopped(following);
+});
+
+test('service stop and start flip the run switch; a misspelt service is answered with the closest name and the services', async () => {
+  const stopped = await svc('service', 'stop', 'web');
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stdout, /^Stopped web in store \(\d+\)\.\nweb: stopped.*; its run switch is off\.\n$/);
+  assert.equal((await dev.get(`/workspaces/${ws}/landscape`)).body.services[0].running, false);
+  const started = await svc('service', 'start', 'web', '--json');
+  assert.equal(started.code, 0, started.stderr);
+  assert.equal(JSON.parse(started.stdout).running, true);
+  await until(async () => ((await dev.get(`/workspaces/${ws}/landscape`)).body.services[0].status === 'running' ? true : undefined), 'web running again');
+  const unknown = 'Not found: The landscape of store has no service "wbe". Did you mean "web"? Its services: "web".\n';
+  for (const args of [['logs', 'wbe'], ['service', 'stop', 'wbe']]) {
+    const typo = await svc(...args);
+    assert.equal(typo.code, 1);
+    assert.equal(typo.stderr, unknown);
+  }
+  const exec = await svc('exec', 'store', '--service', 'wbe', '--', 'true');
+  assert.equal(exec.code, 1);
+  assert.equal(exec.stderr, unknown);
 });
 
 test('stage run streams each step log and exits 0 on success, 1 on failure; stage show lists the steps', async () => {

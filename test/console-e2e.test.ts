@@ -245,7 +245,7 @@ test('from the list: rename, delete into Recently deleted, restore', async () =>
   await button('Rename').click();
   await page.getByLabel('New name').fill('Bad Name');
   await button('Save').click();
-  await shows('.field-error', 'must match pattern');
+  await shows('.field-error', 'must have only lowercase letters, digits and dashes');
   await page.getByLabel('New name').fill('store');
   await button('Save').click();
   await shows('tr[data-workspace="store"]', 'Sleeping');

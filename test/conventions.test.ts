@@ -52,6 +52,33 @@ describe('problems everywhere (RFC 9457)', () => {
     assert.equal(path.body.errors[0].in, 'path');
   });
 
+  test('a value that does not fit a pattern is told what is allowed, in words, never the regular expression', async () => {
+    const team = await server.admin.post('/teams', { name: ' padded ', org_id: 1 });
+    assertProblem(team, 422, 'validation');
+    assert.deepEqual(team.body.errors.find((e: { pointer: string }) => e.pointer === '/name'), { pointer: '/name', message: 'must not start or end with white space', in: 'body' });
+    const variable = await server.admin.put('/workspaces/1/variables/1BAD', { value: 'x' });
+    assertProblem(variable, 422, 'validation');
+    assert.equal(variable.body.detail, '/name must be a variable name: letters, digits and _, not starting with a digit, at most 128 characters');
+    assert.doesNotMatch(JSON.stringify(variable.body), /pattern|\^|\$"/);
+  });
+
+  test('every pattern of the API carries patternErrorMessage, the words its error says', async () => {
+    const document = parse(await (await raw('/api/v1/openapi.yaml')).text());
+    const unworded: string[] = [];
+    let patterns = 0;
+    const walk = (node: unknown, where: string): void => {
+      if (node === null || typeof node !== 'object') return;
+      const schema = node as Record<string, unknown>;
+      if (typeof schema.pattern === 'string') patterns++;
+      if (typeof schema.pattern === 'string' && !/^must /.test(String(schema.patternErrorMessage))) unworded.push(`${where}: ${schema.pattern}`);
+      for (const [key, value] of Object.entries(schema)) walk(value, `${where}/${key}`);
+    };
+    walk(document.paths, '');
+    walk(document.components, '#/components');
+    assert.ok(patterns >= 10, `${patterns} patterns documented`);
+    assert.deepEqual(unworded, []);
+  });
+
   test('every answer carries Svc-Version 1.5.0, errors included', async () => {
     for (const response of [
       await raw('/api/v1/version'),

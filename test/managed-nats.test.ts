@@ -180,7 +180,7 @@ test('Sync creates the broker; web reaches it by name with the DSN and keeps a J
 
 test('the managed-service host refuses without sign-in and answers the monitoring JSON with a team key', { skip }, async () => {
   const { number } = await instance();
-  assert.equal((await call(msHost(number), '/varz')).text, '401 Sign-in required\n');
+  assert.equal((await call(msHost(number), '/varz')).text, '401 Sign-in required: send an API key of the team: curl -H "Svc-Authorization: Bearer <key>" URL\n');
   const browser = await call(msHost(number), '/varz', { accept: 'text/html' });
   assert.equal(browser.status, 401);
   assert.match(browser.text, new RegExp(`workspace-sign-in\\?host=ms-${number}\\.localhost&amp;next=%2Fvarz&amp;workspace=${ws}`));

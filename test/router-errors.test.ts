@@ -83,7 +83,7 @@ test('a 20,000-character address answers a 414 problem on API hosts and "414 Add
 });
 
 test("every answer carries Svc-Version: router pages and a replica's answer too", async () => {
-  assertPageLine(await raw(`GET / HTTP/1.1\r\nHost: ${workspaceHost()}`), '401 Sign-in required');
+  assertPageLine(await raw(`GET / HTTP/1.1\r\nHost: ${workspaceHost()}`), '401 Sign-in required: send an API key: curl -H "Svc-Authorization: Bearer <key>" URL');
   assertPageLine(await raw(`GET / HTTP/1.1\r\nHost: nothing.localhost`), '404 Nothing here');
   const served = await raw(`GET /hello HTTP/1.1\r\nHost: ${workspaceHost()}\r\nSvc-Authorization: Bearer ${workspace.key}`);
   assert.equal(served.status, 200);

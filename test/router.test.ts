@@ -167,7 +167,7 @@ after(async () => {
 test('a private address needs sign-in: the page for browsers, one line for other clients', async () => {
   const plain = await call(dev_(), '/');
   assert.equal(plain.status, 401);
-  assert.equal(plain.text, '401 Sign-in required\n');
+  assert.equal(plain.text, '401 Sign-in required: send an API key: curl -H "Svc-Authorization: Bearer <key>" URL\n');
   const browser = await call(dev_(), '/', { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
   assert.equal(browser.status, 401);
   assert.match(browser.headers['content-type']!, /text\/html/);

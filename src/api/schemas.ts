@@ -11,7 +11,13 @@ export const Uuid = Type.String({ format: 'uuid' });
 export const DateTime = Type.String({ format: 'date-time' });
 
 /** Names of keys, orgs, teams: 1 to 100 chars, no leading or trailing whitespace. */
-export const DisplayName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$' });
+export const DisplayName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$', patternErrorMessage: 'must not start or end with white space' });
+
+/** A service of a landscape, as svc.yml names it (src/landscape/names.ts). */
+export const ServiceName = Type.String({
+  pattern: '^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$',
+  patternErrorMessage: 'must be a service name: lowercase letters, digits and dashes, starting with a letter, not ending with a dash, at most 32 characters',
+});
 
 export const ProblemSchema = Type.Object(
   {

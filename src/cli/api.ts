@@ -1,5 +1,7 @@
 // The CLI's HTTP client of the public API: a key in Authorization, problems turned into CliErrors, network
-// failures into "could not reach", and the one-time warning when the server's version differs (spec 9.2).
+// failures into "could not reach", and the one-time warning when the server's version differs (spec 9.2). An answer
+// that is not svc's (every svc answer carries Svc-Version; its API answers JSON) is refused in one line, never shown:
+// a web page or another API at the address, or a path in front of /api/v1 that is not svc's.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
@@ -61,13 +63,24 @@ export class Api {
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiAnswer<T>> {
     const response = await this.send(method, path, options, 'application/json');
     const text = await response.text();
-    const body = text && /json/.test(response.headers.get('content-type') ?? '') ? JSON.parse(text) : text;
+    if (text && !isJson(response.headers)) throw this.notSvc(method, path, response.status, response.headers);
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : text;
+    } catch {
+      throw this.notSvc(method, path, response.status, response.headers);
+    }
     return { status: response.status, headers: response.headers, body: body as T };
   }
 
   /** Opens a streaming answer (ndjson logs, the event stream); errors are thrown like any other. */
-  stream(path: string, options: RequestOptions, accept: string): Promise<Response> {
-    return this.send('GET', path, options, accept);
+  async stream(path: string, options: RequestOptions, accept: string): Promise<Response> {
+    const response = await this.send('GET', path, options, accept);
+    if (!contentType(response.headers).startsWith(accept)) {
+      await response.body?.cancel().catch(() => undefined);
+      throw this.notSvc('GET', path, response.status, response.headers);
+    }
+    return response;
   }
 
   /**
@@ -101,7 +114,7 @@ export class Api {
         response.on('data', (chunk: string) => (text += chunk));
         response.on('end', () => {
           const headers = new Headers(Object.entries(response.headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value]] : [])) as [string, string][]);
-          settle(this.failureOf(response.statusCode ?? 0, response.statusMessage ?? '', headers, text, undefined));
+          settle(this.failureOf('GET', path, response.statusCode ?? 0, response.statusMessage ?? '', headers, text, undefined));
         });
       });
     });
@@ -134,25 +147,34 @@ export class Api {
       throw unreachable(`could not reach the server at ${this.url}: ${networkReason(error)}`);
     }
     this.checkVersion(response.headers.get('svc-version'));
-    if (response.ok) return response;
-    throw await this.failure(response, options.file);
-  }
-
-  private async failure(response: Response, file: string | undefined): Promise<CliError> {
+    if (response.ok && response.headers.has('svc-version')) return response;
     const text = await response.text().catch(() => '');
-    return this.failureOf(response.status, response.statusText, response.headers, text, file);
+    if (response.ok) throw this.notSvc(method, path, response.status, response.headers);
+    throw this.failureOf(method, path, response.status, response.statusText, response.headers, text, options.file);
   }
 
-  private failureOf(status: number, statusText: string, headers: Headers, text: string, file: string | undefined): CliError {
-    if (/^application\/problem\+json/.test(headers.get('content-type') ?? '')) {
-      return problemError(JSON.parse(text) as ProblemBody, file);
+  private failureOf(method: string, path: string, status: number, statusText: string, headers: Headers, text: string, file: string | undefined): CliError {
+    if (contentType(headers) === 'application/problem+json') {
+      try {
+        return problemError(JSON.parse(text) as ProblemBody, file);
+      } catch {
+        return this.notSvc(method, path, status, headers);
+      }
     }
     // Not svc's own answer: a proxy or load balancer in front of a server that is down.
     if ([502, 503, 504].includes(status)) {
       return unreachable(`could not reach the server at ${this.url}: ${status} ${statusText}`);
     }
-    const problem: ProblemBody = { type: 'about:blank', title: `${status} ${statusText}`, status, detail: text.slice(0, 200) || undefined };
+    if (!headers.has('svc-version')) return this.notSvc(method, path, status, headers);
+    const plain = contentType(headers) === 'text/plain' ? text.trim().slice(0, 200) : '';
+    const problem: ProblemBody = { type: 'about:blank', title: `${status} ${statusText}`, status, detail: plain || undefined };
     return problemError(problem, file);
+  }
+
+  /** What answered is not svc's API: said in one line, without what it sent (a web page, another API's error). */
+  private notSvc(method: string, path: string, status: number, headers: Headers): CliError {
+    const type = contentType(headers) || 'no content type';
+    return new CliError(`${this.url} is not an svc server: it answered ${status} ${type} to ${method} /api/v1${path}`, ExitCode.unreachable);
   }
 
   private checkVersion(server: string | null): void {
@@ -163,6 +185,10 @@ export class Api {
     }
   }
 }
+
+/** The media type of an answer, without parameters, in lowercase. */
+const contentType = (headers: Headers) => (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+const isJson = (headers: Headers) => /^application\/([a-z.+-]+\+)?json$/.test(contentType(headers));
 
 function networkReason(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { Api, normalizeUrl } from './api.ts';
 import { readLogin } from './config.ts';
 import { CliError, ExitCode, notSignedIn, usageError } from './errors.ts';
+import { didYouMean } from '../core/suggest.ts';
 import { formatProblem } from './output.ts';
 import { askLine } from './prompt.ts';
 
@@ -168,7 +169,7 @@ export async function runGroup(name: string, commands: Record<string, Command>, 
   if (command) return runCommand(command, rest, terminal);
   const list = Object.values(commands).map((c) => `  ${c.usage.split('\n')[0]}`).join('\n');
   const help = sub === '--help' || sub === '-h' || sub === 'help';
-  const complaint = sub === undefined ? `svc ${name}: which command?\n` : `svc ${name}: unknown command "${sub}"\n`;
+  const complaint = sub === undefined ? `svc ${name}: which command?\n` : `svc ${name}: unknown command "${sub}".${didYouMean(sub, Object.keys(commands))}\n`;
   (help ? terminal.stdout : terminal.stderr)(`${help ? '' : complaint}Usage:\n${list}\n`);
   return help ? ExitCode.ok : ExitCode.usage;
 }

@@ -13,6 +13,7 @@ const commands: Record<string, Loader> = {
   landscape: async () => (await import('./landscape.ts')).landscapeCommands.landscape,
   stage: async () => (await import('./stages.ts')).stageCommands,
   logs: async () => (await import('./logs.ts')).logsCommand,
+  service: async () => (await import('./services.ts')).serviceCommands,
   env: async () => (await import('./variables.ts')).envCommands,
   secret: async () => (await import('./variables.ts')).secretCommands,
   keys: async () => (await import('./keys.ts')).keyCommands,

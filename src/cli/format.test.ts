@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { normalizeUrl, versionsDiffer } from './api.ts';
 import { formatEvent } from './events.ts';
 import { formatPlan, type Plan } from './landscape.ts';
-import { formatProblem, pointerPath, table } from './output.ts';
+import { formatProblem, logTime, pointerPath, table } from './output.ts';
+import { formatSwitched } from './services.ts';
 import { gitProvider } from './workspaces.ts';
 
 test('a problem prints as title: detail, then each error with its pointer or its file:line:column', () => {
@@ -30,6 +31,26 @@ test('a problem prints as title: detail, then each error with its pointer or its
       '  /name: is required\n',
   );
   assert.equal(formatProblem({ type: 'x', title: 'Not found', status: 404 }), 'Not found\n');
+});
+
+test("a validation problem's detail that only repeats its errors is left out", () => {
+  const errors = [{ pointer: '/name', message: 'must be a variable name: letters, digits and _', in: 'path' }];
+  const repeated = { type: 'urn:svc:problem:validation', title: 'Invalid input', status: 422, detail: '/name must be a variable name: letters, digits and _', errors };
+  assert.equal(formatProblem(repeated), 'Invalid input\n  path /name: must be a variable name: letters, digits and _\n');
+  assert.equal(formatProblem({ ...repeated, detail: 'SVC_X is reserved.' }), 'Invalid input: SVC_X is reserved.\n  path /name: must be a variable name: letters, digits and _\n');
+});
+
+test('a log line time: local HH:MM:SS.mmm today, the date in front on other days', () => {
+  const at = new Date(2026, 4, 1, 9, 5, 7, 42);
+  assert.equal(logTime(at.toISOString(), new Date(2026, 4, 1, 23, 0)), '09:05:07.042');
+  assert.equal(logTime(at.toISOString(), new Date(2026, 4, 2, 0, 1)), '2026-05-01 09:05:07.042');
+  assert.equal(logTime('not a time'), 'not a time');
+});
+
+test('a switched service: its status, readiness and run switch', () => {
+  const view = { name: 'web', type: 'steps', status: 'starting', running: true, replicas: { ready: 0, desired: 2 } };
+  assert.equal(formatSwitched(view), 'web: starting, 0/2 ready; its run switch is on.\n');
+  assert.equal(formatSwitched({ ...view, status: 'stopped', running: false, replicas: { ready: 0, desired: 0 } }), 'web: stopped; its run switch is off.\n');
 });
 
 test('the plan shows + create, ~ change with the changed fields, - remove, -/+ replace, stage changes', () => {

@@ -26,7 +26,7 @@ export interface Plan {
   test: { changed: boolean; changes: string[] };
 }
 
-interface ServiceView {
+export interface ServiceView {
   name: string;
   type: string;
   status: string;

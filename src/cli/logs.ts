@@ -1,8 +1,9 @@
-// `svc logs SERVICE [-f] [--replica N] [--tail N]`: a replica's log; -f follows it (JSON lines streamed by the
-// server) and reads on from the last line seen when the connection breaks.
+// `svc logs SERVICE [-f] [--replica N] [--tail N]`: a replica's log, each line after its local time; -f follows it (JSON
+// lines streamed by the server) and reads on from the last line seen when the connection breaks.
 import type { Command } from './command.ts';
 import { CliError, ExitCode, unreachable } from './errors.ts';
 import { sleep } from './operations.ts';
+import { logTime } from './output.ts';
 import { formatLogLine, logLines, type LogLine } from './streams.ts';
 import { selectedWorkspace, workspaceOptions } from './targets.ts';
 
@@ -13,14 +14,16 @@ interface LogPage {
 }
 
 export const logsCommand: Command = {
-  usage: `svc logs SERVICE [--ws WS] [-f] [--replica N] [--tail N] [--since SEQ] [--json]
-  A replica's log (replica 0 unless --replica). -f keeps following it; --json prints each line as JSON.`,
+  usage: `svc logs SERVICE [--ws WS] [-f] [--replica N] [--tail N] [--since SEQ] [--no-timestamps] [--json]
+  A replica's log (replica 0 unless --replica), each line after its local time (HH:MM:SS.mmm, the date in front
+  when not today). -f keeps following it; --no-timestamps prints the lines alone; --json prints each line as JSON.`,
   options: {
     ...workspaceOptions,
     follow: { type: 'boolean', short: 'f' },
     replica: { type: 'string' },
     tail: { type: 'string' },
     since: { type: 'string' },
+    'no-timestamps': { type: 'boolean' },
   },
   positionals: [1, 1],
   async run(cli) {
@@ -31,7 +34,9 @@ export const logsCommand: Command = {
     const replica = cli.args.integer('replica', 0, 99);
     const tail = cli.args.integer('tail', 1, 10000);
     let since = cli.args.integer('since', 0, Number.MAX_SAFE_INTEGER);
-    const show = (line: LogLine) => cli.terminal.stdout(cli.json ? `${JSON.stringify(line)}\n` : formatLogLine(line));
+    const stamped = !cli.args.flag('no-timestamps');
+    const show = (line: LogLine) =>
+      cli.terminal.stdout(cli.json ? `${JSON.stringify(line)}\n` : `${stamped ? `${logTime(line.at)} ` : ''}${formatLogLine(line)}`);
     if (!cli.args.flag('follow')) {
       const page = (await api.get<LogPage>(path, { query: { replica, tail, since } })).body;
       if (cli.json) return cli.print(page);

@@ -1,4 +1,5 @@
 // `svc`: one entry point, one module per command group.
+import { didYouMean } from '../core/suggest.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 
 const usage = `svc ${SERVER_VERSION}: development workspaces
@@ -11,7 +12,8 @@ Usage:
   svc teardown | svc landscape             stop every service | the landscape and its services
   svc stage run|show|stop prepare|test|run stages and their runs
   svc logs SERVICE [-f] [--replica N] [--tail N]
-                                           a replica's log
+                                           a replica's log, each line after its time
+  svc service start|stop NAME              the run switch of a service
   svc env|secret set|list|rm               variables and secrets of a workspace
   svc managed list|show|pause|resume       managed services (databases) of a team or workspace
   svc ssh [WS] [--service S]               a shell in the workspace (or in a replica of a service)
@@ -36,6 +38,9 @@ Exit status: 0 ok, 1 a problem from the server, 2 usage, 3 not signed in, 4 the 
 svc ssh and svc exec exit with the remote command's status once it ran.
 `;
 
+const commandNames = ['login', 'logout', 'whoami', 'ws', 'sync', 'teardown', 'landscape', 'stage', 'logs', 'service', 'env', 'secret', 'managed',
+  'ssh', 'exec', 'port-forward', 'keys', 'registry', 'events', 'lint', 'server', 'admin', 'version', 'help'];
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const io = {
@@ -57,6 +62,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'teardown':
     case 'landscape':
     case 'logs':
+    case 'service':
     case 'events':
     case 'ws':
     case 'stage':
@@ -82,7 +88,7 @@ export async function main(argv: string[]): Promise<number> {
       io.stdout(usage);
       return 0;
     default:
-      io.stderr(`svc: unknown command "${command}"\n\n${usage}`);
+      io.stderr(`svc: unknown command "${command}".${didYouMean(command, commandNames)}\n\n${usage}`);
       return 2;
   }
 }

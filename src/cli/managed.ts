@@ -1,6 +1,7 @@
 // `svc managed list|show|pause|resume` (docs/cli.md): a team's managed services (or one workspace's), one with its
 // details, and pause and resume by hand (operations, followed until they end). A service is named by its id, or by
 // its name in the landscape of `--ws`.
+import { didYouMean, quotedList } from '../core/suggest.ts';
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
 import { followOperation, type Operation } from './operations.ts';
@@ -29,9 +30,12 @@ async function resolveManaged(cli: Cli, api: Api): Promise<ManagedService> {
   const reference = cli.args.positionals[0];
   if (UUID.test(reference)) return (await api.get<ManagedService>(`/managed-services/${reference}`)).body;
   const workspace = await selectedWorkspace(cli, api);
-  const found = (await api.all<ManagedService>(`/teams/${workspace.team_id}/managed-services`, { workspace: workspace.id })).find((m) => m.name === reference);
-  if (!found) throw notFoundHere(`Workspace ${workspace.name} has no managed service named "${reference}".`);
-  return found;
+  const services = await api.all<ManagedService>(`/teams/${workspace.team_id}/managed-services`, { workspace: workspace.id });
+  const found = services.find((m) => m.name === reference);
+  if (found) return found;
+  const names = services.map((m) => m.name).sort();
+  const known = names.length === 0 ? ' It has none.' : `${didYouMean(reference, names)} Its managed services: ${quotedList(names)}.`;
+  throw notFoundHere(`Workspace ${workspace.name} has no managed service named "${reference}".${known}`);
 }
 
 const detailsText = (details: ManagedService['details']) =>

@@ -1,11 +1,19 @@
 // How the CLI shows things to people: problems, tables, key/value blocks, times. Pure: strings in, strings out.
 import type { ProblemBody, ProblemFieldError } from '../core/problems.ts';
 
-/** `title: detail`, then one line per error with its position: `svc.yml:3:5: message` or `/pointer: message`. */
+/**
+ * `title: detail`, then one line per error with its position: `svc.yml:3:5: message` or `/pointer: message`. A detail
+ * that only repeats the errors (the API's validation problems) is left out.
+ */
 export function formatProblem(problem: ProblemBody, file = 'svc.yml'): string {
-  const head = problem.detail ? `${problem.title}: ${problem.detail}` : problem.title;
+  const head = problem.detail && !detailRepeatsErrors(problem) ? `${problem.title}: ${problem.detail}` : problem.title;
   const lines = [head, ...(problem.errors ?? []).map((error) => `  ${errorPosition(error, file)}: ${error.message}`)];
   return `${lines.join('\n')}\n`;
+}
+
+/** The API's validation detail, `/pointer message; ...`: nothing the errors do not say. */
+export function detailRepeatsErrors(problem: ProblemBody): boolean {
+  return !!problem.errors?.length && problem.detail === problem.errors.map((e) => `${e.pointer} ${e.message}`).join('; ');
 }
 
 function errorPosition(error: ProblemFieldError, file: string): string {
@@ -37,6 +45,19 @@ export function when(iso: string | undefined | null): string {
   const date = new Date(iso);
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+/**
+ * The time of a log line for people: local `HH:MM:SS.mmm`, with the local date in front when it is not the day of
+ * `now` (a log kept from earlier days stays unambiguous; today's lines stay short).
+ */
+export function logTime(iso: string, now: Date = new Date()): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  const day = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  const time = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+  return day(date) === day(now) ? time : `${day(date)} ${time}`;
 }
 
 /** Seconds between two times, e.g. `1.2s`, `3m04s`. */

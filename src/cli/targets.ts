@@ -1,6 +1,7 @@
 // Which team and workspace a command means: by id, or by name within a team (`--team`, SVC_TEAM, or the only team
 // the person is in). Workspace commands of a landscape take `--ws ID|NAME` or SVC_WORKSPACE.
 import type { ProblemBody } from '../core/problems.ts';
+import { didYouMean } from '../core/suggest.ts';
 import type { Api } from './api.ts';
 import type { Cli } from './command.ts';
 import { CliError, ExitCode, usageError } from './errors.ts';
@@ -48,7 +49,7 @@ export async function resolveTeam(cli: Cli, api: Api): Promise<Team> {
     const matches = /^\d+$/.test(given) ? teams.filter((t) => t.id === Number(given)) : teams.filter((t) => t.name.toLowerCase() === given.toLowerCase());
     if (matches.length === 1) return matches[0];
     if (matches.length > 1) throw usageError(`several teams are named "${given}": pick one by id (${matches.map((t) => t.id).join(', ')})`);
-    throw notFoundHere(`You are in no team "${given}".`);
+    throw notFoundHere(`You are in no team "${given}".${didYouMean(given, teams.map((t) => t.name))}`);
   }
   if (teams.length === 1) return teams[0];
   if (teams.length === 0) throw notFoundHere('You are in no team yet; ask a team admin to add you.');
@@ -60,10 +61,12 @@ export async function resolveTeam(cli: Cli, api: Api): Promise<Team> {
 export async function resolveWorkspace(cli: Cli, api: Api, reference: string, deleted = false): Promise<Workspace> {
   if (/^\d+$/.test(reference)) return (await api.get<Workspace>(`/workspaces/${reference}`)).body;
   const team = await resolveTeam(cli, api);
-  const matches = (await api.all<Workspace>('/workspaces', { team: team.id, deleted })).filter((w) => w.name === reference);
+  const workspaces = await api.all<Workspace>('/workspaces', { team: team.id, deleted });
+  const matches = workspaces.filter((w) => w.name === reference);
   if (matches.length === 1) return matches[0];
   if (matches.length > 1) throw usageError(`several deleted workspaces are named "${reference}": pick one by id (${matches.map((w) => w.id).join(', ')})`);
-  throw notFoundHere(`Team ${team.name} has no ${deleted ? 'deleted ' : ''}workspace named "${reference}".`);
+  const hint = didYouMean(reference, workspaces.map((w) => w.name));
+  throw notFoundHere(`Team ${team.name} has no ${deleted ? 'deleted ' : ''}workspace named "${reference}".${hint}`);
 }
 
 /** The workspace of `--ws` or SVC_WORKSPACE, for the landscape, stage, log and variable commands. */

@@ -2,8 +2,8 @@
 // A secret's value comes from standard input or a prompt without echo; on the command line only with --value
 // (where shell history and `ps` would see it). It is never printed.
 import type { Cli, Command } from './command.ts';
-import { usageError } from './errors.ts';
-import { table, when } from './output.ts';
+import { CliError, usageError } from './errors.ts';
+import { detailRepeatsErrors, table, when } from './output.ts';
 import { askSecret, readAll } from './prompt.ts';
 import { label, selectedWorkspace, workspaceOptions } from './targets.ts';
 
@@ -20,6 +20,20 @@ async function target(cli: Cli, kind: Kind) {
   const api = await cli.api();
   const workspace = await selectedWorkspace(cli, api);
   return { api, workspace, path: `/workspaces/${workspace.id}/${kind}` };
+}
+
+/** A name refused by the schema said with the name as typed (`"1BAD" must be a variable name: ...`), not its pointer. */
+async function naming<T>(name: string, request: Promise<T>): Promise<T> {
+  try {
+    return await request;
+  } catch (error) {
+    const problem = error instanceof CliError ? error.problem : undefined;
+    const refusal = problem?.errors?.find((e) => e.in === 'path' && e.pointer === '/name');
+    if (!problem || !refusal || !detailRepeatsErrors(problem)) throw error;
+    const rest = problem.errors!.filter((e) => e !== refusal);
+    const worded = { ...problem, detail: `"${name}" ${refusal.message}`, errors: rest.length > 0 ? rest : undefined };
+    throw new CliError(error instanceof CliError ? error.message : '', (error as CliError).exitCode, worded);
+  }
 }
 
 async function secretValue(cli: Cli, name: string): Promise<string> {
@@ -52,7 +66,7 @@ function removeCommand(kind: Kind, usage: string): Command {
     async run(cli) {
       const { api, workspace, path } = await target(cli, kind);
       const name = cli.args.positionals[0];
-      await api.delete(`${path}/${encodeURIComponent(name)}`);
+      await naming(name, api.delete(`${path}/${encodeURIComponent(name)}`));
       if (cli.json) cli.print({ name, deleted: true });
       else cli.say(`Removed ${name} from ${label(workspace)}.\n`);
     },
@@ -69,7 +83,7 @@ const envSet: Command = {
     if (second === undefined && !split) throw usageError('give NAME VALUE or NAME=VALUE');
     const [name, value] = split ? [split[1], split[2]] : [first, second];
     const { api, workspace, path } = await target(cli, 'variables');
-    const saved = (await api.put<Variable>(`${path}/${encodeURIComponent(name)}`, { value })).body;
+    const saved = (await naming(name, api.put<Variable>(`${path}/${encodeURIComponent(name)}`, { value }))).body;
     if (cli.json) cli.print(saved);
     else cli.say(`Set ${name} in ${label(workspace)}.\n`);
   },
@@ -85,7 +99,7 @@ const secretSet: Command = {
     const name = cli.args.positionals[0];
     const { api, workspace, path } = await target(cli, 'secrets');
     const value = await secretValue(cli, name);
-    const saved = (await api.put<Variable>(`${path}/${encodeURIComponent(name)}`, { value })).body;
+    const saved = (await naming(name, api.put<Variable>(`${path}/${encodeURIComponent(name)}`, { value }))).body;
     if (cli.json) cli.print(saved);
     else cli.say(`Set secret ${name} in ${label(workspace)}.\n`);
   },

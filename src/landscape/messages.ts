@@ -3,6 +3,8 @@
 import type { Segment } from './codes.ts';
 import type { YamlNode } from './yaml-tree.ts';
 
+export { closestName, listWords } from '../core/suggest.ts';
+
 /** "the file", "schema", "prepare[0].run", "service web", "ports[0].port of service web". */
 export function describePath(path: readonly Segment[]): string {
   if (path.length === 0) return 'the file';
@@ -42,36 +44,3 @@ export function quote(text: string): string {
   return JSON.stringify(short);
 }
 
-/** The candidate closest to `word` when it is probably a typo of it. */
-export function closestName(word: string, candidates: Iterable<string>): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
-  for (const candidate of candidates) {
-    if (Math.abs(candidate.length - word.length) > bestDistance) continue;
-    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
-    if (distance <= bestDistance && (best === undefined || distance < editDistance(word.toLowerCase(), best.toLowerCase()))) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  if (a.length > 64 || b.length > 64) return a === b ? 0 : Infinity;
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length];
-}
-
-/** "a, b or c". */
-export function listWords(words: readonly string[]): string {
-  if (words.length <= 1) return words.join('');
-  return `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
-}

@@ -59,6 +59,13 @@ test('each bad managed entry has its code and place', () => {
   ]);
 });
 
+test('a config value that does not fit its pattern is told the rule in words, never the regular expression', () => {
+  const text = file('    provider: postgres\n    config: {database: My-DB}\n');
+  const landscape = parseLandscape(text).landscape as Landscape;
+  const [error] = catalogErrors(text, landscape, null, managedCatalog());
+  assert.equal(error.message, 'config database of service db must be a name of lowercase letters, digits and _, not starting with a digit, at most 63 characters, not "My-DB"');
+});
+
 test('update constraints against the deployed landscape: fixed settings, shrinking storage and the version are refused', () => {
   const before = file('    provider: postgres\n    providerVersion: "16"\n    resources: {storage: 4Gi}\n    config: {locale: C}\n');
   assert.deepEqual(errorsOf(before, { previous: before }), []);

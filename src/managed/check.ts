@@ -130,7 +130,8 @@ function amount(value: number, definition: ResourceDefinition): string {
   return definition.unit === 'MiB' ? `${value} MiB` : String(value);
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// verbose: a pattern error carries its schema, whose patternErrorMessage says the rule in words.
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 const validators = new Map<string, ValidateFunction>();
 
 function configErrors(name: string, service: ManagedService, before: NormalManagedService | undefined, provider: Provider, error: MakeError): Unplaced[] {
@@ -157,6 +158,8 @@ function configError(base: string, name: string, provider: Provider, problem: Er
     return [`${base}/${key}`, 'invalid-config', `config of service ${name} has no setting ${quote(key)}; ${provider.name} takes ${listWords(Object.keys(provider.config.properties))}`];
   }
   const key = problem.instancePath.slice(1).replace(/\//g, '.');
+  const words = problem.keyword === 'pattern' ? (problem.parentSchema as { patternErrorMessage?: string } | undefined)?.patternErrorMessage : undefined;
+  if (words) return [`${base}${problem.instancePath}`, 'invalid-config', `config ${key} of service ${name} ${words}, not ${quote(String(problem.data))}`];
   return [`${base}${problem.instancePath}`, 'invalid-config', `config ${key} of service ${name} ${problem.message}${problem.keyword === 'enum' ? `: ${listWords((problem.params as { allowedValues: string[] }).allowedValues)}` : ''}`];
 }
 

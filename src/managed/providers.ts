@@ -35,7 +35,10 @@ export interface ManagedPlanDefinition {
   resources: Record<string, ResourceBounds>;
 }
 
-/** A JSON Schema of a provider's `config`; each property says its update rule in `x-update`. */
+/** The words for a PostgreSQL database or user name (the pattern's error message). */
+const POSTGRES_NAME = 'must be a name of lowercase letters, digits and _, not starting with a digit, at most 63 characters';
+
+/** A JSON Schema of a provider's `config`; each property says its update rule in `x-update` and a pattern's rule in `patternErrorMessage`. */
 export interface ConfigSchema {
   type: 'object';
   additionalProperties: false;
@@ -86,8 +89,8 @@ const postgres: ProviderDefinition = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      database: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', description: 'name of the database (default app)', 'x-update': 'never' },
-      user: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', description: 'name of the user owning it (default app)', 'x-update': 'never' },
+      database: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', patternErrorMessage: POSTGRES_NAME, description: 'name of the database (default app)', 'x-update': 'never' },
+      user: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', patternErrorMessage: POSTGRES_NAME, description: 'name of the user owning it (default app)', 'x-update': 'never' },
       locale: { type: 'string', enum: ['C', 'C.UTF-8'], description: 'locale of the cluster (default C.UTF-8)', 'x-update': 'never' },
       timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'TimeZone setting (default UTC)', 'x-update': 'live' },
       extensions: {
@@ -165,7 +168,7 @@ const nats: ProviderDefinition = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      user: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,62}$', description: 'name of the user clients connect as (default app)', 'x-update': 'restart' },
+      user: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,62}$', patternErrorMessage: 'must be a name of letters, digits, _ and -, not starting with a digit or -, at most 63 characters', description: 'name of the user clients connect as (default app)', 'x-update': 'restart' },
       jetstream: { type: 'boolean', description: 'JetStream persistence (default true)', 'x-update': 'restart' },
       maxPayload: { type: 'integer', minimum: 1024, maximum: 8388608, description: 'max_payload in bytes (default 1048576)', 'x-update': 'restart' },
     },

@@ -40,12 +40,19 @@ test('the catalog holds every page of the table and the two waking pages, nothin
   for (const [name, page] of Object.entries(routerPages)) assert.ok(page.explanation.length > 20, `${name} explains itself`);
 });
 
+const SIGN_IN_HINT = ': send an API key: curl -H "Svc-Authorization: Bearer <key>" URL';
+const textHints: Partial<Record<RouterPageName, string>> = {
+  signInRequired: SIGN_IN_HINT,
+  managedSignIn: ': send an API key of the team: curl -H "Svc-Authorization: Bearer <key>" URL',
+};
+
 for (const [name, status, title] of table) {
-  test(`${name}: other clients get the line "${status} ${title}"`, () => {
+  const hint = textHints[name] ?? '';
+  test(`${name}: other clients get the line "${status} ${title}${hint}"`, () => {
     for (const accept of [undefined, '*/*', 'application/json']) {
       const page = renderPage(name, { accept, detail: 'service <web> said no' });
       assert.equal(page.status, status);
-      assert.equal(page.body, `${status} ${title}\n`);
+      assert.equal(page.body, `${status} ${title}${hint}\n`);
       assert.equal(page.headers['content-type'], 'text/plain; charset=utf-8');
       assert.equal(page.headers['cache-control'], 'no-store');
       assert.equal(page.headers['content-length'], String(Buffer.byteLength(page.body)));
@@ -146,7 +153,7 @@ test('a sign-in URL becomes the button, escaped; other schemes are not linked', 
     assert.doesNotMatch(renderPage('signInRequired', { accept: BROWSER, signInUrl: bad }).body, /class="button primary"/, bad);
   }
   assert.ok(renderPage('linkExpired', { accept: BROWSER, signInUrl: '/workspace-sign-in' }).body.includes('href="/workspace-sign-in"'));
-  assert.doesNotMatch(renderPage('signInRequired', { accept: undefined, signInUrl: url }).body, /http/);
+  assert.equal(renderPage('signInRequired', { accept: undefined, signInUrl: url }).body, `401 Sign-in required${SIGN_IN_HINT}\n`, 'no sign-in link');
 });
 
 async function serve(handler: http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {

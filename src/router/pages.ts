@@ -1,5 +1,6 @@
 // The router's pages (spec 7, "Router pages on workspace addresses", and the waking pages of 3.1): browsers get a
-// page; other clients get the status and the title as one line of text.
+// page; other clients get the status and the title as one line of text (with what they can do about it, when a
+// browser's button would say: an API key in Svc-Authorization for a sign-in).
 import type { ServerResponse } from 'node:http';
 import { pageHtml } from './page-html.ts';
 
@@ -19,7 +20,11 @@ export interface RouterPage {
   refreshSeconds?: number;
   /** The one line for non-browser clients also carries the detail (3.1: "the reason as text"). */
   detailInText?: boolean;
+  /** What a client without a browser can do, after the title in its one line (curl has no sign-in button). */
+  textHint?: string;
 }
+
+const keyHint = (whose: string) => `send an API key${whose}: curl -H "Svc-Authorization: Bearer <key>" URL`;
 
 export const routerPages = {
   noWorkspace: {
@@ -81,6 +86,7 @@ export const routerPages = {
     status: 401,
     title: 'Sign-in required',
     explanation: 'This workspace address is private. Sign in with the console to open it.',
+    textHint: keyHint(''),
   },
   cookieBlockedInFrame: {
     status: 401,
@@ -136,6 +142,7 @@ export const routerPages = {
     status: 401,
     title: 'Sign-in required',
     explanation: "This managed service is behind your team's sign-in. Sign in with the console, or send an API key of the team in Svc-Authorization.",
+    textHint: keyHint(' of the team'),
   },
   managedPaused: {
     status: 503,
@@ -284,7 +291,7 @@ export function renderPage(name: RouterPageName, options: PageOptions): Rendered
     headers['content-security-policy'] = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
     headers['referrer-policy'] = 'no-referrer';
   } else {
-    const said = options.sleepReason ?? (page.detailInText ? detail : undefined);
+    const said = options.sleepReason ?? (page.detailInText ? detail : undefined) ?? page.textHint;
     const reason = said && oneLine(said) !== '' ? `: ${oneLine(said)}` : '';
     body = `${page.status} ${page.title}${reason}\n`;
     headers['content-type'] = 'text/plain; charset=utf-8';

@@ -2,7 +2,9 @@
 // "Infinity" or "10" is not a number there (Ajv's coercion turned "Infinity" into a number its bounds then skipped).
 // A query or path integer comes only from canonical decimal text ("42", never "1e3", "0x10", " 7" or "Infinity").
 // No string or key anywhere holds the NUL character, which PostgreSQL refuses in text, and no number is infinite
-// (the JSON literal 1e400 parses to Infinity). Every refusal is a validation error with a JSON Pointer.
+// (the JSON literal 1e400 parses to Infinity). Every refusal is a validation error with a JSON Pointer. A schema
+// with a `pattern` says in words what it allows in `patternErrorMessage` (as VS Code reads it in landscape files), and
+// that message replaces Ajv's "must match pattern" with its regular expression.
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
@@ -26,11 +28,16 @@ const MAX_SCAN_ERRORS = 20;
 const canonicalInteger = /^-?(0|[1-9][0-9]*)$/;
 const canonicalNumber = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 
-const common: Options = { removeAdditional: false, allErrors: true, useDefaults: true, addUsedSchema: false };
+// verbose: a pattern error carries its schema, where patternErrorMessage is.
+const common: Options = { removeAdditional: false, allErrors: true, useDefaults: true, addUsedSchema: false, verbose: true };
+
+/** The schema keyword holding a pattern's rule in words: the whole message, "must ...". */
+export const PATTERN_MESSAGE = 'patternErrorMessage';
 
 function newAjv(coerceTypes: Options['coerceTypes'], externalSchemas: Record<string, unknown>): Ajv {
   const ajv = new Ajv({ ...common, coerceTypes });
   addFormats.default(ajv);
+  ajv.addKeyword({ keyword: PATTERN_MESSAGE, schemaType: 'string' });
   for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema as Schema);
   return ajv;
 }
@@ -96,6 +103,13 @@ export function nonCanonicalNumbers(schema: unknown, data: unknown): InputError[
   return errors;
 }
 
+/** Ajv's error, with the words of the schema's patternErrorMessage for a pattern it has them for; lean either way. */
+export function wordedError(error: ErrorObject): ErrorObject {
+  const words = error.keyword === 'pattern' ? (error.parentSchema as Schema | undefined)?.[PATTERN_MESSAGE] : undefined;
+  const { instancePath, keyword, params, schemaPath } = error;
+  return { instancePath, keyword, params, schemaPath, message: typeof words === 'string' ? words : error.message };
+}
+
 /** Each list's errors at places the lists before it did not name (Ajv may name one place more than once). */
 function merged(...lists: Array<ReadonlyArray<InputError | ErrorObject>>): ErrorObject[] {
   const all: ErrorObject[] = [];
@@ -112,7 +126,7 @@ function guarded(validate: ValidateFunction, schema: unknown, httpPart: HttpPart
     const valid = validate(data, context as never);
     const after = unsafeValues(data);
     if (valid && before.length === 0 && after.length === 0) return true;
-    guard.errors = merged(before, valid ? [] : (validate.errors ?? []), after);
+    guard.errors = merged(before, valid ? [] : (validate.errors ?? []).map(wordedError), after);
     return false;
   };
   // Fastify passes the parent object (so that Ajv may coerce a root value) only to a function with a schemaEnv.

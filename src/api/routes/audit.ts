@@ -23,7 +23,7 @@ const AuditEntrySchema = Type.Object({
 
 const AuditQuery = Type.Object({
   ...PageQuery,
-  action: Type.Optional(Type.String({ pattern: auditActionPattern, maxLength: 100, description: 'e.g. api_key.create' })),
+  action: Type.Optional(Type.String({ pattern: auditActionPattern, patternErrorMessage: 'must be an action such as api_key.create: lowercase words of letters and _, joined by dots', maxLength: 100, description: 'e.g. api_key.create' })),
   actor: Type.Optional(Id),
   team: Type.Optional(Id),
   since: Type.Optional(Type.String({ description: 'date-time; entries at or after it' })),

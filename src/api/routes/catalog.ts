@@ -44,7 +44,7 @@ const PlanSchema = Type.Object({
 
 const PlansQuery = Type.Object({
   kind: Type.Optional(StringEnum(['managed', 'service'])),
-  provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{0,62}$', description: "a provider's plans only" })),
+  provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{0,62}$', patternErrorMessage: 'must be a provider name: lowercase letters, digits and dashes, starting with a letter, at most 63 characters', description: "a provider's plans only" })),
 });
 
 export function registerCatalogRoutes(app: FastifyInstance, deps: ApiDeps): void {

@@ -61,7 +61,7 @@ const PlanSchema = Type.Object({
 });
 
 const SyncBody = Type.Object(
-  { profile: Type.Optional(Type.String({ maxLength: 64 })), plan_hash: Type.String({ pattern: '^[0-9a-f]{64}$' }) },
+  { profile: Type.Optional(Type.String({ maxLength: 64 })), plan_hash: Type.String({ pattern: '^[0-9a-f]{64}$', patternErrorMessage: 'must be the hash of a plan: 64 lowercase hexadecimal digits' }) },
   { additionalProperties: false },
 );
 

@@ -16,12 +16,13 @@ const Registry = Type.String({
   minLength: 1,
   maxLength: 255,
   pattern: '^[A-Za-z0-9.:\\[\\]-]+$',
+  patternErrorMessage: 'must be a host or host:port',
   description: 'registry host as image references name it: `registry.example.com:5000`, `ghcr.io`, `docker.io`',
 });
 const NewCredential = Type.Object(
   {
     registry: Registry,
-    username: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^:\\s]+$', description: 'no colon or white space (basic auth)' }),
+    username: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^:\\s]+$', patternErrorMessage: 'must have no colon and no white space', description: 'no colon or white space (basic auth)' }),
     password: Type.String({ minLength: 1, maxLength: 4096, description: 'a password or token; sealed at rest and never shown again' }),
   },
   { additionalProperties: false },

@@ -2,7 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../auth/access.ts';
-import { notFound, problem } from '../../core/problems.ts';
+import { notFound, problem, type Problem } from '../../core/problems.ts';
+import { didYouMean, quotedList } from '../../core/suggest.ts';
 import { publishEvent } from '../../events/publish.ts';
 import { withTransaction } from '../../store/database.ts';
 import { findDeployedLandscape, setRunSwitch } from '../../store/landscapes.ts';
@@ -11,10 +12,9 @@ import { runsReplicas, withNeeds } from '../../workspaces/deployment.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import type { ApiDeps } from '../context.ts';
 import { answerLogs, LogPageSchema, LogQuery } from '../log-stream.ts';
-import { Id } from '../schemas.ts';
+import { Id, ServiceName } from '../schemas.ts';
 import { workspaceAccess } from './workspaces.ts';
 
-const ServiceName = Type.String({ pattern: '^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$' });
 const params = Type.Object({ ws: Id, service: ServiceName });
 const tags = ['landscape'];
 
@@ -41,9 +41,22 @@ export const ServiceViewSchema = Type.Object({
 
 const LogsQuery = Type.Object({ ...LogQuery.properties, replica: Type.Optional(Type.Integer({ minimum: 0, maximum: 99, description: 'replica index; default 0' })) });
 
+type Deployed = Awaited<ReturnType<typeof findDeployedLandscape>>;
+
+/** The 404 for a service the deployed landscape does not have: the closest name, and the names it has. */
+export function unknownService(row: Pick<WorkspaceRow, 'name'>, deployed: Deployed, service: string): Problem {
+  if (!deployed) return problem('not-found', 404, `The landscape of ${row.name} has no services yet: Sync deploys its svc.yml.`);
+  if (deployed.torn_down) return problem('not-found', 404, `The landscape of ${row.name} is torn down: Sync starts its services again.`);
+  const names = Object.keys(deployed.normal.services).sort();
+  if (names.length === 0) return problem('not-found', 404, `The landscape of ${row.name} has no services.`);
+  return problem('not-found', 404, `The landscape of ${row.name} has no service "${service}".${didYouMean(service, names)} Its services: ${quotedList(names)}.`, {
+    extra: { services: names },
+  });
+}
+
 async function deployedService(deps: ApiDeps, row: WorkspaceRow, service: string) {
   const deployed = await findDeployedLandscape(deps.pool, row.id);
-  if (!deployed || !(service in deployed.normal.services)) throw notFound('service');
+  if (!deployed || !(service in deployed.normal.services)) throw unknownService(row, deployed, service);
   return deployed;
 }
 

@@ -11,7 +11,7 @@ import type { ApiDeps } from '../context.ts';
 import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
 import { DateTime, Id, UserSchema, iso } from '../schemas.ts';
 
-export const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$' });
+export const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$', patternErrorMessage: 'must be an email address (name@domain) without white space' });
 export const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' });
 
 export function userView(row: UserRow) {

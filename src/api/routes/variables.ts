@@ -10,7 +10,9 @@ import type { ApiDeps } from '../context.ts';
 import { DateTime, Id } from '../schemas.ts';
 import { workspaceAccess } from './workspaces.ts';
 
-const VariableName = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' });
+const VariableName = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$',
+  patternErrorMessage: 'must be a variable name: letters, digits and _, not starting with a digit, at most 128 characters',
+});
 const NamedParams = Type.Object({ ws: Id, name: VariableName });
 const Value = Type.Object({ value: Type.String({ maxLength: 65536 }) }, { additionalProperties: false });
 const VariableSchema = Type.Object({ name: Type.String(), value: Type.String(), created_at: DateTime, updated_at: DateTime });

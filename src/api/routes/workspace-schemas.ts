@@ -3,13 +3,18 @@ import { Type } from 'typebox';
 import { DateTime, Id, StringEnum } from '../schemas.ts';
 
 /** A DNS label, so names can appear in addresses: lowercase letters, digits and dashes, 1 to 63 chars. */
-export const WorkspaceName = Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' });
+export const WorkspaceName = Type.String({
+  minLength: 1,
+  maxLength: 63,
+  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+  patternErrorMessage: 'must have only lowercase letters, digits and dashes, and start and end with a letter or digit',
+});
 
 export const GitSourceSchema = Type.Object(
   {
-    provider: Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z][a-z0-9-]*$', description: 'github, gitlab, bitbucket, git, ...' }),
+    provider: Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z][a-z0-9-]*$', patternErrorMessage: 'must have only lowercase letters, digits and dashes, and start with a letter', description: 'github, gitlab, bitbucket, git, ...' }),
     repo: Type.String({ minLength: 1, maxLength: 2048, description: 'clone URL (https://, ssh://, git@host:path; file:// when allowed)' }),
-    ref: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s~^:?*\\[\\\\]+$', description: 'branch, tag or commit' })),
+    ref: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s~^:?*\\[\\\\]+$', patternErrorMessage: 'must be a branch, tag or commit, without white space or any of ~ ^ : ? * [ \\', description: 'branch, tag or commit' })),
   },
   { additionalProperties: false },
 );
@@ -18,12 +23,13 @@ export const NewWorkspaceSchema = Type.Object(
   {
     team_id: Id,
     name: WorkspaceName,
-    plan: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', default: 'standard' })),
+    plan: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', patternErrorMessage: 'must be a plan id: lowercase letters, digits and dashes, starting with a letter or digit, at most 63 characters', default: 'standard' })),
     base_image: Type.Optional(
       Type.String({
         minLength: 2,
         maxLength: 512,
         pattern: '^[a-z0-9][A-Za-z0-9._:/@-]*[A-Za-z0-9]$',
+        patternErrorMessage: 'must be an image reference such as debian, registry.example.com:5000/team/app:1 or name@sha256:…',
         default: 'debian',
         description: "an OCI image reference, pinned at the workspace's first start; `debian` (the default) is the installation's base image",
       }),

@@ -15,7 +15,7 @@ import { workspaceAccess } from './workspaces.ts';
 const Body = Type.Object(
   {
     host: Type.Optional(Type.String({ maxLength: 253, description: 'a host of the workspace (dev URL, editor, public port, one of its managed services); the dev URL when absent' })),
-    next: Type.Optional(Type.String({ maxLength: 2048, pattern: '^/(?!/)', description: 'path to open after signing in; default /' })),
+    next: Type.Optional(Type.String({ maxLength: 2048, pattern: '^/(?!/)', patternErrorMessage: 'must be a path on this host: it starts with one /', description: 'path to open after signing in; default /' })),
   },
   { additionalProperties: false },
 );

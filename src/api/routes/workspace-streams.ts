@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { requirePermission } from '../../auth/access.ts';
 import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../core/channel-protocol.ts';
-import { notFound, problem, Problem } from '../../core/problems.ts';
+import { problem, Problem } from '../../core/problems.ts';
 import type { PodTarget } from '../../runtime/driver.ts';
 import { RuntimeFailure } from '../../runtime/driver.ts';
 import { insertAuditEntry } from '../../store/audit.ts';
@@ -18,12 +18,12 @@ import { workspaceRef } from '../../workspaces/operations.ts';
 import { wakeAndWait } from '../../workspaces/wake.ts';
 import type { ApiDeps } from '../context.ts';
 import { holdMessages, relayStreams } from '../stream-relay.ts';
+import { unknownService } from './services.ts';
 import { workspaceAccess } from './workspaces.ts';
-import { Id } from '../schemas.ts';
+import { Id, ServiceName } from '../schemas.ts';
 
 const WAKE_TIMEOUT_MS = 120_000;
 
-const ServiceName = Type.String({ pattern: '^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$' });
 const Replica = Type.Integer({ minimum: 0, maximum: 99, description: 'replica index of --service; default 0' });
 const Dimension = Type.Integer({ minimum: 1, maximum: 1000 });
 
@@ -66,7 +66,7 @@ async function targetOf(deps: ApiDeps, row: WorkspaceRow, service: string | unde
   }
   const deployed = await findDeployedLandscape(deps.pool, row.id);
   const found = deployed && !deployed.torn_down ? deployed.normal.services[service] : undefined;
-  if (!found) throw notFound('service');
+  if (!found) throw unknownService(row, deployed, service);
   if (found.type === 'managed') {
     if (!forwarding) throw problem('conflict', 409, `${service} is a managed service: it has no shell here; forward its port instead (svc port-forward WS ${service}:PORT).`);
     return { pod: { kind: 'editor' }, host: service };
