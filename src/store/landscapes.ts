@@ -130,3 +130,11 @@ export async function serviceRunStates(db: Queryable, workspaceId: number): Prom
   for (const row of rows.rows) states[row.kind].add(row.service);
   return states;
 }
+
+/** Digests the deployed landscapes (not torn down) run: what the image store's garbage collection keeps. */
+export async function pinnedImageDigests(db: Queryable): Promise<string[]> {
+  const rows = await db.query<{ digest: string }>(
+    "SELECT DISTINCT pin.value->>'digest' AS digest FROM landscapes, json_each(landscapes.images) AS pin WHERE NOT landscapes.torn_down",
+  );
+  return rows.rows.map((r) => r.digest).filter((digest) => typeof digest === 'string');
+}

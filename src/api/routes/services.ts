@@ -26,6 +26,9 @@ export const ServiceViewSchema = Type.Object({
   availability: Type.Optional(Type.String()),
   running: Type.Boolean({ description: 'the run switch: false after Stop; a stopped service never starts on request' }),
   replicas: Type.Object({ ready: Type.Integer(), desired: Type.Integer() }),
+  image: Type.Optional(
+    Type.Object({ reference: Type.String({ description: 'the image as the file writes it' }), digest: Type.String({ description: 'the digest pinned at the last Sync: what the replicas run' }) }, { description: 'container services: the image pinned at the last Sync' }),
+  ),
 });
 
 const LogsQuery = Type.Object({ ...LogQuery.properties, replica: Type.Optional(Type.Integer({ minimum: 0, maximum: 99, description: 'replica index; default 0' })) });
