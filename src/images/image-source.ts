@@ -23,8 +23,8 @@ export interface RegistryImageSourceOptions {
   resolveTimeoutMs?: number;
   /** How long a resolution (a digest or a failure) is reused (default 30 s). */
   resolveCacheMs?: number;
-  /** Grace of the collection that a full store triggers (default 10 minutes; the chore passes its own). */
-  fullStoreGraceMs?: number;
+  /** Milliseconds after its last pull or use that an unpinned image is kept (default 1 hour): a Sync between pull and pin. */
+  graceMs?: number;
 }
 
 interface CachedResolution {
@@ -34,13 +34,10 @@ interface CachedResolution {
 
 export const RESOLVE_TIMEOUT_MS = 10_000;
 export const RESOLVE_CACHE_MS = 30_000;
-/** An image made ready by this process stays out of garbage collection this long, pinned or not (a Sync in flight). */
-const PREPARED_HOLD_MS = 3_600_000;
+export const IMAGE_GRACE_MS = 3_600_000;
 
 export class RegistryImageSource implements ImageSource {
   private readonly resolutions = new Map<string, CachedResolution>();
-  /** Digest -> when this process last made it ready. */
-  private readonly prepared = new Map<string, number>();
 
   constructor(private readonly options: RegistryImageSourceOptions) {}
 
@@ -73,22 +70,21 @@ export class RegistryImageSource implements ImageSource {
         pulled = await pull();
       } catch (error) {
         if (!(error instanceof ImageFailure) || error.reason !== 'store-full') throw error;
-        await this.collect({ graceMs: this.options.fullStoreGraceMs ?? 600_000 });
+        await this.collect(); // what no landscape pins makes room, then the pull is tried once more
         pulled = await pull();
       }
-      this.prepared.set(pulled.digest, Date.now());
       return { digest: pulled.digest, rootfs: pulled.rootfs, config: pulled.config };
     } catch (error) {
       throw asProblem(error, request.image);
     }
   }
 
-  /** Removes images no deployed landscape pins and this process did not just make ready, then what only they used. */
+  /**
+   * Removes images no deployed landscape pins, unless pulled or used within the grace (a Sync between its pull and
+   * its pin), then the layers and blobs only they used. Pulls of this process wait while it runs.
+   */
   async collect(options: { graceMs?: number } = {}): Promise<CollectResult> {
-    const cutoff = Date.now() - PREPARED_HOLD_MS;
-    for (const [digest, at] of this.prepared) if (at < cutoff) this.prepared.delete(digest);
-    const keep = new Set([...(await this.options.pinned()), ...this.prepared.keys()]);
-    return collectImages(this.store, keep, options);
+    return collectImages(this.store, await this.options.pinned(), { graceMs: options.graceMs ?? this.options.graceMs ?? IMAGE_GRACE_MS });
   }
 
   private async resolveNow(lookup: ImageLookup): Promise<{ digest: string }> {

@@ -92,9 +92,6 @@ async function reconcileWorkspaces(deps: WorkspaceOperationDeps, log: (m: string
   }
 }
 
-/** Unpinned images stay this long after their last pull or use (a Sync between its pull and its pin, another process). */
-const IMAGE_GRACE_MS = 3_600_000;
-
 /** The image store under the data directory, pulling with the team's registry credentials. */
 async function openRegistryImages(pool: pg.Pool, config: ServerConfig, secrets: SecretBox, clock: Clock): Promise<RegistryImageSource> {
   return new RegistryImageSource({
@@ -180,13 +177,20 @@ export async function startWorkspaceRuntime(options: {
     await deleteFinishedOperations(pool, new Date(clock.nowMs() - RETENTION_MS));
     await queueNightlyDumps(managed);
     await removeOrphanDumpFiles(managed);
-    if (registryImages) await registryImages.collect({ graceMs: IMAGE_GRACE_MS });
   };
-  const timer = setInterval(() => chores().catch((error: Error) => log(`workspace chores: ${error.message}`)), 60_000).unref();
+  // Images no deployed landscape pins (and not pulled or used within the hour) go, apart from the other chores.
+  const collectImages = async () => {
+    const collected = await registryImages?.collect();
+    if (collected && collected.removedImages.length > 0) log(`image store: removed ${collected.removedImages.length} unused image(s), ${Math.round(collected.freedBytes / 1048576)} MiB`);
+  };
+  const timer = setInterval(() => {
+    chores().catch((error: Error) => log(`workspace chores: ${error.message}`));
+    collectImages().catch((error: Error) => log(`image store collection: ${error.message}`));
+  }, 60_000).unref();
   return {
     driver,
     images,
-    collectImages: registryImages && ((collect) => registryImages.collect({ graceMs: collect?.graceMs ?? IMAGE_GRACE_MS })),
+    collectImages: registryImages && ((collect) => registryImages.collect(collect)),
     files,
     landscapeChecker,
     worker,
