@@ -139,6 +139,8 @@ export interface Service {
   availability?: string;
   running: boolean;
   replicas: { ready: number; desired: number };
+  /** A container service's image as pinned at the last Sync. */
+  image?: { reference: string; digest: string };
 }
 
 export interface Landscape {
@@ -160,6 +162,17 @@ export interface PlanService {
   environment?: string[];
   /** Whether Sync starts the service afresh. */
   restarts?: boolean;
+  /** Why it restarts: a managed service's values, or a container image whose tag names another digest now. */
+  reason?: string;
+}
+
+/** A container service's image and the digest it names now (what Sync runs); null with the problem when unresolved. */
+export interface PlanImage {
+  service: string;
+  image: string;
+  digest: string | null;
+  deployed_digest?: string;
+  problem?: { title?: string; detail?: string };
 }
 
 export interface Plan {
@@ -170,6 +183,7 @@ export interface Plan {
   unchanged: string[];
   prepare: { changed: boolean; changes: string[] };
   test: { changed: boolean; changes: string[] };
+  images?: PlanImage[];
 }
 
 export type StageName = 'prepare' | 'test' | 'run';
