@@ -25,6 +25,8 @@ export interface RegistryImageSourceOptions {
   resolveCacheMs?: number;
   /** Milliseconds after its last pull or use that an unpinned image is kept (default 1 hour): a Sync between pull and pin. */
   graceMs?: number;
+  /** Receives a line for each image pulled from its registry. */
+  log?: (message: string) => void;
 }
 
 interface CachedResolution {
@@ -63,6 +65,7 @@ export class RegistryImageSource implements ImageSource {
   async prepare(request: ImageRequest): Promise<PreparedImage> {
     const reference = request.digest && !request.image.includes('@') ? `${request.image}@${request.digest}` : request.image;
     const credentials = await this.credentialsFor(request.teamId, request.image);
+    const started = performance.now();
     const pull = () => pullImage(this.store, reference, { credentials });
     try {
       let pulled;
@@ -73,6 +76,7 @@ export class RegistryImageSource implements ImageSource {
         await this.collect(); // what no landscape pins makes room, then the pull is tried once more
         pulled = await pull();
       }
+      if (!pulled.cached) this.options.log?.(`image store: pulled ${pulled.reference} in ${Math.round(performance.now() - started)} ms`);
       return { digest: pulled.digest, rootfs: pulled.rootfs, config: pulled.config };
     } catch (error) {
       throw asProblem(error, request.image);

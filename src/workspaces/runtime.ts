@@ -93,12 +93,13 @@ async function reconcileWorkspaces(deps: WorkspaceOperationDeps, log: (m: string
 }
 
 /** The image store under the data directory, pulling with the team's registry credentials. */
-async function openRegistryImages(pool: pg.Pool, config: ServerConfig, secrets: SecretBox, clock: Clock): Promise<RegistryImageSource> {
+async function openRegistryImages(pool: pg.Pool, config: ServerConfig, secrets: SecretBox, clock: Clock, log: (message: string) => void): Promise<RegistryImageSource> {
   return new RegistryImageSource({
     store: await openImageStore(config),
     credentials: (teamId, image) => teamCredentialsForImage(pool, secrets, teamId, image),
     pinned: () => pinnedImageDigests(pool),
     nowMs: () => clock.nowMs(),
+    log,
   });
 }
 
@@ -115,7 +116,7 @@ export async function startWorkspaceRuntime(options: {
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
   const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir });
-  const registryImages = options.images === undefined && driver.name === 'local' ? await openRegistryImages(pool, config, options.secrets, clock) : undefined;
+  const registryImages = options.images === undefined && driver.name === 'local' ? await openRegistryImages(pool, config, options.secrets, clock, log) : undefined;
   const images = options.images === false ? undefined : (options.images ?? registryImages);
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
