@@ -2,6 +2,7 @@
 // a digest (bounded in time, answers cached briefly per team and reference), Sync pulls exactly the digest the plan
 // showed with the team's credentials for the image's registry, and garbage collection keeps what deployed
 // landscapes pin. A store that is full is collected once before a pull is refused as store-full.
+import { createHash } from 'node:crypto';
 import { Problem, problem } from '../core/problems.ts';
 import type { ImageLookup, ImageRequest, ImageSource, PreparedImage } from '../runtime/image.ts';
 import { ImageFailure, imageProblem } from './failures.ts';
@@ -47,14 +48,19 @@ export class RegistryImageSource implements ImageSource {
     return this.options.store;
   }
 
-  /** The digest `image` names now; the same answer (or failure) for the same team and reference for a short while. */
-  resolve(lookup: ImageLookup): Promise<{ digest: string }> {
-    const key = `${lookup.teamId} ${lookup.image}`;
+  /**
+   * The digest `image` names now; the same answer (or failure) for the same team, reference and credentials for a
+   * short while (credentials added or changed since are a new question).
+   */
+  async resolve(lookup: ImageLookup): Promise<{ digest: string }> {
+    const credentials = await this.credentialsFor(lookup.teamId, lookup.image);
+    const who = credentials ? createHash('sha256').update(`${credentials.username}\0${credentials.password}`).digest('hex') : '-';
+    const key = `${lookup.teamId} ${lookup.image} ${who}`;
     const now = this.options.nowMs();
     const cached = this.resolutions.get(key);
     if (cached && cached.until > now) return cached.answer;
     for (const [k, entry] of this.resolutions) if (entry.until <= now) this.resolutions.delete(k);
-    const entry: CachedResolution = { until: Number.POSITIVE_INFINITY, answer: this.resolveNow(lookup) };
+    const entry: CachedResolution = { until: Number.POSITIVE_INFINITY, answer: this.resolveNow(lookup, credentials) };
     const settled = () => (entry.until = this.options.nowMs() + (this.options.resolveCacheMs ?? RESOLVE_CACHE_MS));
     entry.answer.then(settled, settled);
     this.resolutions.set(key, entry);
@@ -91,11 +97,10 @@ export class RegistryImageSource implements ImageSource {
     return collectImages(this.store, await this.options.pinned(), { graceMs: options.graceMs ?? this.options.graceMs ?? IMAGE_GRACE_MS });
   }
 
-  private async resolveNow(lookup: ImageLookup): Promise<{ digest: string }> {
+  private async resolveNow(lookup: ImageLookup, credentials: RegistryCredentials | undefined): Promise<{ digest: string }> {
     try {
       const reference = parseImageReference(lookup.image);
       if (reference.digest && (await this.store.readImage(reference.digest))) return { digest: reference.digest };
-      const credentials = await this.credentialsFor(lookup.teamId, lookup.image);
       const timeoutMs = this.options.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS;
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
