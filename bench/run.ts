@@ -2,6 +2,7 @@
 // `npm run bench -- router events` runs only those named.
 import { benchApi } from './api.ts';
 import { benchEvents } from './events.ts';
+import { benchImages } from './images.ts';
 import { benchLandscape } from './landscape.ts';
 import { benchManaged } from './managed.ts';
 import { benchRouter } from './router.ts';
@@ -14,6 +15,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   workspaces: () => benchWorkspaces(),
   router: () => benchRouter(),
   managed: () => benchManaged(),
+  images: () => benchImages(),
 };
 
 const named = process.argv.slice(2);

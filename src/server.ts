@@ -37,6 +37,8 @@ export interface RunningServer {
   services: ServiceRunner;
   /** The managed-service chores (tests run them after moving the clock). */
   managed: ManagedChores;
+  /** The image store's garbage collection, when the server pulls images itself (tests run it). */
+  collectImages?: WorkspaceRuntime['collectImages'];
   /** The first administrator's sign-in link, when this start created them. */
   firstSignInLink?: string;
   /** nginx, with --data-plane nginx. */
@@ -48,8 +50,11 @@ export interface StartOptions {
   clock?: Clock;
   /** The runtime driver; the local driver on the data directory when absent. */
   driver?: RuntimeDriver;
-  /** Makes container services' images ready at Sync; without one, a Sync with container services answers 501. */
-  imageSource?: ImageSource;
+  /**
+   * Resolves container services' images at Plan and makes them ready at Sync: the image store under the data
+   * directory when absent (local driver); false for none (a Sync with container services then answers 501).
+   */
+  imageSource?: ImageSource | false;
   /** pino logger options or false; the CLI logs JSON to stderr. */
   logger?: pino.LoggerOptions | false;
 }
@@ -151,7 +156,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       mail.start();
     }
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: options.imageSource, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
       logger,
     );
     // With the nginx data plane, svc listens on loopback and nginx on the configured address.
@@ -177,6 +182,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       driver: workspaces.driver,
       services: workspaces.services,
       managed: workspaces.managed,
+      collectImages: workspaces.collectImages,
       firstSignInLink,
       dataPlane: nginx,
       async close() {

@@ -172,7 +172,7 @@ test('an image that cannot be made ready fails the Sync with a problem naming it
   const failed = await sync();
   assert.equal(failed.state, 'failed');
   assert.equal(failed.error.type, 'urn:svc:problem:unavailable');
-  assert.equal(failed.error.detail, 'The image test/web:2 of web could not be made ready: no image test/web:2 in the test\'s images');
+  assert.equal(failed.error.detail, 'The image test/web:2 could not be resolved: no image test/web:2 in the test\'s images');
   assert.equal(failed.error.image, 'test/web:2');
   const web = (await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 })).find((r) => r.service === 'web');
   assert.deepEqual(web, before.find((r) => r.service === 'web'));
@@ -198,7 +198,7 @@ test('runAsUser is refused at Plan and Sync for a team an administrator has not 
 });
 
 test('an installation without an image source refuses a Sync of container services with 501; Plan still works', async () => {
-  bare = await startTestServer();
+  bare = await startTestServer({ imageSource: false });
   const person = await createPerson(bare.admin, 'no-images@example.com');
   const org = (await person.key.post('/orgs', { name: 'No images' })).body.id;
   const otherTeam = (await person.key.post('/teams', { org_id: org, name: 'No images' })).body.id;

@@ -117,3 +117,6 @@ export function errorPlace(error: { pointer: string; line?: number; column?: num
   const field = error.pointer.replace(/^\//, '').replace(/\//g, ' › ') || 'the request';
   return error.in && error.in !== 'body' ? `${field} (${error.in})` : field;
 }
+
+/** `sha256:` and the first 12 hex digits of an image digest (the full one is in the title). */
+export const shortDigest = (digest: string): string => digest.slice(0, 'sha256:'.length + 12);

@@ -150,6 +150,8 @@ export interface Service {
   replicas: { ready: number; desired: number };
   /** Where it is reached from outside the workspace (GET /workspaces/{ws}/landscape). */
   ports?: ServicePort[];
+  /** A container service's image as pinned at the last Sync. */
+  image?: { reference: string; digest: string };
 }
 
 export interface ServicePort {
@@ -179,6 +181,17 @@ export interface PlanService {
   environment?: string[];
   /** Whether Sync starts the service afresh. */
   restarts?: boolean;
+  /** Why it restarts: a managed service's values, or a container image whose tag names another digest now. */
+  reason?: string;
+}
+
+/** A container service's image and the digest it names now (what Sync runs); null with the problem when unresolved. */
+export interface PlanImage {
+  service: string;
+  image: string;
+  digest: string | null;
+  deployed_digest?: string;
+  problem?: { title?: string; detail?: string };
 }
 
 export interface Plan {
@@ -189,6 +202,7 @@ export interface Plan {
   unchanged: string[];
   prepare: { changed: boolean; changes: string[] };
   test: { changed: boolean; changes: string[] };
+  images?: PlanImage[];
 }
 
 export type StageName = 'prepare' | 'test' | 'run';

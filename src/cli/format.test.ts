@@ -87,6 +87,20 @@ test('the plan shows + create, ~ change with the changed fields, - remove, -/+ r
   );
   const none: Plan = { ...plan, changed: false, services: [], prepare: { changed: false, changes: [] }, test: { changed: false, changes: [] } };
   assert.equal(formatPlan(none), '  (no changes)\n  unchanged: cache\n');
+  const digest = (c: string) => `sha256:${c.repeat(64)}`;
+  const images: Plan = {
+    ...none,
+    images: [
+      { service: 'api', image: 'team/api:2', digest: digest('a') },
+      { service: 'web', image: 'web:1', digest: digest('b'), deployed_digest: digest('c') },
+      { service: 'db', image: 'db:9', digest: null, problem: { detail: 'db:9: the registry has no image library/db:9' } },
+    ],
+  };
+  assert.equal(
+    formatPlan(images),
+    `  (no changes)\n  unchanged: cache\n  image of api: team/api:2 → ${digest('a')}\n  image of web: web:1 → ${digest('b')} (runs ${digest('c')} now)\n` +
+      '  image of db: db:9 → cannot be resolved: db:9: the registry has no image library/db:9\n',
+  );
 });
 
 test('pointers read as paths; odd keys are quoted', () => {

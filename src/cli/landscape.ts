@@ -24,6 +24,8 @@ export interface Plan {
   unchanged: string[];
   prepare: { changed: boolean; changes: string[] };
   test: { changed: boolean; changes: string[] };
+  /** Each container service's image and the digest it names now (newer servers only). */
+  images?: Array<{ service: string; image: string; digest: string | null; deployed_digest?: string; problem?: { detail?: string; title?: string } }>;
 }
 
 export interface ServiceView {
@@ -33,6 +35,7 @@ export interface ServiceView {
   detail?: string;
   running: boolean;
   replicas: { ready: number; desired: number };
+  image?: { reference: string; digest: string };
 }
 
 interface Landscape {
@@ -65,7 +68,15 @@ export function formatPlan(plan: Plan): string {
   }
   if (lines.length === 0) lines.push('  (no changes)');
   if (plan.unchanged.length > 0) lines.push(`  unchanged: ${plan.unchanged.join(', ')}`);
+  for (const image of plan.images ?? []) lines.push(`  image of ${image.service}: ${imageText(image)}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** `name:tag → sha256:…` (what Sync will run), with what runs now when it differs, or why it cannot be resolved. */
+function imageText(image: NonNullable<Plan['images']>[number]): string {
+  if (image.digest === null) return `${image.image} → cannot be resolved: ${image.problem?.detail ?? image.problem?.title ?? 'unknown'}`;
+  const now = image.deployed_digest && image.deployed_digest !== image.digest ? ` (runs ${image.deployed_digest} now)` : '';
+  return `${image.image} → ${image.digest}${now}`;
 }
 
 /** The fields a change names, and the environment variables whose value changes (names only) as one phrase. */
@@ -87,6 +98,8 @@ export function formatLandscape(landscape: Landscape, workspace: string): string
   if (landscape.services.length > 0) {
     const rows = landscape.services.map((s) => [s.name, s.type, s.running ? s.status : `${s.status} (switched off)`, `${s.replicas.ready}/${s.replicas.desired}`, s.detail]);
     out.push(table(['SERVICE', 'TYPE', 'STATUS', 'READY', 'DETAIL'], rows).trimEnd());
+    const pinned = landscape.services.filter((s) => s.image);
+    if (pinned.length > 0) out.push('', ...pinned.map((s) => `Image of ${s.name}: ${s.image!.reference} @ ${s.image!.digest.slice(0, 19)}`));
   } else out.push('No services deployed.');
   out.push('', `Dev URL: ${landscape.dev_url.url} ${landscape.dev_url.state} (${landscape.dev_url.detail})`);
   return `${out.join('\n')}\n`;

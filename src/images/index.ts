@@ -1,5 +1,6 @@
 // OCI images (spec 2.8 `container` services, `image` of `steps` services): pulled from registries over the
 // distribution API v2 into a content-addressed store shared by all workspaces. docs/images.md is for operators.
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerConfig } from '../core/config.ts';
 import { ImageStore } from './store.ts';
@@ -12,7 +13,18 @@ export { formatImageReference, isRegistryHost, normalizeRegistryHost, parseImage
 export type { RegistryCredentials } from './registry-auth.ts';
 export { ImageStore, type ImageRecord, type ImageStoreOptions } from './store.ts';
 
-/** The installation's image store: `<data dir>/images`, with the configured size limit and insecure registries. */
-export function openImageStore(config: Pick<ServerConfig, 'dataDir' | 'imagesMaxBytes' | 'insecureRegistries'>): Promise<ImageStore> {
+/**
+ * The installation's image store: `<data dir>/images`, with the configured size limit and insecure registries. Pods
+ * run as the workspace's UID with group 0 and must pass through the data directory to an image's rootfs: as root,
+ * the data directory is made enterable (not listable) by group and others, as for volumes (src/runtime/local/volumes.ts).
+ */
+export async function openImageStore(config: Pick<ServerConfig, 'dataDir' | 'imagesMaxBytes' | 'insecureRegistries'>): Promise<ImageStore> {
+  await mkdir(config.dataDir, { recursive: true });
+  if (process.getuid?.() === 0) {
+    const mode = (await stat(config.dataDir)).mode & 0o7777;
+    if ((mode & 0o011) !== 0o011) await chmod(config.dataDir, mode | 0o011);
+  }
   return ImageStore.open({ root: path.join(config.dataDir, 'images'), maxBytes: config.imagesMaxBytes, insecureRegistries: config.insecureRegistries });
 }
+export { RegistryImageSource, RESOLVE_CACHE_MS, RESOLVE_TIMEOUT_MS, type RegistryImageSourceOptions } from './image-source.ts';
+export { teamCredentialsForImage } from './team-credentials.ts';

@@ -31,6 +31,8 @@ export interface PulledImage {
 
 export interface ResolveOptions extends PullOptions {
   insecureRegistries?: readonly string[];
+  /** Milliseconds each request to the registry may take (default 60 s). */
+  timeoutMs?: number;
 }
 
 const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
@@ -38,7 +40,7 @@ const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
 /** The digest a reference names now (a tag's current manifest), without pulling layers. */
 export async function resolveImage(image: string, options: ResolveOptions = {}): Promise<{ digest: string }> {
   const reference = parseImageReference(image);
-  const client = new RegistryClient(reference, image, { insecureRegistries: options.insecureRegistries, credentials: options.credentials });
+  const client = new RegistryClient(reference, image, { insecureRegistries: options.insecureRegistries, credentials: options.credentials, timeoutMs: options.timeoutMs });
   return { digest: (await client.fetchManifest(reference.digest ?? reference.tag!)).digest };
 }
 

@@ -14,6 +14,7 @@ export {
   type ServiceEnvironments,
   type StageChange,
 } from './plan.ts';
+export { shortDigest, withPlanImages, type ImageResolution, type PlanImage } from './plan-images.ts';
 export { parseTemplate, hasTemplate, referenceName, templateRoots, type ParsedTemplate, type TemplateError, type TemplateExpression, type TemplatePart, type TemplateReference } from './templates.ts';
 export { fillTemplates, referencedSecrets, type FillResult, type ManagedServiceValues, type TemplateContext } from './template-fill.ts';
 export { placeErrors, placeProblem } from './places.ts';

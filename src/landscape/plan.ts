@@ -5,6 +5,7 @@
 import { canonicalJson, sha256 } from './normal-form.ts';
 import type { NormalLandscape, NormalService, ServiceType, Step } from './types.ts';
 import { jsonPointer } from './yaml-tree.ts';
+import type { PlanImage } from './plan-images.ts';
 
 /** `replace`: the type (or a managed service's provider) changes, so the old one goes (with its data). */
 export type ServiceAction = 'create' | 'change' | 'replace' | 'remove';
@@ -55,8 +56,10 @@ export interface LandscapePlan {
   test: StageChange;
   /** Whether anything changes at all. */
   changed: boolean;
-  /** sha256 (hex) of the canonical JSON of both normal forms: a later Sync compares it. */
+  /** sha256 (hex) of the canonical JSON of both normal forms (and the images' digests): a later Sync compares it. */
   hash: string;
+  /** Each container service's image with the digest it names now (src/landscape/plan-images.ts), once resolved. */
+  images?: PlanImage[];
 }
 
 /** Plans going from `previous` (null when nothing was applied yet) to `next`. */

@@ -27,18 +27,26 @@ export interface PreparedImage {
   config: ImageConfig;
 }
 
-/** What a Sync asks for: the service's `image` as written, for the workspace's team (its registry credentials). */
-export interface ImageRequest {
+/** What a Plan asks for: the service's `image` as written, for the workspace's team (its registry credentials). */
+export interface ImageLookup {
   image: string;
   teamId: number;
+}
+
+/** What a Sync asks for: the image, and the digest the reviewed plan showed for it. */
+export interface ImageRequest extends ImageLookup {
   workspaceId: number;
   service: string;
+  /** The digest the plan resolved the reference to: exactly this one is made ready, whatever the tag names now. */
+  digest?: string;
 }
 
 /**
- * Makes the image of a `container` service ready (pulls it when it is not in the store yet) and answers what the
- * replicas run. Throws a Problem naming the image and the registry's answer when it cannot.
+ * Resolves the image of a `container` service to a digest (at Plan: bounded in time, cached briefly) and makes it
+ * ready (at Sync: pulls it when it is not in the store yet) for the replicas to run. Both throw a Problem naming the
+ * image and the registry's answer when they cannot.
  */
 export interface ImageSource {
+  resolve(lookup: ImageLookup): Promise<{ digest: string }>;
   prepare(request: ImageRequest): Promise<PreparedImage>;
 }

@@ -130,3 +130,12 @@ export async function serviceRunStates(db: Queryable, workspaceId: number): Prom
   for (const row of rows.rows) states[row.kind].add(row.service);
   return states;
 }
+
+/** Digests the deployed landscapes (not torn down) and the workspaces' base images run: what the image store's garbage collection keeps. */
+export async function pinnedImageDigests(db: Queryable): Promise<string[]> {
+  const rows = await db.query<{ digest: string }>(
+    `SELECT DISTINCT pin.value->>'digest' AS digest FROM landscapes, json_each(landscapes.images) AS pin WHERE NOT landscapes.torn_down
+     UNION SELECT base_image_pin->>'digest' FROM workspaces WHERE base_image_pin IS NOT NULL`,
+  );
+  return rows.rows.map((r) => r.digest).filter((digest) => typeof digest === 'string');
+}

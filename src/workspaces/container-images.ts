@@ -1,10 +1,10 @@
 // Images of services at Plan and Sync (spec 2.8): `runAsUser` only for teams a cluster administrator allowed, and
-// the image of each container service and of each steps service with an `image` made ready by the installation's
-// ImageSource and pinned at Sync (the digest, root filesystem and config its replicas run until the next Sync).
+// the image of each container service and of each steps service with an `image` resolved to a digest at Plan and made
+// ready at exactly that digest by the installation's ImageSource and pinned at Sync (the digest, root filesystem and config its replicas run until the next Sync).
 // Without an image source nothing can run them, so such a Sync is refused rather than deployed with services that
 // silently never start (or, for steps, silently run on another system than the one asked for).
 import { Problem, problem } from '../core/problems.ts';
-import { placeProblem, type NormalContainerService, type NormalLandscape } from '../landscape/index.ts';
+import { placeProblem, type ImageResolution, type NormalContainerService, type NormalLandscape } from '../landscape/index.ts';
 import { imageOf } from './deployment.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import type { Queryable } from '../store/database.ts';
@@ -50,28 +50,66 @@ export function refuseContainersWithoutImages(normal: NormalLandscape, images: I
   });
 }
 
-/** Each image of a service (container, or steps with an `image`) made ready and pinned; one request per reference. */
-export async function pinImages(images: ImageSource, row: WorkspaceRow, normal: NormalLandscape): Promise<Record<string, PinnedImage>> {
-  const prepared = new Map<string, Promise<PinnedImage>>();
-  const pins: Record<string, PinnedImage> = {};
-  for (const [name, reference] of imageServices(normal)) {
-    let pin = prepared.get(reference);
-    if (!pin) {
-      pin = images.prepare({ image: reference, teamId: row.team_id, workspaceId: row.id, service: name }).then(
-        (image) => ({ image: reference, digest: image.digest, rootfs: image.rootfs, config: image.config }),
-        (error: unknown) => {
-          if (error instanceof Problem) throw error;
-          throw problem('unavailable', 503, `The image ${reference} of ${name} could not be made ready: ${(error as Error).message}`, { extra: { image: reference } });
-        },
-      );
-      prepared.set(reference, pin);
-    }
-    pins[name] = await pin;
+/** What each image reference of the container services names now, by reference; a Problem for those that cannot be resolved. */
+export interface ImageResolutions {
+  resolved: Map<string, ImageResolution>;
+  problems: Map<string, Problem>;
+}
+
+/**
+ * Resolves each image reference of the container services once, in parallel (Plan; the source bounds the time and
+ * caches answers briefly). Without an image source every reference is unresolved with the 501 a Sync answers.
+ */
+export async function resolveImages(images: Pick<ImageSource, 'resolve'> | undefined, teamId: number, normal: NormalLandscape): Promise<ImageResolutions> {
+  const references = [...new Set(imageServices(normal).map(([, image]) => image))];
+  const result: ImageResolutions = { resolved: new Map(), problems: new Map() };
+  await Promise.all(
+    references.map(async (image) => {
+      try {
+        if (!images) throw problem('not-available', 501, `This installation cannot fetch container images, so ${image} cannot be resolved.`, { extra: { image } });
+        result.resolved.set(image, { digest: (await images.resolve({ image, teamId })).digest });
+      } catch (error) {
+        const failure = error instanceof Problem ? error : problem('unavailable', 503, `The image ${image} could not be resolved: ${(error as Error).message}`, { extra: { image } });
+        result.problems.set(image, failure);
+        result.resolved.set(image, { problem: failure.toBody() });
+      }
+    }),
+  );
+  return result;
+}
+
+/** The first image that could not be resolved, as the problem a Sync fails with. */
+export function refuseUnresolvedImages(normal: NormalLandscape, resolutions: ImageResolutions): void {
+  for (const [, image] of imageServices(normal)) {
+    const failure = resolutions.problems.get(image);
+    if (failure) throw failure;
   }
+}
+
+/** Each service's image (container, or steps with an `image`) made ready at the digest the plan showed, and pinned; one request per reference, in parallel. */
+export async function pinImages(images: ImageSource, row: WorkspaceRow, normal: NormalLandscape, resolutions: ImageResolutions): Promise<Record<string, PinnedImage>> {
+  const prepared = new Map<string, Promise<PinnedImage>>();
+  for (const [name, image] of imageServices(normal)) {
+    const service = { image };
+    if (prepared.has(service.image)) continue;
+    const resolution = resolutions.resolved.get(service.image);
+    const digest = resolution && 'digest' in resolution ? resolution.digest : undefined;
+    const pin = images.prepare({ image: service.image, digest, teamId: row.team_id, workspaceId: row.id, service: name }).then(
+      (image) => ({ image: service.image, digest: image.digest, rootfs: image.rootfs, config: image.config }),
+      (error: unknown) => {
+        if (error instanceof Problem) throw error;
+        throw problem('unavailable', 503, `The image ${service.image} of ${name} could not be made ready: ${(error as Error).message}`, { extra: { image: service.image } });
+      },
+    );
+    pin.catch(() => undefined); // awaited below; another may fail first
+    prepared.set(service.image, pin);
+  }
+  const pins: Record<string, PinnedImage> = {};
+  for (const [name, image] of imageServices(normal)) pins[name] = await prepared.get(image)!;
   return pins;
 }
 
-/** Services whose pinned digest moved since the last Sync (the tag points elsewhere now): they restart. */
+/** Container services whose pinned digest moved since the last Sync (the tag points elsewhere now): they restart. */
 export function servicesWithNewImages(before: Record<string, PinnedImage>, after: Record<string, PinnedImage>): string[] {
   return Object.keys(after).filter((name) => before[name] !== undefined && before[name].digest !== after[name].digest);
 }

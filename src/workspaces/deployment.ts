@@ -16,6 +16,8 @@ export interface ServiceView {
   availability?: string;
   running: boolean;
   replicas: { ready: number; desired: number };
+  /** A container service's image as pinned at the last Sync: the reference as written and the digest its replicas run. */
+  image?: { reference: string; digest: string };
 }
 
 /** Service names in an order where every service comes after the services it needs (needs have no cycles). */
@@ -138,7 +140,9 @@ function viewOf(name: string, service: NormalService, input: StatusInput): Servi
     const { status, detail, ready } = landscapeStatusOf(input.managed?.get(name), input.tornDown);
     return { name, type: service.type, status, detail, running, replicas: { ready, desired: 1 } };
   }
-  const base = { name, type: service.type, availability: service.availability, running };
+  const pin = service.type === 'container' ? input.images?.[name] : undefined;
+  const image = pin && pin.image === (service as NormalContainerService).image ? { image: { reference: pin.image, digest: pin.digest } } : {};
+  const base = { name, type: service.type, availability: service.availability, running, ...image };
   const desired = service.replicas;
   if (input.tornDown) return { ...base, status: 'stopped', detail: 'Torn down: Sync starts it again', replicas: { ready: 0, desired } };
   if (!running) return { ...base, status: 'stopped', detail: 'Its run switch is off: Start or Run starts it', replicas: { ready: 0, desired } };

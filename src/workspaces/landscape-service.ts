@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { problem, type Problem } from '../core/problems.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
-import { isProfileName, landscapeHash, landscapeProblem, profileFileName, servicesToRestart, type LandscapePlan, type NormalLandscape, type NormalManagedService } from '../landscape/index.ts';
+import { withPlanImages, isProfileName, landscapeHash, landscapeProblem, profileFileName, servicesToRestart, type LandscapePlan, type NormalLandscape, type NormalManagedService } from '../landscape/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { PlannedLandscape, PlanRequest } from './landscape-check.ts';
 import type { LandscapeChecker } from './landscape-checker.ts';
@@ -20,7 +20,7 @@ import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { refuseOverDiskQuota, type VolumeUsageOf } from './disk-quota.ts';
-import { pinImages, refuseContainersWithoutImages, refuseRunAsUser, servicesWithNewImages } from './container-images.ts';
+import { pinImages, refuseContainersWithoutImages, refuseRunAsUser, refuseUnresolvedImages, resolveImages, servicesWithNewImages } from './container-images.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
@@ -83,10 +83,14 @@ export async function currentVariablesHash(db: Queryable, workspaceId: number): 
   return variablesHash(await listVariables(db, workspaceId), vaultId === undefined ? [] : await listSecrets(db, vaultId));
 }
 
-/** What filling in the templates needs beyond the database: the vault's key and the workspace's addresses. */
+/**
+ * What planning needs beyond the database: the vault's key and the workspace's addresses (to fill in templates), and
+ * what resolves container services' images to digests (none: they stay unresolved with a 501).
+ */
 export interface TemplateValues {
   secrets: SecretBox;
   urls: WorkspaceUrls;
+  images?: Pick<ImageSource, 'resolve'>;
 }
 
 /**
@@ -126,8 +130,10 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
     throw problem(name, status, detail, options);
   }
   await refuseRunAsUser(db, row.team_id, current.normal, current.read.text);
-  const { filled, env, plan } = planned;
-  return { current, text: current.read.text, normal: current.normal, filled, env, plan, variablesHash: variablesHash(variables, secrets) };
+  const { filled, env } = planned;
+  const images = await resolveImages(values.images, row.team_id, current.normal);
+  const plan = withPlanImages(planned.plan, current.normal, running?.images ?? {}, images.resolved);
+  return { current, text: current.read.text, normal: current.normal, filled, env, plan, images, variablesHash: variablesHash(variables, secrets) };
 }
 
 function checkPlanHash(plan: LandscapePlan, planHash: string): void {
@@ -174,23 +180,27 @@ export interface SyncDeps extends LandscapeSource {
  * Sync: every secret the file uses must have a value (else 409 missing-secrets) and every variable be set (else
  * 422), the plan must still be the one reviewed (else 409 plan-changed), then the file becomes the deployed
  * landscape, the services the plan marks `restarts` start afresh, and landscape.updated is sent. Managed services are created or resumed (deleted when gone from the file) before
- * the other services start. Container services' images are made ready and pinned first (501 without an image
- * source; a container service whose pinned digest moved restarts too).
+ * the other services start. Container services' images are made ready at the digests the plan showed and pinned
+ * first (501 without an image source; image-unavailable when one cannot be resolved or pulled, and nothing changes;
+ * a container service whose digest moved restarts, as the plan said).
  */
 export async function syncLandscape(
   deps: SyncDeps,
   row: WorkspaceRow,
   request: { profile: string | null; planHash: string; by: number | null },
 ): Promise<LandscapePlan> {
-  // Images are fetched before the transaction (a pull may take minutes); the plan hash ties them to what is saved.
-  const preview = await planFor(deps.pool, deps, row, request.profile, deps);
+  // Images are fetched before the transaction (a pull may take minutes), at the digests the plan showed: their
+  // resolutions are kept for the whole Sync, and the plan hash (which covers them) ties them to what is saved.
+  const values = { ...deps, images: deps.images && onceEach(deps.images) };
+  const preview = await planFor(deps.pool, deps, row, request.profile, values);
   checkPlanHash(preview.plan, request.planHash);
   refuseUnrunnableManaged(preview.normal, deps.managed.driver);
   refuseContainersWithoutImages(preview.normal, deps.images);
-  const images = deps.images ? await pinImages(deps.images, row, preview.normal) : {};
+  refuseUnresolvedImages(preview.normal, preview.images);
+  const images = deps.images ? await pinImages(deps.images, row, preview.normal, preview.images) : {};
   const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
-    const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, deps);
+    const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, values);
     checkPlanHash(plan, request.planHash);
     refuseUnrunnableManaged(normal, deps.managed.driver);
     await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
@@ -216,4 +226,16 @@ export async function syncLandscape(
   const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
   await deps.services.apply(row.id, { restart, retry: names });
   return plan;
+}
+
+/** Each reference resolved once for the whole Sync: its two plans see the same digests. */
+function onceEach(images: Pick<ImageSource, 'resolve'>): Pick<ImageSource, 'resolve'> {
+  const answers = new Map<string, Promise<{ digest: string }>>();
+  return {
+    resolve(lookup) {
+      let answer = answers.get(lookup.image);
+      if (!answer) answers.set(lookup.image, (answer = images.resolve(lookup)));
+      return answer;
+    },
+  };
 }

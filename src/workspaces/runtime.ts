@@ -17,6 +17,8 @@ import { RETENTION_MS } from '../operations/lifecycle.ts';
 import { OperationWorker } from '../operations/worker.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { ImageSource } from '../runtime/image.ts';
+import { openImageStore, RegistryImageSource, teamCredentialsForImage, type CollectResult } from '../images/index.ts';
+import { pinnedImageDigests } from '../store/landscapes.ts';
 import { createLocalDriver } from '../runtime/local/index.ts';
 import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
@@ -37,6 +39,10 @@ import { workspaceUrlsFromBase } from './view.ts';
 
 export interface WorkspaceRuntime {
   driver: RuntimeDriver;
+  /** Container services' images: the image store under the data directory with the local driver by default. */
+  images?: ImageSource;
+  /** The image store's garbage collection (the minute chore; tests run it themselves), with the installation's store. */
+  collectImages?: (options?: { graceMs?: number }) => Promise<CollectResult>;
   files: WorkspaceFiles;
   landscapeChecker: LandscapeChecker;
   worker: OperationWorker;
@@ -86,6 +92,17 @@ async function reconcileWorkspaces(deps: WorkspaceOperationDeps, log: (m: string
   }
 }
 
+/** The image store under the data directory, pulling with the team's registry credentials. */
+async function openRegistryImages(pool: pg.Pool, config: ServerConfig, secrets: SecretBox, clock: Clock, log: (message: string) => void): Promise<RegistryImageSource> {
+  return new RegistryImageSource({
+    store: await openImageStore(config),
+    credentials: (teamId, image) => teamCredentialsForImage(pool, secrets, teamId, image),
+    pinned: () => pinnedImageDigests(pool),
+    nowMs: () => clock.nowMs(),
+    log,
+  });
+}
+
 export async function startWorkspaceRuntime(options: {
   pool: pg.Pool;
   clock: Clock;
@@ -94,11 +111,13 @@ export async function startWorkspaceRuntime(options: {
   log: (message: string) => void;
   secrets: SecretBox;
   driver?: RuntimeDriver;
-  /** Images of services (Sync) and of workspaces' `base_image`; none yet by default. */
-  images?: ImageSource;
+  /** Images of services (Plan and Sync) and of workspaces' `base_image`; the image store on the data directory with the local driver when absent, none with false. */
+  images?: ImageSource | false;
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
   const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir });
+  const registryImages = options.images === undefined && driver.name === 'local' ? await openRegistryImages(pool, config, options.secrets, clock, log) : undefined;
+  const images = options.images === false ? undefined : (options.images ?? registryImages);
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
   const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
@@ -121,14 +140,14 @@ export async function startWorkspaceRuntime(options: {
     archiveDir,
     gates: new PodGates(),
     deleteManagedServices: (row) => deleteManagedServices(managed, row),
-    images: options.images,
+    images,
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
   const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
-  const syncDeps = { managed, images: options.images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,
@@ -161,9 +180,19 @@ export async function startWorkspaceRuntime(options: {
     await queueNightlyDumps(managed);
     await removeOrphanDumpFiles(managed);
   };
-  const timer = setInterval(() => chores().catch((error: Error) => log(`workspace chores: ${error.message}`)), 60_000).unref();
+  // Images no deployed landscape pins (and not pulled or used within the hour) go, apart from the other chores.
+  const collectImages = async () => {
+    const collected = await registryImages?.collect();
+    if (collected && collected.removedImages.length > 0) log(`image store: removed ${collected.removedImages.length} unused image(s), ${Math.round(collected.freedBytes / 1048576)} MiB`);
+  };
+  const timer = setInterval(() => {
+    chores().catch((error: Error) => log(`workspace chores: ${error.message}`));
+    collectImages().catch((error: Error) => log(`image store collection: ${error.message}`));
+  }, 60_000).unref();
   return {
     driver,
+    images,
+    collectImages: registryImages && ((collect) => registryImages.collect(collect)),
     files,
     landscapeChecker,
     worker,

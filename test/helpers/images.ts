@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { ImageConfig, ImageRequest, ImageSource, PreparedImage } from '../../src/runtime/image.ts';
+import type { ImageConfig, ImageLookup, ImageRequest, ImageSource, PreparedImage } from '../../src/runtime/image.ts';
 
 const run = promisify(execFile);
 export const BUSYBOX = '/bin/busybox';
@@ -39,6 +39,15 @@ export class TestImageSource implements ImageSource {
     const image = { digest, rootfs, config };
     this.images.set(reference, image);
     return image;
+  }
+
+  readonly lookups: ImageLookup[] = [];
+
+  async resolve(lookup: ImageLookup): Promise<{ digest: string }> {
+    this.lookups.push(lookup);
+    const image = this.images.get(lookup.image);
+    if (!image) throw new Error(`no image ${lookup.image} in the test's images`);
+    return { digest: image.digest };
   }
 
   async prepare(request: ImageRequest): Promise<PreparedImage> {

@@ -27,8 +27,11 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** Makes the runtime driver (e.g. the local one with short timings); the local driver on the data dir when absent. */
   driver?: (context: { dataDir: string; clock: ManualClock }) => RuntimeDriver;
-  /** Where container services' images come from (test/helpers/images.ts); none by default, as in the installation. */
-  imageSource?: ImageSource;
+  /**
+   * Where container services' images come from (test/helpers/images.ts); by default, as in the installation, the image
+   * store in the data directory pulling from registries (list a loopback registry in SVC_INSECURE_REGISTRIES); false: none.
+   */
+  imageSource?: ImageSource | false;
   /** Receives the server's log messages (info and above) instead of nothing, for tests that check what it logs. */
   onLog?: (message: string) => void;
 }

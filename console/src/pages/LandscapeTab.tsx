@@ -4,7 +4,7 @@
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import { bannerStates, devUrlStates, errorPlace, labelOf, serviceStatuses } from '../labels.ts';
+import { bannerStates, devUrlStates, errorPlace, labelOf, serviceStatuses, shortDigest } from '../labels.ts';
 import { LogView } from '../LogView.tsx';
 import { useOperations } from '../operations.tsx';
 import type { Landscape, Operation, Plan, Service, Workspace } from '../types.ts';
@@ -155,6 +155,11 @@ function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services
             <tr key={service.name} data-service={service.name}>
               <td>
                 <strong>{service.name}</strong> <span className="muted small">{service.type}</span>
+                {service.image && (
+                  <div className="muted small" data-service-image title={`${service.image.reference}@${service.image.digest}`}>
+                    {service.image.reference} <code>{shortDigest(service.image.digest)}</code>
+                  </div>
+                )}
               </td>
               <td data-label="Status">
                 <div className="state">
@@ -183,7 +188,7 @@ function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services
                 )}
               </td>
               <td className="row-actions">
-                {service.type === 'steps' && (
+                {(service.type === 'steps' || service.type === 'container') && (
                   <Button variant="quiet" onClick={() => onLogs(service.name)}>
                     Logs
                   </Button>

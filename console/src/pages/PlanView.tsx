@@ -1,10 +1,10 @@
 // The plan of a Sync as a diff: each service to create (+), change (~, with the fields and the environment
 // variables whose value changes, and whether it restarts), replace (±) or remove (−), the prepare and test steps,
-// and what stays. Sync sends this plan's hash, so it applies exactly what was shown (409 plan-changed when the
+// and what stays; then each container service's image with the digest Sync will run. Sync sends this plan's hash, so it applies exactly what was shown (409 plan-changed when the
 // file or a variable moved on: plan again).
 import { api } from '../api.ts';
 import { useAction } from '../hooks.ts';
-import { planActions } from '../labels.ts';
+import { planActions, shortDigest } from '../labels.ts';
 import type { Operation, Plan, PlanService, Workspace } from '../types.ts';
 import { Button, ProblemNotice } from '../ui.tsx';
 
@@ -47,7 +47,7 @@ export function PlanView({ ws, plan, profile, onSynced, onReplan, onClose }: { w
               </span>
               <strong>{service.name}</strong> <span className="muted">{service.type}</span> <span className="action">{action.text}</span>
               {service.action === 'replace' && service.previousType && <span className="muted"> (was {service.previousType})</span>}
-              {service.action === 'change' && service.restarts && <span className="muted"> (restarts)</span>}
+              {service.action === 'change' && service.restarts && <span className="muted"> (restarts{service.reason ? `: ${service.reason}` : ''})</span>}
               {service.action === 'change' && service.changes.length > 0 && (
                 <ul>
                   {fileChanges(service).map((pointer) => (
@@ -81,6 +81,26 @@ export function PlanView({ ws, plan, profile, onSynced, onReplan, onClose }: { w
           </li>
         ))}
       </ul>
+      {(plan.images ?? []).length > 0 && (
+        <ul className="plan-images" aria-label="Images">
+          {plan.images!.map((image) => (
+            <li key={image.service} data-plan-image={image.service}>
+              <strong>{image.service}</strong> <span className="muted">image</span> {image.image} →{' '}
+              {image.digest ? (
+                <code title={image.digest}>{shortDigest(image.digest)}</code>
+              ) : (
+                <span className="field-error">cannot be resolved: {image.problem?.detail ?? image.problem?.title}</span>
+              )}
+              {image.digest && image.deployed_digest && image.deployed_digest !== image.digest && (
+                <span className="muted">
+                  {' '}
+                  (runs <code title={image.deployed_digest}>{shortDigest(image.deployed_digest)}</code> now)
+                </span>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
       <ProblemNotice problem={sync.problem} onDismiss={sync.clear} />
       <div className="actions">
         <Button variant="primary" onClick={() => void sync.run()} busy={sync.busy}>

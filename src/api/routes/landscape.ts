@@ -45,7 +45,15 @@ const ServiceChangeSchema = Type.Object({
   changes: Type.Array(Type.String(), { description: 'JSON Pointers into the normal form of what changes' }),
   environment: Type.Array(Type.String(), { description: 'names (never values) of the environment variables whose value changes at Sync' }),
   restarts: Type.Boolean({ description: "whether Sync starts the service afresh; for a managed service, whether Sync restarts its server (a value whose update rule is restart changes)" }),
-  reason: Type.Optional(Type.String({ description: 'why a changed managed service restarts: the values that need it, e.g. "connections 100 -> 150"' })),
+  reason: Type.Optional(Type.String({ description: 'why a changed service restarts: a managed service\'s values that need it (e.g. "connections 100 -> 150"), or a container image whose tag names another digest now' })),
+});
+
+const PlanImageSchema = Type.Object({
+  service: Type.String(),
+  image: Type.String({ description: 'the reference as the file writes it' }),
+  digest: Type.Union([Type.String(), Type.Null()], { description: 'sha256 the reference names now: what Sync runs; null when it cannot be resolved (problem)' }),
+  deployed_digest: Type.Optional(Type.String({ description: 'the digest the deployed landscape runs for the service' })),
+  problem: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'why the digest is unknown: the problem (image-unavailable) a Sync would fail with' })),
 });
 
 const StageChangeSchema = Type.Object({ changed: Type.Boolean(), changes: Type.Array(Type.String()) });
@@ -58,6 +66,7 @@ const PlanSchema = Type.Object({
   unchanged: Type.Array(Type.String()),
   prepare: StageChangeSchema,
   test: StageChangeSchema,
+  images: Type.Array(PlanImageSchema, { description: 'each container service: image -> digest (Sync runs exactly that digest until the next Sync); resolved at Plan, cached 30 s' }),
 });
 
 const SyncBody = Type.Object(
@@ -96,8 +105,8 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.view');
     const profile = checkProfile((request.query as { profile?: string }).profile);
-    const { plan } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps) });
-    return { profile, ...plan };
+    const { plan } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images });
+    return { profile, images: [], ...plan };
   });
 
   app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 plan-changed when the file changed since; 403 run-as-user-not-allowed; 501 not-available while managed or container services cannot run here', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
@@ -105,7 +114,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
     requirePermission(access.permissions, 'landscape.sync');
     const body = request.body as { profile?: string; plan_hash: string };
     const profile = checkProfile(body.profile);
-    const { plan, normal } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps) });
+    const { plan, normal } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images });
     if (plan.hash !== body.plan_hash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }

@@ -37,6 +37,9 @@ export const ServiceViewSchema = Type.Object({
       { description: 'where the service is reached from outside the workspace; on GET /workspaces/{ws}/landscape' },
     ),
   ),
+  image: Type.Optional(
+    Type.Object({ reference: Type.String({ description: 'the image as the file writes it' }), digest: Type.String({ description: 'the digest pinned at the last Sync: what the replicas run' }) }, { description: 'container services: the image pinned at the last Sync' }),
+  ),
 });
 
 const LogsQuery = Type.Object({ ...LogQuery.properties, replica: Type.Optional(Type.Integer({ minimum: 0, maximum: 99, description: 'replica index; default 0' })) });
