@@ -27,7 +27,7 @@ const OperationsQuery = Type.Object({
   team: Type.Optional(Id),
   active: Type.Optional(Type.Boolean({ default: false, description: 'only pending and running ones' })),
   state: Type.Optional(StringEnum(['pending', 'running', 'succeeded', 'failed'])),
-  kind: Type.Optional(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 64, description: 'e.g. landscape.sync, workspace.create' })),
+  kind: Type.Optional(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', patternErrorMessage: 'must be an operation kind such as landscape.sync: two lowercase words joined by a dot', maxLength: 64, description: 'e.g. landscape.sync, workspace.create' })),
   workspace: Type.Optional(Id),
 });
 
