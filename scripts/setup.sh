@@ -13,7 +13,7 @@ clean_npm_env
 # (the default; --data-plane node does without) and its tests, and bench/router's reference; nats-server: the managed
 # nats provider (docs/managed.md). docker-registry, skopeo, umoci, busybox-static, apache2-utils (htpasswd): a loopback
 # registry and images built offline for the image tests (test/helpers/oci.ts, test/helpers/images.ts). g++, make,
-# python3: node-gyp builds node-pty (the terminals of `svc ssh`) during npm ci, with the headers of the user npmrc's nodedir.
+# python3: node-gyp builds node-pty (the terminals of `svc ssh`) during npm ci, with the headers installed with Node (below).
 packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server docker-registry skopeo umoci busybox-static apache2-utils g++ make python3)
 # redis-server and redis-tools (redis-cli, for dumps and in pods): the managed redis provider (src/managed/redis-instance.ts).
 packages+=(redis-server redis-tools)
@@ -29,6 +29,12 @@ fi
 # npm ci when node_modules is missing or older than the lock file.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies"
+  # node-gyp (node-pty) needs the running Node's headers and would download them, which fails offline: point it at
+  # the ones installed with Node (the nodejs package ships /usr/include/node) unless the user chose a nodedir.
+  node_prefix=$(node -p 'require("path").dirname(require("path").dirname(process.execPath))')
+  if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]; then
+    export npm_config_nodedir="$node_prefix"
+  fi
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
