@@ -172,7 +172,7 @@ test('a base_image that cannot be made ready leaves the workspace in Error sayin
 });
 
 test('an installation without an image source refuses a base_image (501) and a Sync of steps services with an image (501)', async () => {
-  bare = await startTestServer();
+  bare = await startTestServer({ imageSource: false });
   const person = await createPerson(bare.admin, 'no-step-images@example.com');
   const org = (await person.key.post('/orgs', { name: 'No step images' })).body.id;
   const otherTeam = (await person.key.post('/teams', { org_id: org, name: 'No step images' })).body.id;

@@ -99,9 +99,12 @@ test('plan, then Sync with its hash; a stale hash is refused with plan-changed; 
   assert.equal(landscape.banner.state, 'in-sync');
   assert.equal(landscape.profile, null);
   // the workspace is stopped here: its services start when it runs (test/landscape-run.test.ts runs them)
-  assert.deepEqual(landscape.services, [
+  const [{ ports, ...service }, ...others] = landscape.services;
+  assert.deepEqual([service, ...others], [
     { name: 'web', type: 'steps', status: 'stopped', detail: 'The workspace is stopped; its services start when it runs', availability: 'always', running: true, replicas: { ready: 0, desired: 1 } },
   ]);
+  assert.match(ports?.[0]?.routes?.[0]?.url ?? '', new RegExp(`^http://w${ws}\\.localhost:\\d+/$`));
+  assert.deepEqual(ports, [{ port: 3001, public: false, routes: [{ path: '/', strip: false, url: ports[0].routes[0].url }] }]);
   assert.ok(landscape.synced_at);
 });
 
