@@ -86,7 +86,8 @@ before(async () => {
   const created = await dev.post('/workspaces', { team_id: team, name: 'shell', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
   assert.equal(created.status, 202, created.text);
   ws = Number(created.body.target.split('/')[2]);
-  assert.equal((await operationFinished(dev, created.body.id)).state, 'succeeded');
+  const createdOp = await operationFinished(dev, created.body.id);
+  assert.equal(createdOp.state, 'succeeded', JSON.stringify(createdOp));
   await dev.put(`/workspaces/${ws}/secrets/DB_PASSWORD`, { value: 'p@ss word' });
   await dev.put(`/workspaces/${ws}/variables/GREETING`, { value: 'hello from svc' });
   const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
