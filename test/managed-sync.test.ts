@@ -5,124 +5,36 @@
 // tombstone left; test/managed-services.test.ts has its expiry). Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { installedPostgresMajors } from '../src/managed/postgres-instance.ts';
 import { instanceDir } from '../src/managed/postgres-rules.ts';
-import type { RuntimeDriver } from '../src/runtime/driver.ts';
-import { DEFAULT_TOOLS_DIR } from '../src/runtime/local/editor-tools.ts';
-import { createLocalDriver } from '../src/runtime/local/index.ts';
-import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
+import { assertProblem, type ApiClient } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
-import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { operationFinished, until } from './helpers/wait.ts';
-import { removeWorkspaces } from './helpers/workspaces.ts';
+import { managedSkip as skip, managedSvcYml as svcYml, startManagedLandscape, webService, type ManagedLandscape } from './helpers/managed-landscape.ts';
+import type { TestServer } from './helpers/server.ts';
+import { until } from './helpers/wait.ts';
 
-const toolsDir = process.env.SVC_TOOLS_DIR || DEFAULT_TOOLS_DIR;
-const skip =
-  process.getuid?.() !== 0
-    ? 'needs root: managed services sit on the service network'
-    : (await installedPostgresMajors(toolsDir)).includes(16)
-      ? false
-      : `PostgreSQL 16 is not installed in ${toolsDir}; run scripts/setup-postgres.sh`;
-
-const webService = `  web:
-    type: steps
-    steps:
-      - run: node web.js
-    ports:
-      - port: 8080
-    env:
-      DSN: \${{ services.db.dsn }}
-`;
-const svcYml = `schema: svc/v1
-services:
-  db:
-    type: managed
-    provider: postgres
-    providerVersion: "16"
-    secrets:
-      password: \${{ secrets.DB_PASSWORD }}
-${webService}`;
-
-// psql from the host's /usr (bound read-only in pods); the DSN reaches db by its name on the service network.
-const webJs = `const http = require('node:http');
-const { execFile } = require('node:child_process');
-const sql = { '/write': "CREATE TABLE IF NOT EXISTS notes (body text); INSERT INTO notes VALUES ('kept')", '/': 'SELECT count(*) FROM notes' };
-http.createServer((req, res) => {
-  execFile('psql', [process.env.DSN, '-tAc', sql[req.url] ?? 'SELECT 1'], (error, stdout, stderr) => {
-    res.statusCode = error ? 500 : 200;
-    res.end(error ? stderr || error.message : stdout.trim());
-  });
-}).listen(8080, '0.0.0.0');
-`;
-
+let landscape: ManagedLandscape;
 let server: TestServer;
 let dev: ApiClient;
 let outsider: ApiClient;
-let repository: BareRepository;
-let driver: RuntimeDriver;
-let tools: string;
 let ws: number;
-const finished = (operationId: string) => operationFinished(dev, operationId);
+const finished = (operationId: string) => landscape.finished(operationId);
+const sync = () => landscape.sync();
+/** web's answer for `urlPath`, once it answers (it starts after the Sync). */
+const ask = (urlPath: string) => landscape.ask(urlPath);
 
 before(async () => {
   if (skip) return;
-  // Only PostgreSQL from the tools: the editor stays the built-in one, quick to start.
-  tools = await mkdtemp(path.join(os.tmpdir(), 'svc-managed-tools-'));
-  await chmod(tools, 0o755); // the instances' UID reaches the binaries through it
-  await symlink(path.join(toolsDir, 'postgres'), path.join(tools, 'postgres'));
-  server = await startTestServer({
-    env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_TOOLS_DIR: tools },
-    driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock })),
-  });
-  const owner = await createPerson(server.admin, 'ms-owner@example.com');
-  const org = (await owner.key.post('/orgs', { name: 'Managed' })).body.id;
-  const team = (await owner.key.post('/teams', { org_id: org, name: 'Managed' })).body.id;
-  const developer = await createPerson(server.admin, 'ms-dev@example.com');
-  await owner.key.put(`/teams/${team}/members/${developer.id}`, { role: 'developer' });
-  dev = developer.key;
-  outsider = (await createPerson(server.admin, 'ms-outsider@example.com')).key;
-  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': webJs });
-  const created = await dev.post('/workspaces', { team_id: team, name: 'managed', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
-  assert.equal(created.status, 202, created.text);
-  ws = Number(created.body.target.split('/')[2]);
-  assert.equal((await finished(created.body.id)).state, 'succeeded');
-  await dev.put(`/workspaces/${ws}/secrets/DB_PASSWORD`, { value: 'p@ss word' });
+  landscape = await startManagedLandscape();
+  ({ server, dev, outsider, ws } = landscape);
 });
 
 after(async () => {
   if (skip) return;
-  await removeWorkspaces(driver, [ws]);
-  await server?.close();
-  await repository?.remove();
-  await rm(tools, { recursive: true, force: true });
+  await landscape?.close();
 });
-
-async function sync(): Promise<void> {
-  const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
-  assert.equal(plan.status, 200, plan.text);
-  const started = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
-  assert.equal(started.status, 202, started.text);
-  const done = await finished(started.body.id);
-  assert.equal(done.state, 'succeeded', JSON.stringify(done));
-}
-
-/** web's answer for `urlPath`, once it answers (it starts after the Sync). */
-async function ask(urlPath: string): Promise<string> {
-  return until(async () => {
-    const web = (await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 })).find((r) => r.service === 'web' && r.status !== 'stopped');
-    if (!web?.address) return undefined;
-    const answer = await fetch(`http://${web.address.host}:8080${urlPath}`).catch(() => undefined);
-    if (!answer) return undefined;
-    const text = await answer.text();
-    assert.equal(answer.status, 200, text);
-    return text;
-  }, `web to answer ${urlPath}`);
-}
 
 const instanceOf = async () => {
   const rows = await server.server.database.pool.query<{ id: string; number: number }>('SELECT id, number FROM managed_services WHERE workspace_id = $1 ORDER BY created_at', [ws]);
