@@ -3,13 +3,13 @@
 // workspace's UID, in the network namespace the caller gives. The server is started detached and recorded, so it
 // outlives a restart of the svc server as pods do. Layout under <data dir>/managed/<id>/: data/ (PGDATA, the
 // instance's UID), postgres.log and process.json (root's). The lifecycle calls create, start, stop, delete and ready.
-import { chmod, chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { spawnDetached, killPod, type Started } from '../runtime/local/pods.ts';
-import { isSameProcess, killProcess, pollUntil, runCommand } from '../runtime/local/processes.ts';
+import { isSameProcess, pollUntil, runCommand } from '../runtime/local/processes.ts';
 import { sandboxCommand, type SandboxSpec } from '../runtime/local/sandbox.ts';
 import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
+import { isInstanceProcessRunning, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
 import {
   autoConfText,
   BINARIES_IN_SANDBOX,
@@ -34,17 +34,9 @@ export type PostgresHost = ManagedHost;
 /** A start, stop or creation that did not succeed; `reason` is what PostgreSQL or the sandbox said. */
 export class PostgresInstanceFailure extends ManagedInstanceFailure {}
 
-interface ProcessRecord extends Started {
-  major: number;
-  netns?: string;
-  address: string;
-  port: number;
-}
-
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 const INITDB_TIMEOUT_MS = 120_000;
-const recordFile = (host: PostgresHost, id: number) => path.join(instanceDir(host.dataDir, id), 'process.json');
 const logFile = (host: PostgresHost, id: number) => path.join(instanceDir(host.dataDir, id), 'postgres.log');
 const passwdFile = (host: PostgresHost, id: number) => path.join(instanceDir(host.dataDir, id), 'passwd');
 const isRoot = () => process.getuid?.() === 0;
@@ -157,15 +149,9 @@ async function initialise(host: PostgresHost, spec: PostgresInstanceSpec): Promi
 /** The sandbox's /etc/passwd: its one user, the instance's UID, named as PostgreSQL's own. */
 const passwdEntry = (uid: number) => `postgres:x:${uid}:0:PostgreSQL:${INSTANCE_DIR_IN_SANDBOX}:/usr/sbin/nologin\n`;
 
-async function readRecord(host: PostgresHost, id: number): Promise<ProcessRecord | undefined> {
-  const text = await readFile(recordFile(host, id), 'utf8').catch(() => undefined);
-  return text === undefined ? undefined : (JSON.parse(text) as ProcessRecord);
-}
-
 /** Whether the instance's server process runs (the one recorded, not a process that reused its pid). */
 export async function isPostgresInstanceRunning(host: PostgresHost, id: number): Promise<boolean> {
-  const record = await readRecord(host, id);
-  return record !== undefined && (await isSameProcess(record.pid, record.startTime));
+  return isInstanceProcessRunning(await readInstanceProcess(instanceDir(host.dataDir, id)));
 }
 
 /**
@@ -180,13 +166,10 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
   if (decision.kind === 'initialise') throw new PostgresInstanceFailure(`the managed PostgreSQL instance ${spec.id} has no data directory; create it first`);
   if (await isPostgresInstanceRunning(host, spec.id)) return;
   const command = sandboxCommand(sandboxOf(host, spec, serverScript(spec), true));
-  const started = await spawnDetached(logFile(host, spec.id), command).catch(async (error: Error) => {
+  const place = { netns: spec.netns, address: spec.address, port: spec.port };
+  const record = await startInstanceProcess(instanceDir(host.dataDir, spec.id), logFile(host, spec.id), command, place).catch(async (error: Error) => {
     throw new PostgresInstanceFailure(`the sandbox of PostgreSQL instance ${spec.id} did not start: ${error.message}`);
   });
-  const record: ProcessRecord = { ...started, major: spec.major, netns: spec.netns, address: spec.address, port: spec.port };
-  const file = recordFile(host, spec.id);
-  await writeFile(`${file}.partial`, JSON.stringify(record), { mode: 0o600 });
-  await rename(`${file}.partial`, file);
   let exited = false;
   let lastAnswer: Readiness = { ready: false, reason: 'none' };
   const done = await pollUntil(async () => {
@@ -214,17 +197,9 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
  * left of its sandbox is killed. The data stays. Idempotent.
  */
 export async function stopPostgresInstance(host: PostgresHost, id: number): Promise<void> {
-  const record = await readRecord(host, id);
-  if (!record) return;
-  if (await isSameProcess(record.pid, record.startTime)) {
-    // The sandbox's PID 1 is bubblewrap's reaper; its one child is the postmaster (bash exec'd it).
-    const children = await readFile(`/proc/${record.initPid}/task/${record.initPid}/children`, 'utf8').catch(() => '');
-    children.split(/\s+/).filter(Boolean).forEach((pid) => killProcess(Number(pid), 'SIGINT'));
-    const ended = await pollUntil(async () => !(await isSameProcess(record.pid, record.startTime)), STOP_TIMEOUT_MS, 50);
-    if (!ended) host.log(`managed PostgreSQL instance ${id} did not shut down within ${STOP_TIMEOUT_MS / 1000} s; killing it`);
-  }
-  await killPod({ ...record, workspaceId: id });
-  await rm(recordFile(host, id), { force: true });
+  // SIGINT to the postmaster (the one child of bubblewrap's reaper) is PostgreSQL's fast shutdown.
+  const ended = await stopInstanceProcess(instanceDir(host.dataDir, id), id, 'SIGINT', STOP_TIMEOUT_MS);
+  if (!ended) host.log(`managed PostgreSQL instance ${id} did not shut down within ${STOP_TIMEOUT_MS / 1000} s; killed it`);
 }
 
 /** Deletes the instance: its processes, then its directory with the data. Idempotent. */
