@@ -67,11 +67,12 @@ async function readSeen(record: string): Promise<Seen> {
   return { args: await text('args'), env, userAgent: await text('user-agent'), ignoreScripts: await text('ignore-scripts') };
 }
 
-function assertClean(seen: Seen): void {
+/** `own` names variables the script itself sets for its npm (not taken from the outer one). */
+function assertClean(seen: Seen, own: string[] = []): void {
   // The inner npm computes its own user agent (the template) instead of taking the outer one, naming Node 20.
   assert.match(seen.userAgent, /^npm\/\{npm-version\} node\/\{node-version\}/);
   assert.equal(seen.ignoreScripts, 'false');
-  const leaked = Object.keys(seen.env).filter((name) => /^npm_/.test(name) || name === 'INIT_CWD' || name === 'NODE');
+  const leaked = Object.keys(seen.env).filter((name) => (/^npm_/.test(name) || name === 'INIT_CWD' || name === 'NODE') && !own.includes(name));
   assert.deepEqual(leaked, [], 'variables of the outer npm run reach the inner npm');
   const npmRunEntries = seen.env.PATH.split(':').filter((entry) => entry.endsWith('/node_modules/.bin') || entry.endsWith('/node-gyp-bin'));
   assert.deepEqual(npmRunEntries, [], 'PATH keeps what npm run put first');
@@ -138,6 +139,9 @@ describe('set-up scripts under npm run', () => {
     assert.notEqual(run.code, 0, run.output);
     const seen = await readSeen(record);
     assert.match(seen.args, /^ci /);
-    assertClean(seen);
+    // setup.sh points node-gyp at the headers installed with Node (node-pty builds offline): its own nodedir, never
+    // the outer npm's.
+    assertClean(seen, ['npm_config_nodedir']);
+    assert.notEqual(seen.env.npm_config_nodedir, poison.npm_config_nodedir);
   });
 });

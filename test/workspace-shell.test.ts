@@ -195,11 +195,16 @@ test('svc port-forward carries HTTP to the editor pod and to a replica, several 
 
 test('svc port-forward carries a psql session to the managed PostgreSQL of the landscape', { skip }, async () => {
   const [port] = await forward('db:5432:0');
-  const psql = promisify(execFile);
+  const tunnel = forwards.at(-1)!;
   const env = { ...process.env, PGPASSWORD: 'p@ss word', PGCONNECT_TIMEOUT: '20' };
   const args = ['-h', '127.0.0.1', '-p', String(port), '-U', 'app', '-d', 'app', '-tAc'];
-  await psql('psql', [...args, "CREATE TABLE IF NOT EXISTS notes (body text); INSERT INTO notes VALUES ('through the tunnel')"], { env });
-  const { stdout } = await psql('psql', [...args, 'SELECT body FROM notes'], { env });
+  // A failure shows what the forward said (the agent's dial error, a refused upgrade) beside psql's own message.
+  const psql = (sql: string) =>
+    promisify(execFile)('psql', [...args, sql], { env }).catch((error: Error) => {
+      throw new Error(`${error.message}\nsvc port-forward said: ${tunnel.stderr()}`);
+    });
+  await psql("CREATE TABLE IF NOT EXISTS notes (body text); INSERT INTO notes VALUES ('through the tunnel')");
+  const { stdout } = await psql('SELECT body FROM notes');
   assert.equal(stdout.trim(), 'through the tunnel');
 });
 
