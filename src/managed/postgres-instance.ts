@@ -16,6 +16,8 @@ import {
   INSTANCE_DIR_IN_SANDBOX,
   binariesDir,
   initdbScript,
+  passwordChangeScript,
+  passwordChangeSql,
   instanceDataDir,
   instanceDir,
   PASSWORD_FILE,
@@ -75,6 +77,13 @@ export async function createPostgresInstance(host: PostgresHost, spec: PostgresI
   // A resumed instance has its database (one connection fewer); one whose creation stopped short may not.
   if (decision.kind === 'initialise') await ensureDatabase(spec);
   const pendingRestart = await applyPostgresSettings(spec, hooks).catch(async (error: Error & { code?: string }) => {
+    if (error.code === '28P01') {
+      // A running instance refuses the password the vault holds now: a restart gives it the new one.
+      await hooks.changing?.();
+      await stopPostgresInstance(host, spec.id);
+      await startPostgresInstance(host, spec);
+      return applyPostgresSettings(spec, hooks);
+    }
     if (error.code !== '3D000') throw error; // invalid_catalog_name: the database does not exist
     await ensureDatabase(spec);
     return applyPostgresSettings(spec, hooks);
@@ -120,22 +129,12 @@ async function initialise(host: PostgresHost, spec: PostgresInstanceSpec): Promi
   await mkdir(data, { mode: 0o700 });
   // initdb looks its user up by UID; the workspace's UID has no entry in the host's /etc/passwd.
   await writeFile(passwdFile(host, spec.id), passwdEntry(spec.uid), { mode: 0o644 });
-  const passwordFile = path.join(dir, PASSWORD_FILE);
-  await writeFile(passwordFile, `${spec.password}\n`, { mode: 0o600 });
-  if (isRoot()) {
-    await chown(data, spec.uid, 0);
-    await chown(passwordFile, spec.uid, 0);
-  }
-  try {
-    const command = sandboxCommand(sandboxOf(host, spec, initdbScript(spec), false));
-    const result = await runCommand(command.file, command.args, { timeoutMs: INITDB_TIMEOUT_MS });
-    if (result.code !== 0) {
-      await rm(data, { recursive: true, force: true });
-      const output = `${result.stdout}\n${result.stderr}`;
-      throw new PostgresInstanceFailure(`initdb of PostgreSQL ${spec.major} failed: ${postgresFailureReason(output) ?? `exit code ${result.code}`}`);
-    }
-  } finally {
-    await rm(passwordFile, { force: true });
+  if (isRoot()) await chown(data, spec.uid, 0);
+  const result = await runWithPasswordFile(host, spec, `${spec.password}\n`, initdbScript(spec));
+  if (result.code !== 0) {
+    await rm(data, { recursive: true, force: true });
+    const output = `${result.stdout}\n${result.stderr}`;
+    throw new PostgresInstanceFailure(`initdb of PostgreSQL ${spec.major} failed: ${postgresFailureReason(output) ?? `exit code ${result.code}`}`);
   }
   // Its settings from the first start on: no restart for those PostgreSQL reads only at start (max_connections).
   if (Object.keys(spec.settings ?? {}).length > 0) {
@@ -144,6 +143,30 @@ async function initialise(host: PostgresHost, spec: PostgresInstanceSpec): Promi
     if (isRoot()) await chown(autoConf, spec.uid, 0);
   }
   host.log(`managed PostgreSQL ${spec.major} instance ${spec.id} initialised in ${data}`);
+}
+
+/** Runs `script` in the instance's sandbox (no network) with `text` in its password file, readable by its UID only. */
+async function runWithPasswordFile(host: PostgresHost, spec: PostgresInstanceSpec, text: string, script: string) {
+  const passwordFile = path.join(instanceDir(host.dataDir, spec.id), PASSWORD_FILE);
+  await writeFile(passwordFile, text, { mode: 0o600 });
+  try {
+    if (isRoot()) await chown(passwordFile, spec.uid, 0);
+    const command = sandboxCommand(sandboxOf(host, spec, script, false));
+    return await runCommand(command.file, command.args, { timeoutMs: INITDB_TIMEOUT_MS });
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
+}
+
+/** Sets the user's password to the spec's, with the server stopped (single-user mode needs no old password). */
+async function changePostgresPassword(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
+  const result = await runWithPasswordFile(host, spec, passwordChangeSql(spec), passwordChangeScript());
+  const output = `${result.stdout}\n${result.stderr}`;
+  // Single-user mode reports a failed statement on its output and still exits 0.
+  if (result.code !== 0 || /\bERROR:/.test(output)) {
+    throw new PostgresInstanceFailure(`PostgreSQL instance ${spec.id} could not take its new password: ${postgresFailureReason(output) ?? output.trim().split('\n').at(-1)}`);
+  }
+  host.log(`managed PostgreSQL instance ${spec.id}: the password of ${spec.user} changed`);
 }
 
 /** The sandbox's /etc/passwd: its one user, the instance's UID, named as PostgreSQL's own. */
@@ -157,9 +180,10 @@ export async function isPostgresInstanceRunning(host: PostgresHost, id: number):
 /**
  * Starts the server of an initialised instance (resume after a pause) and answers once it accepts queries. A
  * running instance is left as it is. A server that exits while starting, or does not answer within a minute, ends
- * in a PostgresInstanceFailure naming PostgreSQL's own reason; nothing of it is left running.
+ * in a PostgresInstanceFailure naming PostgreSQL's own reason; nothing of it is left running. One that refuses the
+ * spec's password (changed in the vault since) is stopped, given the new password and started again.
  */
-export async function startPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
+export async function startPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec, passwordChanged = false): Promise<void> {
   await checkSpec(host, spec);
   const decision = startDecision(await instanceMajor(host, spec.id), spec.major);
   if (decision.kind === 'refuse') throw new PostgresInstanceFailure(decision.reason);
@@ -183,6 +207,11 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
     return;
   }
   await stopPostgresInstance(host, spec.id);
+  if (!exited && isAuthorizationRefusal(lastAnswer) && !passwordChanged) {
+    // The password in the vault changed since the instance was made: it takes the new one, then starts again.
+    await changePostgresPassword(host, spec);
+    return startPostgresInstance(host, spec, true);
+  }
   const log = await readFile(logFile(host, spec.id), 'utf8').catch(() => '');
   const why = exited
     ? postgresFailureReason(log) ?? 'the server exited'

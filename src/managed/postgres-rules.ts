@@ -97,6 +97,21 @@ export function initdbScript(spec: Pick<PostgresInstanceSpec, 'user' | 'locale'>
   ].join(' ');
 }
 
+/**
+ * The shell text that sets the user's password with the server stopped: PostgreSQL's single-user mode (no
+ * authentication) reads the statement from the file `passwordChangeSql` wrote. How a changed password in the vault
+ * reaches an instance whose old password nobody keeps.
+ */
+export function passwordChangeScript(): string {
+  return `${BINARIES_IN_SANDBOX}/bin/postgres --single -j -D ${DATA_IN_SANDBOX} postgres < ${INSTANCE_DIR_IN_SANDBOX}/${PASSWORD_FILE}`;
+}
+
+/** The statement for passwordChangeScript: the literal quoted as SQL wants it (standard strings: only ' doubles). */
+export function passwordChangeSql(spec: Pick<PostgresInstanceSpec, 'user' | 'password'>): string {
+  // -j: the statement ends at the semicolon followed by an empty line.
+  return `ALTER ROLE "${spec.user}" PASSWORD '${spec.password.replaceAll("'", "''")}';\n\n`;
+}
+
 /** What svc decides itself (on the server's command line): where it listens, where its files and log are. */
 const FIXED_SETTINGS = new Set(['port', 'listen_addresses', 'unix_socket_directories', 'logging_collector', 'data_directory', 'hba_file']);
 
