@@ -5,7 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { api, listAll } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { invitationStates, labelOf, mailStates } from '../labels.ts';
-import type { Invitation, Org, Team } from '../types.ts';
+import type { Invitation, MailState, Org, Team } from '../types.ts';
 import { Badge, Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 const TEAM_ROLES = ['admin', 'developer', 'viewer'];
@@ -62,8 +62,7 @@ export function Invitations({ team, org, teams }: { team: Team; org?: Org; teams
                   <Badge label={labelOf(invitationStates, invitation.state)} />
                 </td>
                 <td data-label="Mail" className="mail-state">
-                  <Badge label={labelOf(mailStates, invitation.mail.state)} title={invitation.mail.detail} />{' '}
-                  <span className="status-text small">{invitation.mail.detail}</span>
+                  <MailBadge mail={invitation.mail} />
                 </td>
                 <td data-label="Expires">
                   <Time at={invitation.expires_at} />
@@ -82,6 +81,17 @@ export function Invitations({ team, org, teams }: { team: Team; org?: Org; teams
         </table>
       )}
     </Section>
+  );
+}
+
+/** The mail state, and what it means when that says more (the reason of a failure, the next attempt). */
+function MailBadge({ mail }: { mail: MailState }) {
+  const label = labelOf(mailStates, mail.state);
+  return (
+    <span className="state">
+      <Badge label={label} title={mail.detail} />
+      {mail.detail.toLowerCase() !== label.text.toLowerCase() && <span className="status-text">{mail.detail}</span>}
+    </span>
   );
 }
 

@@ -32,7 +32,7 @@ export function WorkspaceOwnership({ ws, onChanged }: { ws: Workspace; onChanged
   });
   const manages = team.data?.permissions.includes('team.members.manage') ?? false;
   const owns = ws.owner_id === me.id && !ws.needs_owner;
-  const nameOf = (id?: number) => (id === undefined ? 'nobody' : id === me.id ? 'you' : (members.data?.find((m) => m.user_id === id)?.name ?? `user ${id} (not in the team)`));
+  const nameOf = (id?: number) => (id === undefined ? 'nobody' : id === me.id ? 'you' : (members.data?.find((m) => m.user_id === id)?.name ?? `user ${id}`));
   const open = transfers.data?.[0];
 
   return (
@@ -40,7 +40,7 @@ export function WorkspaceOwnership({ ws, onChanged }: { ws: Workspace; onChanged
       {ws.needs_owner && (
         <p className="problem" role="status" data-testid="needs-owner">
           <span>
-            <Badge label={NEEDS_OWNER} /> Its owner ({nameOf(ws.owner_id)}) left the team. {manages ? 'Offer it to a member of the team (you can take it yourself).' : 'A team admin can offer it to a member of the team.'}
+            <Badge label={NEEDS_OWNER} /> Its owner left the team. {manages ? 'Offer it to a member of the team (you can take it yourself).' : 'A team admin can offer it to a member of the team.'}
           </span>
         </p>
       )}
