@@ -15,7 +15,12 @@ export function Invitations({ team, org, teams }: { team: Team; org?: Org; teams
   const orgId = team.org_id;
   const wholeOrg = org?.permissions.includes('org.members.manage') ?? false;
   const managed = teams.filter((t) => t.org_id === orgId && t.permissions.includes('team.members.manage'));
-  const list = useResource(() => listAll<Invitation>(`/orgs/${orgId}/invitations`), [orgId], (e) => e.type === 'invites.updated' && e.org_id === orgId);
+  const mayInvite = wholeOrg || managed.length > 0;
+  const list = useResource(
+    async () => (mayInvite ? listAll<Invitation>(`/orgs/${orgId}/invitations`) : []),
+    [orgId, mayInvite],
+    (e) => e.type === 'invites.updated' && e.org_id === orgId,
+  );
   const [shown, setShown] = useState<Invitation>();
   const open = (list.data ?? []).filter((i) => i.state === 'pending' || i.state === 'expired');
   const teamName = (id: number) => teams.find((t) => t.id === id)?.name ?? `team ${id}`;
@@ -24,7 +29,7 @@ export function Invitations({ team, org, teams }: { team: Team; org?: Org; teams
     setShown(answer.url ? answer : undefined);
     await list.reload();
   });
-  if (!wholeOrg && managed.length === 0) return null;
+  if (!mayInvite) return null;
 
   return (
     <Section title={`Invitations to ${org?.name ?? 'the organization'}`} id="invitations">

@@ -59,7 +59,7 @@ export function SignInPage({ signedIn }: { signedIn?: Me }) {
   if (invitation) {
     return (
       <SignInCard>
-        <AcceptInvitation token={invitation} />
+        <AcceptInvitation key={invitation} token={invitation} />
       </SignInCard>
     );
   }
