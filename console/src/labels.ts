@@ -85,6 +85,27 @@ export const devUrlStates: Record<string, Label> = {
   'not-served': label('Nothing is served at / yet', 'neutral'),
 };
 
+/** The mail carrying an invitation link (docs/people.md, "The outbox"). */
+export const mailStates: Record<string, Label> = {
+  not_sent: label('Not sent', 'neutral'),
+  queued: label('Queued', 'busy'),
+  sending: label('Sending', 'busy'),
+  retrying: label('Retrying', 'busy'),
+  sent: label('Sent', 'good'),
+  failed: label('Failed', 'bad'),
+  bounced: label('Bounced', 'bad'),
+  cancelled: label('Cancelled', 'neutral'),
+};
+
+export const invitationStates: Record<string, Label> = {
+  pending: label('Pending', 'busy'),
+  expired: label('Expired', 'idle'),
+  accepted: label('Accepted', 'good'),
+  revoked: label('Revoked', 'neutral'),
+};
+
+export const NEEDS_OWNER = label('Needs an owner', 'bad');
+
 export const operationKinds: Record<string, string> = {
   'workspace.create': 'Create workspace',
   'workspace.delete': 'Delete workspace',

@@ -58,6 +58,51 @@ export interface Member {
   role: string;
 }
 
+/** The state of the mail carrying a link (docs/people.md, "The outbox"); `not_sent` without a mail server. */
+export interface MailState {
+  state: 'not_sent' | 'queued' | 'sending' | 'retrying' | 'sent' | 'failed' | 'bounced' | 'cancelled';
+  detail: string;
+  attempts: number;
+  next_attempt_at?: string;
+  sent_at?: string;
+}
+
+export interface Invitation {
+  id: string;
+  org_id: string;
+  email: string;
+  role: 'owner' | 'member';
+  teams: { team_id: number; role: string }[];
+  state: 'pending' | 'expired' | 'accepted' | 'revoked';
+  mail: MailState;
+  created_by?: number;
+  created_at: string;
+  expires_at: string;
+  accepted_at?: string;
+  revoked_at?: string;
+  /** The link, only in the answer that made or renewed it, and only without a mail server. */
+  url?: string;
+}
+
+export interface InvitationAccepted {
+  user: User;
+  invitation: Invitation;
+  account_created: boolean;
+}
+
+export interface OwnerTransfer {
+  id: string;
+  workspace_id: number;
+  team_id: number;
+  from_user_id?: number;
+  offered_by?: number;
+  to_user_id: number;
+  state: 'open' | 'accepted' | 'declined' | 'cancelled';
+  created_at: string;
+  decided_at?: string;
+  decided_by?: number;
+}
+
 export type WorkspaceState = 'creating' | 'cloning' | 'running' | 'sleeping' | 'waking_up' | 'stopped' | 'error' | 'deleting';
 
 /** The editor the workspace pod runs (GET /workspaces/{ws} only): code-server, the built-in fallback, or a command. */
@@ -85,6 +130,9 @@ export interface Workspace {
   archived: boolean;
   restored_from?: number;
   permissions?: string[];
+  /** Its owner (2.3); `needs_owner` while the owner has left the team and no transfer was accepted yet. */
+  owner_id?: number;
+  needs_owner?: boolean;
   created_at: string;
   updated_at: string;
   deleted_at?: string;
@@ -271,5 +319,6 @@ export interface SvcEvent {
   stage?: StageName;
   run_id?: number;
   org_id?: string;
+  user_id?: number;
   managed_service_id?: string;
 }

@@ -8,8 +8,8 @@ import { ConfigError, parseFlags } from '../core/config.ts';
 import { serverInfoFile } from '../server.ts';
 import { openDatabase, type Database } from '../store/database.ts';
 import { findUserByEmail, findUserById } from '../store/users.ts';
-import { signInLinkMail } from '../mail/messages.ts';
-import { queueMail } from '../mail/outbox.ts';
+import { mailStateText } from '../mail/delivery.ts';
+import { mailSignInLink } from '../people/sign-in-mail.ts';
 import type { CommandIo } from './main.ts';
 
 interface ServerInfo {
@@ -61,15 +61,15 @@ async function signInLink(argv: string[], io: CommandIo): Promise<number> {
     }
     const baseUrl = flags.get('--base-url') ?? process.env.SVC_BASE_URL ?? info?.url ?? 'http://127.0.0.1:8080';
     const minutes = Number(process.env.SVC_SIGN_IN_LINK_MINUTES) || 15;
-    const link = await createSignInLink(database.pool, { userId: user.id, createdBy: null, baseUrl: baseUrl.replace(/\/+$/, ''), minutes, now: systemClock.now() });
+    const link = { userId: user.id, createdBy: null, baseUrl: baseUrl.replace(/\/+$/, ''), minutes, now: systemClock.now() };
     if (!mail) {
-      io.stdout(`${link.url}\n`);
+      io.stdout(`${(await createSignInLink(database.pool, link)).url}\n`);
       return 0;
     }
-    const text = signInLinkMail({ url: link.url, expiresAt: link.expiresAt });
     const recipient = (await findUserById(database.pool, user.id))!.email;
-    const id = await queueMail(database.pool, { kind: 'sign_in_link', invitationId: null, recipient, ...text, at: systemClock.now() });
-    io.stdout(`A sign-in link for ${recipient} is queued for mail (${id}); the running server sends it.\n`);
+    const queued = (await mailSignInLink(database.pool, { ...link, recipient })).mail;
+    const state = mailStateText({ state: queued.state, lastError: queued.last_error, nextAttemptAt: queued.next_attempt_at, attempts: queued.attempts });
+    io.stdout(`A sign-in link for ${recipient} is queued for mail (${queued.id}); mail state: ${state}. The running server sends it.\n`);
     return 0;
   } finally {
     await database.close();

@@ -1,16 +1,20 @@
 // /sign-in: a single-use link (`/sign-in#token=...`, printed by the server or `svc admin sign-in-link`) or e-mail
-// and password; both answer with the session cookie. `?return=/path` comes back to the page that needed it
+// and password; both answer with the session cookie. An invitation link (`#invitation=...`) is accepted instead
+// (AcceptInvitation). `?return=/path` comes back to the page that needed it
 // (the console's own, /workspace-sign-in or /cli-login) by a full navigation, so server pages work too.
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { api, asProblem, type ApiProblem } from '../api.ts';
 import { safeReturnPath } from '../router.tsx';
 import type { Me } from '../types.ts';
 import { Button, ProblemNotice, Spinner } from '../ui.tsx';
+import { AcceptInvitation } from './AcceptInvitation.tsx';
 
 export function SignInPage({ signedIn }: { signedIn?: Me }) {
   const back = safeReturnPath(new URLSearchParams(window.location.search).get('return'));
   const tokenInAddress = () => new URLSearchParams(window.location.hash.slice(1)).get('token');
+  const invitationInAddress = () => new URLSearchParams(window.location.hash.slice(1)).get('invitation');
   const [token, setToken] = useState(tokenInAddress);
+  const [invitation, setInvitation] = useState(invitationInAddress);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<ApiProblem>();
   const [email, setEmail] = useState('');
@@ -31,7 +35,10 @@ export function SignInPage({ signedIn }: { signedIn?: Me }) {
 
   // A link opened in a tab that shows this page already only changes the fragment.
   useEffect(() => {
-    const changed = () => setToken(tokenInAddress());
+    const changed = () => {
+      setToken(tokenInAddress());
+      setInvitation((before) => invitationInAddress() ?? before);
+    };
     window.addEventListener('hashchange', changed);
     return () => window.removeEventListener('hashchange', changed);
   }, []);
@@ -49,43 +56,59 @@ export function SignInPage({ signedIn }: { signedIn?: Me }) {
     void signIn({ email, password });
   };
 
+  if (invitation) {
+    return (
+      <SignInCard>
+        <AcceptInvitation key={invitation} token={invitation} />
+      </SignInCard>
+    );
+  }
+
+  return (
+    <SignInCard>
+      <h1>Sign in</h1>
+      {token && busy && !problem ? (
+        <p className="loading">
+          <Spinner /> Signing you in with your link…
+        </p>
+      ) : (
+        <>
+          {signedIn && !token && (
+            <p className="notice">
+              You are signed in as {signedIn.name}. <a href={back}>Continue</a>, or sign in as someone else.
+            </p>
+          )}
+          <ProblemNotice problem={problem} />
+          <form onSubmit={submit} className="stack">
+            <label>
+              E-mail
+              <input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
+            </label>
+            <label>
+              Password
+              <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+            </label>
+            <Button type="submit" variant="primary" busy={busy}>
+              Sign in
+            </Button>
+          </form>
+          <p className="muted small">
+            No password yet? Open a sign-in link: the server prints one at its first start, and <code>svc admin sign-in-link</code> makes a new one.
+          </p>
+        </>
+      )}
+    </SignInCard>
+  );
+}
+
+function SignInCard({ children }: { children: ReactNode }) {
   return (
     <main className="centered">
       <div className="card signin">
         <div className="brand big">
           <img src="/favicon.svg" alt="" width={32} height={32} /> svc
         </div>
-        <h1>Sign in</h1>
-        {token && busy && !problem ? (
-          <p className="loading">
-            <Spinner /> Signing you in with your link…
-          </p>
-        ) : (
-          <>
-            {signedIn && !token && (
-              <p className="notice">
-                You are signed in as {signedIn.name}. <a href={back}>Continue</a>, or sign in as someone else.
-              </p>
-            )}
-            <ProblemNotice problem={problem} />
-            <form onSubmit={submit} className="stack">
-              <label>
-                E-mail
-                <input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
-              </label>
-              <label>
-                Password
-                <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
-              </label>
-              <Button type="submit" variant="primary" busy={busy}>
-                Sign in
-              </Button>
-            </form>
-            <p className="muted small">
-              No password yet? Open a sign-in link: the server prints one at its first start, and <code>svc admin sign-in-link</code> makes a new one.
-            </p>
-          </>
-        )}
+        {children}
       </div>
     </main>
   );

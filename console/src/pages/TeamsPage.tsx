@@ -5,6 +5,7 @@ import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
 import { setQuery, useLocation } from '../router.tsx';
 import type { Member, Org, Team, User } from '../types.ts';
+import { Invitations } from './Invitations.tsx';
 import { RegistryCredentials } from './RegistryCredentials.tsx';
 import { Button, ConfirmButton, Empty, FieldHint, Loading, ProblemNotice, Section } from '../ui.tsx';
 
@@ -59,6 +60,7 @@ export function TeamsPage() {
         )}
       </Section>
       {selected && <Members key={selected.id} team={selected} />}
+      {selected && teams.data && <Invitations key={`invitations-${selected.id}`} team={selected} org={orgs.data?.find((o) => o.id === selected.org_id)} teams={teams.data} />}
       {selected && <RegistryCredentials key={`registries-${selected.id}`} team={selected} />}
     </>
   );

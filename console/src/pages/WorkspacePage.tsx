@@ -3,13 +3,14 @@
 import { lazy, Suspense } from 'react';
 import { api } from '../api.ts';
 import { useResource } from '../hooks.ts';
-import { labelOf, workspaceStates } from '../labels.ts';
+import { NEEDS_OWNER, labelOf, workspaceStates } from '../labels.ts';
 import { OperationRow, rememberWorkspaces, useOperations } from '../operations.tsx';
 import { Link, setQuery, useLocation } from '../router.tsx';
 import type { EditorInfo, Workspace } from '../types.ts';
 import { Badge, CopyButton, Empty, Loading, ProblemNotice, Tabs, Time } from '../ui.tsx';
 import { DeletedButtons, WorkspaceButtons } from '../workspace-actions.tsx';
 import { LandscapeTab } from './LandscapeTab.tsx';
+import { WorkspaceOwnership } from './OwnerTransfers.tsx';
 import { StagesTab } from './StagesTab.tsx';
 import { VariablesTab } from './VariablesTab.tsx';
 
@@ -63,6 +64,7 @@ export function WorkspacePage({ id }: { id: number }) {
           <h1>{workspace.name}</h1>
           <div className="state" data-testid="workspace-state">
             <Badge label={labelOf(workspaceStates, workspace.state)} />
+            {workspace.needs_owner && <Badge label={NEEDS_OWNER} title="Its owner left the team; a team admin can offer it to a member" />}
             <span className="status-text">{workspace.status_detail}</span>
           </div>
         </div>
@@ -122,6 +124,7 @@ export function WorkspacePage({ id }: { id: number }) {
           </>
         )}
       </dl>
+      {!deleted && <WorkspaceOwnership ws={workspace} onChanged={() => void ws.reload()} />}
       {!deleted && (
         <>
           <Tabs tabs={tabs} current={tab} onSelect={(t) => setQuery('tab', t === 'landscape' ? undefined : t)} />

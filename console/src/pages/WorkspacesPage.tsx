@@ -3,12 +3,13 @@
 import { useState, type FormEvent } from 'react';
 import { api, listAll } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import { labelOf, workspaceStates } from '../labels.ts';
+import { NEEDS_OWNER, labelOf, workspaceStates } from '../labels.ts';
 import { rememberWorkspaces, useOperations } from '../operations.tsx';
 import { Link, setQuery, useLocation } from '../router.tsx';
 import type { Operation, SvcEvent, Team, Workspace } from '../types.ts';
 import { Badge, Button, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 import { DeletedButtons, WorkspaceButtons } from '../workspace-actions.tsx';
+import { TransferOffers } from './OwnerTransfers.tsx';
 
 /** Workspace plans: the API has no catalog of them yet (GET /plans lists managed and service plans), only its default. */
 const WORKSPACE_PLANS = ['standard'];
@@ -53,6 +54,7 @@ export function WorkspacesPage() {
           </label>
         )}
       </div>
+      <TransferOffers />
       <TeamWorkspaces key={team.id} team={team} />
     </>
   );
@@ -103,6 +105,12 @@ function TeamWorkspaces({ team }: { team: Team }) {
                     <Link to={`/workspaces/${ws.id}`} className="strong">
                       {ws.name}
                     </Link>
+                    {ws.needs_owner && (
+                      <>
+                        {' '}
+                        <Badge label={NEEDS_OWNER} title="Its owner left the team; a team admin can offer it to a member" />
+                      </>
+                    )}
                   </td>
                   <td data-label="State">
                     <div className="state">

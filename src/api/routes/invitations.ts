@@ -7,6 +7,7 @@ import { SESSION_COOKIE, callerUser } from '../../auth/credentials.ts';
 import { teamRoles } from '../../auth/permissions.ts';
 import { SESSION_ABSOLUTE_MS, sessionCookie, startSession } from '../../auth/sessions.ts';
 import { NO_MAIL_SERVER, mailStateText } from '../../mail/delivery.ts';
+import { MailSchema } from './mail-view.ts';
 import {
   acceptInvitation,
   createInvitation,
@@ -21,13 +22,6 @@ import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
 import { DateTime, Id, StringEnum, UserSchema, Uuid, iso, isoOrUndefined } from '../schemas.ts';
 import { Email, userView } from './users.ts';
 
-const MailSchema = Type.Object({
-  state: StringEnum(['not_sent', 'queued', 'sending', 'retrying', 'sent', 'failed', 'bounced', 'cancelled']),
-  detail: Type.String({ description: 'the state as people read it, with the reason of a failure' }),
-  attempts: Type.Integer({ minimum: 0 }),
-  next_attempt_at: Type.Optional(DateTime),
-  sent_at: Type.Optional(DateTime),
-});
 
 export const InvitationSchema = Type.Object({
   id: Uuid,

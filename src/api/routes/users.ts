@@ -9,7 +9,9 @@ import { isUniqueViolation } from '../../store/database.ts';
 import { findUserById, insertUser, listUsers, type UserRow } from '../../store/users.ts';
 import type { ApiDeps } from '../context.ts';
 import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
-import { DateTime, Id, UserSchema, iso } from '../schemas.ts';
+import { DateTime, Id, UserSchema, Uuid, iso } from '../schemas.ts';
+import { mailSignInLink } from '../../people/sign-in-mail.ts';
+import { MailSchema, outboxMailView } from './mail-view.ts';
 
 export const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$', patternErrorMessage: 'must be an email address (name@domain) without white space' });
 export const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' });
@@ -40,7 +42,16 @@ const NewUser = Type.Object(
 );
 
 const UserParams = Type.Object({ user: Id });
-const SignInLinkSchema = Type.Object({ url: Type.String(), expires_at: DateTime });
+const SignInLinkSchema = Type.Object({
+  url: Type.Optional(Type.String({ description: 'the link; absent when it went by mail' })),
+  expires_at: DateTime,
+  mail: Type.Optional(Type.Object({ id: Uuid, recipient: Type.String(), ...MailSchema.properties }, { description: 'the mail carrying the link (with mail: true)' })),
+});
+
+const SignInLinkBody = Type.Object(
+  { mail: Type.Optional(Type.Boolean({ default: false, description: "send the link to the user's address through the mail outbox instead of answering it" })) },
+  { additionalProperties: false },
+);
 
 export function registerUserRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.post(
@@ -94,23 +105,30 @@ export function registerUserRoutes(app: FastifyInstance, deps: ApiDeps): void {
     '/users/:user/sign-in-links',
     {
       config: { access: 'admin', audit: 'user.sign_in_link.create' },
+      // The body is optional: a POST without one asks for the link itself, as it always did.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         summary: 'Create a single-use sign-in link for a user (administrators)',
         tags: ['users'],
         params: UserParams,
+        body: SignInLinkBody,
         response: { 201: SignInLinkSchema },
       },
     },
     async (request, reply) => {
       const row = await findUserById(deps.pool, (request.params as { user: number }).user);
       if (!row) throw notFound('user');
-      const link = await createSignInLink(deps.pool, {
-        userId: row.id,
-        createdBy: request.principal!.user.id,
-        baseUrl: deps.config.baseUrl,
-        minutes: deps.config.signInLinkMinutes,
-        now: deps.clock.now(),
-      });
+      const linkRequest = { userId: row.id, createdBy: request.principal!.user.id, baseUrl: deps.config.baseUrl, minutes: deps.config.signInLinkMinutes, now: deps.clock.now() };
+      if ((request.body as { mail?: boolean } | undefined)?.mail) {
+        if (!deps.config.smtpUrl) {
+          throw problem('not-available', 501, 'Not sent: no mail server configured (svc server --smtp-url). Leave out mail to get the link and hand it over yourself.');
+        }
+        const { mail, expiresAt } = await mailSignInLink(deps.pool, { ...linkRequest, recipient: row.email });
+        return reply.code(201).send({ expires_at: iso(expiresAt), mail: { id: mail.id, recipient: mail.recipient, ...outboxMailView(mail) } });
+      }
+      const link = await createSignInLink(deps.pool, linkRequest);
       return reply.code(201).send({ url: link.url, expires_at: iso(link.expiresAt) });
     },
   );
