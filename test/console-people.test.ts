@@ -2,7 +2,8 @@
 // server: a team admin invites by e-mail and is shown the link once (with a copy button); the link opened in a
 // fresh browser makes the account, signs the person in and says what they joined, while the inviter's pending list
 // and members follow live; a used or revoked link says "This link has expired". A workspace is offered to the new
-// member, who accepts it from the workspaces page; an owner who leaves leaves it needing an owner.
+// member, who accepts it from the workspaces page; an owner who leaves leaves it needing an owner until the team
+// admin takes it.
 // Screenshots go to test-output/console/ (people-*.png).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -139,9 +140,9 @@ test('the owner offers the workspace; the person offered accepts it live; an own
   const me = newcomer.page;
   await leadPage.goto(`${server.url}/workspaces/${ws}`);
   await leadPage.getByTestId('workspace-owner').filter({ hasText: 'Owned by you' }).waitFor();
-  const offer = leadPage.getByRole('form', { name: 'Offer ownership' });
-  await offer.getByLabel('Offer to').selectOption({ label: 'newbie (newbie@example.com)' });
-  await offer.getByRole('button', { name: 'Offer ownership' }).click();
+  const toNewbie = leadPage.getByRole('form', { name: 'Offer ownership' });
+  await toNewbie.getByLabel('Offer to').selectOption({ label: 'newbie (newbie@example.com)' });
+  await toNewbie.getByRole('button', { name: 'Offer ownership' }).click();
   await leadPage.getByTestId('open-transfer').filter({ hasText: 'Offered to newbie by you' }).waitFor();
   await screenshot(leadPage, 'people-04-offered');
 
@@ -163,4 +164,14 @@ test('the owner offers the workspace; the person offered accepts it live; an own
   await leadPage.getByRole('link', { name: 'Workspaces', exact: true }).first().click();
   await leadPage.locator('tr[data-workspace="handed-on"] .badge', { hasText: 'Needs an owner' }).waitFor();
   await me.context().close();
+
+  // The team admin takes it: offered to themselves, accepted from the workspace page; the notice goes.
+  await leadPage.getByRole('link', { name: 'handed-on', exact: true }).click();
+  const offer = leadPage.getByRole('form', { name: 'Offer ownership' });
+  await offer.getByLabel('Offer to').selectOption({ label: 'lead (lead@example.com)' });
+  await offer.getByRole('button', { name: 'Offer ownership' }).click();
+  await leadPage.getByTestId('open-transfer').getByRole('button', { name: 'Accept ownership' }).click();
+  await leadPage.getByTestId('needs-owner').waitFor({ state: 'detached' });
+  await leadPage.getByTestId('workspace-owner').filter({ hasText: 'Owned by you' }).waitFor();
+  assert.equal((await lead.key.get(`/workspaces/${ws}`)).body.needs_owner, false);
 });
