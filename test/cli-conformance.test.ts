@@ -37,7 +37,7 @@ const conformance = (url: string, ...args: string[]) =>
 /** A proxy in front of the server that removes Svc-Version from every answer of 400 and above. */
 function brokenProxy(target: URL): Promise<http.Server> {
   const proxy = http.createServer((request, response) => {
-    const upstream = http.request({ host: target.hostname, port: target.port, path: request.url, method: request.method, headers: request.headers }, (answer) => {
+    const upstream = http.request({ host: target.hostname, port: target.port, path: request.url, method: request.method, headers: request.headers, agent: false }, (answer) => {
       const headers = { ...answer.headers };
       if ((answer.statusCode ?? 0) >= 400) delete headers['svc-version'];
       response.writeHead(answer.statusCode ?? 502, headers);
