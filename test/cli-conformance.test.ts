@@ -36,15 +36,19 @@ const conformance = (url: string, ...args: string[]) =>
 
 /** A proxy in front of the server that removes Svc-Version from every answer of 400 and above. */
 function brokenProxy(target: URL): Promise<http.Server> {
-  const proxy = http.createServer((request, response) => {
-    const upstream = http.request({ host: target.hostname, port: target.port, path: request.url, method: request.method, headers: request.headers, agent: false }, (answer) => {
-      const headers = { ...answer.headers };
-      if ((answer.statusCode ?? 0) >= 400) delete headers['svc-version'];
-      response.writeHead(answer.statusCode ?? 502, headers);
-      answer.pipe(response);
-    });
-    upstream.on('error', () => response.destroy());
-    request.pipe(upstream);
+  const proxy = http.createServer(async (request, response) => {
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const headers = Object.entries(request.headers).flatMap(([name, value]) => (typeof value === 'string' && name !== 'host' && name !== 'connection' ? [[name, value]] : [])) as [string, string][];
+      const answer = await fetch(new URL(request.url!, target), { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined, redirect: 'manual' });
+      const forwarded = [...answer.headers].filter(([name]) => !['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(name));
+      response.writeHead(answer.status, Object.fromEntries(answer.status >= 400 ? forwarded.filter(([name]) => name !== 'svc-version') : forwarded));
+      if (answer.body) for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
+      response.end();
+    } catch {
+      response.destroy();
+    }
   });
   return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(proxy)));
 }

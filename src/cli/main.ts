@@ -58,6 +58,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./admin.ts')).adminCommand(rest, io);
     case 'lint':
       return (await import('./lint.ts')).lintCommand(rest, io);
+    case 'init':
+      return (await import('./init.ts')).initCommand(rest, io);
     case 'login':
     case 'logout':
     case 'whoami':
