@@ -2,7 +2,7 @@
 // what it mapped and what it could not; the compose one's landscape (managed postgres and redis, a web app that
 // needs them) then Syncs and answers on a real server.
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, rm, writeFile, chmod, symlink } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -12,10 +12,9 @@ import { initCommand } from '../src/cli/init.ts';
 import { lintCommand } from '../src/cli/lint.ts';
 import { installedRedisMajor } from '../src/managed/redis-instance.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
-import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { managedSkip, postgresToolsDir } from './helpers/managed-landscape.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { managedSkip, startManagedServer } from './helpers/managed-landscape.ts';
+import type { TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
 
@@ -152,13 +151,7 @@ describe('the compose repository\'s landscape runs', { skip: managedSkip || redi
   let ws: number | undefined;
 
   before(async () => {
-    tools = await mkdtemp(path.join(os.tmpdir(), 'svc-init-tools-'));
-    await chmod(tools, 0o755);
-    await symlink(path.join(postgresToolsDir, 'postgres'), path.join(tools, 'postgres'));
-    server = await startTestServer({
-      env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_TOOLS_DIR: tools },
-      driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock })),
-    });
+    ({ server, driver, tools } = await startManagedServer());
   });
   after(async () => {
     if (driver) await removeWorkspaces(driver, [ws]);
