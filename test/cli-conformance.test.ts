@@ -41,7 +41,9 @@ function brokenProxy(target: URL): Promise<http.Server> {
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
       const headers = Object.entries(request.headers).flatMap(([name, value]) => (typeof value === 'string' && name !== 'host' && name !== 'connection' ? [[name, value]] : [])) as [string, string][];
-      const answer = await fetch(new URL(request.url!, target), { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined, redirect: 'manual' });
+      const forward = () => fetch(new URL(request.url!, target), { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined, redirect: 'manual' });
+      // a pooled connection the server's front closed while idle fails once; the proxy must not turn that into a rule
+      const answer = await forward().catch(forward);
       const forwarded = [...answer.headers].filter(([name]) => !['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(name));
       response.writeHead(answer.status, Object.fromEntries(answer.status >= 400 ? forwarded.filter(([name]) => name !== 'svc-version') : forwarded));
       if (answer.body) for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
@@ -50,6 +52,7 @@ function brokenProxy(target: URL): Promise<http.Server> {
       response.destroy();
     }
   });
+  proxy.keepAliveTimeout = 120_000; // the CLI's pooled connections stay open between its requests
   return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(proxy)));
 }
 
@@ -67,6 +70,7 @@ before(async () => {
 
 after(async () => {
   proxy?.close();
+  proxy?.closeAllConnections();
   // the suite purges its workspace; whatever a failed run left behind goes here
   const left = await server.server.database.pool.query<{ id: number }>('SELECT id FROM workspaces');
   await removeWorkspaces(driver, left.rows.map((row) => row.id));
