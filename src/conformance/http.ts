@@ -57,7 +57,12 @@ export class ConformanceHttp {
   }
 
   async send(method: string, path: string, options: SendOptions = {}): Promise<Exchange> {
-    const response = await fetch(this.address(path), { method, headers: this.headers(options), body: this.bodyOf(options) });
+    const request = () => fetch(this.address(path), { method, headers: this.headers(options), body: this.bodyOf(options) });
+    // a kept-alive connection the installation closed while idle is not an answer: a GET is sent again once
+    const response = await request().catch((error: { cause?: { code?: string } }) => {
+      if (method === 'GET' && error.cause?.code === 'UND_ERR_SOCKET') return request();
+      throw error;
+    });
     const text = await response.text();
     let body: unknown = undefined;
     if (text && isJson(response.headers)) {
