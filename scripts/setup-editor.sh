@@ -20,7 +20,7 @@ installed() { [ "$(cat "$marker" 2>/dev/null)" = "$version" ]; }
 
 if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
-  exit 0
+  exec bash "$scripts_dir/setup-editor-yaml.sh"
 fi
 
 umask 022 # pods read the tools as the workspace UID
@@ -32,7 +32,7 @@ exec 9>"$tools/.install.lock"
 flock 9 # a second run waits for the first, then finds the marker
 if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
-  exit 0
+  exec bash "$scripts_dir/setup-editor-yaml.sh"
 fi
 
 gyp="$(npm root -g 2>/dev/null)/npm/node_modules/node-gyp/bin/node-gyp.js"
@@ -114,3 +114,5 @@ case $reported in
 esac
 echo "$version" >"$marker"
 echo "setup-editor: code-server $version installed in $tools in ${SECONDS} s"
+# svc.yml help in the editor: its own marker, so an installed code-server gets it (or a newer one) on the next run
+bash "$scripts_dir/setup-editor-yaml.sh"

@@ -25,6 +25,7 @@ const commands: Record<string, Loader> = {
   ssh: async () => (await import('./shell.ts')).sshCommand,
   exec: async () => (await import('./shell.ts')).execCommand,
   'port-forward': async () => (await import('./shell.ts')).portForwardCommand,
+  conformance: async () => (await import('./conformance.ts')).conformanceCommand,
 };
 
 const isCommand = (value: Command | Record<string, Command>): value is Command => typeof (value as Command).run === 'function';

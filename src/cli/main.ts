@@ -27,6 +27,9 @@ Usage:
                                            ownership transfers of workspaces
   svc events [--team T]                    follow the live events
   svc lint [FILE] [--profile P] [--json]   check a svc.yml file offline
+  svc init [DIR] [--force]                 write a svc.yml from the repository's devcontainer, compose file,
+                                           Procfile, .gitpod.yml or package.json
+  svc conformance URL [--token KEY]        check an installation against the specification's rules
   svc server [options]                     run the platform (svc server --help for options)
   svc admin sign-in-link [--user EMAIL] [--mail] [--data-dir DIR]
                                            print (or mail) a one-time sign-in link (on the server's machine)
@@ -39,7 +42,7 @@ svc ssh and svc exec exit with the remote command's status once it ran.
 `;
 
 const commandNames = ['login', 'logout', 'whoami', 'ws', 'sync', 'teardown', 'landscape', 'stage', 'logs', 'service', 'env', 'secret', 'managed',
-  'ssh', 'exec', 'port-forward', 'keys', 'registry', 'events', 'lint', 'server', 'admin', 'version', 'help'];
+  'ssh', 'exec', 'port-forward', 'keys', 'registry', 'events', 'lint', 'init', 'conformance', 'server', 'admin', 'version', 'help'];
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -55,6 +58,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./admin.ts')).adminCommand(rest, io);
     case 'lint':
       return (await import('./lint.ts')).lintCommand(rest, io);
+    case 'init':
+      return (await import('./init.ts')).initCommand(rest, io);
     case 'login':
     case 'logout':
     case 'whoami':
@@ -76,6 +81,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'ssh':
     case 'exec':
     case 'port-forward':
+    case 'conformance':
       return (await import('./commands.ts')).apiCommand(command, rest, io.cwd);
     case 'version':
     case '--version':
