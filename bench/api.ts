@@ -39,7 +39,7 @@ export async function benchApi(seconds = Number(process.env.BENCH_SECONDS) || 3)
   });
   const bare = await startBare();
   try {
-    const key = (await direct.admin.mintKey('bench me')).auth.token!;
+    const key = direct.admin.auth.token!;
     const cases: Array<{ name: string; server: string; path: string; headers: Record<string, string>; row?: SummaryRow; target?: number }> = [
       { name: 'GET /api/v1/version', server: direct.url, path: '/api/v1/version', headers: {}, row: 'api-version', target: 0.85 },
       { name: 'GET /api/v1/me (API key)', server: direct.url, path: '/api/v1/me', headers: { authorization: `Bearer ${key}` }, row: 'api-me', target: 0.6 },
