@@ -1,36 +1,11 @@
 // bench/api: requests per second and p99 of GET /api/v1/version and GET /api/v1/me (API key) on the real
-// server, against a bare Node http server answering the same JSON in the same run, measured with wrk.
-import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+// server's API core (--data-plane node: svc's own listener, no proxy in front), against a bare Node http server
+// answering the same JSON in the same run, measured with wrk. A third row shows the same through the nginx data
+// plane (the default), for information: a proxy hop costs what it costs on either side.
+import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { ApiClient } from '../test/helpers/client.ts';
-import { createTestDatabase } from '../test/helpers/database.ts';
-import { startSvc } from '../test/helpers/process.ts';
-
-const run = promisify(execFile);
-
-interface Measurement {
-  rps: number;
-  p99ms: number;
-}
-
-async function wrk(url: string, headers: Record<string, string>, seconds: number): Promise<Measurement> {
-  const args = ['-t1', '-c32', `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
-  const { stdout } = await run('wrk', args);
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
-  const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(stdout);
-  if (!p99 || !rps) throw new Error(`cannot read wrk output:\n${stdout}`);
-  const factor = { us: 0.001, ms: 1, s: 1000 }[p99[2] as 'us' | 'ms' | 's'];
-  if (!/Non-2xx/.test(stdout)) return { rps, p99ms: Number(p99[1]) * factor };
-  throw new Error(`non-2xx answers during the run:\n${stdout}`);
-}
-
-function medianOf(runs: Measurement[]): Measurement {
-  const middle = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-  return { rps: middle(runs.map((r) => r.rps)), p99ms: middle(runs.map((r) => r.p99ms)) };
-}
+import { medianOf, startBenchServer, wrk, type Measurement } from './http-load.ts';
+import { recordResult, type SummaryRow } from './summary.ts';
 
 function startBare(): Promise<{ url: string; stop: () => void }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare-server.ts')]);
@@ -43,50 +18,49 @@ function startBare(): Promise<{ url: string; stop: () => void }> {
   });
 }
 
+/** Alternating rounds, so that a noisy neighbour on this shared machine hits both sides alike. */
+async function compare(ours: string, reference: string, headers: Record<string, string>, seconds: number, rounds: number) {
+  await wrk(ours, headers, 1); // warm-up
+  await wrk(reference, headers, 1);
+  const oursRuns: Measurement[] = [];
+  const referenceRuns: Measurement[] = [];
+  for (let round = 0; round < rounds; round++) {
+    oursRuns.push(await wrk(ours, headers, seconds));
+    referenceRuns.push(await wrk(reference, headers, seconds));
+  }
+  return { ours: medianOf(oursRuns), reference: medianOf(referenceRuns) };
+}
+
 export async function benchApi(seconds = Number(process.env.BENCH_SECONDS) || 3): Promise<void> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-'));
-  // With DATABASE_URL the run gets a database of its own on that server, else the embedded default.
-  const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
-  const svc = startSvc(
-    ['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '1000000000', '--log-level', 'warn'],
-    { DATABASE_URL: database?.url },
-  );
+  const direct = await startBenchServer(['--data-plane', 'node']);
+  const proxied = await startBenchServer().catch(async (error) => {
+    await direct.stop();
+    throw error;
+  });
   const bare = await startBare();
   try {
-    const [, url] = await svc.waitFor(/listening on (\S+)\n/, 120_000);
-    const [, link] = await svc.waitFor(/^\s+(http\S+#token=\S+)$/m);
-    const admin = await new ApiClient(url).signInWithLink(new URL(link).hash.slice('#token='.length));
-    const key = (await admin.mintKey('bench')).auth.token!;
-    const cases: Array<{ name: string; path: string; headers: Record<string, string> }> = [
-      { name: 'GET /api/v1/version', path: '/api/v1/version', headers: {} },
-      { name: 'GET /api/v1/me (API key)', path: '/api/v1/me', headers: { authorization: `Bearer ${key}` } },
+    const key = direct.admin.auth.token!;
+    const cases: Array<{ name: string; server: string; path: string; headers: Record<string, string>; row?: SummaryRow; target?: number }> = [
+      { name: 'GET /api/v1/version', server: direct.url, path: '/api/v1/version', headers: {}, row: 'api-version', target: 0.85 },
+      { name: 'GET /api/v1/me (API key)', server: direct.url, path: '/api/v1/me', headers: { authorization: `Bearer ${key}` }, row: 'api-me', target: 0.6 },
+      { name: 'GET /api/v1/version (nginx)', server: proxied.url, path: '/api/v1/version', headers: {} },
     ];
     const rounds = 3;
     console.log(`bench/api: wrk -t1 -c32, ${rounds} alternating rounds of ${seconds}s, medians; database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}`);
     console.log('case                          svc rps   bare rps  ratio   svc p99   bare p99');
     for (const c of cases) {
-      await wrk(`${url}${c.path}`, c.headers, 1); // warm-up
-      await wrk(`${bare.url}${c.path}`, c.headers, 1);
-      // Alternating rounds, so that a noisy neighbour on this shared machine hits both sides alike.
-      const oursRuns: Measurement[] = [];
-      const referenceRuns: Measurement[] = [];
-      for (let round = 0; round < rounds; round++) {
-        oursRuns.push(await wrk(`${url}${c.path}`, c.headers, seconds));
-        referenceRuns.push(await wrk(`${bare.url}${c.path}`, c.headers, seconds));
-      }
-      const ours = medianOf(oursRuns);
-      const reference = medianOf(referenceRuns);
+      const { ours, reference } = await compare(`${c.server}${c.path}`, `${bare.url}${c.path}`, c.headers, seconds, rounds);
+      const ratio = ours.rps / reference.rps;
       console.log(
-        `${c.name.padEnd(28)} ${ours.rps.toFixed(0).padStart(8)} ${reference.rps.toFixed(0).padStart(10)}  ${(ours.rps / reference.rps).toFixed(2)}x` +
+        `${c.name.padEnd(28)} ${ours.rps.toFixed(0).padStart(8)} ${reference.rps.toFixed(0).padStart(10)}  ${ratio.toFixed(2)}x` +
           `  ${ours.p99ms.toFixed(2).padStart(6)}ms ${reference.p99ms.toFixed(2).padStart(7)}ms`,
       );
+      if (c.row) recordResult(c.row, { measured: `${ratio.toFixed(2)}× (${ours.rps.toFixed(0)} vs bare ${reference.rps.toFixed(0)} req/s)`, met: ratio >= c.target! });
     }
   } finally {
     bare.stop();
-    svc.child.kill('SIGTERM');
-    await svc.exited;
-    await database?.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    await direct.stop();
+    await proxied.stop();
   }
 }
 

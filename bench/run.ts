@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, each printing ratios against a reference measured in the same run.
-// `npm run bench -- router events` runs only those named.
+// `npm run bench -- router events` runs only those named. At the end, the table of issue 17 (bench/summary.ts).
 import { benchApi } from './api.ts';
 import { benchEvents } from './events.ts';
 import { benchImages } from './images.ts';
@@ -7,9 +7,14 @@ import { benchLandscape } from './landscape.ts';
 import { benchManaged } from './managed.ts';
 import { benchRouter } from './router.ts';
 import { benchWorkspaces } from './workspaces.ts';
+import { benchCli } from './cli.ts';
+import { benchLists } from './lists.ts';
+import { summaryLines } from './summary.ts';
 
 const benchmarks: Record<string, () => Promise<void>> = {
+  cli: () => benchCli(),
   api: () => benchApi(),
+  lists: () => benchLists(),
   landscape: () => benchLandscape(),
   events: () => benchEvents(),
   workspaces: () => benchWorkspaces(),
@@ -24,3 +29,4 @@ if (unknown.length > 0) throw new Error(`no benchmark ${unknown.join(', ')}; the
 for (const [name, run] of Object.entries(benchmarks)) {
   if (named.length === 0 || named.includes(name)) await run();
 }
+console.log(summaryLines().join('\n'));

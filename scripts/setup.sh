@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what svc needs on a Debian machine, idempotently: system packages, then the npm dependencies, then the
-# console's build (console/build.sh, skipped while console/dist is newer than its sources), then the PostgreSQL
+# console's build (console/build.sh, skipped while console/dist is newer than its sources) and the prebuilt CLI
+# (scripts/build-cli.mjs, likewise), then the PostgreSQL
 # versions of managed services (scripts/setup-postgres.sh, into the tools directory).
 # Called by `npm run up`, `npm test` and .ci/run, so a new user and CI get the same set-up; under `npm run` as by
 # hand (scripts/npm-env.sh drops what npm run exports, so `npm ci` reads only the user's own settings).
@@ -39,6 +40,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 
 bash console/build.sh
+# The prebuilt CLI that bin/svc.js runs (dist/cli; skipped while newer than its sources).
+node scripts/build-cli.mjs
 
 # The PostgreSQL majors of the managed postgres provider, into the tools directory (instant once installed).
 bash scripts/setup-postgres.sh

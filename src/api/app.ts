@@ -12,6 +12,7 @@ import { registerIdempotency } from './conventions/idempotency.ts';
 import { registerProblemHandling } from './conventions/problems.ts';
 import { answerNginxError, clientErrorHandler, frameworkErrorHandler, hasEncodedNul, MAX_HEADER_BYTES, refuseEncodedNul, uriTooLong } from './conventions/request-errors.ts';
 import { registerRateLimit } from './conventions/rate-limit.ts';
+import { requestLogger } from './conventions/request-logger.ts';
 import { buildRequestValidator } from './conventions/validation.ts';
 import { registerConsolePages } from './pages.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
@@ -59,6 +60,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     trustProxy: deps.config.dataPlane === 'nginx' ? ['127.0.0.1', '::1'] : false,
     // Problems and faults are logged where they happen; a log line per request is the router's job.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLogger,
     // Requests refused before routing are problems on API hosts and router pages on workspace hosts.
     clientErrorHandler: clientErrorHandler((host) => deps.router.isWorkspaceHost(host)),
     frameworkErrors: frameworkErrorHandler,

@@ -3,7 +3,7 @@
 import { forbidden, notFound } from '../core/problems.ts';
 import type { Queryable } from '../store/database.ts';
 import { findOrg, orgRole, type OrgRow } from '../store/orgs.ts';
-import { findTeam, teamRole, type TeamRow } from '../store/teams.ts';
+import { findTeam, teamRole, teamStandings, type TeamRow } from '../store/teams.ts';
 import type { CallerUser } from './credentials.ts';
 import { orgPermissions, teamPermissions, type OrgPermission, type OrgRole, type TeamPermission, type TeamRole } from './permissions.ts';
 
@@ -35,6 +35,20 @@ export async function teamAccess(db: Queryable, user: CallerUser, teamId: number
   const permissions = teamPermissions({ isAdmin: user.isAdmin, orgRole: ownerRole, teamRole: role });
   if (permissions.length === 0) throw notFound('team');
   return { team, role, permissions };
+}
+
+/**
+ * The caller's access to many teams in one query (a page of workspaces of several teams): the teams `teamIds`
+ * names, or (null) every team the caller belongs to or whose org they own. Teams the caller may not see are left out.
+ */
+export async function teamAccesses(db: Queryable, user: CallerUser, teamIds: number[] | null): Promise<Map<number, TeamAccess>> {
+  const accesses = new Map<number, TeamAccess>();
+  for (const { team_role, org_role, ...team } of await teamStandings(db, user.id, teamIds)) {
+    const role = team_role ?? undefined;
+    const permissions = teamPermissions({ isAdmin: user.isAdmin, orgRole: org_role ?? undefined, teamRole: role });
+    if (permissions.length > 0) accesses.set(team.id, { team, role, permissions });
+  }
+  return accesses;
 }
 
 export function requirePermission<P extends string>(held: readonly P[], needed: P): void {

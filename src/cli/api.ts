@@ -4,7 +4,7 @@
 // a web page or another API at the address, or a path in front of /api/v1 that is not svc's.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { ProblemBody } from '../core/problems.ts';
 import { CliError, ExitCode, problemError, unreachable } from './errors.ts';
 
@@ -87,14 +87,16 @@ export class Api {
    * Opens a WebSocket stream of the API (a shell, a forwarded port) speaking `protocol`, paused until the caller
    * listens; a refusal before the upgrade is thrown as the server's problem, like any other answer.
    */
-  openStream(path: string, query: URLSearchParams, protocol: string): Promise<WebSocket> {
+  async openStream(path: string, query: URLSearchParams, protocol: string): Promise<WebSocket> {
     const address = new URL(`${this.url}/api/v1${path}`);
     address.protocol = address.protocol === 'https:' ? 'wss:' : 'ws:';
     address.search = query.toString();
     const headers: Record<string, string> = { 'user-agent': `svc-cli/${CLI_VERSION}` };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
+    // ws loads only for the commands that open a stream (svc ssh, exec, port-forward).
+    const { default: WebSocketClient } = await import('ws');
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(address, protocol, { headers, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
+      const socket = new WebSocketClient(address, protocol, { headers, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
       const settle = (error: CliError) => {
         socket.removeAllListeners();
         socket.on('error', () => undefined);

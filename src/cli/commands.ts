@@ -3,7 +3,8 @@ import { processTerminal, runCommand, runGroup, type Command } from './command.t
 
 type Loader = () => Promise<Command | Record<string, Command>>;
 
-const commands: Record<string, Loader> = {
+/** Every API command (a command or a group of them) by name, loaded when asked for. */
+export const apiCommandLoaders: Record<string, Loader> = {
   login: async () => (await import('./login.ts')).loginCommand,
   logout: async () => (await import('./login.ts')).logoutCommand,
   whoami: async () => (await import('./login.ts')).whoamiCommand,
@@ -28,10 +29,10 @@ const commands: Record<string, Loader> = {
   conformance: async () => (await import('./conformance.ts')).conformanceCommand,
 };
 
-const isCommand = (value: Command | Record<string, Command>): value is Command => typeof (value as Command).run === 'function';
+export const isCommand = (value: Command | Record<string, Command>): value is Command => typeof (value as Command).run === 'function';
 
 export async function apiCommand(name: string, argv: string[], cwd: string): Promise<number> {
   const terminal = processTerminal(cwd);
-  const loaded = await commands[name]();
+  const loaded = await apiCommandLoaders[name]();
   return isCommand(loaded) ? runCommand(loaded, argv, terminal) : runGroup(name, loaded, argv, terminal);
 }

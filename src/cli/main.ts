@@ -41,8 +41,8 @@ Exit status: 0 ok, 1 a problem from the server, 2 usage, 3 not signed in, 4 the 
 svc ssh and svc exec exit with the remote command's status once it ran.
 `;
 
-const commandNames = ['login', 'logout', 'whoami', 'ws', 'sync', 'teardown', 'landscape', 'stage', 'logs', 'service', 'env', 'secret', 'managed',
-  'ssh', 'exec', 'port-forward', 'keys', 'registry', 'events', 'lint', 'init', 'conformance', 'server', 'admin', 'version', 'help'];
+export const commandNames = ['login', 'logout', 'whoami', 'ws', 'sync', 'teardown', 'landscape', 'stage', 'logs', 'service', 'env', 'secret', 'managed',
+  'ssh', 'exec', 'port-forward', 'keys', 'registry', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'server', 'admin', 'version', 'help'];
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

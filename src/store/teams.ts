@@ -1,5 +1,5 @@
 import type { Queryable } from './database.ts';
-import type { MemberRow } from './orgs.ts';
+import type { MemberRow, OrgRole } from './orgs.ts';
 
 export type TeamRole = 'admin' | 'developer' | 'viewer';
 
@@ -63,6 +63,25 @@ export async function renameTeam(db: Queryable, id: number, name: string, versio
 
 export async function deleteTeam(db: Queryable, id: number, version: number): Promise<boolean> {
   return ((await db.query('DELETE FROM teams WHERE id = $1 AND version = $2', [id, version])).rowCount ?? 0) > 0;
+}
+
+export interface TeamStanding extends TeamRow {
+  team_role: TeamRole | null;
+  org_role: OrgRole | null;
+}
+
+/**
+ * Teams with the user's roles on each (of the team, of its org), in one query: the teams `teamIds` names that
+ * exist, or (null) every team the user belongs to or whose org they own.
+ */
+export async function teamStandings(db: Queryable, userId: number, teamIds: number[] | null): Promise<TeamStanding[]> {
+  const select = `SELECT ${columns}, tm.role AS team_role, om.role AS org_role FROM teams t
+    LEFT JOIN team_members tm ON tm.team_id = t.id AND tm.user_id = $1
+    LEFT JOIN org_members om ON om.org_id = t.org_id AND om.user_id = $1`;
+  const query = teamIds === null
+    ? db.query<TeamStanding>(`${select} WHERE tm.user_id IS NOT NULL OR om.role = 'owner'`, [userId])
+    : db.query<TeamStanding>(`${select} WHERE t.id = ANY($2::bigint[])`, [userId, teamIds]);
+  return (await query).rows;
 }
 
 export async function teamRole(db: Queryable, teamId: number, userId: number): Promise<TeamRole | undefined> {

@@ -2,8 +2,13 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureCliBuilt } from '../../scripts/build-cli.mjs';
 
 export const svcBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/svc.js');
+
+// The prebuilt CLI that svcBin runs, built once here when missing or older than a source (bin/svc.js would too,
+// but then every test's first processes would build it side by side).
+await ensureCliBuilt();
 
 export interface SvcProcess {
   child: ChildProcessWithoutNullStreams;
@@ -14,8 +19,8 @@ export interface SvcProcess {
   exited: Promise<number | null>;
 }
 
-export function startSvc(args: string[], env: Record<string, string | undefined> = {}): SvcProcess {
-  return watchSvc(spawn(process.execPath, [svcBin, ...args], { env: { ...process.env, ...env } }));
+export function startSvc(args: string[], env: Record<string, string | undefined> = {}, options: { cwd?: string } = {}): SvcProcess {
+  return watchSvc(spawn(process.execPath, [svcBin, ...args], { env: { ...process.env, ...env }, cwd: options.cwd }));
 }
 
 /** Reads what an `svc` process started some other way prints. */
@@ -57,8 +62,12 @@ export function watchSvc(child: ChildProcessWithoutNullStreams): SvcProcess {
   };
 }
 
-export async function runSvc(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const run = startSvc(args, env);
+export async function runSvc(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: { cwd?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = startSvc(args, env, options);
   const code = await run.exited;
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }

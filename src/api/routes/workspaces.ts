@@ -1,13 +1,12 @@
 // Workspaces (2.3, 4.9, 4.10): create (an operation), list, read with ETag, change with If-Match.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission, teamAccess, type TeamAccess } from '../../auth/access.ts';
+import { requirePermission, teamAccess, teamAccesses, type TeamAccess } from '../../auth/access.ts';
 import { notFound, problem } from '../../core/problems.ts';
 import { enqueueOperation } from '../../operations/queue.ts';
 import { operationView } from '../../operations/view.ts';
 import { publishEvent } from '../../events/publish.ts';
 import { isUniqueViolation, withTransaction } from '../../store/database.ts';
-import { visibleTeamIds } from '../../store/teams.ts';
 import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
 import { readDevService } from '../../workspaces/dev-service.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
@@ -136,16 +135,14 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
     async (request) => {
       const query = request.query as { limit: number; cursor?: string; team?: number; deleted: boolean };
       const user = request.principal!.user;
-      let teamIds: number[] | null = user.isAdmin ? null : await visibleTeamIds(deps.pool, user.id);
-      if (query.team !== undefined) {
-        await teamAccess(deps.pool, user, query.team);
-        teamIds = [query.team];
-      }
+      // Two queries: the caller's access to the teams (the one asked for, or every visible one), then the page.
+      // An administrator sees every team, so the access to the teams on the page is read after it.
+      const visible = query.team !== undefined || !user.isAdmin ? await teamAccesses(deps.pool, user, query.team !== undefined ? [query.team] : null) : undefined;
+      if (query.team !== undefined && !visible!.has(query.team)) throw notFound('team');
       const scope = `workspaces:${query.team ?? ''}:${query.deleted}`;
       const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
-      const rows = await listWorkspaces(deps.pool, { teamIds, deleted: query.deleted }, after, query.limit);
-      const accessByTeam = new Map<number, TeamAccess>();
-      for (const teamId of new Set(rows.map((r) => r.team_id))) accessByTeam.set(teamId, await teamAccess(deps.pool, user, teamId));
+      const rows = await listWorkspaces(deps.pool, { teamIds: visible ? [...visible.keys()] : null, deleted: query.deleted }, after, query.limit);
+      const accessByTeam = visible ?? (await teamAccesses(deps.pool, user, [...new Set(rows.map((r) => r.team_id))]));
       return pageOf(rows, query.limit, (row) => viewFor(deps, row, accessByTeam.get(row.team_id)!), (last) => deps.cursors.encode(scope, last.id));
     },
   );
