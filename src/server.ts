@@ -26,6 +26,8 @@ import { MailWorker } from './mail/worker.ts';
 import { parseSmtpUrl } from './mail/smtp-url.ts';
 import { NginxDataPlane } from './router/nginx.ts';
 import { Router } from './router/router.ts';
+import { Domains } from './domains/index.ts';
+import { defaultVerificationSettings } from './domains/verification.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
 
 export interface RunningServer {
@@ -43,6 +45,8 @@ export interface RunningServer {
   firstSignInLink?: string;
   /** nginx, with --data-plane nginx. */
   dataPlane?: NginxDataPlane;
+  /** Custom domains (tests run their checks after moving the clock). */
+  domains: Domains;
   close(): Promise<void>;
 }
 
@@ -116,6 +120,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let workspaces: WorkspaceRuntime | undefined;
   let router: Router | undefined;
   let mail: MailWorker | undefined;
+  let domains: Domains | undefined;
   const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, path.join(config.dataDir, 'nginx.pid'), (m) => logger?.warn(m)) : undefined;
   const nginxAdmitSecret = nginx ? randomBytes(24).toString('hex') : undefined;
   let closeOnFailure: (() => Promise<void>) | undefined;
@@ -150,13 +155,20 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     // Console sign-outs (`session:`) do not concern workspace hosts.
     if (nginx) credentials.onInvalidate(async (payload) => (payload.startsWith('session:') ? undefined : nginx.accessChanged()));
     await router.start();
+    const domainsOfServer = new Domains({
+      pool: database.pool,
+      clock,
+      dnsResolver: config.dnsResolver,
+      settings: { ...defaultVerificationSettings, lapseMs: config.domainLapseSeconds * 1000, unverifiedKeepMs: config.domainUnverifiedSeconds * 1000 },
+      log: (m) => logger?.warn(m),
+    });
     // Mail of the outbox goes out through the configured server; without one, nothing is queued (links are shown).
     if (config.smtpUrl) {
       mail = new MailWorker({ pool: database.pool, clock, hub, serverId: await stableServerId(config.dataDir), smtp: parseSmtpUrl(config.smtpUrl), from: config.mailFrom, firstRetryMs: config.mailRetrySeconds * 1000, log: (m) => logger?.warn(m) });
       mail.start();
     }
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, domains: domainsOfServer, nginxAdmitSecret },
       logger,
     );
     // With the nginx data plane, svc listens on loopback and nginx on the configured address.
@@ -175,6 +187,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       { mode: 0o600 },
     );
     const housekeeping = startHousekeeping(database, clock, log);
+    domainsOfServer.start();
     return {
       url: config.baseUrl,
       config,
@@ -185,8 +198,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       collectImages: workspaces.collectImages,
       firstSignInLink,
       dataPlane: nginx,
+      domains: domainsOfServer,
       async close() {
         clearInterval(housekeeping);
+        await domainsOfServer.close();
         await nginx?.stop();
         await app.close();
         await mail?.close();
@@ -200,6 +215,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
   } catch (error) {
     await closeOnFailure?.().catch(() => undefined);
+    await domains?.close();
     await mail?.close();
     router?.close();
     await workspaces?.close();

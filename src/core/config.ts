@@ -50,6 +50,11 @@ export interface ServerConfig {
   mailRetrySeconds: number;
   /** Days an invitation link stays valid. */
   invitationDays: number;
+  /** `--dns-resolver`: the DNS server checking custom domains' TXT records; the system's when absent. */
+  dnsResolver?: string;
+  /** How long a verified custom domain's TXT record may be missing before it lapses; how long an unverified one is kept. */
+  domainLapseSeconds: number;
+  domainUnverifiedSeconds: number;
 }
 
 interface Setting {
@@ -83,6 +88,9 @@ export const serverSettings: Record<string, Setting> = {
   mailFrom: { flag: '--mail-from', env: 'SVC_MAIL_FROM', describe: 'From address of mail (default svc <svc@HOST of the base URL>)' },
   mailRetrySeconds: { flag: '--mail-retry-seconds', env: 'SVC_MAIL_RETRY_SECONDS', describe: 'seconds before mail the mail server did not take is tried again; doubles each time (default 30)' },
   invitationDays: { flag: '--invitation-days', env: 'SVC_INVITATION_DAYS', describe: 'days an invitation link stays valid (default 7)' },
+  dnsResolver: { flag: '--dns-resolver', env: 'SVC_DNS_RESOLVER', describe: "DNS server (host:port) that checks custom domains' TXT records (default: the system's resolvers)" },
+  domainLapseSeconds: { flag: '--domain-lapse-seconds', env: 'SVC_DOMAIN_LAPSE_SECONDS', describe: "seconds a verified custom domain's TXT record may be missing before it lapses (default 604800, 7 days)" },
+  domainUnverifiedSeconds: { flag: '--domain-unverified-seconds', env: 'SVC_DOMAIN_UNVERIFIED_SECONDS', describe: 'seconds a custom domain that was never verified keeps its name before it is removed (default 604800, 7 days)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -154,6 +162,9 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     mailFrom: read('mailFrom') ?? `svc <svc@${mailDomain(explicitBase ?? 'http://localhost')}>`,
     mailRetrySeconds: positiveInteger(read('mailRetrySeconds') ?? '30', 'mail retry seconds', false),
     invitationDays: positiveInteger(read('invitationDays') ?? '7', 'invitation days', false),
+    dnsResolver: dnsResolver(read('dnsResolver')),
+    domainLapseSeconds: positiveInteger(read('domainLapseSeconds') ?? '604800', 'domain lapse seconds', false),
+    domainUnverifiedSeconds: positiveInteger(read('domainUnverifiedSeconds') ?? '604800', 'domain unverified seconds', false),
   };
 }
 
@@ -172,6 +183,13 @@ function mailDomain(baseUrl: string): string {
 function domainName(text: string): string {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(text)) throw new ConfigError(`workspace domain must be a domain name, got "${text}"`);
   return text.toLowerCase();
+}
+
+/** `host:port` or `host` of a DNS server (an IP address: node's resolver takes no names). */
+function dnsResolver(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$/i.test(text)) throw new ConfigError(`DNS resolver must be an IP address with an optional port (127.0.0.1:53, [::1]:53), got "${text}"`);
+  return text;
 }
 
 function registryHosts(text: string): string[] {
