@@ -28,6 +28,7 @@ import { NginxDataPlane } from './router/nginx.ts';
 import { Router } from './router/router.ts';
 import { Domains } from './domains/index.ts';
 import { defaultVerificationSettings } from './domains/verification.ts';
+import { ServedCertificates } from './domains/served-certificates.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
 
 export interface RunningServer {
@@ -133,6 +134,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
     workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource });
+    const servedCertificates = nginx && config.tlsListen ? new ServedCertificates({ pool: database.pool, secrets, target: nginx, log: (m) => logger?.warn(m) }) : undefined;
     router = new Router({
       pool: database.pool,
       driver: workspaces.driver,
@@ -150,6 +152,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       frontProxy: nginx !== undefined,
       onRouting: nginx ? (id, routing) => nginx.routingChanged(id, routing) : undefined,
       onAccessChange: nginx ? () => void nginx.accessChanged() : undefined,
+      onDomainChange: servedCertificates && (() => servedCertificates.schedule()),
+      tlsPort: () => nginx?.tlsPort,
     });
     // A deleted key stops at once on workspace hosts served by nginx too: its cached admissions are dropped first.
     // Console sign-outs (`session:`) do not concern workspace hosts.
@@ -160,6 +164,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       clock,
       dnsResolver: config.dnsResolver,
       settings: { ...defaultVerificationSettings, lapseMs: config.domainLapseSeconds * 1000, unverifiedKeepMs: config.domainUnverifiedSeconds * 1000 },
+      secrets,
+      tls: servedCertificates !== undefined,
+      acme: config.acmeDirectory ? { directoryUrl: config.acmeDirectory, email: config.acmeEmail, caFile: config.acmeCaFile, accountKeyFile: path.join(config.dataDir, 'acme-account.pem') } : undefined,
       log: (m) => logger?.warn(m),
     });
     // Mail of the outbox goes out through the configured server; without one, nothing is queued (links are shown).
@@ -177,7 +184,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
     if (nginx) {
       closeOnFailure = () => app.close();
-      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog });
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen });
+      servedCertificates?.schedule();
     }
     if (config.baseUrlDerived) config.baseUrl = urlFor(config.listenHost, port);
     const firstSignInLink = await createFirstAdministrator(database, config, clock);

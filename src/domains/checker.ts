@@ -20,8 +20,8 @@ export interface DomainCheckerDeps {
   settings: VerificationSettings;
   /** The certificate state a domain gets once verified (certificates.ts decides what the installation does). */
   certificateWhenVerified: (row: CustomDomainRow) => CertificateState;
-  /** Called after a domain was verified (certificate issuance). */
-  onVerified?: (row: CustomDomainRow) => void;
+  /** Runs after every pass of checks (certificate issuance and renewal). */
+  afterChecks?: () => Promise<void>;
   log: (message: string) => void;
   /** How often to look for due checks (default 5 s). */
   pollMs?: number;
@@ -85,21 +85,19 @@ export class DomainChecker {
         for (const row of rows) await announceDomain(db, row, now);
         return rows;
       });
-      if (claimed.length === 0) return;
-      await Promise.all(claimed.map((row) => this.check(row)));
-      if (claimed.length < BATCH) return;
+      if (claimed.length > 0) await Promise.all(claimed.map((row) => this.check(row)));
+      if (claimed.length < BATCH) break;
     }
+    await this.deps.afterChecks?.();
   }
 
   private async check(row: CustomDomainRow): Promise<void> {
     const lookup = await this.deps.lookup.check(row.name, row.token);
     const now = this.deps.clock.now();
     const outcome = afterCheck(row, lookup, now, this.deps.settings, this.deps.certificateWhenVerified(row));
-    const saved = await withTransaction(this.deps.pool, async (db) => {
+    await withTransaction(this.deps.pool, async (db) => {
       const next = await saveDomainCheck(db, row.id, { ...outcome, checkedAt: now });
       if (next) await announceDomain(db, next, now);
-      return next;
     });
-    if (saved && saved.verification === 'verified' && row.verification !== 'verified') this.deps.onVerified?.(saved);
   }
 }
