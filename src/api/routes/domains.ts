@@ -6,9 +6,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess } from '../../auth/access.ts';
-import { notFound, problem } from '../../core/problems.ts';
+import { notFound, problem, validationProblem } from '../../core/problems.ts';
 import { announceDomain } from '../../domains/checker.ts';
 import { isInstallationName, normalizeDomainName } from '../../domains/names.ts';
+import { certificateKeyPlace } from '../../domains/certificates.ts';
+import { checkUploadedCertificate } from '../../domains/uploaded-certificate.ts';
+import { saveCertificate } from '../../store/domain-certificates.ts';
 import { checkRouteWorkspaces, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_TIMEOUT_SECONDS, normalizeRoutes } from '../../domains/settings.ts';
 import { isUniqueViolation, withTransaction } from '../../store/database.ts';
 import {
@@ -186,4 +189,59 @@ export function registerDomainRoutes(server: FastifyInstance, deps: ApiDeps): vo
       return reply.code(202).send(view(scheduled));
     },
   );
+
+  app.put(
+    '/teams/:team/domains/:domain/certificate',
+    {
+      config: { access: 'user', audit: 'domain.certificate.upload' },
+      schema: {
+        summary: "Upload the domain's certificate and key (Uploaded: the installation no longer issues one); checked: chain, key match, name, validity",
+        tags,
+        params: DomainParams,
+        body: Type.Object(
+          {
+            certificate: Type.String({ minLength: 1, maxLength: 65536, description: 'PEM certificates, the leaf first, then its chain' }),
+            private_key: Type.String({ minLength: 1, maxLength: 16384, description: "PEM private key of the leaf (unencrypted); sealed at rest, never shown" }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: DomainSchema },
+      },
+    },
+    async (request) => {
+      const row = await domainOf(request, request.params, 'team.update');
+      const now = deps.clock.now();
+      const checked = checkUploadedCertificate(row.name, request.body.certificate, request.body.private_key, now);
+      if (!checked.ok) throw validationProblem(checked.errors, 'The certificate cannot serve this domain.');
+      const sealed = deps.secrets.seal(request.body.private_key, certificateKeyPlace(row.id));
+      return view(await saveCertificateChange(row, { state: 'uploaded', detail: `Uploaded; valid until ${checked.notAfter.toISOString()}.`, served: { pem: request.body.certificate, sealed, notAfter: checked.notAfter } }));
+    },
+  );
+
+  app.delete(
+    '/teams/:team/domains/:domain/certificate',
+    {
+      config: { access: 'user', audit: 'domain.certificate.delete' },
+      schema: { summary: 'Remove an uploaded certificate: the installation manages the certificate again', tags, params: DomainParams, response: { 200: DomainSchema } },
+    },
+    async (request) => {
+      const row = await domainOf(request, request.params, 'team.update');
+      if (row.certificate !== 'uploaded') throw problem('conflict', 409, 'The domain has no uploaded certificate.');
+      const state = row.verification === 'verified' ? deps.domains.certificateWhenVerified() : 'waits-for-verification';
+      const saved = await saveCertificateChange(row, { state, detail: null, served: null });
+      deps.domains.checker.checkSoon();
+      return view(saved);
+    },
+  );
+
+  async function saveCertificateChange(row: CustomDomainRow, change: { state: CustomDomainRow['certificate']; detail: string | null; served: Parameters<typeof saveCertificate>[2]['served'] }): Promise<CustomDomainRow> {
+    const at = deps.clock.now();
+    await withTransaction(deps.pool, async (db) => {
+      const saved = await saveCertificate(db, row.id, { ...change, retryAt: null, at });
+      if (saved) await announceDomain(db, saved, at);
+    });
+    const next = await findCustomDomain(deps.pool, row.id);
+    if (!next) throw notFound('domain');
+    return next;
+  }
 }
