@@ -251,14 +251,7 @@ ${temp}
   server {
     listen ${listenOf(settings)} default_server;
     server_name _;
-${errorLocation(settings).replace(/^/gm, '    ')}
-    location / {
-      set $svc_route "";
-      set $svc_strip "";
-      set $svc_target "";
-      proxy_pass http://svc;
-    }
-  }
+${toSvc(settings, '')}  }
 ${workspaces}
   # svc's control port: which configuration the workers run, and forgetting every admission.
   server {
@@ -270,6 +263,18 @@ ${workspaces}
     location / { return 404; }
   }
 }
+`;
+}
+
+/** The locations of a server whose every request goes to svc (nginx's own refusals too); `extra` directives. */
+function toSvc(settings: NginxSettings, extra: string): string {
+  return `${errorLocation(settings).replace(/^/gm, '    ')}
+    location / {
+      set $svc_route "";
+      set $svc_strip "";
+      set $svc_target "";
+      proxy_pass http://svc;
+${extra}    }
 `;
 }
 
@@ -293,21 +298,14 @@ export function tlsServers(settings: NginxSettings, listen: string, certificates
     server_name ${certificate.name};
     ssl_certificate ${certificate.certificate};
     ssl_certificate_key ${certificate.key};
-${errorLocation(settings).replace(/^/gm, '    ')}
-    location / {
-      set $svc_route "";
-      set $svc_strip "";
-      set $svc_target "";
-      proxy_pass http://svc;
-      proxy_set_header Host $http_host;
+${toSvc(settings, `      proxy_set_header Host $http_host;
       proxy_set_header Upgrade $http_upgrade;
       proxy_set_header Connection $svc_connection;
       proxy_set_header X-Real-IP $remote_addr;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header X-Forwarded-Host "";
       proxy_set_header X-Forwarded-Proto https;
-    }
-  }
+`)}  }
 `;
   }
   return text;
