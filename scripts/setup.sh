@@ -15,7 +15,8 @@ clean_npm_env
 # nats provider (docs/managed.md). docker-registry, skopeo, umoci, busybox-static, apache2-utils (htpasswd): a loopback
 # registry and images built offline for the image tests (test/helpers/oci.ts, test/helpers/images.ts). g++, make,
 # python3: node-gyp builds node-pty (the terminals of `svc ssh`) during npm ci, with the headers installed with Node (below).
-packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server docker-registry skopeo umoci busybox-static apache2-utils g++ make python3)
+# dnsmasq, pebble: a DNS server and an ACME test CA on loopback for the custom-domain tests (test/helpers/dns.ts, pebble.ts).
+packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server docker-registry skopeo umoci busybox-static apache2-utils g++ make python3 dnsmasq pebble)
 # redis-server and redis-tools (redis-cli, for dumps and in pods): the managed redis provider (src/managed/redis-instance.ts).
 packages+=(redis-server redis-tools)
 source scripts/apt-packages.sh

@@ -26,6 +26,9 @@ import { MailWorker } from './mail/worker.ts';
 import { parseSmtpUrl } from './mail/smtp-url.ts';
 import { NginxDataPlane } from './router/nginx.ts';
 import { Router } from './router/router.ts';
+import { Domains } from './domains/index.ts';
+import { defaultVerificationSettings } from './domains/verification.ts';
+import { ServedCertificates } from './domains/served-certificates.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
 
 export interface RunningServer {
@@ -43,6 +46,8 @@ export interface RunningServer {
   firstSignInLink?: string;
   /** nginx, with --data-plane nginx. */
   dataPlane?: NginxDataPlane;
+  /** Custom domains (tests run their checks after moving the clock). */
+  domains: Domains;
   close(): Promise<void>;
 }
 
@@ -116,6 +121,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let workspaces: WorkspaceRuntime | undefined;
   let router: Router | undefined;
   let mail: MailWorker | undefined;
+  let domains: Domains | undefined;
   const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, path.join(config.dataDir, 'nginx.pid'), (m) => logger?.warn(m)) : undefined;
   const nginxAdmitSecret = nginx ? randomBytes(24).toString('hex') : undefined;
   let closeOnFailure: (() => Promise<void>) | undefined;
@@ -128,6 +134,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
     workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource });
+    const servedCertificates = nginx && config.tlsListen ? new ServedCertificates({ pool: database.pool, secrets, target: nginx, log: (m) => logger?.warn(m) }) : undefined;
     router = new Router({
       pool: database.pool,
       driver: workspaces.driver,
@@ -145,18 +152,30 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       frontProxy: nginx !== undefined,
       onRouting: nginx ? (id, routing) => nginx.routingChanged(id, routing) : undefined,
       onAccessChange: nginx ? () => void nginx.accessChanged() : undefined,
+      onDomainChange: servedCertificates && (() => servedCertificates.schedule()),
+      tlsPort: () => nginx?.tlsPort,
     });
     // A deleted key stops at once on workspace hosts served by nginx too: its cached admissions are dropped first.
     // Console sign-outs (`session:`) do not concern workspace hosts.
     if (nginx) credentials.onInvalidate(async (payload) => (payload.startsWith('session:') ? undefined : nginx.accessChanged()));
     await router.start();
+    const domainsOfServer = new Domains({
+      pool: database.pool,
+      clock,
+      dnsResolver: config.dnsResolver,
+      settings: { ...defaultVerificationSettings, lapseMs: config.domainLapseSeconds * 1000, unverifiedKeepMs: config.domainUnverifiedSeconds * 1000 },
+      secrets,
+      tls: servedCertificates !== undefined,
+      acme: config.acmeDirectory ? { directoryUrl: config.acmeDirectory, email: config.acmeEmail, caFile: config.acmeCaFile, accountKeyFile: path.join(config.dataDir, 'acme-account.pem') } : undefined,
+      log: (m) => logger?.warn(m),
+    });
     // Mail of the outbox goes out through the configured server; without one, nothing is queued (links are shown).
     if (config.smtpUrl) {
       mail = new MailWorker({ pool: database.pool, clock, hub, serverId: await stableServerId(config.dataDir), smtp: parseSmtpUrl(config.smtpUrl), from: config.mailFrom, firstRetryMs: config.mailRetrySeconds * 1000, log: (m) => logger?.warn(m) });
       mail.start();
     }
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, nginxAdmitSecret },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, domains: domainsOfServer, nginxAdmitSecret },
       logger,
     );
     // With the nginx data plane, svc listens on loopback and nginx on the configured address.
@@ -165,7 +184,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
     if (nginx) {
       closeOnFailure = () => app.close();
-      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog });
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen });
+      servedCertificates?.schedule();
     }
     if (config.baseUrlDerived) config.baseUrl = urlFor(config.listenHost, port);
     const firstSignInLink = await createFirstAdministrator(database, config, clock);
@@ -175,6 +195,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       { mode: 0o600 },
     );
     const housekeeping = startHousekeeping(database, clock, log);
+    domainsOfServer.start();
     return {
       url: config.baseUrl,
       config,
@@ -185,8 +206,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       collectImages: workspaces.collectImages,
       firstSignInLink,
       dataPlane: nginx,
+      domains: domainsOfServer,
       async close() {
         clearInterval(housekeeping);
+        await domainsOfServer.close();
         await nginx?.stop();
         await app.close();
         await mail?.close();
@@ -200,6 +223,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
   } catch (error) {
     await closeOnFailure?.().catch(() => undefined);
+    await domains?.close();
     await mail?.close();
     router?.close();
     await workspaces?.close();

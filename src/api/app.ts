@@ -21,6 +21,7 @@ import { registerCatalogRoutes } from './routes/catalog.ts';
 import { registerManagedServiceRoutes } from './routes/managed-services.ts';
 import { registerManagedServiceActionRoutes } from './routes/managed-service-actions.ts';
 import { registerManagedDumpRoutes } from './routes/managed-dumps.ts';
+import { registerDomainRoutes } from './routes/domains.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerInvitationRoutes } from './routes/invitations.ts';
 import { registerOwnerTransferRoutes } from './routes/owner-transfers.ts';
@@ -177,6 +178,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerManagedServiceRoutes(api, deps);
       registerManagedServiceActionRoutes(api, deps);
       registerManagedDumpRoutes(api, deps);
+      registerDomainRoutes(api, deps);
     },
     { prefix: API_PREFIX },
   );

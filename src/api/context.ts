@@ -12,6 +12,7 @@ import type { PodGates } from '../workspaces/pod-gate.ts';
 import type { LandscapeChecker } from '../workspaces/landscape-checker.ts';
 import type { StageRunner } from '../workspaces/stages.ts';
 import type { Router } from '../router/router.ts';
+import type { Domains } from '../domains/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
 
@@ -50,6 +51,8 @@ export interface ApiDeps {
   gates: PodGates;
   /** Serves workspace hosts on the same listener; mints their sign-in links. */
   router: Router;
+  /** Custom domains: verification settings and the checker (src/domains). */
+  domains: Domains;
   /** With --data-plane nginx: the secret nginx's admission requests carry (router.admitDirect). */
   nginxAdmitSecret?: string;
   /** Reads the landscape file of a workspace's code. */

@@ -50,6 +50,17 @@ export interface ServerConfig {
   mailRetrySeconds: number;
   /** Days an invitation link stays valid. */
   invitationDays: number;
+  /** `--dns-resolver`: the DNS server checking custom domains' TXT records; the system's when absent. */
+  dnsResolver?: string;
+  /** How long a verified custom domain's TXT record may be missing before it lapses; how long an unverified one is kept. */
+  domainLapseSeconds: number;
+  domainUnverifiedSeconds: number;
+  /** `--tls-listen`: where nginx terminates TLS for custom domains; none without it. */
+  tlsListen?: { host: string; port: number };
+  /** The ACME CA issuing custom domains' certificates, the account's e-mail, CAs trusting its HTTPS. */
+  acmeDirectory?: string;
+  acmeEmail?: string;
+  acmeCaFile?: string;
 }
 
 interface Setting {
@@ -83,6 +94,13 @@ export const serverSettings: Record<string, Setting> = {
   mailFrom: { flag: '--mail-from', env: 'SVC_MAIL_FROM', describe: 'From address of mail (default svc <svc@HOST of the base URL>)' },
   mailRetrySeconds: { flag: '--mail-retry-seconds', env: 'SVC_MAIL_RETRY_SECONDS', describe: 'seconds before mail the mail server did not take is tried again; doubles each time (default 30)' },
   invitationDays: { flag: '--invitation-days', env: 'SVC_INVITATION_DAYS', describe: 'days an invitation link stays valid (default 7)' },
+  dnsResolver: { flag: '--dns-resolver', env: 'SVC_DNS_RESOLVER', describe: "DNS server (host:port) that checks custom domains' TXT records (default: the system's resolvers)" },
+  domainLapseSeconds: { flag: '--domain-lapse-seconds', env: 'SVC_DOMAIN_LAPSE_SECONDS', describe: "seconds a verified custom domain's TXT record may be missing before it lapses (default 604800, 7 days)" },
+  domainUnverifiedSeconds: { flag: '--domain-unverified-seconds', env: 'SVC_DOMAIN_UNVERIFIED_SECONDS', describe: 'seconds a custom domain that was never verified keeps its name before it is removed (default 604800, 7 days)' },
+  tlsListen: { flag: '--tls-listen', env: 'SVC_TLS_LISTEN', describe: 'HOST:PORT where the nginx data plane terminates TLS for custom domains with a certificate; port 0 picks a free port (default: no TLS)' },
+  acmeDirectory: { flag: '--acme-directory', env: 'SVC_ACME_DIRECTORY', describe: "ACME directory URL of the CA that issues custom domains' certificates, e.g. https://acme-v02.api.letsencrypt.org/directory (default: none, certificates are not managed)" },
+  acmeEmail: { flag: '--acme-email', env: 'SVC_ACME_EMAIL', describe: 'contact e-mail of the ACME account (default none)' },
+  acmeCaFile: { flag: '--acme-ca-file', env: 'SVC_ACME_CA_FILE', describe: "PEM file of CAs trusted for the ACME server's own HTTPS, for a private or test CA (default: the system's)" },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -126,6 +144,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
   if (explicitBase !== undefined && !/^https?:\/\/[^/]+(\/.*)?$/.test(explicitBase)) {
     throw new ConfigError(`base URL must be an http(s) address, got "${explicitBase}"`);
   }
+  if (read('tlsListen') !== undefined && (read('dataPlane') ?? 'nginx') !== 'nginx') throw new ConfigError('--tls-listen needs the nginx data plane (--data-plane nginx): it terminates TLS');
   return {
     listenHost: listen.host,
     listenPort: listen.port,
@@ -154,6 +173,13 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     mailFrom: read('mailFrom') ?? `svc <svc@${mailDomain(explicitBase ?? 'http://localhost')}>`,
     mailRetrySeconds: positiveInteger(read('mailRetrySeconds') ?? '30', 'mail retry seconds', false),
     invitationDays: positiveInteger(read('invitationDays') ?? '7', 'invitation days', false),
+    dnsResolver: dnsResolver(read('dnsResolver')),
+    tlsListen: read('tlsListen') === undefined ? undefined : parseListen(read('tlsListen')!),
+    acmeDirectory: httpsUrl(read('acmeDirectory'), 'ACME directory'),
+    acmeEmail: read('acmeEmail'),
+    acmeCaFile: read('acmeCaFile') && path.resolve(cwd, read('acmeCaFile')!),
+    domainLapseSeconds: positiveInteger(read('domainLapseSeconds') ?? '604800', 'domain lapse seconds', false),
+    domainUnverifiedSeconds: positiveInteger(read('domainUnverifiedSeconds') ?? '604800', 'domain unverified seconds', false),
   };
 }
 
@@ -172,6 +198,18 @@ function mailDomain(baseUrl: string): string {
 function domainName(text: string): string {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(text)) throw new ConfigError(`workspace domain must be a domain name, got "${text}"`);
   return text.toLowerCase();
+}
+
+function httpsUrl(text: string | undefined, name: string): string | undefined {
+  if (text !== undefined && !/^https:\/\/[^/]+/.test(text)) throw new ConfigError(`${name} must be an https:// URL, got "${text}"`);
+  return text;
+}
+
+/** `host:port` or `host` of a DNS server (an IP address: node's resolver takes no names). */
+function dnsResolver(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$/i.test(text)) throw new ConfigError(`DNS resolver must be an IP address with an optional port (127.0.0.1:53, [::1]:53), got "${text}"`);
+  return text;
 }
 
 function registryHosts(text: string): string[] {

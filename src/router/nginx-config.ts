@@ -251,14 +251,7 @@ ${temp}
   server {
     listen ${listenOf(settings)} default_server;
     server_name _;
-${errorLocation(settings).replace(/^/gm, '    ')}
-    location / {
-      set $svc_route "";
-      set $svc_strip "";
-      set $svc_target "";
-      proxy_pass http://svc;
-    }
-  }
+${toSvc(settings, '')}  }
 ${workspaces}
   # svc's control port: which configuration the workers run, and forgetting every admission.
   server {
@@ -271,4 +264,49 @@ ${workspaces}
   }
 }
 `;
+}
+
+/** The locations of a server whose every request goes to svc (nginx's own refusals too); `extra` directives. */
+function toSvc(settings: NginxSettings, extra: string): string {
+  return `${errorLocation(settings).replace(/^/gm, '    ')}
+    location / {
+      set $svc_route "";
+      set $svc_strip "";
+      set $svc_target "";
+      proxy_pass http://svc;
+${extra}    }
+`;
+}
+
+/** A custom domain's certificate as nginx reads it (files in the data plane's directory). */
+export interface TlsCertificateFiles {
+  name: string;
+  certificate: string;
+  key: string;
+}
+
+/**
+ * The TLS listener for custom domains (`--tls-listen`): a server per domain with a certificate, chosen by SNI, whose
+ * requests go to svc with `X-Forwarded-Proto: https` (svc's router then does not redirect to HTTPS); a handshake for
+ * any other name is refused. Certificates change by reload: the workers that hold connections finish them.
+ */
+export function tlsServers(settings: NginxSettings, listen: string, certificates: TlsCertificateFiles[]): string {
+  let text = `  server {\n    listen ${listen} ssl default_server;\n    ssl_reject_handshake on;\n  }\n`;
+  for (const certificate of certificates) {
+    text += `  server {
+    listen ${listen} ssl;
+    server_name ${certificate.name};
+    ssl_certificate ${certificate.certificate};
+    ssl_certificate_key ${certificate.key};
+${toSvc(settings, `      proxy_set_header Host $http_host;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $svc_connection;
+      proxy_set_header X-Real-IP $remote_addr;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Host "";
+      proxy_set_header X-Forwarded-Proto https;
+`)}  }
+`;
+  }
+  return text;
 }

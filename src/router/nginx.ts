@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freeLoopbackPort, freePortOn } from '../core/loopback.ts';
-import { admissionLua, directLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx-config.ts';
+import { admissionLua, directLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, tlsServers, workspaceLocations, type NginxSettings } from './nginx-config.ts';
 import { workspaceConfig } from './nginx-map.ts';
 import type { WorkspaceRouting } from './workspace-routes.ts';
 
@@ -135,6 +135,9 @@ export class NginxDataPlane {
   private launching = false;
   private exitedAt?: number;
   private binary?: string;
+  /** With --tls-listen: the `listen` address, the port, and the custom domains' certificates (name -> PEMs). */
+  private tls?: { listen: string; port: number };
+  private certificates = new Map<string, { certificate: string; key: string }>();
 
   /**
    * @param pidFile where the nginx master's pid is kept while it runs (in svc's data directory): a start after svc was
@@ -160,9 +163,34 @@ export class NginxDataPlane {
     }, RELOAD_DELAY_MS);
   }
 
+  /** The port where custom domains are served over TLS (--tls-listen); undefined without it. */
+  get tlsPort(): number | undefined {
+    return this.tls?.port;
+  }
+
+  /**
+   * The custom domains' certificates to serve: written and loaded by a reload when they changed; resolves once
+   * nginx's workers run them (connections of the old workers finish on the old certificates).
+   */
+  certificatesChanged(certificates: Array<{ name: string; certificate: string; key: string }>): Promise<void> {
+    const next = new Map(certificates.map((c) => [c.name, { certificate: c.certificate, key: c.key }]));
+    const same = next.size === this.certificates.size && [...next].every(([name, c]) => this.certificates.get(name)?.certificate === c.certificate);
+    if (same || !this.tls) return Promise.resolve();
+    this.certificates = next;
+    if (!this.settings) return Promise.resolve();
+    this.loaded = this.render();
+    return this.reload();
+  }
+
+  private certificateFiles(name: string) {
+    const dir = path.join(this.settings!.dir, 'certs');
+    return { name, certificate: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
+  }
+
   private render(): string {
     const files = nginxFiles(this.settings!.dir);
-    return workspaceConfig(this.routings.values(), {
+    const tls = this.tls ? tlsServers(this.settings!, this.tls.listen, [...this.certificates.keys()].map((name) => this.certificateFiles(name))) : '';
+    return tls + workspaceConfig(this.routings.values(), {
       domain: this.workspaceDomain,
       listen: listenOf(this.settings!),
       workspaceInclude: files.workspaceInclude,
@@ -185,13 +213,17 @@ export class NginxDataPlane {
   }
 
   /** Starts nginx; the port it listens on (a free one when `listenPort` is 0). */
-  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string }): Promise<number> {
+  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number } }): Promise<number> {
     this.binary = await ensureNginx(this.log);
     await this.endLeftBehind();
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
     const root = process.getuid?.() === 0;
     await mkdir(path.join(dir, 'temp'), { recursive: true, mode: 0o755 });
     const port = options.listenPort || (await freePortOn(options.listenHost));
+    if (options.tlsListen) {
+      const tlsPort = options.tlsListen.port || (await freePortOn(options.tlsListen.host));
+      this.tls = { listen: listenOf({ listenHost: options.tlsListen.host, listenPort: tlsPort }), port: tlsPort };
+    }
     this.settings = { ...options, listenPort: port, dir, workerUser: root ? 'nobody nogroup' : undefined, controlPort: await freeLoopbackPort() };
     // Workers (not root when svc is root) write request bodies they buffer there; only their user may read them.
     const owned = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => path.join(dir, 'temp', name));
@@ -290,6 +322,12 @@ export class NginxDataPlane {
     await writeFile(files.admission, admissionLua(settings));
     await writeFile(files.workspaceInclude, workspaceLocations(settings));
     await writeFile(files.directInclude, directLocation(settings));
+    if (this.certificates.size > 0) await mkdir(path.join(settings.dir, 'certs'), { recursive: true, mode: 0o700 });
+    for (const [name, pems] of this.certificates) {
+      const target = this.certificateFiles(name);
+      await writeFile(target.certificate, pems.certificate, { mode: 0o600 });
+      await writeFile(target.key, pems.key, { mode: 0o600 });
+    }
     await writeFile(files.config, nginxConfig(settings, this.loaded, this.generation));
   }
 

@@ -23,7 +23,8 @@ import { CLIENT_HEADER } from './nginx-config.ts';
 import { directRouteFor } from './nginx-map.ts';
 import { matchRoute, MAX_URL_LENGTH } from './routes.ts';
 import { managedHostUpstream, type ManagedHostDeps } from './managed-hosts.ts';
-import { AllowList, pinnedLookup, resolveForwardTarget } from './ssrf.ts';
+import { CustomDomainTable, customDomainUpstream, type DomainRouterDeps } from './custom-domains.ts';
+import { AllowList, forwardUpstream } from './ssrf.ts';
 import { serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 
 export interface RouterOptions {
@@ -54,6 +55,9 @@ export interface RouterOptions {
   frontProxy?: boolean;
   /** Membership or a workspace's restriction changed (the nginx data plane forgets its cached admissions). */
   onAccessChange?: () => void;
+  /** A custom domain changed (the nginx data plane loads the certificates again); where it terminates TLS. */
+  onDomainChange?: () => void;
+  tlsPort?: () => number | undefined;
   /** Each routing as it is loaded (the nginx data plane's map follows them). */
   onRouting?: (workspaceId: number, routing: WorkspaceRouting | undefined) => void;
 }
@@ -61,8 +65,9 @@ export interface RouterOptions {
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
 const HELD_POLL_MS = 50;
 
-type Resolved = { upstream: Upstream; routing?: WorkspaceRouting };
-type RoutedTarget = Exclude<HostTarget, { kind: 'console' }>;
+type Resolved = { upstream: Upstream; routing?: WorkspaceRouting; timeoutMs?: number };
+/** A workspace host, or a team's custom domain (custom-domains.ts). */
+type RoutedTarget = Exclude<HostTarget, { kind: 'console' }> | { kind: 'custom-domain'; name: string };
 
 export class Router {
   private readonly routes: WorkspaceRoutes;
@@ -74,6 +79,7 @@ export class Router {
   private readonly timeoutMs: number;
   private readonly holdMs: number;
   private readonly managedHosts: ManagedHostDeps;
+  private readonly domains: DomainRouterDeps;
 
   constructor(private readonly options: RouterOptions) {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
@@ -91,14 +97,29 @@ export class Router {
       crossSite: (method, headers, host) => this.crossSite(method, headers, host),
       signInUrl: (host, next, workspaceId) => this.signInUrl(host, next, workspaceId),
     };
+    this.domains = {
+      table: new CustomDomainTable({ pool: options.pool, hub: options.hub, log: options.log, onChange: options.onDomainChange }),
+      pool: options.pool,
+      tlsPort: () => options.tlsPort?.(),
+      overTls: (request) => options.frontProxy === true && isLoopbackAddress(request.socket.remoteAddress ?? '') && request.headers['x-forwarded-proto'] === 'https',
+      access: this.access,
+      log: options.log,
+      routing: (id) => this.routes.get(id),
+      awake: (request, routing, userId) => this.awake(request, routing, userId),
+      devUpstream: (request, routing, url) => this.upstreamFor(request, { kind: 'dev', workspaceId: routing.row.id }, routing, url),
+      replica: (request, routing, service) => this.replica(request, routing, service),
+      crossSite: (method, headers, host) => this.crossSite(method, headers, host),
+      signInUrl: (host, next, workspaceId) => this.signInUrl(host, next, workspaceId),
+    };
   }
 
-  start(): Promise<void> {
-    return this.routes.start();
+  async start(): Promise<void> {
+    await Promise.all([this.routes.start(), this.domains.table.start()]);
   }
 
   close(): void {
     this.routes.close();
+    this.domains.table.close();
   }
 
   /** The workspace changed here (slept, stopped): route afresh at once, before its event arrives. */
@@ -127,12 +148,16 @@ export class Router {
   /** The workspace host a request is for; undefined for the console and API. */
   targetOf(request: IncomingMessage): RoutedTarget | undefined {
     const target = hostTarget(request.headers.host, this.options.workspaceDomain, this.consoleHost());
-    return target.kind === 'console' ? undefined : target;
+    if (target.kind !== 'console') return target;
+    const name = hostName(request.headers.host);
+    return name !== undefined && this.domains.table.get(name) ? { kind: 'custom-domain', name } : undefined;
   }
 
   /** Whether a Host header names a workspace host (for answers given before a request is parsed or routed). */
   isWorkspaceHost(host: string | undefined): boolean {
-    return hostTarget(host, this.options.workspaceDomain, this.consoleHost()).kind !== 'console';
+    if (hostTarget(host, this.options.workspaceDomain, this.consoleHost()).kind !== 'console') return true;
+    const name = hostName(host);
+    return name !== undefined && this.domains.table.get(name) !== undefined;
   }
 
   async handle(request: IncomingMessage, response: ServerResponse, target: RoutedTarget): Promise<void> {
@@ -141,7 +166,7 @@ export class Router {
       if (!resolved) return;
       proxyRequest(request, response, resolved.upstream, {
         headers: this.upstreamHeaders(request),
-        timeoutMs: this.timeoutMs,
+        timeoutMs: resolved.timeoutMs ?? this.timeoutMs,
         fail: (failure) => this.send(request, response, this.failurePage(failure, target)),
       });
     } catch (error) {
@@ -193,7 +218,7 @@ export class Router {
       const url = String(request.headers['x-svc-uri'] ?? '');
       const method = String(request.headers['x-svc-method'] ?? 'GET');
       const route = request.headers['x-svc-route'];
-      if (!target || target.kind === 'unknown-workspace-host' || target.kind === 'managed' || !route || url.length > MAX_URL_LENGTH || !this.routes.live) return 401;
+      if (!target || target.kind === 'unknown-workspace-host' || target.kind === 'managed' || target.kind === 'custom-domain' || !route || url.length > MAX_URL_LENGTH || !this.routes.live) return 401;
       if (url === SIGN_IN_PATH || url.startsWith(`${SIGN_IN_PATH}?`)) return 401;
       if (Number(request.headers['x-svc-length'] || 0) > this.bodyLimit) return 401;
       const routing = await this.routes.get(target.workspaceId);
@@ -228,9 +253,14 @@ export class Router {
     const host = hostName(request.headers.host)!;
     const signingIn = url.startsWith(`${SIGN_IN_PATH}?`) || url === SIGN_IN_PATH;
     if (signingIn && !response) throw new Refusal('badRequest');
-    if (target.kind === 'managed') {
+    if (target.kind === 'managed' || target.kind === 'custom-domain') {
       if (signingIn) return void (await this.signIn(request, response!, host));
-      return { upstream: await managedHostUpstream(this.managedHosts, request, target.number, host) };
+      if (target.kind === 'managed') return { upstream: await managedHostUpstream(this.managedHosts, request, target.number, host) };
+      if (!this.routes.live) throw new Refusal('routerStarting', undefined, 2);
+      const answer = await customDomainUpstream(this.domains, request, target.name);
+      if (answer.kind === 'upstream') return answer;
+      if (!response) throw new Refusal('badRequest');
+      return void response.writeHead(answer.status, answer.headers).end(request.method === 'HEAD' ? undefined : answer.body);
     }
     if (!this.routes.live) throw new Refusal('routerStarting', undefined, 2);
     let routing = await this.routes.get(target.workspaceId);
@@ -307,8 +337,7 @@ export class Router {
     void touchWorkspace(this.options.pool, id, new Date(now)).catch((error: Error) => this.options.log(`router: activity of ${id}: ${error.message}`));
   }
 
-  private async upstreamFor(request: IncomingMessage, target: Exclude<HostTarget, { kind: 'console' | 'unknown-workspace-host' | 'managed' }>, routing: WorkspaceRouting): Promise<Upstream> {
-    const url = request.url ?? '/';
+  private async upstreamFor(request: IncomingMessage, target: Exclude<HostTarget, { kind: 'console' | 'unknown-workspace-host' | 'managed' }>, routing: WorkspaceRouting, url = request.url ?? '/'): Promise<Upstream> {
     if (target.kind === 'ide') {
       const { editor_host: host, editor_port: port } = routing.row;
       if (!host || !port) throw new Refusal('noAnswer', 'The editor is not reachable yet.');
@@ -325,7 +354,7 @@ export class Router {
       throw servesRoot || routing.routes.dev.length > 0 ? new Refusal('noRoute') : new Refusal('nothingServed');
     }
     const routeTarget = match.route.target;
-    if (routeTarget.kind === 'forward') return this.forwardUpstream(routeTarget.target, match.upstreamTarget);
+    if (routeTarget.kind === 'forward') return forwardUpstream(routeTarget.target, match.upstreamTarget, this.allow);
     return { ...(await this.replica(request, routing, routeTarget.service)), port: routeTarget.port, path: match.upstreamTarget };
   }
 
@@ -367,19 +396,6 @@ export class Router {
       current = (await this.routes.get(current.row.id, HELD_POLL_MS)) ?? current;
       looked = true;
     }
-  }
-
-  private async forwardUpstream(target: string, requestTarget: string): Promise<Upstream> {
-    const resolved = await resolveForwardTarget(target, { allow: this.allow });
-    if (!resolved.ok) throw new Refusal(resolved.kind === 'forbidden' ? 'forwardForbidden' : 'forwardUnreachable', resolved.reason);
-    const base = resolved.url.pathname.replace(/\/$/, '');
-    if (resolved.url.protocol !== 'http:') throw new Refusal('forwardUnreachable', 'The router forwards to http:// targets only in this release.');
-    return {
-      host: resolved.url.hostname,
-      port: Number(resolved.url.port || 80),
-      path: `${base}${requestTarget}`,
-      lookup: pinnedLookup(resolved.address, resolved.family),
-    };
   }
 
   private send(request: IncomingMessage, response: ServerResponse, refusal: Refusal): void {

@@ -3,6 +3,8 @@
 // connection goes where the check looked, whatever DNS answers later (rebinding).
 import dns from 'node:dns';
 import net from 'node:net';
+import type { Upstream } from './proxy.ts';
+import { Refusal } from './refusal.ts';
 
 export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved';
 
@@ -317,5 +319,19 @@ export function pinnedLookup(address: string, family: 4 | 6): net.LookupFunction
       if (options.all) callback(null, [{ address, family }]);
       else callback(null, address, family);
     });
+  };
+}
+
+/** The upstream of a forward route: its target resolved and checked against the rules, the address pinned. */
+export async function forwardUpstream(target: string, requestTarget: string, allow: AllowList): Promise<Upstream> {
+  const resolved = await resolveForwardTarget(target, { allow });
+  if (!resolved.ok) throw new Refusal(resolved.kind === 'forbidden' ? 'forwardForbidden' : 'forwardUnreachable', resolved.reason);
+  const base = resolved.url.pathname.replace(/\/$/, '');
+  if (resolved.url.protocol !== 'http:') throw new Refusal('forwardUnreachable', 'The router forwards to http:// targets only in this release.');
+  return {
+    host: resolved.url.hostname,
+    port: Number(resolved.url.port || 80),
+    path: `${base}${requestTarget}`,
+    lookup: pinnedLookup(resolved.address, resolved.family),
   };
 }

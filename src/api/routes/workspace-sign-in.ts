@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound, problem } from '../../core/problems.ts';
 import { hostTarget } from '../../router/hosts.ts';
+import { findCustomDomainByName } from '../../store/custom-domains.ts';
 import { SIGN_IN_PATH } from '../../router/access.ts';
 import { findManagedServiceByNumber } from '../../store/managed-services.ts';
 import { workspaceUrlsFromBase } from '../../workspaces/view.ts';
@@ -14,7 +15,7 @@ import { workspaceAccess } from './workspaces.ts';
 
 const Body = Type.Object(
   {
-    host: Type.Optional(Type.String({ maxLength: 253, description: 'a host of the workspace (dev URL, editor, public port, one of its managed services); the dev URL when absent' })),
+    host: Type.Optional(Type.String({ maxLength: 253, description: 'a host of the workspace (dev URL, editor, public port, one of its managed services, a custom domain routing to it); the dev URL when absent' })),
     next: Type.Optional(Type.String({ maxLength: 2048, pattern: '^/(?!/)', patternErrorMessage: 'must be a path on this host: it starts with one /', description: 'path to open after signing in; default /' })),
   },
   { additionalProperties: false },
@@ -35,7 +36,12 @@ export function registerWorkspaceSignInRoutes(app: FastifyInstance, deps: ApiDep
       const target = hostTarget(host, urls.domain, new URL(deps.config.baseUrl).hostname);
       // A managed-service host (ms-<number>) is one of the workspace's while its instance is live.
       const managed = target.kind === 'managed' ? await findManagedServiceByNumber(deps.pool, target.number) : undefined;
-      const ofWorkspace = target.kind === 'managed' ? managed !== undefined && !managed.deleted_at && Number(managed.workspace_id) === row.id : 'workspaceId' in target && target.workspaceId === row.id;
+      // A team's custom domain is one of the workspace's while one of its routes leads there.
+      const domain = target.kind === 'console' ? await findCustomDomainByName(deps.pool, host) : undefined;
+      const ofWorkspace =
+        target.kind === 'managed' ? managed !== undefined && !managed.deleted_at && Number(managed.workspace_id) === row.id
+        : domain ? domain.team_id === Number(row.team_id) && domain.routes.some((r) => r.workspace_id === row.id)
+        : 'workspaceId' in target && target.workspaceId === row.id;
       if (!ofWorkspace) {
         throw problem('validation', 422, `${host} is not an address of workspace ${row.id}.`, { errors: [{ pointer: '/host', message: 'is not an address of this workspace' }] });
       }
