@@ -50,6 +50,10 @@ export interface ServerConfig {
   mailRetrySeconds: number;
   /** Days an invitation link stays valid. */
   invitationDays: number;
+  /** Seconds a server's claim on an operation holds without renewal: another server takes over this long after its death. */
+  operationLeaseSeconds: number;
+  /** Seconds between runs of the periodic chores (idle sleep, purge, ...), run by one server of the installation each time. */
+  choreIntervalSeconds: number;
 }
 
 interface Setting {
@@ -83,6 +87,8 @@ export const serverSettings: Record<string, Setting> = {
   mailFrom: { flag: '--mail-from', env: 'SVC_MAIL_FROM', describe: 'From address of mail (default svc <svc@HOST of the base URL>)' },
   mailRetrySeconds: { flag: '--mail-retry-seconds', env: 'SVC_MAIL_RETRY_SECONDS', describe: 'seconds before mail the mail server did not take is tried again; doubles each time (default 30)' },
   invitationDays: { flag: '--invitation-days', env: 'SVC_INVITATION_DAYS', describe: 'days an invitation link stays valid (default 7)' },
+  operationLease: { flag: '--operation-lease', env: 'SVC_OPERATION_LEASE', describe: 'seconds a server holds an operation without renewing it; another server takes over that long after its death (default 30)' },
+  choreInterval: { flag: '--chore-interval', env: 'SVC_CHORE_INTERVAL', describe: 'seconds between runs of the chores (idle sleep, purge, health checks), each run by one server of the installation (default 60)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -154,6 +160,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     mailFrom: read('mailFrom') ?? `svc <svc@${mailDomain(explicitBase ?? 'http://localhost')}>`,
     mailRetrySeconds: positiveInteger(read('mailRetrySeconds') ?? '30', 'mail retry seconds', false),
     invitationDays: positiveInteger(read('invitationDays') ?? '7', 'invitation days', false),
+    operationLeaseSeconds: positiveInteger(read('operationLease') ?? '30', 'operation lease', false),
+    choreIntervalSeconds: positiveInteger(read('choreInterval') ?? '60', 'chore interval', false),
   };
 }
 
