@@ -81,6 +81,8 @@ test('a key deleted through one server is refused by the other at once, by the A
   assert.equal((await onB.get('/me')).status, 401);
   const after = await routed(key);
   assert.equal(after.status, refused.status, after.body.slice(0, 200));
+  const unconfirmed = a.logLines().filter((line) => /did not confirm/.test(line.msg ?? ''));
+  assert.deepEqual(unconfirmed, [], 'B confirmed the deletion; A did not answer on a timeout');
 });
 
 test('each chore runs once per interval for the installation, whichever server runs it', async () => {

@@ -1,5 +1,5 @@
 // Periodic chores (idle sleep, purge, health checks, housekeeping) run once per interval for the whole
-// installation, not once per server: every server looks often, and runs a chore only when it is the one that
+// installation, not once per server: every server looks each interval, and runs a chore only when it is the one that
 // moves the chore's `next_run_at` forward (one UPDATE decides), holding an advisory lock on it meanwhile so that a
 // run longer than the interval is never joined by a second one. A dead server's turn simply falls to another.
 import type pg from 'pg';
@@ -14,7 +14,11 @@ export interface Chore {
   run(): Promise<void>;
 }
 
-/** Claims this interval's run of `name`: its run number, or undefined when another server has it or it is not due. */
+/**
+ * Claims this interval's run of `name`: its run number, or undefined when another server has it or it is not due.
+ * A run is due nine tenths of an interval after the last one began, so that a server looking every interval (its
+ * timer a few milliseconds early against the time its last claim recorded) does not skip a turn.
+ */
 export async function claimChoreRun(db: pg.PoolClient | pg.Pool, claim: { name: string; serverId: string; now: Date; intervalMs: number }): Promise<number | undefined> {
   const result = await db.query<{ runs: number }>(
     `INSERT INTO chore_runs (name, next_run_at, last_server, last_started_at, runs) VALUES ($1, $2, $3, $4, 1)
@@ -22,7 +26,7 @@ export async function claimChoreRun(db: pg.PoolClient | pg.Pool, claim: { name: 
        last_started_at = EXCLUDED.last_started_at, runs = chore_runs.runs + 1
      WHERE chore_runs.next_run_at <= EXCLUDED.last_started_at
      RETURNING runs`,
-    [claim.name, new Date(claim.now.getTime() + claim.intervalMs), claim.serverId, claim.now],
+    [claim.name, new Date(claim.now.getTime() + Math.round(claim.intervalMs * 0.9)), claim.serverId, claim.now],
   );
   return result.rows[0]?.runs;
 }
@@ -36,9 +40,9 @@ export class ChoreScheduler {
     private readonly chores: Chore[],
   ) {}
 
-  /** Looks every quarter of the shortest interval (a chore runs at most a quarter interval late). */
+  /** Looks once per shortest interval, as one server did alone; the first look is one interval after the start. */
   start(): void {
-    const every = Math.max(100, Math.min(...this.chores.map((c) => c.intervalMs)) / 4);
+    const every = Math.max(100, Math.min(...this.chores.map((c) => c.intervalMs)));
     this.timer = setInterval(() => {
       for (const chore of this.chores) void this.tick(chore);
     }, every).unref();
