@@ -1,6 +1,6 @@
 // bench/control-plane: two `svc server` processes on one database and data directory (docs/topology.md).
 // 1. Event delivery: SSE clients on server A and on server B; a change is made through A's API; the time from
-//    sending the change to each client receiving its event, p50/p99 per side in the same run (target: B's p99
+//    sending the change (a new team) to each client receiving its event, p50/p99 per side in the same run (target: B's p99
 //    within 1.5x of A's).
 // 2. Takeover: the server running a workspace's clone is killed (SIGKILL) while the clone is held open; the time
 //    until the other server claims the job and until it has finished it, against the lease (target: claimed within
@@ -28,7 +28,7 @@ const percentile = (values: number[], p: number) => {
 };
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
-/** A stream of team.updated receipt times (performance.now), in order. */
+/** A stream of team.created receipt times (performance.now), in order. */
 function subscribe(url: string, token: string, agent: http.Agent): { received: number[]; ready: Promise<void>; close(): void } {
   const received: number[] = [];
   let ready!: () => void;
@@ -45,7 +45,7 @@ function subscribe(url: string, token: string, agent: http.Agent): { received: n
         const frame = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         if (frame.includes('event: ready')) ready();
-        if (frame.includes('event: team.updated')) received.push(now);
+        if (frame.includes('event: team.created')) received.push(now);
       }
     });
   });
@@ -64,7 +64,6 @@ async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: n
 async function eventDelivery(installation: Installation, a: ServerProcess, b: ServerProcess, perSide: number, rounds: number): Promise<void> {
   const admin = installation.admin(a);
   const org = (await admin.post('/orgs', { name: 'bench' })).body.id;
-  const team = (await admin.post('/teams', { org_id: org, name: 'bench' })).body.id;
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const onA = Array.from({ length: perSide }, () => subscribe(a.url, installation.adminKey, agent));
   const onB = Array.from({ length: perSide }, () => subscribe(b.url, installation.adminKey, agent));
@@ -74,8 +73,8 @@ async function eventDelivery(installation: Installation, a: ServerProcess, b: Se
     const cross: number[] = [];
     for (let round = 0; round < rounds; round++) {
       const sent = performance.now();
-      const answer = await admin.patch(`/teams/${team}`, { name: `bench ${round}` });
-      if (answer.status !== 200) throw new Error(`PATCH /teams answered ${answer.status}: ${answer.text}`);
+      const answer = await admin.post('/teams', { org_id: org, name: `bench-${round}` });
+      if (answer.status !== 201) throw new Error(`POST /teams answered ${answer.status}: ${answer.text}`);
       await waitFor(() => [...onA, ...onB].every((s) => s.received.length > round), 10_000, `round ${round} everywhere`);
       for (const s of onA) same.push(s.received[round] - sent);
       for (const s of onB) cross.push(s.received[round] - sent);

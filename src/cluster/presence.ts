@@ -26,10 +26,10 @@ export async function dataDirServerId(dataDir: string): Promise<string> {
 
 export const serverIdOf = (baseId: string, slot: number) => (slot === 0 ? baseId : `${baseId}.${slot}`);
 
-/** The ids of the servers alive (each holds its slot's lock and wrote its row). */
+/** The ids of the servers alive (each holds its slot's lock and wrote its row), lowest slot first. */
 export async function liveServerIds(db: Queryable): Promise<string[]> {
   const slots = await liveSlots(db);
-  const result = await db.query<{ server_id: string }>('SELECT server_id FROM servers WHERE slot = ANY($1)', [slots]);
+  const result = await db.query<{ server_id: string }>('SELECT server_id FROM servers WHERE slot = ANY($1) ORDER BY slot', [slots]);
   return result.rows.map((r) => r.server_id);
 }
 

@@ -163,7 +163,7 @@ export async function startWorkspaceRuntime(options: {
   await managedChores.checkHealth().catch((error: Error) => log(`managed services health check: ${error.message}`));
   worker.start();
   services.startWatching();
-  const landscapeFiles = new LandscapeFileWatch({ pool, driver, clock, log });
+  const landscapeFiles = new LandscapeFileWatch({ pool, driver, clock, log, watches: async () => (await options.liveServerIds())[0] === options.serverId });
   landscapeFiles.start();
   const workspaceChores = async () => {
     await stages.recover(); // runs of a server that died
