@@ -58,9 +58,6 @@ export interface RouterOptions {
   onRouting?: (workspaceId: number, routing: WorkspaceRouting | undefined) => void;
 }
 
-/** Announces that a server started or stopped replicas of a workspace (payload: its id): every router routes it afresh. */
-export const ROUTES_CHANNEL = 'svc_routes';
-
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
 const HELD_POLL_MS = 50;
 
@@ -85,11 +82,7 @@ export class Router {
       options.onAccessChange?.();
     }, onLoaded: options.onRouting });
     this.allow = new AllowList(options.forwardAllow ?? []);
-    // Replicas started or stopped here: routes afresh here at once, and on the other servers through svc_routes.
-    options.services.onChange((id) => {
-      this.routes.invalidate(id);
-      options.pool.query('SELECT pg_notify($1, $2)', [ROUTES_CHANNEL, String(id)]).catch((error: Error) => options.log(`router: ${ROUTES_CHANNEL}: ${error.message}`));
-    });
+    options.services.onChange((id) => this.routes.changedHere(id));
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
     this.timeoutMs = options.upstreamTimeoutMs ?? 60_000;
     this.holdMs = options.holdMs ?? 60_000;
@@ -100,16 +93,11 @@ export class Router {
     };
   }
 
-  private unsubscribe?: () => void;
-
-  async start(): Promise<void> {
-    this.unsubscribe = this.options.hub.subscribe(ROUTES_CHANNEL, { notify: (id) => this.routes.invalidate(Number(id)), reset: () => this.routes.invalidateAll() });
-    await this.routes.start();
-    await this.options.hub.whenListening(ROUTES_CHANNEL);
+  start(): Promise<void> {
+    return this.routes.start();
   }
 
   close(): void {
-    this.unsubscribe?.();
     this.routes.close();
   }
 
