@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, each printing ratios against a reference measured in the same run.
 // `npm run bench -- router events` runs only those named. At the end, the table of issue 17 (bench/summary.ts).
 import { benchApi } from './api.ts';
+import { benchControlPlane } from './control-plane.ts';
 import { benchEvents } from './events.ts';
 import { benchImages } from './images.ts';
 import { benchLandscape } from './landscape.ts';
@@ -21,6 +22,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   router: () => benchRouter(),
   managed: () => benchManaged(),
   images: () => benchImages(),
+  'control-plane': () => benchControlPlane(),
 };
 
 const named = process.argv.slice(2);

@@ -21,7 +21,9 @@ import { countUsers, insertUser } from './store/users.ts';
 import { isUniqueViolation } from './store/database.ts';
 import type { RuntimeDriver } from './runtime/driver.ts';
 import type { ImageSource } from './runtime/image.ts';
-import { stableServerId, startWorkspaceRuntime, type ManagedChores, type WorkspaceRuntime } from './workspaces/runtime.ts';
+import { startWorkspaceRuntime, type ManagedChores, type WorkspaceRuntime } from './workspaces/runtime.ts';
+import { ChoreScheduler, type Chore } from './cluster/chores.ts';
+import { ServerPresence } from './cluster/presence.ts';
 import { MailWorker } from './mail/worker.ts';
 import { parseSmtpUrl } from './mail/smtp-url.ts';
 import { NginxDataPlane } from './router/nginx.ts';
@@ -98,14 +100,22 @@ async function loadSecretsKey(configured: string | undefined, keyFile: string): 
   return Buffer.from((await readFile(keyFile, 'utf8')).trim(), 'base64');
 }
 
-function startHousekeeping(database: Database, clock: Clock, log: (m: string) => void): NodeJS.Timeout {
+/** Removes server.json unless another server of the data directory wrote it since (it stays theirs). */
+async function removeServerInfo(dataDir: string): Promise<void> {
+  const text = await readFile(serverInfoFile(dataDir), 'utf8').catch(() => undefined);
+  const pid = text === undefined ? undefined : (JSON.parse(text) as { pid?: number }).pid;
+  if (pid === process.pid) await rm(serverInfoFile(dataDir), { force: true });
+}
+
+/** Expired sessions, idempotency keys and old events go every ten minutes. */
+function housekeeping(database: Database, clock: Clock): Chore {
   const sweep = async () => {
     const now = clock.now();
     await deleteExpiredSessions(database.pool, new Date(now.getTime() - SESSION_IDLE_MS), now);
     await deleteExpiredIdempotencyKeys(database.pool, now);
     await sweepEvents(database.pool, now);
   };
-  return setInterval(() => sweep().catch((error: Error) => log(`housekeeping: ${error.message}`)), 10 * 60_000).unref();
+  return { name: 'housekeeping', intervalMs: 10 * 60_000, run: sweep };
 }
 
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
@@ -122,18 +132,27 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let router: Router | undefined;
   let mail: MailWorker | undefined;
   let domains: Domains | undefined;
-  const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, path.join(config.dataDir, 'nginx.pid'), (m) => logger?.warn(m)) : undefined;
+  // Who this server is among those of the installation (several may share the database and the data directory).
+  const presence = await ServerPresence.claim({ databaseUrl: database.url, dataDir: config.dataDir, log: (m) => logger?.warn(m) }).catch(async (error: Error) => {
+    await database.close();
+    throw error;
+  });
+  log(`server ${presence.serverId} (slot ${presence.slot})`);
+  const liveSlots = () => presence.liveSlots(database.pool);
+  // Each server on a machine runs its own nginx on its own listen port (docs/topology.md).
+  const nginxPidFile = path.join(config.dataDir, presence.slot === 0 ? 'nginx.pid' : `nginx-${presence.slot}.pid`);
+  const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, nginxPidFile, (m) => logger?.warn(m)) : undefined;
   const nginxAdmitSecret = nginx ? randomBytes(24).toString('hex') : undefined;
   let closeOnFailure: (() => Promise<void>) | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
   try {
     await hub.start();
-    const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m));
+    const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m), { slot: presence.slot, liveSlots });
     const events = new EventFanout({ store: poolEventStore(database.pool), hub, clock, log: (m) => logger?.warn(m) });
     await events.start();
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
-    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource });
+    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource, serverId: presence.serverId, liveServerIds: () => presence.liveServerIds(database.pool) });
     const servedCertificates = nginx && config.tlsListen ? new ServedCertificates({ pool: database.pool, secrets, target: nginx, log: (m) => logger?.warn(m) }) : undefined;
     router = new Router({
       pool: database.pool,
@@ -169,9 +188,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       acme: config.acmeDirectory ? { directoryUrl: config.acmeDirectory, email: config.acmeEmail, caFile: config.acmeCaFile, accountKeyFile: path.join(config.dataDir, 'acme-account.pem') } : undefined,
       log: (m) => logger?.warn(m),
     });
+    domains = domainsOfServer;
     // Mail of the outbox goes out through the configured server; without one, nothing is queued (links are shown).
     if (config.smtpUrl) {
-      mail = new MailWorker({ pool: database.pool, clock, hub, serverId: await stableServerId(config.dataDir), smtp: parseSmtpUrl(config.smtpUrl), from: config.mailFrom, firstRetryMs: config.mailRetrySeconds * 1000, log: (m) => logger?.warn(m) });
+      mail = new MailWorker({ pool: database.pool, clock, hub, serverId: presence.serverId, smtp: parseSmtpUrl(config.smtpUrl), from: config.mailFrom, firstRetryMs: config.mailRetrySeconds * 1000, log: (m) => logger?.warn(m) });
       mail.start();
     }
     const app = await buildApi(
@@ -194,7 +214,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       JSON.stringify({ pid: process.pid, url: config.baseUrl, database_url: database.url, embedded: database.embedded, mail: config.smtpUrl !== undefined }),
       { mode: 0o600 },
     );
-    const housekeeping = startHousekeeping(database, clock, log);
+    const chores = new ChoreScheduler(
+      { pool: database.pool, clock, serverId: presence.serverId, log: (m) => logger?.warn(m), debug: (m) => logger?.debug(m) },
+      [...workspaces.chores, housekeeping(database, clock)],
+    );
+    chores.start();
     domainsOfServer.start();
     return {
       url: config.baseUrl,
@@ -208,7 +232,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       dataPlane: nginx,
       domains: domainsOfServer,
       async close() {
-        clearInterval(housekeeping);
+        chores.close();
         await domainsOfServer.close();
         await nginx?.stop();
         await app.close();
@@ -217,8 +241,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         await workspaces?.close();
         await events.stop();
         await hub.close();
+        await presence.close();
         await database.close();
-        await rm(serverInfoFile(config.dataDir), { force: true });
+        await removeServerInfo(config.dataDir);
       },
     };
   } catch (error) {
@@ -228,6 +253,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     router?.close();
     await workspaces?.close();
     await hub.close();
+    await presence.close();
     await database.close();
     throw error;
   }

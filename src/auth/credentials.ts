@@ -44,6 +44,16 @@ interface CachedKey {
 }
 
 const CACHE_TTL_MS = 5 * 60_000;
+/** Servers confirm an invalidation on this channel (`<slot> <payload>`) once their caches have forgotten it. */
+const ACK_CHANNEL = 'svc_auth_ack';
+/** How long a deletion waits for the other servers' confirmations before answering anyway (docs/topology.md). */
+export const ACK_WAIT_MS = 2000;
+
+/** The servers of the installation (src/cluster/presence.ts), for confirmations from every one of them. */
+export interface ServerCluster {
+  slot: number;
+  liveSlots(): Promise<number[]>;
+}
 const SESSION_TOUCH_MS = 60_000;
 
 export function callerUser(row: UserRow): CallerUser {
@@ -96,11 +106,60 @@ export class CredentialResolver {
     private readonly clock: Clock,
     private readonly hub: NotificationHub,
     private readonly log: (message: string) => void,
+    private readonly cluster?: ServerCluster,
   ) {
     hub.subscribe('svc_auth', {
-      notify: (payload) => this.invalidate(payload),
+      notify: (payload) => void this.invalidate(payload).then(() => this.confirm(payload)),
       reset: () => this.invalidateAll(),
     });
+    hub.subscribe(ACK_CHANNEL, { notify: (message) => this.confirmed(message), reset: () => undefined });
+  }
+
+  /** Confirmations received: payload -> slot -> when (epoch ms); kept for a minute. */
+  private readonly confirmations = new Map<string, Map<number, number>>();
+  private readonly confirmationWaiters = new Set<() => void>();
+
+  private confirm(payload: string): void {
+    if (!this.cluster || payload.startsWith('session:')) return;
+    this.pool.query('SELECT pg_notify($1, $2)', [ACK_CHANNEL, `${this.cluster.slot} ${payload}`]).catch((error: Error) => this.log(`svc_auth confirmation: ${error.message}`));
+  }
+
+  private confirmed(message: string): void {
+    const space = message.indexOf(' ');
+    const slot = Number(message.slice(0, space));
+    const payload = message.slice(space + 1);
+    const now = Date.now();
+    for (const [key, slots] of this.confirmations) for (const [s, at] of slots) if (now - at > 60_000 && slots.delete(s) && slots.size === 0) this.confirmations.delete(key);
+    const slots = this.confirmations.get(payload) ?? new Map<number, number>();
+    slots.set(slot, now);
+    this.confirmations.set(payload, slots);
+    for (const wake of [...this.confirmationWaiters]) wake();
+  }
+
+  /**
+   * Forgets `payload` here, then waits until every other live server confirmed that it forgot it too (their key
+   * caches and nginx admissions), at most ACK_WAIT_MS; `sinceMs` is when the change was about to be committed.
+   * A server that does not confirm in time has lost its notification connection (it then caches nothing) or hangs:
+   * the wait ends anyway and says which.
+   */
+  async invalidateEverywhere(payload: string, sinceMs: number): Promise<void> {
+    await this.invalidate(payload);
+    if (!this.cluster) return;
+    const others = (await this.cluster.liveSlots()).filter((slot) => slot !== this.cluster!.slot);
+    const missing = () => others.filter((slot) => (this.confirmations.get(payload)?.get(slot) ?? -Infinity) < sinceMs);
+    const deadline = Date.now() + ACK_WAIT_MS;
+    while (missing().length > 0 && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.confirmationWaiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, deadline - Date.now());
+        this.confirmationWaiters.add(done);
+      });
+    }
+    if (missing().length > 0) this.log(`${payload}: servers in slots ${missing().join(', ')} did not confirm within ${ACK_WAIT_MS} ms that they forgot it`);
   }
 
   /** Forgets what `payload` names (`key:<id>`, `user:<id>`, anything else: all); resolves when the listeners did too. */

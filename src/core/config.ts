@@ -61,6 +61,10 @@ export interface ServerConfig {
   acmeDirectory?: string;
   acmeEmail?: string;
   acmeCaFile?: string;
+  /** Seconds a server's claim on an operation holds without renewal: another server takes over this long after its death. */
+  operationLeaseSeconds: number;
+  /** Seconds between runs of the periodic chores (idle sleep, purge, ...), run by one server of the installation each time. */
+  choreIntervalSeconds: number;
 }
 
 interface Setting {
@@ -101,6 +105,8 @@ export const serverSettings: Record<string, Setting> = {
   acmeDirectory: { flag: '--acme-directory', env: 'SVC_ACME_DIRECTORY', describe: "ACME directory URL of the CA that issues custom domains' certificates, e.g. https://acme-v02.api.letsencrypt.org/directory (default: none, certificates are not managed)" },
   acmeEmail: { flag: '--acme-email', env: 'SVC_ACME_EMAIL', describe: 'contact e-mail of the ACME account (default none)' },
   acmeCaFile: { flag: '--acme-ca-file', env: 'SVC_ACME_CA_FILE', describe: "PEM file of CAs trusted for the ACME server's own HTTPS, for a private or test CA (default: the system's)" },
+  operationLease: { flag: '--operation-lease', env: 'SVC_OPERATION_LEASE', describe: 'seconds a server holds an operation without renewing it; another server takes over that long after its death (default 30)' },
+  choreInterval: { flag: '--chore-interval', env: 'SVC_CHORE_INTERVAL', describe: 'seconds between runs of the chores (idle sleep, purge, health checks), each run by one server of the installation (default 60)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -180,6 +186,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     acmeCaFile: read('acmeCaFile') && path.resolve(cwd, read('acmeCaFile')!),
     domainLapseSeconds: positiveInteger(read('domainLapseSeconds') ?? '604800', 'domain lapse seconds', false),
     domainUnverifiedSeconds: positiveInteger(read('domainUnverifiedSeconds') ?? '604800', 'domain unverified seconds', false),
+    operationLeaseSeconds: positiveInteger(read('operationLease') ?? '30', 'operation lease', false),
+    choreIntervalSeconds: positiveInteger(read('choreInterval') ?? '60', 'chore interval', false),
   };
 }
 

@@ -21,8 +21,8 @@ export type OperationKind = (typeof operationKinds)[number];
 
 /** How long a claim holds without renewal; a server that died loses its jobs after this. */
 export const LEASE_MS = 30_000;
-/** How often a working server renews its leases. */
-export const LEASE_RENEW_MS = 10_000;
+/** How often a working server renews its leases: three times per lease, so one late renewal loses nothing. */
+export const renewEveryMs = (leaseMs: number) => Math.max(100, Math.floor(leaseMs / 3));
 /** Claims of one job before it is failed for good (a job that keeps killing its server must end). */
 export const MAX_ATTEMPTS = 3;
 /** Finished operations stay readable this long (spec 2.4). */

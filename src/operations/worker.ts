@@ -11,15 +11,18 @@ import { withTransaction, type Queryable } from '../store/database.ts';
 import {
   OPERATIONS_CHANNEL,
   claimOperations,
+  earliestForeignLease,
   finishOperation,
   releaseOperation,
   renewLeases,
   updateOperationDetail,
   type OperationRow,
 } from '../store/operations.ts';
-import { LEASE_MS, LEASE_RENEW_MS, decideClaim } from './lifecycle.ts';
+import { LEASE_MS, decideClaim, renewEveryMs } from './lifecycle.ts';
 
 const CLOSE_WAIT_MS = 10_000;
+/** Looked for this long after a lease's end: the claim's `lease_until < now` then holds on the database's side too. */
+const LEASE_SLACK_MS = 50;
 import { operationView } from './view.ts';
 
 export interface JobContext {
@@ -42,8 +45,10 @@ export interface WorkerDeps {
   handlers: Record<string, OperationHandler>;
   log: (message: string) => void;
   concurrency?: number;
-  /** How often to look for jobs whose lease ran out, besides being woken by NOTIFY. */
+  /** How often to look for work, besides being woken by NOTIFY and by the end of another server's lease. */
   pollMs?: number;
+  /** How long a claim holds without renewal (default LEASE_MS); renewed every third of it. */
+  leaseMs?: number;
 }
 
 /** Saves a change of an operation and announces it (operation.updated) in one transaction. */
@@ -72,15 +77,19 @@ export class OperationWorker {
   private closed = false;
   private polling?: Promise<void>;
   private pollAgain = false;
+  /** Wakes the worker when the earliest lease of another server's job runs out (its server may have died). */
+  private leaseTimer?: NodeJS.Timeout;
+  private readonly leaseMs: number;
 
   constructor(private readonly deps: WorkerDeps) {
     this.owner = `${deps.serverId}/${randomUUID()}`;
+    this.leaseMs = deps.leaseMs ?? LEASE_MS;
   }
 
   start(): void {
     this.deps.hub.subscribe(OPERATIONS_CHANNEL, { notify: () => this.poll(), reset: () => this.poll() });
     this.timers.push(setInterval(() => this.poll(), this.deps.pollMs ?? 5000).unref());
-    this.timers.push(setInterval(() => this.renew(), LEASE_RENEW_MS).unref());
+    this.timers.push(setInterval(() => this.renew(), renewEveryMs(this.leaseMs)).unref());
     this.poll();
   }
 
@@ -104,21 +113,31 @@ export class OperationWorker {
 
   private async claim(): Promise<void> {
     const free = (this.deps.concurrency ?? 4) - this.running.size;
-    if (free <= 0) return;
+    if (free <= 0) return this.watchLeases();
     const now = this.deps.clock.nowMs();
     const jobs = await claimOperations(this.deps.pool, {
       owner: this.owner,
       serverId: this.deps.serverId,
       kinds: Object.keys(this.deps.handlers),
       now: new Date(now),
-      leaseUntil: new Date(now + LEASE_MS),
+      leaseUntil: new Date(now + this.leaseMs),
       limit: free,
     });
+    await this.watchLeases();
     for (const job of jobs) {
       const abort = new AbortController();
       const done = this.run(job, abort.signal).finally(() => this.running.delete(job.id));
       this.running.set(job.id, { abort, done });
     }
+  }
+
+  /** Looks again just after the earliest lease held by another owner ends, so a dead server's job is taken over then. */
+  private async watchLeases(): Promise<void> {
+    const until = await earliestForeignLease(this.deps.pool, this.owner, Object.keys(this.deps.handlers));
+    clearTimeout(this.leaseTimer);
+    if (!until || this.closed) return;
+    const delay = Math.max(0, until.getTime() - this.deps.clock.nowMs()) + LEASE_SLACK_MS;
+    this.leaseTimer = setTimeout(() => this.poll(), Math.min(delay, 2 ** 31 - 1)).unref();
   }
 
   private async run(job: OperationRow, signal: AbortSignal): Promise<void> {
@@ -163,7 +182,7 @@ export class OperationWorker {
 
   private renew(): void {
     const now = this.deps.clock.nowMs();
-    renewLeases(this.deps.pool, this.owner, [...this.running.keys()], new Date(now + LEASE_MS)).catch((error: Error) =>
+    renewLeases(this.deps.pool, this.owner, [...this.running.keys()], new Date(now + this.leaseMs)).catch((error: Error) =>
       this.deps.log(`operations: renewing leases failed: ${error.message}`),
     );
   }
@@ -172,6 +191,7 @@ export class OperationWorker {
   async close(): Promise<void> {
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
+    clearTimeout(this.leaseTimer);
     await this.polling;
     for (const { abort } of this.running.values()) abort.abort();
     const stopped = Promise.all([...this.running.values()].map((job) => job.done));

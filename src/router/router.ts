@@ -88,7 +88,7 @@ export class Router {
       options.onAccessChange?.();
     }, onLoaded: options.onRouting });
     this.allow = new AllowList(options.forwardAllow ?? []);
-    options.services.onChange((id) => this.routes.invalidate(id));
+    options.services.onChange((id) => this.routes.changedHere(id));
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
     this.timeoutMs = options.upstreamTimeoutMs ?? 60_000;
     this.holdMs = options.holdMs ?? 60_000;

@@ -29,6 +29,9 @@ export interface WorkspaceRouting {
   services: Map<string, ServiceState>;
 }
 
+/** Announces that a server started or stopped replicas of a workspace (payload: its id): every router routes it afresh. */
+export const ROUTES_CHANNEL = 'svc_routes';
+
 /** A safety net under the events: nothing is kept longer than this. */
 const MAX_AGE_MS = 30_000;
 
@@ -38,6 +41,7 @@ export class WorkspaceRoutes {
   /** Ready replica addresses last seen per workspace: connections to those that went away are dropped. */
   private readonly lastReady = new Map<number, Set<string>>();
   private unsubscribe?: () => void;
+  private unsubscribeRoutes?: () => void;
 
   constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; secrets: SecretBox; hub: NotificationHub; log: (m: string) => void; onAccessChange?: () => void; onLoaded?: (id: number, routing: WorkspaceRouting | undefined) => void }) {}
 
@@ -46,7 +50,15 @@ export class WorkspaceRoutes {
       notify: (payload) => void this.notified(payload),
       reset: () => this.invalidateAll(),
     });
+    this.unsubscribeRoutes = this.deps.hub.subscribe(ROUTES_CHANNEL, { notify: (id) => this.invalidate(Number(id)), reset: () => this.invalidateAll() });
     await this.deps.hub.whenListening(EVENTS_CHANNEL);
+    await this.deps.hub.whenListening(ROUTES_CHANNEL);
+  }
+
+  /** This server started or stopped replicas of the workspace: routed afresh here at once, on the others through svc_routes. */
+  changedHere(id: number): void {
+    this.invalidate(id);
+    this.deps.pool.query('SELECT pg_notify($1, $2)', [ROUTES_CHANNEL, String(id)]).catch((error: Error) => this.deps.log(`router: ${ROUTES_CHANNEL}: ${error.message}`));
   }
 
   /** Whether routes can be trusted: the event subscription is live. */
@@ -135,6 +147,7 @@ export class WorkspaceRoutes {
 
   close(): void {
     this.unsubscribe?.();
+    this.unsubscribeRoutes?.();
     this.invalidateAll();
   }
 }

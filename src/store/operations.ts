@@ -64,6 +64,15 @@ export async function claimOperations(
   ).rows;
 }
 
+/** When the first lease of a running job held by another owner ends (a dead server's job can be taken over then). */
+export async function earliestForeignLease(db: Queryable, owner: string, kinds: string[]): Promise<Date | undefined> {
+  const result = await db.query<{ until: Date | null }>(
+    `SELECT min(lease_until) AS until FROM operations WHERE state = 'running' AND lease_owner <> $1 AND kind = ANY($2)`,
+    [owner, kinds],
+  );
+  return result.rows[0]?.until ?? undefined;
+}
+
 export async function renewLeases(db: Queryable, owner: string, ids: string[], until: Date): Promise<void> {
   if (ids.length === 0) return;
   await db.query(`UPDATE operations SET lease_until = $3 WHERE id = ANY($2) AND lease_owner = $1 AND state = 'running'`, [

@@ -24,17 +24,19 @@ export interface StageRunRow {
   started_by: number | null;
   created_at: Date;
   finished_at: Date | null;
+  /** The server executing the run (null: recorded before servers had ids). */
+  server_id: string | null;
 }
 
 /** A new run waiting to start; undefined when the stage already has one waiting or running (3.3: refused). */
 export async function insertStageRun(
   db: Queryable,
-  run: { workspaceId: number; stage: StageName; steps: StageStepRecord[]; by: number | null; at: Date },
+  run: { workspaceId: number; stage: StageName; steps: StageStepRecord[]; by: number | null; at: Date; serverId: string },
 ): Promise<StageRunRow | undefined> {
   const result = await db.query<StageRunRow>(
-    `INSERT INTO stage_runs (workspace_id, stage, state, steps, started_by, created_at) VALUES ($1, $2, 'waiting', $3, $4, $5)
+    `INSERT INTO stage_runs (workspace_id, stage, state, steps, started_by, created_at, server_id) VALUES ($1, $2, 'waiting', $3, $4, $5, $6)
      ON CONFLICT (workspace_id, stage) WHERE state IN ('waiting', 'running') DO NOTHING RETURNING *`,
-    [run.workspaceId, run.stage, JSON.stringify(run.steps), run.by, run.at],
+    [run.workspaceId, run.stage, JSON.stringify(run.steps), run.by, run.at, run.serverId],
   );
   return result.rows[0];
 }

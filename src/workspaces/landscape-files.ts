@@ -12,6 +12,8 @@ export interface LandscapeFileWatchDeps {
   driver: Pick<RuntimeDriver, 'landscapeFilesFingerprint'>;
   clock: Clock;
   log: (message: string) => void;
+  /** Whether this server watches now: one server of the installation does (the lowest live slot), else each sends the event. */
+  watches?: () => Promise<boolean>;
 }
 
 export class LandscapeFileWatch {
@@ -27,6 +29,7 @@ export class LandscapeFileWatch {
 
   /** Asks every running workspace's agent once; sends landscape.updated for each whose files changed. */
   async watchOnce(): Promise<void> {
+    if (this.deps.watches && !(await this.deps.watches())) return this.seen.clear(); // another server watches
     const rows = await runningWorkspaces(this.deps.pool);
     const running = new Set(rows.map((row) => row.id));
     for (const id of this.seen.keys()) if (!running.has(id)) this.seen.delete(id);

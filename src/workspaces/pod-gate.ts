@@ -3,7 +3,13 @@
 // saved afterwards is what runs. A stop never waits behind a start: a pod start may take minutes, so the stop is
 // refused at once instead (the wake is an operation, and a workspace busy with one refuses sleep and stop anyway).
 // A start waits behind a stop, which ends in seconds. See docs/decisions.md ("Sleep and wake race").
+// Several servers on one machine (docs/topology.md): the holder also holds a PostgreSQL advisory lock on the
+// workspace, so a server's sleep and another's wake never change the same pods at once either.
+import type pg from 'pg';
 import { problem } from '../core/problems.ts';
+
+/** The first key of the workspaces' pod locks ('svcp'); the second is the workspace id. */
+const POD_LOCK_CLASS = 0x73766370;
 
 export type PodWork = 'start' | 'stop';
 
@@ -42,6 +48,9 @@ export class PodGates {
   private readonly tickets = new Map<number, { grant: () => void; refuse: (error: Error) => void }>();
   private nextTicket = 1;
 
+  /** With a pool, the gate is also held across the servers of the installation. */
+  constructor(private readonly pool?: pg.Pool) {}
+
   /** Runs `work` holding the gate; a stop asked while a wake starts the pods is refused with 409 `conflict`. */
   async run<T>(workspaceId: number, kind: PodWork, work: () => Promise<T>): Promise<T> {
     const id = this.nextTicket++;
@@ -50,10 +59,36 @@ export class PodGates {
       this.apply(workspaceId, { type: 'request', ticket: { id, work: kind } });
     });
     try {
-      return await work();
+      const unlock = await this.lockAcrossServers(workspaceId, kind);
+      try {
+        return await work();
+      } finally {
+        await unlock();
+      }
     } finally {
       this.apply(workspaceId, { type: 'release', id });
     }
+  }
+
+  /** A start waits for another server's pod work; a stop is refused while another server changes the pods. */
+  private async lockAcrossServers(workspaceId: number, kind: PodWork): Promise<() => Promise<void>> {
+    if (!this.pool) return async () => undefined;
+    const client = await this.pool.connect();
+    try {
+      if (kind === 'start') await client.query('SELECT pg_advisory_lock($1, $2)', [POD_LOCK_CLASS, workspaceId]);
+      else if (!(await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS locked', [POD_LOCK_CLASS, workspaceId])).rows[0].locked) {
+        throw problem('conflict', 409, 'The workspace is busy (another server is changing its processes); try again in a moment.');
+      }
+    } catch (error) {
+      client.release();
+      throw error;
+    }
+    return async () => {
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [POD_LOCK_CLASS, workspaceId]).then(
+        () => client.release(),
+        (error: Error) => client.release(error),
+      );
+    };
   }
 
   private apply(workspaceId: number, event: GateEvent): void {

@@ -6,8 +6,7 @@ import { checkManagedHealth, purgeExpiredManagedTombstones } from '../managed/he
 import { manualActionHandlers } from '../managed/manual-actions.ts';
 import { queueNightlyDumps, removeOrphanDumpFiles } from '../managed/backups.ts';
 import { dumpOperationHandlers } from '../managed/dumps.ts';
-import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
@@ -20,6 +19,7 @@ import type { ImageSource } from '../runtime/image.ts';
 import { openImageStore, RegistryImageSource, teamCredentialsForImage, type CollectResult } from '../images/index.ts';
 import { pinnedImageDigests } from '../store/landscapes.ts';
 import { createLocalDriver } from '../runtime/local/index.ts';
+import type { Chore } from '../cluster/chores.ts';
 import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { SecretBox } from '../core/secret-box.ts';
@@ -51,6 +51,8 @@ export interface WorkspaceRuntime {
   stages: StageRunner;
   /** The managed-service chores (tests run them after moving the clock). */
   managed: ManagedChores;
+  /** The periodic chores, for the server's scheduler (src/cluster/chores.ts: one server runs each per interval). */
+  chores: Chore[];
   close(): Promise<void>;
 }
 
@@ -59,18 +61,6 @@ export interface ManagedChores {
   checkHealth(): Promise<string[]>;
   /** Purges tombstones older than 7 days; answers their ids. */
   purgeTombstones(): Promise<string[]>;
-}
-
-/** A stable id for this server, kept in its data directory, so that after a restart it resumes its own jobs. */
-export async function stableServerId(dataDir: string): Promise<string> {
-  const file = path.join(dataDir, 'server-id');
-  try {
-    return (await readFile(file, 'utf8')).trim();
-  } catch {
-    const id = randomUUID();
-    await writeFile(file, `${id}\n`);
-    return id;
-  }
 }
 
 /**
@@ -111,6 +101,10 @@ export async function startWorkspaceRuntime(options: {
   log: (message: string) => void;
   secrets: SecretBox;
   driver?: RuntimeDriver;
+  /** This server's id among those of the installation (src/cluster/presence.ts): it resumes its own jobs at once. */
+  serverId: string;
+  /** Ids of the servers alive, this one's included (stage runs of the others are theirs). */
+  liveServerIds: () => Promise<string[]>;
   /** Images of services (Plan and Sync) and of workspaces' `base_image`; the image store on the data directory with the local driver when absent, none with false. */
   images?: ImageSource | false;
 }): Promise<WorkspaceRuntime> {
@@ -123,7 +117,7 @@ export async function startWorkspaceRuntime(options: {
   const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
   const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled });
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
-  const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log });
+  const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log, serverId: options.serverId, liveServerIds: options.liveServerIds, hub: options.hub });
   const managed = {
     pool,
     driver,
@@ -138,7 +132,7 @@ export async function startWorkspaceRuntime(options: {
     services,
     stages,
     archiveDir,
-    gates: new PodGates(),
+    gates: new PodGates(pool),
     deleteManagedServices: (row) => deleteManagedServices(managed, row),
     images,
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
@@ -149,7 +143,8 @@ export async function startWorkspaceRuntime(options: {
   const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
   const syncDeps = { managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
-    serverId: await stableServerId(config.dataDir),
+    serverId: options.serverId,
+    leaseMs: config.operationLeaseSeconds * 1000,
     pool,
     clock,
     hub: options.hub,
@@ -168,9 +163,10 @@ export async function startWorkspaceRuntime(options: {
   await managedChores.checkHealth().catch((error: Error) => log(`managed services health check: ${error.message}`));
   worker.start();
   services.startWatching();
-  const landscapeFiles = new LandscapeFileWatch({ pool, driver, clock, log });
+  const landscapeFiles = new LandscapeFileWatch({ pool, driver, clock, log, watches: async () => (await options.liveServerIds())[0] === options.serverId });
   landscapeFiles.start();
-  const chores = async () => {
+  const workspaceChores = async () => {
+    await stages.recover(); // runs of a server that died
     await sleepIdleWorkspaces(deps);
     await services.sleepIdle();
     await purgeExpiredWorkspaces(deps);
@@ -185,10 +181,11 @@ export async function startWorkspaceRuntime(options: {
     const collected = await registryImages?.collect();
     if (collected && collected.removedImages.length > 0) log(`image store: removed ${collected.removedImages.length} unused image(s), ${Math.round(collected.freedBytes / 1048576)} MiB`);
   };
-  const timer = setInterval(() => {
-    chores().catch((error: Error) => log(`workspace chores: ${error.message}`));
-    collectImages().catch((error: Error) => log(`image store collection: ${error.message}`));
-  }, 60_000).unref();
+  const intervalMs = config.choreIntervalSeconds * 1000;
+  const chores: Chore[] = [
+    { name: 'workspaces', intervalMs, run: workspaceChores },
+    { name: 'image-collection', intervalMs, run: collectImages },
+  ];
   return {
     driver,
     images,
@@ -200,8 +197,8 @@ export async function startWorkspaceRuntime(options: {
     services,
     stages,
     managed: managedChores,
+    chores,
     async close() {
-      clearInterval(timer);
       landscapeFiles.close();
       services.close();
       await stages.close();

@@ -31,6 +31,24 @@ export interface ApplyOptions {
   retry?: Iterable<string>;
 }
 
+/** The first key of the advisory locks of workspaces' replica changes ('svcr'); the second is the workspace id. */
+const REPLICA_LOCK_CLASS = 0x73766372;
+
+async function withWorkspaceLock<T>(pool: pg.Pool, id: number, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('SELECT pg_advisory_lock($1, $2)', [REPLICA_LOCK_CLASS, id]);
+    try {
+      return await work();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [REPLICA_LOCK_CLASS, id]).catch((error: Error) => (broken = error));
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** Where the deployed env is sealed: bound to the workspace, so a copied value does not open elsewhere. */
 export const deployedEnvPlace = (workspaceId: number) => `landscape:${workspaceId}:env`;
 
@@ -255,9 +273,10 @@ export class ServiceRunner {
     this.timer = undefined;
   }
 
+  /** One apply per workspace at a time, in this server and (advisory lock) across the servers of the installation. */
   private serialized<T>(id: number, work: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(id) ?? Promise.resolve();
-    const result = previous.catch(() => undefined).then(work);
+    const result = previous.catch(() => undefined).then(() => withWorkspaceLock(this.deps.pool, id, work));
     const tail = result.catch(() => undefined);
     this.tails.set(id, tail);
     void tail.then(() => {

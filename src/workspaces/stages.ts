@@ -1,9 +1,11 @@
 // Stage runs (spec 3.3): `prepare` and `test` run their steps with `bash -lc` in /data/app of the editor pod, with
 // the workspace's variables and no secrets; `run` starts the deployed services, needs first. The first failing step
 // fails the run and the steps after it are skipped; a stop or the workspace going to sleep aborts it. Every change
-// sends stage.updated. Runs execute on the server that started them; one that restarts aborts what it left.
+// sends stage.updated. Runs execute on the server that started them; one that restarts aborts what it left, and runs
+// of a server that died are aborted by the others. Another server asks the executing one to stop a run (svc_stage_abort).
 import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
+import type { NotificationHub } from '../events/hub.ts';
 import { problem } from '../core/problems.ts';
 import { publishEvent } from '../events/publish.ts';
 import type { Step } from '../landscape/index.ts';
@@ -32,7 +34,15 @@ export interface StageDeps {
   services: ServiceRunner;
   clock: Clock;
   log: (message: string) => void;
+  /** This server's id; its runs carry it. */
+  serverId: string;
+  /** The ids of the servers alive, this one's included. */
+  liveServerIds: () => Promise<string[]>;
+  hub: NotificationHub;
 }
+
+/** `<run id> <reason>`: the server executing the run aborts it. */
+const ABORT_CHANNEL = 'svc_stage_abort';
 
 /** The log of step `index` (0-based) of a run, as the driver names it. */
 export const stageStepLogKey = (stage: StageName, runId: number, index: number) => `${stage}-${runId}-${index + 1}`;
@@ -46,14 +56,25 @@ export class StageRunner {
   private readonly controls = new Map<number, Control>();
   private readonly executing = new Set<Promise<void>>();
 
-  constructor(private readonly deps: StageDeps) {}
+  constructor(private readonly deps: StageDeps) {
+    deps.hub.subscribe(ABORT_CHANNEL, {
+      notify: (message) => {
+        const space = message.indexOf(' ');
+        const control = this.controls.get(Number(message.slice(0, space)));
+        if (!control) return;
+        control.aborted ??= message.slice(space + 1);
+        control.step?.abort().catch((error: Error) => this.deps.log(`stage abort: ${error.message}`));
+      },
+      reset: () => undefined,
+    });
+  }
 
   /** Starts a run of `stage`; 409 when one is waiting or running, the workspace does not run, or (prepare) its volume is over its size. */
   async start(row: WorkspaceRow, stage: StageName, profile: string | null, by: number | null): Promise<StageRunRow> {
     if (row.state !== 'running') throw problem('workspace-not-running', 409, 'Stages run in the workspace: wake it first.');
     if (stage === 'prepare') await refuseOverDiskQuota((r) => this.deps.driver.volumeUsage(workspaceRef(r)), row, 'running prepare');
     const steps = await this.stepsOf(row, stage, profile);
-    const run = await insertStageRun(this.deps.pool, { workspaceId: row.id, stage, steps, by, at: this.deps.clock.now() });
+    const run = await insertStageRun(this.deps.pool, { workspaceId: row.id, stage, steps, by, at: this.deps.clock.now(), serverId: this.deps.serverId });
     if (!run) {
       const active = (await activeStageRuns(this.deps.pool, row.id)).find((r) => r.stage === stage);
       throw problem('stage-running', 409, `The ${stage} stage is already running; stop it or wait for it to finish.`, { extra: { run_id: active?.id } });
@@ -179,16 +200,25 @@ export class StageRunner {
       await control.step?.abort();
       return; // the run's own loop records the end
     }
+    if (run.server_id && run.server_id !== this.deps.serverId && (await this.deps.liveServerIds()).includes(run.server_id)) {
+      await this.deps.pool.query('SELECT pg_notify($1, $2)', [ABORT_CHANNEL, `${run.id} ${reason}`]);
+      return; // the server executing it records the end
+    }
     const steps = run.steps.map((s) => (s.state === 'waiting' || s.state === 'running' ? { ...s, state: 'aborted' as const } : s));
     await this.save(row as WorkspaceRow, run.id, { state: 'aborted', steps, detail: reason, finishedAt: this.deps.clock.now() });
   }
 
   /** At start: runs left waiting or running by a server that stopped are aborted (their processes died with it). */
   async recover(): Promise<void> {
+    const live = await this.deps.liveServerIds();
     for (const run of await activeStageRuns(this.deps.pool)) {
       if (this.controls.has(run.id)) continue;
+      const own = run.server_id === this.deps.serverId; // left by an earlier life of this server
+      if (!own && run.server_id && live.includes(run.server_id)) continue;
       const row = await findWorkspace(this.deps.pool, run.workspace_id);
-      if (row) await this.abort(row, run, 'The server restarted during the run');
+      if (!row) continue;
+      const steps = run.steps.map((s) => (s.state === 'waiting' || s.state === 'running' ? { ...s, state: 'aborted' as const } : s));
+      await this.save(row, run.id, { state: 'aborted', steps, detail: own ? 'The server restarted during the run' : 'The server running it stopped', finishedAt: this.deps.clock.now() });
     }
   }
 

@@ -130,8 +130,10 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
     },
     async (request, reply) => {
       const key = (request.params as { key: string }).key;
+      const since = Date.now();
       if (!(await deleteApiKey(deps.pool, request.principal!.user.id, key))) throw notFound('API key');
-      await deps.credentials.invalidate(`key:${key}`);
+      // every server of the installation forgot it before the answer (docs/topology.md)
+      await deps.credentials.invalidateEverywhere(`key:${key}`, since);
       return reply.code(204).send();
     },
   );
@@ -150,9 +152,10 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
     async (request, reply) => {
       const existing = await ownKey(request, deps);
       const { secret, secretHash } = mintApiKeySecret();
+      const since = Date.now();
       const row = await regenerateApiKey(deps.pool, existing.user_id, existing.id, secretHash, deps.clock.now());
       if (!row) throw notFound('API key');
-      await deps.credentials.invalidate(`key:${row.id}`);
+      await deps.credentials.invalidateEverywhere(`key:${row.id}`, since);
       setEtag(reply, row.version);
       return { ...apiKeyView(row), token: formatApiKeyToken(row.id, secret) };
     },
