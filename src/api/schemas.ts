@@ -1,5 +1,6 @@
 // Schemas shared by several routes. Route-specific bodies live beside their routes.
 import { Type } from 'typebox';
+import { ProblemTypes, problemType } from '../core/problems.ts';
 
 /** A string out of a fixed set, as `enum` (a union of literals would make responses validate every branch). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
@@ -21,7 +22,8 @@ export const ServiceName = Type.String({
 
 export const ProblemSchema = Type.Object(
   {
-    type: Type.String(),
+    // Listed so that clients (the SDK) can tell problems apart by type; a client still expects types it does not know.
+    type: StringEnum(Object.values(ProblemTypes).map(problemType), { description: 'urn:svc:problem:<name> (docs/problems.md)' }),
     title: Type.String(),
     status: Type.Integer({ minimum: 100 }),
     detail: Type.Optional(Type.String()),
