@@ -5909,7 +5909,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A page of lines, or with `follow` a stream of JSON lines (the content schema is that of one line) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5929,17 +5929,11 @@ export interface paths {
                             next_since: number;
                         };
                         "application/x-ndjson": {
-                            lines: {
-                                seq: number;
-                                /** Format: date-time */
-                                at: string;
-                                stream: "stdout" | "stderr" | "system";
-                                text: string;
-                            }[];
-                            /** @description lines dropped by the size bound before the first one */
-                            dropped: number;
-                            /** @description pass as `since` to read on */
-                            next_since: number;
+                            seq: number;
+                            /** Format: date-time */
+                            at: string;
+                            stream: "stdout" | "stderr" | "system";
+                            text: string;
                         };
                     };
                 };
@@ -6303,7 +6297,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A page of lines, or with `follow` a stream of JSON lines (the content schema is that of one line) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6323,17 +6317,11 @@ export interface paths {
                             next_since: number;
                         };
                         "application/x-ndjson": {
-                            lines: {
-                                seq: number;
-                                /** Format: date-time */
-                                at: string;
-                                stream: "stdout" | "stderr" | "system";
-                                text: string;
-                            }[];
-                            /** @description lines dropped by the size bound before the first one */
-                            dropped: number;
-                            /** @description pass as `since` to read on */
-                            next_since: number;
+                            seq: number;
+                            /** Format: date-time */
+                            at: string;
+                            stream: "stdout" | "stderr" | "system";
+                            text: string;
                         };
                     };
                 };
