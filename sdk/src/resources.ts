@@ -40,6 +40,8 @@ export type Team = ResponseOf<'/api/v1/teams/{team}', 'get'>;
 export type Member = ItemOf<'/api/v1/teams/{team}/members'>;
 export type OrgMember = ItemOf<'/api/v1/orgs/{org}/members'>;
 export type Invitation = ResponseOf<'/api/v1/invitations/{id}', 'get'>;
+/** A new invitation, with its link when no mail server sends it. */
+export type NewInvitation = ResponseOf<'/api/v1/orgs/{org}/invitations', 'post', 201>;
 export type OwnerTransfer = ResponseOf<'/api/v1/owner-transfers/{id}', 'get'>;
 export type RegistryCredential = ItemOf<'/api/v1/teams/{team}/registry-credentials'>;
 export type ContainerSettings = ResponseOf<'/api/v1/teams/{team}/container-settings', 'get'>;
