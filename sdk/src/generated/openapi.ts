@@ -5356,9 +5356,17 @@ export interface paths {
                             banner: {
                                 state: string;
                                 detail?: string;
-                                errors?: {
+                                errors?: ({
+                                    pointer: string;
+                                    message: string;
+                                    in?: string;
+                                    line?: number;
+                                    column?: number;
+                                    code?: string;
+                                    subject?: string;
+                                } & {
                                     [key: string]: unknown;
-                                }[];
+                                })[];
                             };
                             /** Format: date-time */
                             synced_at?: string;
@@ -5506,6 +5514,11 @@ export interface paths {
                                 deployed_digest?: string;
                                 /** @description why the digest is unknown: the problem (image-unavailable) a Sync would fail with */
                                 problem?: {
+                                    type?: string;
+                                    title?: string;
+                                    status?: number;
+                                    detail?: string;
+                                } & {
                                     [key: string]: unknown;
                                 };
                             }[];
