@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 stamp=console/dist/index.html
 if [ "${1:-}" != "--force" ] && [ -f "$stamp" ] && \
-   [ -z "$(find console/src console/public console/index.html console/vite.config.ts package-lock.json -newer "$stamp" -print -quit)" ]; then
+   [ -z "$(find console/src console/public console/index.html console/vite.config.ts sdk/src package-lock.json -newer "$stamp" -print -quit)" ]; then
   exit 0
 fi
 if [ ! -x node_modules/.bin/vite ]; then

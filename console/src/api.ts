@@ -1,37 +1,30 @@
-// The console's only way to the server: the public API under /api/v1 with the browser session cookie. Every change
-// sends `Svc-CSRF: 1` (spec 5, item 3); errors arrive as RFC 9457 problems and are thrown as ApiProblem.
-import type { FieldError, LogLine, Page, ProblemBody } from './types.ts';
+// The console's only way to the server: the public API under /api/v1 with the browser session cookie, through the
+// SDK (sdk/): every change sends `Svc-CSRF: 1` (spec 5, item 3); errors arrive as RFC 9457 problems and are thrown
+// as ApiProblem, the SDK's SvcProblem with the `secrets` a missing-secrets problem lists.
+import { conventionHeaders, createSvcApi, problemOfAnswer, SvcProblem, unreachableProblem, type SvcOptions } from '../../sdk/src/index.ts';
+import type { LogLine, Page } from './types.ts';
 
-export class ApiProblem extends Error {
-  readonly status: number;
-  readonly type: string;
-  readonly title: string;
-  readonly detail?: string;
-  readonly errors: FieldError[];
+export class ApiProblem extends SvcProblem {
+  /** The secrets without a value (missing-secrets). */
   readonly secrets: string[];
 
-  constructor(body: ProblemBody) {
-    super(body.detail ? `${body.title}: ${body.detail}` : body.title);
-    this.status = body.status;
-    this.type = body.type;
-    this.title = body.title;
-    this.detail = body.detail;
-    this.errors = body.errors ?? [];
-    this.secrets = body.secrets ?? [];
-  }
-
-  /** The message of the field error at `pointer` (a JSON Pointer into the request body), if any. */
-  fieldError(pointer: string): string | undefined {
-    return this.errors.find((e) => e.pointer === pointer)?.message;
+  constructor(body: SvcProblem['body']) {
+    super(body);
+    this.secrets = Array.isArray(body.secrets) ? (body.secrets as string[]) : [];
   }
 }
 
 /** Anything thrown, as a problem a person can read. */
 export function asProblem(error: unknown): ApiProblem {
   if (error instanceof ApiProblem) return error;
-  const text = error instanceof Error ? error.message : String(error);
-  return new ApiProblem({ type: 'about:blank', title: 'The server could not be reached', status: 0, detail: text });
+  if (error instanceof SvcProblem) return new ApiProblem(error.body);
+  return new ApiProblem(unreachableProblem(error).body);
 }
+
+/** The console's connection: same origin, the session cookie, CSRF header on changes. */
+export const svcOptions: SvcOptions = { baseUrl: '', csrf: true, idempotentPosts: false };
+/** The SDK's typed client, for calls by route: `ok(await svcApi.GET('/api/v1/me'))`. */
+export const svcApi = createSvcApi(svcOptions);
 
 let onSignedOut: (() => void) | undefined;
 
@@ -39,6 +32,12 @@ let onSignedOut: (() => void) | undefined;
 export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
+
+svcApi.use({
+  onResponse({ response }) {
+    if (response.status === 401) onSignedOut?.();
+  },
+});
 
 export interface RequestOptions {
   body?: unknown;
@@ -50,32 +49,26 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** A random key that also works outside secure contexts (crypto.randomUUID needs one). */
-function randomKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
 async function problemOf(response: Response): Promise<ApiProblem> {
   const text = await response.text().catch(() => '');
+  let body: unknown = text;
   if (/json/.test(response.headers.get('content-type') ?? '') && text) {
     try {
-      const body = JSON.parse(text) as Partial<ProblemBody>;
-      if (typeof body.title === 'string') return new ApiProblem({ ...body, status: response.status, title: body.title, type: body.type ?? 'about:blank' });
+      body = JSON.parse(text);
     } catch {
-      // not a problem document; described below
+      // not a problem document; described by its text
     }
   }
-  const line = text.split('\n')[0].slice(0, 200);
-  return new ApiProblem({ type: 'about:blank', status: response.status, title: response.statusText || `Error ${response.status}`, detail: line || undefined });
+  return new ApiProblem(problemOfAnswer(response.status, response.statusText, body).body);
 }
 
 async function send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (method !== 'GET') headers['svc-csrf'] = '1';
+  const headers: Record<string, string> = {
+    ...conventionHeaders({ ...svcOptions, idempotentPosts: options.idempotent === true }, method),
+    accept: 'application/json',
+  };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (options.ifMatch) headers['if-match'] = options.ifMatch;
-  if (options.idempotent) headers['idempotency-key'] = randomKey();
   let response: Response;
   try {
     response = await fetch(`/api/v1${path}`, {
@@ -87,7 +80,7 @@ async function send(method: string, path: string, options: RequestOptions = {}):
     });
   } catch (error) {
     if ((error as Error).name === 'AbortError') throw error;
-    throw new ApiProblem({ type: 'about:blank', status: 0, title: 'The server could not be reached', detail: 'Check the connection and try again.' });
+    throw new ApiProblem({ ...unreachableProblem(error).body, detail: 'Check the connection and try again.' });
   }
   if (!response.ok) {
     const problem = await problemOf(response);

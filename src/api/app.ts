@@ -49,6 +49,9 @@ import { MAX_URL_LENGTH } from '../router/routes.ts';
 /** Bodies may be up to 8 MiB in general; with an Idempotency-Key at most 1 MiB (rule 6). */
 export const BODY_LIMIT = 8 * 1024 * 1024;
 
+/** Every refusal is an RFC 9457 problem, whatever the route's success answers are. */
+const problemResponse = { description: 'An RFC 9457 problem', content: { 'application/problem+json': { schema: ProblemRef } } };
+
 export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefined): Promise<FastifyInstance> {
   // Upgrades of console and API hosts go through Fastify's routes (shells, forwarded ports); workspace hosts' to the router.
   const apiUpgrades = new EventEmitter();
@@ -93,6 +96,8 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
   });
 
   await app.register(swagger, {
+    // Shared schemas keep their $id as component name (Problem), which the SDK's types are named after.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -122,7 +127,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       throw new Error(`route ${route.url} declares no access rule`);
     }
     if (route.schema && !route.schema.hide) {
-      route.schema.response = { ...(route.schema.response as object), '4xx': ProblemRef, '5xx': ProblemRef };
+      route.schema.response = { ...(route.schema.response as object), '4xx': problemResponse, '5xx': problemResponse };
       const access = route.config?.access;
       if (access && access !== 'public') {
         (route.schema as Record<string, unknown>).security =

@@ -24,6 +24,14 @@ export const LogPageSchema = Type.Object({
   next_since: Type.Integer({ description: 'pass as `since` to read on' }),
 });
 
+/** A page of lines as JSON; with `follow`, one LogLine per line of the stream. */
+export const LogResponses = {
+  200: {
+    description: 'A page of lines, or with `follow` a stream of JSON lines (the content schema is that of one line)',
+    content: { 'application/json': { schema: LogPageSchema }, 'application/x-ndjson': { schema: LogLineSchema } },
+  },
+};
+
 export interface LogSource {
   read(since: number | undefined): Promise<LogRead>;
   /** Whether no more lines will come (a finished step); a replica's log never ends while followed. */

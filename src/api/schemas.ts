@@ -1,5 +1,6 @@
 // Schemas shared by several routes. Route-specific bodies live beside their routes.
 import { Type } from 'typebox';
+import { ProblemTypes, problemType } from '../core/problems.ts';
 
 /** A string out of a fixed set, as `enum` (a union of literals would make responses validate every branch). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
@@ -19,29 +20,29 @@ export const ServiceName = Type.String({
   patternErrorMessage: 'must be a service name: lowercase letters, digits and dashes, starting with a letter, not ending with a dash, at most 32 characters',
 });
 
+/** One error of a problem's `errors` (and of a landscape banner): where (a JSON Pointer, a line) and what. */
+export const FieldErrorSchema = Type.Object(
+  {
+    pointer: Type.String(),
+    message: Type.String(),
+    in: Type.Optional(Type.String()),
+    line: Type.Optional(Type.Integer({ minimum: 1 })),
+    column: Type.Optional(Type.Integer({ minimum: 1 })),
+    code: Type.Optional(Type.String()),
+    subject: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
 export const ProblemSchema = Type.Object(
   {
-    type: Type.String(),
+    // Listed so that clients (the SDK) can tell problems apart by type; a client still expects types it does not know.
+    type: StringEnum(Object.values(ProblemTypes).map(problemType), { description: 'urn:svc:problem:<name> (docs/problems.md)' }),
     title: Type.String(),
     status: Type.Integer({ minimum: 100 }),
     detail: Type.Optional(Type.String()),
     instance: Type.Optional(Type.String()),
-    errors: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            pointer: Type.String(),
-            message: Type.String(),
-            in: Type.Optional(Type.String()),
-            line: Type.Optional(Type.Integer({ minimum: 1 })),
-            column: Type.Optional(Type.Integer({ minimum: 1 })),
-            code: Type.Optional(Type.String()),
-            subject: Type.Optional(Type.String()),
-          },
-          { additionalProperties: true },
-        ),
-      ),
-    ),
+    errors: Type.Optional(Type.Array(FieldErrorSchema)),
   },
   { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem (application/problem+json)' },
 );

@@ -1,25 +1,18 @@
 // `svc events [--team T]`: follows GET /events (spec 6, docs/events.md), one line per event (--json: the event as
 // one JSON line). When the stream breaks it opens it again after a growing pause; `ready` says it is live again,
 // and events of the gap are lost (there is no replay).
+import type { Operation, SvcEvent, Workspace } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 import { CliError, ExitCode, unreachable } from './errors.ts';
 import { sleep } from './operations.ts';
 import { serverSentEvents } from './streams.ts';
 import { resolveTeam, teamOptions } from './targets.ts';
 
-interface StreamEvent {
-  type: string;
-  at: string;
-  team_id?: number;
-  workspace_id?: number;
-  workspace?: { name: string; state: string; status_detail: string };
-  operation?: { id: string; kind: string; state: string; target?: string; detail?: string };
-  stage?: string;
-  run_id?: number;
-  managed_service_id?: string;
-  org_id?: string;
-  domain_id?: string;
-}
+/** An event as a line needs only these of the workspace and the operation it carries. */
+type StreamEvent = Omit<SvcEvent, 'workspace' | 'operation'> & {
+  workspace?: Pick<Workspace, 'name' | 'state' | 'status_detail'>;
+  operation?: Pick<Operation, 'kind' | 'state' | 'target' | 'detail'>;
+};
 
 /** `12:00:01  workspace.updated  team 3 ws 12  shop: running (Workspace is running)`. */
 export function formatEvent(event: StreamEvent): string {
@@ -48,7 +41,7 @@ async function follow(cli: Cli, team: number | undefined): Promise<never> {
     try {
       const response = await api.stream('/events', { query: { team } }, 'text/event-stream');
       for await (const message of serverSentEvents(response)) {
-        const event = JSON.parse(message.data) as StreamEvent;
+        const event = JSON.parse(message.data) as SvcEvent;
         if (event.type === 'ready') attempt = 0;
         cli.terminal.stdout(cli.json ? `${JSON.stringify(event)}\n` : formatEvent(event));
       }

@@ -59,14 +59,15 @@ test('the plan shows + create, ~ change with the changed fields, - remove, -/+ r
     hash: 'a'.repeat(64),
     changed: true,
     services: [
-      { name: 'api', action: 'create', type: 'steps', changes: ['/services/api'] },
-      { name: 'web', action: 'change', type: 'steps', changes: ['/services/web/ports/0/port', '/services/web/env/GREETING'] },
-      { name: 'db', action: 'replace', type: 'container', previousType: 'managed', changes: ['/services/db/type'] },
-      { name: 'old', action: 'remove', type: 'forward', changes: ['/services/old'] },
+      { name: 'api', action: 'create', type: 'steps', changes: ['/services/api'], environment: [], restarts: false },
+      { name: 'web', action: 'change', type: 'steps', changes: ['/services/web/ports/0/port', '/services/web/env/GREETING'], environment: [], restarts: false },
+      { name: 'db', action: 'replace', type: 'container', previousType: 'managed', changes: ['/services/db/type'], environment: [], restarts: false },
+      { name: 'old', action: 'remove', type: 'forward', changes: ['/services/old'], environment: [], restarts: false },
     ],
     unchanged: ['cache'],
     prepare: { changed: true, changes: ['/prepare/0/run'] },
     test: { changed: true, changes: ['/test'] },
+    images: [],
   };
   assert.equal(
     formatPlan(plan),

@@ -1,20 +1,11 @@
 // `svc keys list|rm`: your API keys. Minting needs the browser session (svc login, or the console); deleting
 // works with any key, also the one this command line uses (which signs it out).
+import type { ApiKey } from '../../sdk/src/index.ts';
 import type { Command } from './command.ts';
 import { readLogin, removeLogin } from './config.ts';
 import { usageError } from './errors.ts';
 import { table, when } from './output.ts';
 import { notFoundHere } from './targets.ts';
-
-interface ApiKey {
-  id: string;
-  name: string;
-  source: 'console' | 'cli';
-  prefix: string;
-  created_at: string;
-  last_used_at?: string;
-  expires_at?: string;
-}
 
 const list: Command = {
   usage: 'svc keys list [--json]\n  Your API keys; * marks the one this command line uses.',

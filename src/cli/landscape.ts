@@ -1,51 +1,12 @@
 // `svc sync`, `svc teardown`, `svc landscape` (docs/landscapes.md): the plan as a diff, a confirmed Sync that sends
 // the reviewed plan's hash, and the landscape's banner (spec 3.7) with a table of its services.
+import type { Landscape, Operation, Plan, Service as ServiceView } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
-import { followOperation, type Operation } from './operations.ts';
+
+export type { Plan, ServiceView };
+import { followOperation } from './operations.ts';
 import { pointerPath, table, when } from './output.ts';
 import { label, selectedWorkspace, workspaceOptions } from './targets.ts';
-
-export interface Plan {
-  profile: string | null;
-  hash: string;
-  changed: boolean;
-  services: Array<{
-    name: string;
-    action: 'create' | 'change' | 'replace' | 'remove';
-    type: string;
-    previousType?: string;
-    changes: string[];
-    /** Names of environment variables whose value changes; older servers leave it and `restarts` out. */
-    environment?: string[];
-    restarts?: boolean;
-    /** Why a managed service restarts (newer servers only). */
-    reason?: string;
-  }>;
-  unchanged: string[];
-  prepare: { changed: boolean; changes: string[] };
-  test: { changed: boolean; changes: string[] };
-  /** Each container service's image and the digest it names now (newer servers only). */
-  images?: Array<{ service: string; image: string; digest: string | null; deployed_digest?: string; problem?: { detail?: string; title?: string } }>;
-}
-
-export interface ServiceView {
-  name: string;
-  type: string;
-  status: string;
-  detail?: string;
-  running: boolean;
-  replicas: { ready: number; desired: number };
-  image?: { reference: string; digest: string };
-}
-
-interface Landscape {
-  workspace_id: number;
-  profile: string | null;
-  banner: { state: string; detail?: string; errors?: Array<{ line?: number; column?: number; code?: string; message?: string }> };
-  synced_at?: string;
-  services: ServiceView[];
-  dev_url: { url: string; state: string; detail: string };
-}
 
 const fileOf = (profile: string | null | undefined) => (profile ? `svc.${profile}.yml` : 'svc.yml');
 const profileOptions = { ...workspaceOptions, profile: { type: 'string' as const } };

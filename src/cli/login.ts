@@ -1,6 +1,7 @@
 // `svc login`, `svc logout`, `svc whoami`. The browser login: a listener on 127.0.0.1 with a random state, the
 // console's /cli-login page (src/api/cli-login-page.ts) mints a key with source `cli` using the browser session
 // and posts it back to the listener; the state proves the answer belongs to this command.
+import type { Me } from '../../sdk/src/index.ts';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,13 +14,6 @@ import { CliError, ExitCode, notSignedIn, unreachable, usageError } from './erro
 
 const LOGIN_TIMEOUT_MS = 10 * 60_000;
 const tokenPattern = /^svc_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})_[A-Za-z0-9_-]+$/;
-
-interface Me {
-  id: number;
-  email: string;
-  name: string;
-  authenticated_by: 'key' | 'session';
-}
 
 interface Handback {
   token: string;

@@ -1,17 +1,12 @@
 // `svc logs SERVICE [-f] [--replica N] [--tail N]`: a replica's log, each line after its local time; -f follows it (JSON
 // lines streamed by the server) and reads on from the last line seen when the connection breaks.
+import type { LogLine, LogPage } from '../../sdk/src/index.ts';
 import type { Command } from './command.ts';
 import { CliError, ExitCode, unreachable } from './errors.ts';
 import { sleep } from './operations.ts';
 import { logTime } from './output.ts';
-import { formatLogLine, logLines, type LogLine } from './streams.ts';
+import { formatLogLine, logLines } from './streams.ts';
 import { selectedWorkspace, workspaceOptions } from './targets.ts';
-
-interface LogPage {
-  lines: LogLine[];
-  dropped: number;
-  next_since: number;
-}
 
 export const logsCommand: Command = {
   usage: `svc logs SERVICE [--ws WS] [-f] [--replica N] [--tail N] [--since SEQ] [--no-timestamps] [--json]

@@ -1,27 +1,13 @@
 // `svc managed list|show|pause|resume` (docs/cli.md): a team's managed services (or one workspace's), one with its
 // details, and pause and resume by hand (operations, followed until they end). A service is named by its id, or by
 // its name in the landscape of `--ws`.
+import type { ManagedService, Operation } from '../../sdk/src/index.ts';
 import { didYouMean, quotedList } from '../core/suggest.ts';
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
-import { followOperation, type Operation } from './operations.ts';
+import { followOperation } from './operations.ts';
 import { fields, table, when } from './output.ts';
 import { notFoundHere, resolveTeam, resolveWorkspace, selectedWorkspace, workspaceOptions } from './targets.ts';
-
-interface ManagedService {
-  id: string;
-  team_id: number;
-  workspace_id: number;
-  name: string;
-  provider: string;
-  version: string;
-  plan: string;
-  status: string;
-  details: Record<string, string | number | boolean>;
-  created_at: string;
-  updated_at: string;
-  deleted_at?: string;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,21 +1,10 @@
 // Long operations (spec 2.4): followed by polling GET /operations/{id} until they succeed or fail, showing their
 // `detail` on a spinner (a terminal), as plain lines (a log), or nothing (--json).
+import type { Operation } from '../../sdk/src/index.ts';
 import type { ProblemBody } from '../core/problems.ts';
 import type { Api } from './api.ts';
 import type { Cli } from './command.ts';
 import { CliError, ExitCode, failure } from './errors.ts';
-
-export interface Operation {
-  id: string;
-  kind: string;
-  state: 'pending' | 'running' | 'succeeded' | 'failed';
-  target?: string;
-  detail?: string;
-  error?: ProblemBody;
-  created_at: string;
-  updated_at: string;
-  finished_at?: string;
-}
 
 const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 

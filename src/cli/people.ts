@@ -1,32 +1,11 @@
 // `svc invite create|list|revoke|renew` and `svc transfer offer|list|accept|decline|cancel`: invitations of an
 // organization (by e-mail, optionally into teams with a role) and ownership transfers of workspaces.
+import type { Invitation, NewInvitation, OwnerTransfer as Transfer, Team } from '../../sdk/src/index.ts';
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
 import { table, when } from './output.ts';
-import { notFoundHere, resolveWorkspace, teamOptions, type Team } from './targets.ts';
-
-interface Invitation {
-  id: string;
-  org_id: string;
-  email: string;
-  role: string;
-  teams: Array<{ team_id: number; role: string }>;
-  state: string;
-  mail: { state: string; detail: string };
-  expires_at: string;
-  url?: string;
-}
-
-interface Transfer {
-  id: string;
-  workspace_id: number;
-  to_user_id: number;
-  offered_by?: number;
-  from_user_id?: number;
-  state: string;
-  created_at: string;
-}
+import { notFoundHere, resolveWorkspace, teamOptions } from './targets.ts';
 
 const orgOptions = { org: { type: 'string' as const } };
 
@@ -58,10 +37,10 @@ async function teamsOf(cli: Cli, api: Api, orgId: string): Promise<Array<{ team_
   });
 }
 
-function showInvitation(cli: Cli, invitation: Invitation, verb: string): void {
+function showInvitation(cli: Cli, invitation: Invitation | NewInvitation, verb: string): void {
   if (cli.json) return cli.print(invitation);
   cli.say(`${verb} ${invitation.email} (${invitation.id}), valid until ${when(invitation.expires_at)}.\nMail: ${invitation.mail.detail}\n`);
-  if (invitation.url) cli.say(`Give them this link (shown once, it works once):\n  ${invitation.url}\n`);
+  if ('url' in invitation && invitation.url) cli.say(`Give them this link (shown once, it works once):\n  ${invitation.url}\n`);
 }
 
 const create: Command = {
@@ -74,7 +53,7 @@ const create: Command = {
     const api = await cli.api();
     const org = await resolveOrg(cli, api);
     const body = { email: cli.args.positionals[0], role: cli.args.flag('owner') ? 'owner' : 'member', teams: await teamsOf(cli, api, org.id) };
-    showInvitation(cli, (await api.post<Invitation>(`/orgs/${org.id}/invitations`, body)).body, `Invited to ${org.name}:`);
+    showInvitation(cli, (await api.post<NewInvitation>(`/orgs/${org.id}/invitations`, body)).body, `Invited to ${org.name}:`);
   },
 };
 

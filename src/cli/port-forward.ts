@@ -1,12 +1,13 @@
 // `svc port-forward`: a local listener per forwarded port; each TCP connection gets a WebSocket stream of its own
 // (src/core/channel-protocol.ts, port forwarding), opened with the signed-in key. Closing either end closes the other.
+import type { Workspace } from '../../sdk/src/index.ts';
 import net from 'node:net';
 import type { WebSocket } from 'ws';
 import { ForwardChannel, frame, parseFrame, PORT_FORWARD_PROTOCOL, sendPaced } from '../core/channel-protocol.ts';
 import type { Cli } from './command.ts';
 import { CliError, ExitCode, usageError } from './errors.ts';
 import { formatProblem } from './output.ts';
-import { label, type Workspace } from './targets.ts';
+import { label } from './targets.ts';
 
 export interface ForwardSpec {
   service?: string;

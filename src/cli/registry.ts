@@ -1,18 +1,12 @@
 // `svc registry add|list|remove`: a team's container registry credentials. The password comes from standard input
 // or a prompt without echo; on the command line only with --password (where shell history and `ps` see it). It is
 // never printed: lists show the registry and the username.
+import type { RegistryCredential } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
 import { table, when } from './output.ts';
 import { askSecret, readAll } from './prompt.ts';
 import { resolveTeam, teamOptions } from './targets.ts';
-
-interface RegistryCredential {
-  registry: string;
-  username: string;
-  created_at: string;
-  updated_at: string;
-}
 
 async function teamPath(cli: Cli) {
   const api = await cli.api();

@@ -1,11 +1,12 @@
 // `svc ssh`, `svc exec` and `svc port-forward`: a shell or a command in the workspace's editor pod (or a service's
 // replica), and TCP ports of the workspace on this machine, each over an authenticated WebSocket of the API.
+import type { Workspace } from '../../sdk/src/index.ts';
 import { EXEC_PROTOCOL } from '../core/channel-protocol.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
 import { forwardPorts, parseForwardSpec } from './port-forward.ts';
 import { runRemoteCommand, terminalSize } from './remote-command.ts';
-import { resolveWorkspace, selectedWorkspace, teamOptions, type Workspace } from './targets.ts';
+import { resolveWorkspace, selectedWorkspace, teamOptions } from './targets.ts';
 
 const podOptions = {
   ...teamOptions,

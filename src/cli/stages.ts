@@ -1,38 +1,13 @@
 // `svc stage run|show|stop prepare|test|run` (spec 3.3): `run` starts a run and follows it step by step, streaming
 // each step's log until the step ends; the exit status says whether the run succeeded.
+import type { Stage, StageRun as Run, Step, Workspace } from '../../sdk/src/index.ts';
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
 import { ExitCode, usageError } from './errors.ts';
 import { sleep } from './operations.ts';
 import { duration, table, when } from './output.ts';
 import { formatLogLine, logLines } from './streams.ts';
-import { label, selectedWorkspace, workspaceOptions, type Workspace } from './targets.ts';
-
-interface Step {
-  index: number;
-  name: string;
-  run: string;
-  state: 'waiting' | 'running' | 'success' | 'failure' | 'aborted' | 'skipped';
-  exit_code: number | null;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
-interface Run {
-  id: number;
-  stage: string;
-  state: 'waiting' | 'running' | 'success' | 'failure' | 'aborted';
-  detail: string | null;
-  created_at: string;
-  finished_at: string | null;
-  steps: Step[];
-}
-
-interface Stage {
-  stage: string;
-  current: Run | null;
-  runs: Run[];
-}
+import { label, selectedWorkspace, workspaceOptions } from './targets.ts';
 
 const stages = ['prepare', 'test', 'run'];
 const runEnded = (run: Run) => !['waiting', 'running'].includes(run.state);

@@ -1,13 +1,7 @@
 // Reading streamed answers line by line: JSON lines of logs (application/x-ndjson) and the event stream's
 // text/event-stream (through eventsource-parser).
+import type { LogLine } from '../../sdk/src/index.ts';
 import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
-
-export interface LogLine {
-  seq: number;
-  at: string;
-  stream: 'stdout' | 'stderr' | 'system';
-  text: string;
-}
 
 /** Each line of a streamed body as it arrives (without its newline). */
 export async function* textLines(response: Response): AsyncGenerator<string> {

@@ -1,37 +1,11 @@
 // Which team and workspace a command means: by id, or by name within a team (`--team`, SVC_TEAM, or the only team
 // the person is in). Workspace commands of a landscape take `--ws ID|NAME` or SVC_WORKSPACE.
+import type { Team, Workspace } from '../../sdk/src/index.ts';
 import type { ProblemBody } from '../core/problems.ts';
 import { didYouMean } from '../core/suggest.ts';
 import type { Api } from './api.ts';
 import type { Cli } from './command.ts';
 import { CliError, ExitCode, usageError } from './errors.ts';
-
-export interface Team {
-  id: number;
-  org_id: string;
-  name: string;
-  role?: string;
-}
-
-export interface Workspace {
-  id: number;
-  team_id: number;
-  name: string;
-  state: string;
-  status_detail: string;
-  urls: { ide: string; dev: string };
-  git?: { provider: string; repo: string; ref?: string };
-  plan: string;
-  base_image: string;
-  storage_gib: number;
-  idle_timeout_minutes: number;
-  restricted: boolean;
-  created_at: string;
-  updated_at: string;
-  deleted_at?: string;
-  purge_after?: string;
-  last_archived_at?: string;
-}
 
 /** A "not found" the way the server words it, so it prints as `title: detail` and exits 1. */
 export function notFoundHere(detail: string): CliError {

@@ -1,19 +1,15 @@
 // `svc env set|list|rm` and `svc secret set|list|rm`: a workspace's variables and the secrets of its vault.
 // A secret's value comes from standard input or a prompt without echo; on the command line only with --value
 // (where shell history and `ps` would see it). It is never printed.
+import type { Secret, Variable as PlainVariable } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 import { CliError, usageError } from './errors.ts';
 import { detailRepeatsErrors, table, when } from './output.ts';
 import { askSecret, readAll } from './prompt.ts';
 import { label, selectedWorkspace, workspaceOptions } from './targets.ts';
 
-interface Variable {
-  name: string;
-  value?: string;
-  created_at: string;
-  updated_at: string;
-}
-
+/** A variable (with its value) or a secret (without). */
+type Variable = PlainVariable | Secret;
 type Kind = 'variables' | 'secrets';
 
 async function target(cli: Cli, kind: Kind) {
@@ -52,7 +48,7 @@ function listCommand(kind: Kind, usage: string): Command {
       const items = (await api.get<{ items: Variable[] }>(path)).body.items;
       if (cli.json) return cli.print(items);
       if (items.length === 0) return cli.say(`No ${kind} in ${label(workspace)}.\n`);
-      const rows = items.map((v) => (kind === 'variables' ? [v.name, v.value, when(v.updated_at)] : [v.name, when(v.updated_at)]));
+      const rows = items.map((v) => (kind === 'variables' ? [v.name, 'value' in v ? v.value : '', when(v.updated_at)] : [v.name, when(v.updated_at)]));
       cli.say(table(kind === 'variables' ? ['NAME', 'VALUE', 'UPDATED'] : ['NAME', 'UPDATED'], rows));
     },
   };

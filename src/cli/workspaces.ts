@@ -1,10 +1,11 @@
 // `svc ws list|create|show|rename|sleep|wake|stop|start|delete|restore|purge|archive|open` (docs/workspaces.md).
+import type { Operation, Team, Workspace } from '../../sdk/src/index.ts';
 import { openInBrowser } from './browser.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
-import { followOperation, type Operation } from './operations.ts';
+import { followOperation } from './operations.ts';
 import { fields, table, when } from './output.ts';
-import { label, resolveTeam, resolveWorkspace, teamOptions, type Team, type Workspace } from './targets.ts';
+import { label, resolveTeam, resolveWorkspace, teamOptions } from './targets.ts';
 
 const waitOption = { 'no-wait': { type: 'boolean' as const } };
 

@@ -7,10 +7,31 @@ import { Type } from 'typebox';
 import { teamAccess } from '../../auth/access.ts';
 import { problem } from '../../core/problems.ts';
 import type { ApiDeps } from '../context.ts';
-import { Id } from '../schemas.ts';
+import { eventTypes } from '../../events/publish.ts';
+import { DateTime, Id, StringEnum, Uuid } from '../schemas.ts';
+import { OperationSchema } from './operations.ts';
+import { WorkspaceSchema } from './workspace-schemas.ts';
 
 /** `team`: only events of this team; `ready` is always sent. */
 const EventsQuery = Type.Object({ team: Type.Optional(Id) });
+
+/** The `data` of each event of the stream (spec 6): ids, and the full workspace or operation where stated. */
+export const EventSchema = Type.Object(
+  {
+    type: StringEnum(['ready', ...eventTypes]),
+    at: DateTime,
+    team_id: Type.Optional(Id),
+    workspace_id: Type.Optional(Id),
+    workspace: Type.Optional(WorkspaceSchema),
+    operation: Type.Optional(OperationSchema),
+    stage: Type.Optional(StringEnum(['prepare', 'test', 'run'])),
+    run_id: Type.Optional(Id),
+    managed_service_id: Type.Optional(Uuid),
+    org_id: Type.Optional(Uuid),
+    domain_id: Type.Optional(Uuid),
+  },
+  { description: 'Each event is `id: <n>`, `event: <type>`, `data: <this object as JSON>`; `: ping` comments every 25 seconds' },
+);
 
 export function registerEventRoutes(app: FastifyInstance, deps: ApiDeps): void {
   // Open streams would keep the HTTP server from closing.
@@ -28,6 +49,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: ApiDeps): void {
         tags: ['events'],
         querystring: EventsQuery,
         produces: ['text/event-stream'],
+        response: { 200: { description: 'The event stream; its content schema is that of one event\'s data', content: { 'text/event-stream': { schema: EventSchema } } } },
       },
     },
     async (request, reply) => {

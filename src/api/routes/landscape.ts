@@ -13,7 +13,7 @@ import { refuseContainersWithoutImages } from '../../workspaces/container-images
 import { landscapeBanner } from '../../workspaces/landscape-state.ts';
 import { workspaceAddresses } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
-import { DateTime, Id } from '../schemas.ts';
+import { DateTime, FieldErrorSchema, Id } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { serviceAddresses } from '../../workspaces/service-addresses.ts';
 import { ServiceViewSchema } from './services.ts';
@@ -26,7 +26,7 @@ const tags = ['landscape'];
 const LandscapeSchema = Type.Object({
   workspace_id: Id,
   profile: Type.Union([Type.String(), Type.Null()], { description: 'profile of the deployed landscape; null for svc.yml' }),
-  banner: Type.Object({ state: Type.String(), detail: Type.Optional(Type.String()), errors: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))) }),
+  banner: Type.Object({ state: Type.String(), detail: Type.Optional(Type.String()), errors: Type.Optional(Type.Array(FieldErrorSchema)) }),
   synced_at: Type.Optional(DateTime),
   synced_by: Type.Optional(Id),
   services: Type.Array(ServiceViewSchema),
@@ -53,7 +53,7 @@ const PlanImageSchema = Type.Object({
   image: Type.String({ description: 'the reference as the file writes it' }),
   digest: Type.Union([Type.String(), Type.Null()], { description: 'sha256 the reference names now: what Sync runs; null when it cannot be resolved (problem)' }),
   deployed_digest: Type.Optional(Type.String({ description: 'the digest the deployed landscape runs for the service' })),
-  problem: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'why the digest is unknown: the problem (image-unavailable) a Sync would fail with' })),
+  problem: Type.Optional(Type.Object({ type: Type.Optional(Type.String()), title: Type.Optional(Type.String()), status: Type.Optional(Type.Integer()), detail: Type.Optional(Type.String()) }, { additionalProperties: true, description: 'why the digest is unknown: the problem (image-unavailable) a Sync would fail with' })),
 });
 
 const StageChangeSchema = Type.Object({ changed: Type.Boolean(), changes: Type.Array(Type.String()) });

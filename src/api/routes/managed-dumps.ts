@@ -131,6 +131,9 @@ export function registerManagedDumpRoutes(app: FastifyInstance, deps: ApiDeps): 
         tags,
         params: DumpParams,
         produces: ['application/octet-stream'],
+        response: {
+          200: { description: "The dump's file, as its media_type says", content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } },
+        },
       },
     },
     async (request, reply) => {

@@ -14,6 +14,9 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   return header !== undefined && header.split(',').some((tag) => tag.trim() === '*' || tag.trim().replace(/^W\//, '') === etag);
 }
 
+/** 304 has no body: the copy the client holds (its ETag in If-None-Match) is current. */
+const notModified = Type.Null({ description: 'Not modified: If-None-Match holds the current ETag' });
+
 export function registerMetaRoutes(app: FastifyInstance): void {
   app.get(
     '/version',
@@ -39,6 +42,10 @@ export function registerMetaRoutes(app: FastifyInstance): void {
         tags: ['meta'],
         headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
         produces: ['application/schema+json'],
+        response: {
+          200: { description: 'The JSON Schema (draft 2020-12)', content: { 'application/schema+json': { schema: Type.Record(Type.String(), Type.Unknown()) } } },
+          304: notModified,
+        },
       },
     },
     async (request, reply) => {
@@ -58,6 +65,10 @@ export function registerMetaRoutes(app: FastifyInstance): void {
         tags: ['meta'],
         headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
         produces: ['application/yaml'],
+        response: {
+          200: { description: 'The OpenAPI 3.1 document as YAML', content: { 'application/yaml': { schema: Type.String() } } },
+          304: notModified,
+        },
       },
     },
     async (request, reply) => {

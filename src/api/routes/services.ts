@@ -11,7 +11,7 @@ import type { WorkspaceRow } from '../../store/workspaces.ts';
 import { runsReplicas, withNeeds } from '../../workspaces/deployment.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import type { ApiDeps } from '../context.ts';
-import { answerLogs, LogPageSchema, LogQuery } from '../log-stream.ts';
+import { answerLogs, LogQuery, LogResponses } from '../log-stream.ts';
 import { Id, ServiceName } from '../schemas.ts';
 import { workspaceAccess } from './workspaces.ts';
 
@@ -106,7 +106,7 @@ export function registerServiceRoutes(app: FastifyInstance, deps: ApiDeps): void
         params,
         querystring: LogsQuery,
         produces: ['application/json', 'application/x-ndjson'],
-        response: { 200: LogPageSchema },
+        response: LogResponses,
       },
     },
     async (request, reply) => {

@@ -9,7 +9,7 @@ import { checkProfile } from '../../workspaces/landscape-service.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import { stageNames, stageStepLogKey } from '../../workspaces/stages.ts';
 import type { ApiDeps } from '../context.ts';
-import { answerLogs, LogPageSchema, LogQuery } from '../log-stream.ts';
+import { answerLogs, LogQuery, LogResponses } from '../log-stream.ts';
 import { DateTime, Id, StringEnum } from '../schemas.ts';
 import { workspaceAccess } from './workspaces.ts';
 
@@ -109,7 +109,7 @@ export function registerStageRoutes(app: FastifyInstance, deps: ApiDeps): void {
         params: Type.Object({ ws: Id, stage: Stage, run: Id, step: Type.Integer({ minimum: 1, maximum: 1000 }) }),
         querystring: LogQuery,
         produces: ['application/json', 'application/x-ndjson'],
-        response: { 200: LogPageSchema },
+        response: LogResponses,
       },
     },
     async (request, reply) => {

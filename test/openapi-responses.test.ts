@@ -1,0 +1,45 @@
+// Every answer of every route is described in the OpenAPI document: the SDK's types come from it, so a route whose
+// response has no schema would hand clients `unknown` (or nothing). Built without a server (src/api/openapi-document.ts).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { openApiDocument, type OpenApiDocument } from '../src/api/openapi-document.ts';
+
+const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
+/** Statuses that have no body by definition. */
+const BODILESS = new Set(['204', '205', '304']);
+
+/** `METHOD path status: what is missing` for each response without a schema. */
+export function responsesWithoutSchema(document: OpenApiDocument): string[] {
+  const missing: string[] = [];
+  for (const [path, item] of Object.entries<any>(document.paths ?? {})) {
+    for (const method of METHODS.filter((m) => item[m])) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const responses = Object.entries<any>(item[method].responses ?? {});
+      if (!responses.some(([status]) => /^[23]/.test(status))) missing.push(`${where}: no success response`);
+      for (const [status, response] of responses) {
+        const content = Object.entries<any>(response.content ?? {});
+        if (BODILESS.has(status)) {
+          if (content.length > 0) missing.push(`${where} ${status}: a body on a status that has none`);
+        } else if (content.length === 0) missing.push(`${where} ${status}: no content`);
+        for (const [media, entry] of content) if (!entry.schema) missing.push(`${where} ${status} ${media}: no schema`);
+      }
+    }
+  }
+  return missing;
+}
+
+test('every response of every route has a schema in the OpenAPI document', async () => {
+  const document = await openApiDocument();
+  assert.ok(Object.keys(document.paths).length > 50, 'the document lists the routes');
+  assert.deepEqual(responsesWithoutSchema(document), []);
+});
+
+test('the walk finds a response without a schema (it is no test that cannot fail)', async () => {
+  const document = structuredClone(await openApiDocument());
+  delete document.paths['/api/v1/version'].get.responses['200'].content['application/json'].schema;
+  document.paths['/api/v1/me'].get.responses = { '4XX': document.paths['/api/v1/me'].get.responses['4XX'] };
+  assert.deepEqual(responsesWithoutSchema(document), [
+    'GET /api/v1/version 200 application/json: no schema',
+    'GET /api/v1/me: no success response',
+  ]);
+});
