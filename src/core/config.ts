@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { builtInPlans, type InstallationPlans } from '../capacity/plans.ts';
 
 /** Server settings. Every setting is a flag and an environment variable alike (flag wins). */
 export interface ServerConfig {
@@ -50,6 +51,10 @@ export interface ServerConfig {
   mailRetrySeconds: number;
   /** Days an invitation link stays valid. */
   invitationDays: number;
+  /** The operator's plans file (src/capacity/plans-file.ts); the built-in plans without one. */
+  plansFile?: string;
+  /** The installation's plans: the built-in ones until startServer has read `plansFile`. */
+  plans: InstallationPlans;
 }
 
 interface Setting {
@@ -83,6 +88,7 @@ export const serverSettings: Record<string, Setting> = {
   mailFrom: { flag: '--mail-from', env: 'SVC_MAIL_FROM', describe: 'From address of mail (default svc <svc@HOST of the base URL>)' },
   mailRetrySeconds: { flag: '--mail-retry-seconds', env: 'SVC_MAIL_RETRY_SECONDS', describe: 'seconds before mail the mail server did not take is tried again; doubles each time (default 30)' },
   invitationDays: { flag: '--invitation-days', env: 'SVC_INVITATION_DAYS', describe: 'days an invitation link stays valid (default 7)' },
+  plansFile: { flag: '--plans-file', env: 'SVC_PLANS_FILE', describe: 'YAML file with the workspace and service plans and their defaults (docs/capacity.md; default: the built-in plans)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -154,6 +160,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     mailFrom: read('mailFrom') ?? `svc <svc@${mailDomain(explicitBase ?? 'http://localhost')}>`,
     mailRetrySeconds: positiveInteger(read('mailRetrySeconds') ?? '30', 'mail retry seconds', false),
     invitationDays: positiveInteger(read('invitationDays') ?? '7', 'invitation days', false),
+    plansFile: read('plansFile') && path.resolve(cwd, read('plansFile')!),
+    plans: builtInPlans,
   };
 }
 

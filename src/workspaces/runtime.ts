@@ -121,13 +121,13 @@ export async function startWorkspaceRuntime(options: {
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
   const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
-  const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled });
+  const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled, plans: config.plans });
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
   const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log });
   const managed = {
     pool,
     driver,
-    catalog: managedCatalog(config.managedDisabled),
+    catalog: managedCatalog(config.managedDisabled, config.plans),
     host: { dataDir: config.dataDir, toolsDir: config.toolsDir, log },
     now: () => clock.now(),
   };

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess, type TeamAccess } from '../../auth/access.ts';
+import { chosenWorkspacePlan } from '../../capacity/plan-choice.ts';
 import { notFound, problem } from '../../core/problems.ts';
 import { enqueueOperation } from '../../operations/queue.ts';
 import { operationView } from '../../operations/view.ts';
@@ -23,10 +24,10 @@ import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSch
 type NewWorkspaceBody = {
   team_id: number;
   name: string;
-  plan: string;
+  plan?: string;
   base_image: string;
   git?: { provider: string; repo: string; ref?: string };
-  storage_gib: number;
+  storage_gib?: number;
   idle_timeout_minutes: number;
   restricted: boolean;
 };
@@ -91,7 +92,9 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       requirePermission(access.permissions, 'workspace.create');
       if (body.git) checkRepository(body.git.repo, deps.config.allowLocalRepositories);
       refuseBaseImageWithoutImages(body.base_image, deps.images);
-      await checkQuota(deps, body.team_id, body.storage_gib);
+      const plan = chosenWorkspacePlan(deps.config.plans, body.plan);
+      const storageGib = body.storage_gib ?? plan.storageGib;
+      await checkQuota(deps, body.team_id, storageGib);
       const status = initialStatus(body.git !== undefined);
       const now = deps.clock.now();
       try {
@@ -99,10 +102,10 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
           const row = await insertWorkspace(db, {
             teamId: body.team_id,
             name: body.name,
-            plan: body.plan,
+            plan: plan.id,
             baseImage: body.base_image,
             git: body.git ? { provider: body.git.provider, repo: body.git.repo, ref: body.git.ref ?? null } : null,
-            storageGib: body.storage_gib,
+            storageGib,
             restricted: body.restricted,
             idleTimeoutMinutes: body.idle_timeout_minutes,
             state: status.state,
