@@ -132,6 +132,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource });
     router = new Router({
       pool: database.pool,
+      plans: config.plans,
       driver: workspaces.driver,
       secrets,
       hub,

@@ -115,7 +115,7 @@ export async function startWorkspaceRuntime(options: {
   images?: ImageSource | false;
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
-  const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir });
+  const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans });
   const registryImages = options.images === undefined && driver.name === 'local' ? await openRegistryImages(pool, config, options.secrets, clock, log) : undefined;
   const images = options.images === false ? undefined : (options.images ?? registryImages);
   const archiveDir = path.join(config.dataDir, 'archives');
@@ -147,7 +147,7 @@ export async function startWorkspaceRuntime(options: {
     },
   };
   const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
-  const syncDeps = { managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { plans: config.plans, managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: await stableServerId(config.dataDir),
     pool,

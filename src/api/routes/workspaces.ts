@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess, type TeamAccess } from '../../auth/access.ts';
 import { chosenWorkspacePlan } from '../../capacity/plan-choice.ts';
+import { refuseOverCapacity } from '../../capacity/team-capacity.ts';
 import { notFound, problem } from '../../core/problems.ts';
 import { enqueueOperation } from '../../operations/queue.ts';
 import { operationView } from '../../operations/view.ts';
@@ -95,6 +96,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       const plan = chosenWorkspacePlan(deps.config.plans, body.plan);
       const storageGib = body.storage_gib ?? plan.storageGib;
       await checkQuota(deps, body.team_id, storageGib);
+      await refuseOverCapacity(deps.pool, deps.config.plans, body.team_id, plan, 'The workspace');
       const status = initialStatus(body.git !== undefined);
       const now = deps.clock.now();
       try {
