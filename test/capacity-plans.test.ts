@@ -64,6 +64,10 @@ test('a workspace created without a plan gets the default plan and its storage; 
   assert.deepEqual([shown.plan, shown.storage_gib], ['dev', 7]);
   created_.push(id);
   await operationFinished(dev, created.body.id);
+  // GET /workspaces/{ws} carries the volume's use against its size (the console's usage bar)
+  const usage = (await dev.get(`/workspaces/${id}`)).body.disk_usage;
+  assert.equal(usage.limit_bytes, 7 * 2 ** 30);
+  assert.ok(usage.bytes >= 0 && usage.percent === Math.floor((usage.bytes * 100) / usage.limit_bytes), JSON.stringify(usage));
 });
 
 const file = (service: string) => `schema: svc/v1

@@ -74,6 +74,8 @@ export interface Workspace {
   plan: string;
   git?: { provider: string; repo: string; ref?: string };
   storage_gib: number;
+  /** Only on GET /workspaces/{ws}: the volume as measured now. */
+  disk_usage?: { bytes: number; limit_bytes: number; percent: number };
   restricted: boolean;
   state: WorkspaceState;
   status_detail: string;
@@ -272,4 +274,15 @@ export interface SvcEvent {
   run_id?: number;
   org_id?: string;
   managed_service_id?: string;
+}
+
+/** A plan of GET /plans (kind workspace: its editor pod's limits and default storage). */
+export interface WorkspacePlan {
+  id: string;
+  kind: 'workspace';
+  title: string;
+  default: boolean;
+  cpu_millis: number;
+  memory_mib: number;
+  storage_gib: number;
 }

@@ -76,6 +76,16 @@ export const WorkspaceSchema = Type.Object({
       { description: 'the service serving / on the dev URL; absent when none does. Only on GET /workspaces/{ws}, which looks at it live' },
     ),
   ),
+  disk_usage: Type.Optional(
+    Type.Object(
+      {
+        bytes: Type.Integer({ description: 'what the files of the volume take' }),
+        limit_bytes: Type.Integer({ description: 'the volume size (storage_gib)' }),
+        percent: Type.Integer({ description: 'bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused' }),
+      },
+      { description: 'the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume' },
+    ),
+  ),
   editor: Type.Optional(
     Type.Object(
       {

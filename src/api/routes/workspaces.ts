@@ -14,6 +14,7 @@ import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWork
 import { readDevService } from '../../workspaces/dev-service.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
+import { workspaceRef } from '../../workspaces/operations.ts';
 import { workspaceUrlsFromBase, workspaceView } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
@@ -76,6 +77,14 @@ async function checkQuota(deps: ApiDeps, teamId: number, wanted: number): Promis
 export function acceptOperation(reply: FastifyReply, operation: Parameters<typeof operationView>[0]) {
   reply.code(202).header('location', `/api/v1/operations/${operation.id}`);
   return operationView(operation);
+}
+
+/** The volume's use against its size (spec 7 "workspace over its disk quota"); undefined while it has no volume. */
+async function diskUsageOf(deps: ApiDeps, row: WorkspaceRow) {
+  const usage = await deps.driver.volumeUsage(workspaceRef(row)).catch(() => undefined);
+  if (!usage || row.deleted_at) return undefined;
+  const limit = row.storage_gib * 2 ** 30;
+  return { bytes: usage.bytes, limit_bytes: limit, percent: Math.floor((usage.bytes * 100) / limit) };
 }
 
 export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -161,7 +170,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       setEtag(reply, row.version);
-      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row), editor: deps.driver.editor };
+      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row), disk_usage: await diskUsageOf(deps, row), editor: deps.driver.editor };
     },
   );
 
