@@ -174,4 +174,6 @@ async function removeDir(dir: string): Promise<void> {
     return rmdir(dir).then(() => true, (error: NodeJS.ErrnoException) => error.code === 'ENOENT');
   }, 10_000);
   if (!gone) throw new Error(`the cgroup ${dir} could not be removed`);
+  // the data directory's own level goes with its last pod (another pod still in it keeps it)
+  await rmdir(path.dirname(dir)).catch(() => undefined);
 }

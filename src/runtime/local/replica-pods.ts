@@ -97,6 +97,9 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
     await writeReplicaRecord(host.dataDir, record);
     host.log(`replica ${spec.index} of ${spec.service} in workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
     return record;
+  } catch (error) {
+    await removePodCgroup(host, cgroup); // a pod that did not start leaves no cgroup
+    throw error;
   } finally {
     await closeMounts(mounts);
     await memoryEvents?.close();
