@@ -8,6 +8,7 @@ import { CursorCodec } from './api/conventions/pagination.ts';
 import { CredentialResolver } from './auth/credentials.ts';
 import { createSignInLink, SESSION_IDLE_MS } from './auth/sessions.ts';
 import { systemClock, type Clock } from './core/clock.ts';
+import { loadPlans } from './capacity/plans-file.ts';
 import { urlFor, type ServerConfig } from './core/config.ts';
 import { SecretBox } from './core/secret-box.ts';
 import { EventFanout, poolEventStore } from './events/fanout.ts';
@@ -123,6 +124,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const logger = options.logger === false ? undefined : pino({ level: config.logLevel, ...options.logger }, pino.destination(2));
   const log = (message: string) => logger?.info(message);
   await mkdir(config.dataDir, { recursive: true });
+  config.plans = await loadPlans(config.plansFile);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -156,6 +158,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const servedCertificates = nginx && config.tlsListen ? new ServedCertificates({ pool: database.pool, secrets, target: nginx, log: (m) => logger?.warn(m) }) : undefined;
     router = new Router({
       pool: database.pool,
+      plans: config.plans,
       driver: workspaces.driver,
       secrets,
       hub,

@@ -65,11 +65,12 @@ test('GET /providers lists postgres, redis and nats with versions (the disabled 
   assert.equal(answer.body.items[2].capabilities.http, true);
 });
 
-test('GET /plans lists service plans and managed plans, filtered by kind and provider', async () => {
+test('GET /plans lists workspace, service and managed plans, filtered by kind and provider', async () => {
   const all = (await dev.get('/plans')).body.items;
-  assert.ok(all.some((p: { kind: string }) => p.kind === 'managed'));
+  assert.deepEqual([...new Set(all.map((p: { kind: string }) => p.kind))], ['workspace', 'service', 'managed']);
   const service = await dev.get('/plans?kind=service');
-  assert.deepEqual(service.body.items, [{ id: 'standard', kind: 'service', provider: null, title: 'Standard (the default of steps and container services)', default: true, max_replicas: 10, availability: 'always' }]);
+  assert.deepEqual(service.body.items.map((p: { id: string; default: boolean; max_replicas: number }) => [p.id, p.default, p.max_replicas]), [['small', false, 5], ['standard', true, 10]]);
+  assert.deepEqual(service.body.items[1], { id: 'standard', kind: 'service', provider: null, title: 'Standard', default: true, cpu_millis: 1000, memory_mib: 1024, max_replicas: 10, availability: 'always' });
   const redis = (await dev.get('/plans?provider=redis')).body.items;
   assert.deepEqual(redis.map((p: { id: string; default: boolean }) => [p.id, p.default]), [['small', true], ['medium', false]]);
   assert.deepEqual(redis[0].resources.memory, { value: 256, min: 64, max: 1024 });

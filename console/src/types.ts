@@ -41,5 +41,6 @@ export type {
   Team,
   Variable,
   Workspace,
+  WorkspacePlan,
   WorkspaceState,
 } from '../../sdk/src/index.ts';

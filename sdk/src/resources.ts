@@ -86,3 +86,8 @@ export type Provider = ItemOf<'/api/v1/providers'>;
 /** The data of an event of GET /api/v1/events (spec 6). */
 export type SvcEvent = paths['/api/v1/events']['get']['responses'][200]['content']['text/event-stream'];
 export type EventType = SvcEvent['type'];
+
+/** A plan of GET /plans: of workspaces, of services, or of a managed provider. */
+export type InstallationPlan = ItemOf<'/api/v1/plans'>;
+/** A workspace plan: its editor pod's limits and default storage. */
+export type WorkspacePlan = InstallationPlan & Required<Pick<InstallationPlan, 'cpu_millis' | 'memory_mib' | 'storage_gib'>> & { kind: 'workspace' };

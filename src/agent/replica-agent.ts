@@ -3,14 +3,14 @@
 // process, started without a shell) as service-run.ts decides, probes the health check, writes the replica's log
 // (log-file.ts, through `log`) and answers `GET /status`.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { constants } from 'node:os';
 import { lineSplitter, type LogStream } from './log-file.ts';
 import { waitForNeeds } from './needs.ts';
 import { httpHealthy, portAnswers } from './probes.ts';
 import { AGENT_STATUS_PATH, AGENT_VERSION, podShell } from './protocol.ts';
-import { parseReplicaStatus, type ContainerProcess, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
+import { oomKillsOf, parseReplicaStatus, type ContainerProcess, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
 import { serviceLogTexts } from './service-log-texts.ts';
 import { serveStatus } from './status-server.ts';
 import { commandEnv } from './stream-server.ts';
@@ -61,6 +61,8 @@ class ReplicaRunner {
   /** The server's current run printed a permission error (rule 6's note); the note is written once per replica. */
   private permissionTrouble = false;
   private userNoted = false;
+  /** The pod's cgroup's count of processes killed for memory, as last seen. */
+  private memoryKillsSeen = 0;
   private timers = new Set<NodeJS.Timeout>();
   private readonly config: ReplicaConfig;
   private readonly nowMs: () => number;
@@ -102,6 +104,7 @@ class ReplicaRunner {
   async run(): Promise<void> {
     const { config } = this;
     this.log('system', `Starting replica ${config.index} of ${config.service}`);
+    this.memoryKillsSeen = this.memoryKills();
     if (config.container) process.umask(0o002); // what steps get from their shell: files the group (0) may write too
     if (config.image && !config.container) this.log('system', serviceLogTexts.stepsImage(config.image.image, config.image.digest, podShell()));
     await waitForNeeds(config.needs, config.timings.needsTimeoutMs, config.timings.probeIntervalMs, {
@@ -130,6 +133,7 @@ class ReplicaRunner {
       const { code } = await started.exited;
       this.step = undefined;
       if (this.stopping) return;
+      for (const note of this.memoryNote(code)) this.log('system', note);
       this.apply(stepExited(this.run_, code));
       if (this.run_.phase === 'failure') return;
     }
@@ -153,7 +157,7 @@ class ReplicaRunner {
       this.server = undefined;
       this.ready = false;
       if (this.stopping) return;
-      const decision = serverExited(this.run_, code, this.nowMs(), this.policy, this.userNote(code));
+      const decision = serverExited(this.run_, code, this.nowMs(), this.policy, [...this.memoryNote(code), ...this.userNote(code)]);
       this.apply(decision);
       if (decision.restartInMs !== undefined) this.later(decision.restartInMs, () => this.startServer());
     });
@@ -163,6 +167,26 @@ class ReplicaRunner {
    * Rule 6: a container that failed after saying it may not write or do something gets, once, a note about the user
    * its image expects and the one it runs as.
    */
+  /** A process ended by SIGKILL (137) while the cgroup's out-of-memory kills grew was killed for memory. */
+  private memoryNote(code: number): string[] {
+    const memory = this.config.memory;
+    if (!memory || code !== 137) return [];
+    const kills = this.memoryKills();
+    if (kills <= this.memoryKillsSeen) return [];
+    this.memoryKillsSeen = kills;
+    return [serviceLogTexts.memoryKilled(memory.plan, memory.limitMiB)];
+  }
+
+  private memoryKills(): number {
+    const file = this.config.memory?.eventsFile;
+    if (!file) return 0;
+    try {
+      return oomKillsOf(readFileSync(file, 'utf8'));
+    } catch {
+      return 0;
+    }
+  }
+
   private userNote(code: number): string[] {
     const container = this.config.container;
     if (!container || code === 0 || !this.permissionTrouble || this.userNoted) return [];

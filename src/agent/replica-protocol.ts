@@ -96,6 +96,16 @@ export interface ReplicaConfig {
   timings: ReplicaTimings;
   /** The pod's token for the server's exec and port-forward streams (stream-protocol.ts). */
   agentToken?: string;
+  /**
+   * The pod's memory limit (its plan's) and where the pod sees its cgroup's memory events: a process killed with
+   * SIGKILL while the `oom_kill` count grew was killed for memory, and the log says so. Absent without cgroups.
+   */
+  memory?: { plan: string; limitMiB: number; eventsFile: string };
+}
+
+/** The `oom_kill N` count of a cgroup's memory events (v1 memory.oom_control and v2 memory.events both have it). */
+export function oomKillsOf(text: string): number {
+  return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
 }
 
 export type ReplicaStatusValue = 'starting' | 'running' | 'finished' | 'failure';

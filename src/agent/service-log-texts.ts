@@ -34,6 +34,9 @@ export const serviceLogTexts = {
   imageUser: (imageUser: string, uid: number) =>
     `${expectedUser(imageUser)}; here it runs as UID ${uid} with group 0 and its files are read-only: what it writes must be ` +
     'in /tmp, /run, /var/tmp or a mount, and writable by group 0 (or a cluster administrator allows the team runAsUser)',
+  // limits of the plan (src/runtime/local/cgroups.ts)
+  memoryKilled: (plan: string, limitMiB: number) =>
+    `Out of memory: killed for using more than the ${limitMiB >= 1024 && limitMiB % 1024 === 0 ? `${limitMiB / 1024} GiB` : `${limitMiB} MiB`} of memory that plan ${plan} allows`,
   // container services
   containerStarting: (argv: string[], image: string, digest: string) => `Starting ${argv.join(' ')} (image ${image}, ${digest})`,
   workingDirMissing: (dir: string) => `The working directory ${dir} does not exist in the image`,

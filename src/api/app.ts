@@ -37,6 +37,7 @@ import { registerRegistryCredentialRoutes } from './routes/registry-credentials.
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
 import { registerTeamContainerSettingsRoutes } from './routes/team-container-settings.ts';
+import { registerTeamQuotaRoutes } from './routes/team-quota.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
@@ -167,6 +168,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerInvitationRoutes(api, deps);
       registerRegistryCredentialRoutes(api, deps);
       registerTeamContainerSettingsRoutes(api, deps);
+      registerTeamQuotaRoutes(api, deps);
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);

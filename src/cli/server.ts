@@ -1,5 +1,6 @@
 // `svc server`: runs the platform until SIGINT or SIGTERM, then shuts down in order.
 import { ConfigError, loadServerConfig, serverUsage } from '../core/config.ts';
+import { loadPlans } from '../capacity/plans-file.ts';
 import { managedCatalog } from '../managed/catalog.ts';
 import { parseSmtpUrl, redact, SmtpUrlError } from '../mail/smtp-url.ts';
 import { SERVER_VERSION } from '../core/version.ts';
@@ -14,6 +15,8 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
   let config;
   try {
     config = loadServerConfig(argv, process.env, io.cwd);
+    // A plans file that breaks a rule stops the server here, with the place and the rule.
+    config.plans = await loadPlans(config.plansFile);
     // A disabled version the catalog does not have is a typo the operator hears about before the server starts.
     managedCatalog(config.managedDisabled);
     if (config.smtpUrl !== undefined) parseSmtpUrl(config.smtpUrl);

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { builtInPlans, type InstallationPlans } from '../capacity/plans.ts';
 
 /** Server settings. Every setting is a flag and an environment variable alike (flag wins). */
 export interface ServerConfig {
@@ -65,6 +66,10 @@ export interface ServerConfig {
   operationLeaseSeconds: number;
   /** Seconds between runs of the periodic chores (idle sleep, purge, ...), run by one server of the installation each time. */
   choreIntervalSeconds: number;
+  /** The operator's plans file (src/capacity/plans-file.ts); the built-in plans without one. */
+  plansFile?: string;
+  /** The installation's plans: the built-in ones until startServer has read `plansFile`. */
+  plans: InstallationPlans;
 }
 
 interface Setting {
@@ -107,6 +112,7 @@ export const serverSettings: Record<string, Setting> = {
   acmeCaFile: { flag: '--acme-ca-file', env: 'SVC_ACME_CA_FILE', describe: "PEM file of CAs trusted for the ACME server's own HTTPS, for a private or test CA (default: the system's)" },
   operationLease: { flag: '--operation-lease', env: 'SVC_OPERATION_LEASE', describe: 'seconds a server holds an operation without renewing it; another server takes over that long after its death (default 30)' },
   choreInterval: { flag: '--chore-interval', env: 'SVC_CHORE_INTERVAL', describe: 'seconds between runs of the chores (idle sleep, purge, health checks), each run by one server of the installation (default 60)' },
+  plansFile: { flag: '--plans-file', env: 'SVC_PLANS_FILE', describe: 'YAML file with the workspace and service plans and their defaults (docs/capacity.md; default: the built-in plans)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -188,6 +194,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     domainUnverifiedSeconds: positiveInteger(read('domainUnverifiedSeconds') ?? '604800', 'domain unverified seconds', false),
     operationLeaseSeconds: positiveInteger(read('operationLease') ?? '30', 'operation lease', false),
     choreIntervalSeconds: positiveInteger(read('choreInterval') ?? '60', 'chore interval', false),
+    plansFile: read('plansFile') && path.resolve(cwd, read('plansFile')!),
+    plans: builtInPlans,
   };
 }
 

@@ -27,7 +27,7 @@ test('the newest enabled version is the default, and disabling versions moves it
 
 test('plans of kind service are the installation service plans; every provider has its default plan and values within bounds', () => {
   const catalog = managedCatalog();
-  assert.deepEqual(catalog.plans.filter((p) => p.kind === 'service').map((p) => [p.id, p.default]), [['standard', true]]);
+  assert.deepEqual(catalog.plans.filter((p) => p.kind === 'service').map((p) => [p.id, p.default]), [['small', false], ['standard', true]]);
   assert.deepEqual(catalog.providers.map((p) => p.name), ['postgres', 'redis', 'nats']);
   for (const provider of catalog.providers) {
     assert.ok(provider.plans.some((p) => p.id === provider.defaultPlan), provider.name);

@@ -2,7 +2,8 @@
 // versions the operator left enabled, and every plan, of kind `managed` (a provider's) and of kind `service`
 // (steps and container services). Pure: the API and the landscape-check worker build it from the same settings.
 import { ConfigError } from '../core/config.ts';
-import { defaultLandscapeDefaults, type Availability } from '../landscape/index.ts';
+import { builtInPlans, type InstallationPlans } from '../capacity/plans.ts';
+import type { Availability } from '../landscape/index.ts';
 import { providerDefinitions, type ProviderDefinition, type ResourceBounds } from './providers.ts';
 
 export interface ProviderVersion {
@@ -19,7 +20,8 @@ export interface Provider extends ProviderDefinition {
 
 export type Plan =
   | { kind: 'managed'; id: string; provider: string; title: string; default: boolean; resources: Record<string, ResourceBounds> }
-  | { kind: 'service'; id: string; provider: null; title: string; default: boolean; maxReplicas: number; availability: Availability };
+  | { kind: 'service'; id: string; provider: null; title: string; default: boolean; cpuMillis: number; memoryMiB: number; maxReplicas: number; availability: Availability }
+  | { kind: 'workspace'; id: string; provider: null; title: string; default: boolean; cpuMillis: number; memoryMiB: number; storageGib: number };
 
 export interface Catalog {
   providers: Provider[];
@@ -30,10 +32,10 @@ export interface Catalog {
 export class CatalogSettingError extends ConfigError {}
 
 /**
- * The catalog with the versions in `disabled` (`provider:version`) turned off. Service plans are the
- * installation's (the landscape defaults), so that what the file's checks accept and what the API lists agree.
+ * The catalog with the versions in `disabled` (`provider:version`) turned off. Workspace and service plans are the
+ * installation's (`plans`, src/capacity), so that what the file's checks accept and what the API lists agree.
  */
-export function managedCatalog(disabled: readonly string[] = []): Catalog {
+export function managedCatalog(disabled: readonly string[] = [], plans: InstallationPlans = builtInPlans): Catalog {
   for (const entry of disabled) {
     const [name, version] = entry.split(':');
     if (!providerDefinitions.some((p) => p.name === name && p.versions.includes(version))) {
@@ -44,24 +46,18 @@ export function managedCatalog(disabled: readonly string[] = []): Catalog {
     const versionStates = definition.versions.map((version) => ({ version, enabled: !disabled.includes(`${definition.name}:${version}`) }));
     return { ...definition, versionStates, defaultVersion: versionStates.filter((v) => v.enabled).at(-1)?.version };
   });
-  return { providers, plans: [...servicePlans(), ...providers.flatMap(managedPlans)] };
+  return { providers, plans: [...installationPlans(plans), ...providers.flatMap(managedPlans)] };
 }
 
 function allVersions(): string[] {
   return providerDefinitions.flatMap((p) => p.versions.map((v) => `${p.name}:${v}`));
 }
 
-function servicePlans(): Plan[] {
-  const defaults = defaultLandscapeDefaults;
-  return Object.entries(defaults.servicePlans).map(([id, plan]) => ({
-    kind: 'service',
-    id,
-    provider: null,
-    title: id === defaults.servicePlan ? 'Standard (the default of steps and container services)' : id,
-    default: id === defaults.servicePlan,
-    maxReplicas: plan.maxReplicas,
-    availability: plan.availability,
-  }));
+function installationPlans(plans: InstallationPlans): Plan[] {
+  return [
+    ...plans.workspace.plans.map((plan): Plan => ({ ...plan, provider: null, default: plan.id === plans.workspace.default })),
+    ...plans.service.plans.map((plan): Plan => ({ ...plan, provider: null, default: plan.id === plans.service.default })),
+  ];
 }
 
 function managedPlans(provider: Provider): Plan[] {

@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type pg from 'pg';
+import type { InstallationPlans } from '../capacity/plans.ts';
 import type { CredentialResolver } from '../auth/credentials.ts';
 import type { Clock } from '../core/clock.ts';
 import type { SecretBox } from '../core/secret-box.ts';
@@ -29,6 +30,8 @@ import { serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-r
 
 export interface RouterOptions {
   pool: pg.Pool;
+  /** The installation's plans: a wake that the team's quotas cannot hold is blocked (no capacity right now). */
+  plans: InstallationPlans;
   driver: RuntimeDriver;
   /** Opens the values Sync filled in (forward targets). */
   secrets: SecretBox;
@@ -316,7 +319,7 @@ export class Router {
       const { row } = current;
       if (row.state === 'running') return current;
       if (row.state === 'sleeping' || row.state === 'stopped') {
-        const blocker = await requestWake(this.options.pool, row, userId, this.options.clock.now());
+        const blocker = await requestWake(this.options.pool, row, userId, this.options.clock.now(), this.options.plans);
         if (blocker) throw new Refusal(row.state === 'stopped' ? 'workspaceNotRunning' : 'wakeBlocked', blocker.reason, blocker.retryAfterSeconds);
       } else if (row.state !== 'waking_up') {
         throw new Refusal('workspaceNotRunning', row.status_detail ?? undefined, 10);

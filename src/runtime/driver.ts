@@ -11,6 +11,8 @@ export interface WorkspaceRef {
   /** The workspace's own UID; processes run as this UID with group 0. */
   uid: number;
   storageGib: number;
+  /** The workspace's plan (its editor pod's and stage steps' limits); the installation's default when absent. */
+  plan?: string;
   /**
    * The workspace's `base_image` pinned at its first start (spec 2.3): the editor pod's and stage steps' root
    * filesystem. Absent: the installation's base image (the local driver: the machine's own system).
@@ -158,6 +160,8 @@ export interface ReplicaSpec {
   root?: PinnedRoot;
   /** A `steps` service's `nixWritable`: its pod's /nix read-write instead of read-only. */
   nixWritable?: boolean;
+  /** The service's plan (the pod's CPU and memory limits); the installation's default service plan when absent. */
+  plan?: string;
 }
 
 /** Where the replica's pod is reached from the server (its ports listen on `host`). */

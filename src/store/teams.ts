@@ -137,3 +137,24 @@ export async function setTeamRunAsUserAllowed(db: Queryable, teamId: number, all
     )
   ).rows[0];
 }
+
+export interface TeamQuotaRow {
+  cpu_quota_millis: number;
+  memory_quota_mib: number;
+  storage_quota_gib: number;
+}
+
+export async function teamQuota(db: Queryable, teamId: number): Promise<TeamQuotaRow | undefined> {
+  return (await db.query<TeamQuotaRow>('SELECT cpu_quota_millis, memory_quota_mib, storage_quota_gib FROM teams WHERE id = $1', [teamId])).rows[0];
+}
+
+/** Sets the team's quotas; undefined when the team is gone. The team's version moves (its ETag). */
+export async function setTeamQuota(db: Queryable, teamId: number, quota: TeamQuotaRow, at: Date): Promise<TeamRow | undefined> {
+  return (
+    await db.query<TeamRow>(
+      `UPDATE teams t SET cpu_quota_millis = $2, memory_quota_mib = $3, storage_quota_gib = $4, updated_at = $5, version = version + 1
+       WHERE id = $1 RETURNING ${columns}`,
+      [teamId, quota.cpu_quota_millis, quota.memory_quota_mib, quota.storage_quota_gib, at],
+    )
+  ).rows[0];
+}

@@ -1,5 +1,6 @@
 import type { Queryable } from './database.ts';
 import type { PinnedImage } from './landscapes.ts';
+import type { NormalLandscape } from '../landscape/index.ts';
 
 export interface WorkspaceRow {
   id: number;
@@ -191,4 +192,21 @@ export async function markNeedsOwner(db: Queryable, ownerId: number, teamIds: nu
       [ownerId, teamIds, at],
     )
   ).rows;
+}
+
+/**
+ * The team's workspaces that hold pods or are about to (every state but sleeping, stopped and deleted), with their
+ * synced landscape when one is deployed: what counts against the team's CPU and memory quotas (src/capacity).
+ */
+export async function awakeTeamWorkspaces(db: Queryable, teamId: number, exceptId = 0): Promise<Array<{ id: number; plan: string; landscape?: NormalLandscape }>> {
+  const rows = (
+    await db.query<{ id: number; plan: string; normal: NormalLandscape | null }>(
+      `SELECT w.id, w.plan, CASE WHEN l.torn_down THEN NULL ELSE l.normal END AS normal
+       FROM workspaces w LEFT JOIN landscapes l ON l.workspace_id = w.id
+       WHERE w.team_id = $1 AND w.id <> $2 AND w.deleted_at IS NULL AND w.state NOT IN ('sleeping', 'stopped', 'deleting')
+       ORDER BY w.id`,
+      [teamId, exceptId],
+    )
+  ).rows;
+  return rows.map((row) => ({ id: row.id, plan: row.plan, ...(row.normal ? { landscape: row.normal } : {}) }));
 }

@@ -91,6 +91,7 @@ export function replicaSpecs(landscape: NormalLandscape, name: string, env: Depl
     needs,
     ...(service.type === 'steps' && root ? { root } : {}),
     ...(service.type === 'steps' ? { nixWritable: service.nixWritable } : {}),
+    plan: service.plan,
   }));
 }
 

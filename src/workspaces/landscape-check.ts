@@ -14,6 +14,7 @@ import {
   type NormalLandscape,
   type TemplateContext,
 } from '../landscape/index.ts';
+import { builtInPlans, landscapeDefaultsOf, type InstallationPlans } from '../capacity/plans.ts';
 import { managedCatalog } from '../managed/catalog.ts';
 import { catalogErrors } from '../managed/check.ts';
 import { withGeneratedSecrets } from '../managed/generated-secrets.ts';
@@ -45,6 +46,8 @@ export interface LandscapeCheckRequest {
   plan?: PlanRequest;
   /** Provider versions the operator disabled (`provider:version`, --managed-disable). */
   managedDisabled?: readonly string[];
+  /** The installation's plans (src/capacity); the built-in ones when absent. */
+  plans?: InstallationPlans;
 }
 
 /** A problem as plain data: it crosses from the worker by structured clone, which keeps no class. */
@@ -69,14 +72,16 @@ export type LandscapeCheck =
 const listedErrors = 100;
 
 export function checkLandscapeText(request: LandscapeCheckRequest): LandscapeCheck {
-  const parsed = parseLandscape(request.text);
+  const plans = request.plans ?? builtInPlans;
+  const defaults = landscapeDefaultsOf(plans);
+  const parsed = parseLandscape(request.text, { defaults });
   if (!parsed.landscape) return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted };
   // Managed services against the catalog; the update constraints need the deployed landscape, which a plan has.
-  const catalog = managedCatalog(request.managedDisabled);
+  const catalog = managedCatalog(request.managedDisabled, plans);
   const created = request.plan?.created !== undefined ? request.plan.created : (request.plan?.previous ?? null);
   const managed = catalogErrors(request.text, parsed.landscape, created, catalog, request.plan?.managedVersions);
   if (managed.length > 0) return { state: 'checked', errors: managed.slice(0, listedErrors), omitted: Math.max(0, managed.length - listedErrors) };
-  const normal = normalizeLandscape(parsed.landscape);
+  const normal = normalizeLandscape(parsed.landscape, defaults);
   const planned = request.plan && planFilled(request.text, normal, request.plan, catalog);
   return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted, normal, planned };
 }

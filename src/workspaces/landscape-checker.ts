@@ -4,6 +4,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { problem } from '../core/problems.ts';
+import type { InstallationPlans } from '../capacity/plans.ts';
 import type { LandscapeCheck, LandscapeCheckRequest } from './landscape-check.ts';
 
 export interface LandscapeCheckerOptions {
@@ -15,6 +16,8 @@ export interface LandscapeCheckerOptions {
   maxWaiting?: number;
   /** Provider versions the operator disabled (`provider:version`), sent with every check. */
   managedDisabled?: readonly string[];
+  /** The installation's plans, sent with every check (service plans of the file are checked against them). */
+  plans?: InstallationPlans;
 }
 
 interface Job {
@@ -56,7 +59,7 @@ export class LandscapeChecker {
       return Promise.reject(problem('unavailable', 503, 'Too many landscape files are being checked now; try again shortly.', { headers: { 'Retry-After': '5' } }));
     }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ request: { ...request, managedDisabled: this.options.managedDisabled ?? [] }, resolve, reject });
+      this.waiting.push({ request: { ...request, managedDisabled: this.options.managedDisabled ?? [], plans: this.options.plans }, resolve, reject });
       this.dispatch();
     });
   }

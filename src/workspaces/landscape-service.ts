@@ -1,6 +1,9 @@
 // Reading a workspace's landscape now: the selected file (svc.yml or a profile), checked and normalized, the
 // deployed record, the variables; the plan, templates filled in as Sync fills them; and the Sync that records a
 // plan as deployed.
+import type { InstallationPlans } from '../capacity/plans.ts';
+import { workspaceDemand } from '../capacity/quota.ts';
+import { refuseOverCapacity } from '../capacity/team-capacity.ts';
 import type pg from 'pg';
 import { problem, type Problem } from '../core/problems.ts';
 import type { SecretBox } from '../core/secret-box.ts';
@@ -165,6 +168,8 @@ export function refuseUnrunnableManaged(normal: NormalLandscape, driver: Pick<Ru
 
 export interface SyncDeps extends LandscapeSource {
   pool: pg.Pool;
+  /** The installation's plans: the team's quotas must hold the replicas the Sync asks for. */
+  plans: InstallationPlans;
   /** How full the workspace's volume is: a Sync is refused while it is over its storage. */
   volumeUsage: VolumeUsageOf;
   services: ServiceRunner;
@@ -204,6 +209,8 @@ export async function syncLandscape(
     checkPlanHash(plan, request.planHash);
     refuseUnrunnableManaged(normal, deps.managed.driver);
     await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
+    // the team's CPU and memory quotas must hold the workspace with the new landscape's replicas
+    if (!['sleeping', 'stopped'].includes(row.state)) await refuseOverCapacity(db, deps.plans, row.team_id, workspaceDemand(deps.plans, { id: row.id, plan: row.plan, landscape: normal }), 'The workspace with this landscape', row.id);
     const before = await findDeployedLandscape(db, row.id);
     const at = deps.now();
     await saveDeployedLandscape(db, {

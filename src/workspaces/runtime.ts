@@ -109,19 +109,19 @@ export async function startWorkspaceRuntime(options: {
   images?: ImageSource | false;
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
-  const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir });
+  const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans });
   const registryImages = options.images === undefined && driver.name === 'local' ? await openRegistryImages(pool, config, options.secrets, clock, log) : undefined;
   const images = options.images === false ? undefined : (options.images ?? registryImages);
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
   const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
-  const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled });
+  const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled, plans: config.plans });
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
   const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log, serverId: options.serverId, liveServerIds: options.liveServerIds, hub: options.hub });
   const managed = {
     pool,
     driver,
-    catalog: managedCatalog(config.managedDisabled),
+    catalog: managedCatalog(config.managedDisabled, config.plans),
     host: { dataDir: config.dataDir, toolsDir: config.toolsDir, log },
     now: () => clock.now(),
   };
@@ -141,7 +141,7 @@ export async function startWorkspaceRuntime(options: {
     },
   };
   const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
-  const syncDeps = { managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { plans: config.plans, managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: options.serverId,
     leaseMs: config.operationLeaseSeconds * 1000,

@@ -6,6 +6,8 @@ import { withTransaction } from '../store/database.ts';
 import { activeOperationOn } from '../store/operations.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { sleepReasonTexts, type SleepReason } from './lifecycle.ts';
+import type { InstallationPlans } from '../capacity/plans.ts';
+import { capacityWakeBlocker } from '../capacity/team-capacity.ts';
 
 export interface WakeBlocker {
   reason: string;
@@ -35,8 +37,8 @@ export const busyBlocker = (kind: string): WakeBlocker => ({ reason: `The worksp
  * Queues a wake of a sleeping workspace unless one runs already; a blocker when something else holds the
  * workspace. Answers nothing when the wake is under way.
  */
-export async function requestWake(pool: pg.Pool, row: WorkspaceRow, userId: number, at: Date): Promise<WakeBlocker | undefined> {
-  const blocked = wakeBlocker(row);
+export async function requestWake(pool: pg.Pool, row: WorkspaceRow, userId: number, at: Date, plans: InstallationPlans): Promise<WakeBlocker | undefined> {
+  const blocked = wakeBlocker(row) ?? (await capacityWakeBlocker(pool, plans, row));
   if (blocked) return blocked;
   const target = `/workspaces/${row.id}`;
   return withTransaction(pool, async (db) => {
@@ -65,13 +67,14 @@ export async function wakeAndWait(
   now: () => Date,
   read: (id: number) => Promise<WorkspaceRow | undefined>,
   timeoutMs: number,
+  plans: InstallationPlans,
 ): Promise<WakeWait> {
   const deadline = performance.now() + timeoutMs;
   let current = row;
   for (;;) {
     if (current.state === 'running') return { kind: 'running', row: current };
     if (current.state === 'sleeping') {
-      const blocker = await requestWake(pool, current, userId, now());
+      const blocker = await requestWake(pool, current, userId, now(), plans);
       if (blocker) return { kind: 'blocked', blocker };
     } else if (current.state !== 'waking_up') return { kind: 'not-running', row: current };
     if (performance.now() > deadline) return { kind: 'still-waking', row: current };

@@ -100,7 +100,10 @@ export function WorkspacePage({ id }: { id: number }) {
         <dt>Plan</dt>
         <dd>{workspace.plan}</dd>
         <dt>Storage</dt>
-        <dd>{workspace.storage_gib} GiB</dd>
+        <dd>
+          {workspace.storage_gib} GiB
+          {workspace.disk_usage && <DiskUsage usage={workspace.disk_usage} />}
+        </dd>
         <dt>Sleeps after</dt>
         <dd>{workspace.idle_timeout_minutes} minutes unused</dd>
         <dt>Created</dt>
@@ -139,5 +142,21 @@ export function WorkspacePage({ id }: { id: number }) {
         </>
       )}
     </>
+  );
+}
+
+/** How full the volume is; a warning from 90 % (spec 7: over 100 % Sync and prepare are refused). */
+function DiskUsage({ usage }: { usage: { bytes: number; limit_bytes: number; percent: number } }) {
+  const level = usage.percent > 100 ? 'over' : usage.percent >= 90 ? 'warn' : 'ok';
+  const used = (usage.bytes / 2 ** 30).toFixed(1);
+  return (
+    <div className={`disk-usage disk-usage-${level}`} data-testid="disk-usage" data-level={level}>
+      <progress max={100} value={Math.min(100, usage.percent)} aria-label="Disk usage" />
+      <span className="small">
+        {used} GiB used ({usage.percent} %)
+        {level === 'warn' && ' — almost full: free space before it blocks Sync and prepare'}
+        {level === 'over' && ' — over its size: Sync and prepare are refused until space is freed'}
+      </span>
+    </div>
   );
 }

@@ -6,13 +6,11 @@ import { useAction, useResource } from '../hooks.ts';
 import { NEEDS_OWNER, labelOf, workspaceStates } from '../labels.ts';
 import { rememberWorkspaces, useOperations } from '../operations.tsx';
 import { Link, setQuery, useLocation } from '../router.tsx';
-import type { Operation, SvcEvent, Team, Workspace } from '../types.ts';
+import type { Operation, SvcEvent, Team, Workspace, WorkspacePlan } from '../types.ts';
 import { Badge, Button, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 import { DeletedButtons, WorkspaceButtons } from '../workspace-actions.tsx';
 import { TransferOffers } from './OwnerTransfers.tsx';
 
-/** Workspace plans: the API has no catalog of them yet (GET /plans lists managed and service plans), only its default. */
-const WORKSPACE_PLANS = ['standard'];
 const NAME_FORMAT = 'Use lowercase letters, digits and dashes, starting and ending with a letter or digit (for example shop-2).';
 
 const concerns = (team: number | undefined) => (event: SvcEvent) => event.type.startsWith('workspace.') && event.team_id === team;
@@ -187,8 +185,12 @@ function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
   const [source, setSource] = useState<'git' | 'empty'>('git');
   const [repo, setRepo] = useState('');
   const [ref, setRef] = useState('');
-  const [plan, setPlan] = useState(WORKSPACE_PLANS[0]);
-  const [storage, setStorage] = useState('10');
+  // the installation's workspace plans (GET /plans): the default chosen, its storage proposed
+  const plans = useResource(() => api<{ items: WorkspacePlan[] }>('GET', '/plans?kind=workspace').then((page) => page.items), []);
+  const [chosen, setPlan] = useState<string | undefined>();
+  const plan = chosen ?? plans.data?.find((p) => p.default)?.id ?? 'standard';
+  const [storageTyped, setStorage] = useState<string | undefined>();
+  const storage = storageTyped ?? String(plans.data?.find((p) => p.id === plan)?.storage_gib ?? 10);
   const [idle, setIdle] = useState('30');
   const create = useAction(async () => {
     const git = source === 'git' ? { provider: providerOf(repo.trim()), repo: repo.trim(), ...(ref.trim() ? { ref: ref.trim() } : {}) } : undefined;
@@ -235,9 +237,12 @@ function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
       <div className="row">
         <label>
           Plan
-          <select name="plan" value={plan} onChange={(e) => setPlan(e.target.value)}>
-            {WORKSPACE_PLANS.map((p) => (
-              <option key={p}>{p}</option>
+          <select name="plan" value={plan} onChange={(e) => (setPlan(e.target.value), setStorage(undefined))}>
+            {(plans.data ?? [{ id: plan, title: plan, cpu_millis: 0, memory_mib: 0 }]).map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.title}
+                {p.cpu_millis > 0 ? ` — ${p.cpu_millis / 1000} CPU, ${p.memory_mib >= 1024 ? `${p.memory_mib / 1024} GiB` : `${p.memory_mib} MiB`}` : ''}
+              </option>
             ))}
           </select>
           <FieldHint problem={create.problem} pointer="/plan" />

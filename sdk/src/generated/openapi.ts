@@ -2963,6 +2963,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/teams/{team}/quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's CPU, memory and storage quotas and what is used */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    team: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description thousandths of a CPU */
+                            cpu_millis: number;
+                            memory_mib: number;
+                            storage_gib: number;
+                            /** @description what the team's awake workspaces hold (CPU, memory) and its volumes take (storage, soft-deleted ones included) */
+                            used: {
+                                /** @description thousandths of a CPU */
+                                cpu_millis: number;
+                                memory_mib: number;
+                                storage_gib: number;
+                            };
+                            held_by_deleted: {
+                                workspaces: number;
+                                storage_gib: number;
+                            };
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Set the team's quotas (cluster administrators only); what runs keeps running, new wakes and Syncs must fit */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    team: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description thousandths of a CPU */
+                        cpu_millis: number;
+                        memory_mib: number;
+                        storage_gib: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description thousandths of a CPU */
+                            cpu_millis: number;
+                            memory_mib: number;
+                            storage_gib: number;
+                            /** @description what the team's awake workspaces hold (CPU, memory) and its volumes take (storage, soft-deleted ones included) */
+                            used: {
+                                /** @description thousandths of a CPU */
+                                cpu_millis: number;
+                                memory_mib: number;
+                                storage_gib: number;
+                            };
+                            held_by_deleted: {
+                                workspaces: number;
+                                storage_gib: number;
+                            };
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-log": {
         parameters: {
             query?: never;
@@ -3279,6 +3418,15 @@ export interface paths {
                                     needs: string[];
                                     failing_needs: string[];
                                 };
+                                /** @description the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume */
+                                disk_usage?: {
+                                    /** @description what the files of the volume take */
+                                    bytes: number;
+                                    /** @description the volume size (storage_gib) */
+                                    limit_bytes: number;
+                                    /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
+                                    percent: number;
+                                };
                                 /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                                 editor?: {
                                     /**
@@ -3356,7 +3504,7 @@ export interface paths {
                         /** @description int64 >= 1 */
                         team_id: number;
                         name: string;
-                        /** @default standard */
+                        /** @description a workspace plan (GET /plans?kind=workspace); the installation's default when absent */
                         plan?: string;
                         /**
                          * @description an OCI image reference, pinned at the workspace's first start; `debian` (the default) is the installation's base image
@@ -3371,7 +3519,7 @@ export interface paths {
                             /** @description branch, tag or commit */
                             ref?: string;
                         };
-                        /** @default 10 */
+                        /** @description the volume size; the plan's storage when absent */
                         storage_gib?: number;
                         /** @default 30 */
                         idle_timeout_minutes?: number;
@@ -3492,6 +3640,15 @@ export interface paths {
                                 /** @description every service it needs, directly or through others */
                                 needs: string[];
                                 failing_needs: string[];
+                            };
+                            /** @description the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume */
+                            disk_usage?: {
+                                /** @description what the files of the volume take */
+                                bytes: number;
+                                /** @description the volume size (storage_gib) */
+                                limit_bytes: number;
+                                /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
+                                percent: number;
                             };
                             /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                             editor?: {
@@ -3682,6 +3839,15 @@ export interface paths {
                                 needs: string[];
                                 failing_needs: string[];
                             };
+                            /** @description the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume */
+                            disk_usage?: {
+                                /** @description what the files of the volume take */
+                                bytes: number;
+                                /** @description the volume size (storage_gib) */
+                                limit_bytes: number;
+                                /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
+                                percent: number;
+                            };
                             /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                             editor?: {
                                 /**
@@ -3804,6 +3970,15 @@ export interface paths {
                                 /** @description every service it needs, directly or through others */
                                 needs: string[];
                                 failing_needs: string[];
+                            };
+                            /** @description the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume */
+                            disk_usage?: {
+                                /** @description what the files of the volume take */
+                                bytes: number;
+                                /** @description the volume size (storage_gib) */
+                                limit_bytes: number;
+                                /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
+                                percent: number;
                             };
                             /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                             editor?: {
@@ -3932,6 +4107,15 @@ export interface paths {
                                 needs: string[];
                                 failing_needs: string[];
                             };
+                            /** @description the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume */
+                            disk_usage?: {
+                                /** @description what the files of the volume take */
+                                bytes: number;
+                                /** @description the volume size (storage_gib) */
+                                limit_bytes: number;
+                                /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
+                                percent: number;
+                            };
                             /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                             editor?: {
                                 /**
@@ -4006,7 +4190,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Wake a sleeping workspace (an operation); 503 with Retry-After when something blocks the wake */
+        /** Wake a sleeping workspace (an operation); 503 with Retry-After when something blocks the wake, 409 when the team quota cannot hold it */
         post: {
             parameters: {
                 query?: never;
@@ -4080,7 +4264,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a stopped workspace (an operation) */
+        /** Start a stopped workspace (an operation); 409 when the team quota cannot hold it */
         post: {
             parameters: {
                 query?: never;
@@ -6532,6 +6716,15 @@ export interface paths {
                                     needs: string[];
                                     failing_needs: string[];
                                 };
+                                /** @description the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume */
+                                disk_usage?: {
+                                    /** @description what the files of the volume take */
+                                    bytes: number;
+                                    /** @description the volume size (storage_gib) */
+                                    limit_bytes: number;
+                                    /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
+                                    percent: number;
+                                };
                                 /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                                 editor?: {
                                     /**
@@ -6740,11 +6933,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Plans of managed services and of steps and container services (kind service) */
+        /** Plans of workspaces (kind workspace), of steps and container services (kind service) and of managed services */
         get: {
             parameters: {
                 query?: {
-                    kind?: "managed" | "service";
+                    kind?: "workspace" | "service" | "managed";
                     /** @description a provider's plans only */
                     provider?: string;
                 };
@@ -6764,11 +6957,11 @@ export interface paths {
                             items: {
                                 id: string;
                                 /** @enum {string} */
-                                kind: "managed" | "service";
-                                /** @description null for service plans */
+                                kind: "workspace" | "service" | "managed";
+                                /** @description null for workspace and service plans */
                                 provider: string | null;
                                 title: string;
-                                /** @description the provider's default plan, or the installation's default service plan */
+                                /** @description the provider's default plan, or the installation's default workspace or service plan */
                                 default: boolean;
                                 /** @description managed plans: value and bounds per resource */
                                 resources?: {
@@ -6778,6 +6971,12 @@ export interface paths {
                                         max: number;
                                     };
                                 };
+                                /** @description workspace and service plans: thousandths of a CPU each pod (editor pod, replica) may use */
+                                cpu_millis?: number;
+                                /** @description workspace and service plans: memory of each pod; a process over it is killed */
+                                memory_mib?: number;
+                                /** @description workspace plans: the volume size a new workspace gets by default, and the most it may ask for */
+                                storage_gib?: number;
                                 /** @description service plans: most replicas, also the default of maxReplicas */
                                 max_replicas?: number;
                                 /**

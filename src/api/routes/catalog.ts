@@ -1,5 +1,5 @@
-// The catalog (spec 2.7, 4.10): GET /providers (managed-service providers) and GET /plans (managed plans and
-// service plans). The catalog is small and bounded, so each answer is one page (docs/decisions.md).
+// The catalog (spec 2.7, 4.10): GET /providers (managed-service providers) and GET /plans (workspace plans, service
+// plans and managed plans; the first two from the operator's plans file, docs/capacity.md). The catalog is small and bounded, so each answer is one page (docs/decisions.md).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { managedCatalog, type Plan, type Provider } from '../../managed/catalog.ts';
@@ -33,22 +33,25 @@ const ProviderSchema = Type.Object({
 const Bounds = Type.Object({ value: Type.Integer(), min: Type.Integer(), max: Type.Integer() });
 const PlanSchema = Type.Object({
   id: Type.String(),
-  kind: StringEnum(['managed', 'service']),
-  provider: Type.Union([Type.String(), Type.Null()], { description: 'null for service plans' }),
+  kind: StringEnum(['workspace', 'service', 'managed']),
+  provider: Type.Union([Type.String(), Type.Null()], { description: 'null for workspace and service plans' }),
   title: Type.String(),
-  default: Type.Boolean({ description: "the provider's default plan, or the installation's default service plan" }),
+  default: Type.Boolean({ description: "the provider's default plan, or the installation's default workspace or service plan" }),
   resources: Type.Optional(Type.Record(Type.String(), Bounds, { description: 'managed plans: value and bounds per resource' })),
+  cpu_millis: Type.Optional(Type.Integer({ description: 'workspace and service plans: thousandths of a CPU each pod (editor pod, replica) may use' })),
+  memory_mib: Type.Optional(Type.Integer({ description: 'workspace and service plans: memory of each pod; a process over it is killed' })),
+  storage_gib: Type.Optional(Type.Integer({ description: 'workspace plans: the volume size a new workspace gets by default, and the most it may ask for' })),
   max_replicas: Type.Optional(Type.Integer({ description: 'service plans: most replicas, also the default of maxReplicas' })),
   availability: Type.Optional(StringEnum(['always', 'on-demand'], { description: 'service plans: default availability' })),
 });
 
 const PlansQuery = Type.Object({
-  kind: Type.Optional(StringEnum(['managed', 'service'])),
+  kind: Type.Optional(StringEnum(['workspace', 'service', 'managed'])),
   provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{0,62}$', patternErrorMessage: 'must be a provider name: lowercase letters, digits and dashes, starting with a letter, at most 63 characters', description: "a provider's plans only" })),
 });
 
 export function registerCatalogRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const catalog = managedCatalog(deps.config.managedDisabled);
+  const catalog = managedCatalog(deps.config.managedDisabled, deps.config.plans);
   const providers = catalog.providers.map(providerView);
   const plans = catalog.plans.map(planView);
 
@@ -60,7 +63,7 @@ export function registerCatalogRoutes(app: FastifyInstance, deps: ApiDeps): void
 
   app.get(
     '/plans',
-    { config: { access: 'user' }, schema: { summary: 'Plans of managed services and of steps and container services (kind service)', tags, querystring: PlansQuery, response: { 200: Type.Object({ items: Type.Array(PlanSchema) }) } } },
+    { config: { access: 'user' }, schema: { summary: 'Plans of workspaces (kind workspace), of steps and container services (kind service) and of managed services', tags, querystring: PlansQuery, response: { 200: Type.Object({ items: Type.Array(PlanSchema) }) } } },
     async (request) => {
       const { kind, provider } = request.query as { kind?: string; provider?: string };
       return { items: plans.filter((p) => (kind === undefined || p.kind === kind) && (provider === undefined || p.provider === provider)) };
@@ -87,5 +90,8 @@ function providerView(provider: Provider) {
 
 function planView(plan: Plan) {
   const common = { id: plan.id, kind: plan.kind, provider: plan.provider, title: plan.title, default: plan.default };
-  return plan.kind === 'managed' ? { ...common, resources: plan.resources } : { ...common, max_replicas: plan.maxReplicas, availability: plan.availability };
+  if (plan.kind === 'managed') return { ...common, resources: plan.resources };
+  const limits = { cpu_millis: plan.cpuMillis, memory_mib: plan.memoryMiB };
+  if (plan.kind === 'workspace') return { ...common, ...limits, storage_gib: plan.storageGib };
+  return { ...common, ...limits, max_replicas: plan.maxReplicas, availability: plan.availability };
 }

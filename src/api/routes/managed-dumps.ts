@@ -62,7 +62,7 @@ function dumpView(row: ManagedDumpRow) {
 }
 
 export function registerManagedDumpRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const catalog = managedCatalog(deps.config.managedDisabled);
+  const catalog = managedCatalog(deps.config.managedDisabled, deps.config.plans);
   const host: ManagedHost = { dataDir: deps.config.dataDir, toolsDir: deps.config.toolsDir, log: deps.log };
 
   /** The managed service of the path as the caller sees it: 404 when it does not exist or they cannot see its team. */

@@ -23,7 +23,7 @@ const summaries: Record<ManualAction, string> = {
 };
 
 export function registerManagedServiceActionRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const catalog = managedCatalog(deps.config.managedDisabled);
+  const catalog = managedCatalog(deps.config.managedDisabled, deps.config.plans);
   for (const action of ['pause', 'resume'] as const) {
     app.post(
       `/managed-services/:ms/${action}`,

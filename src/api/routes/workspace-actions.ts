@@ -10,6 +10,7 @@ import { activeOperationOn } from '../../store/operations.ts';
 import { liveWorkspaceNamed, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
 import type { WorkspaceEvent } from '../../workspaces/lifecycle.ts';
 import { busyBlocker, wakeBlocker, type WakeBlocker } from '../../workspaces/wake.ts';
+import { refuseOverCapacity, wakeDemand } from '../../capacity/team-capacity.ts';
 import { checkTransition } from '../../workspaces/service.ts';
 import { sleepWorkspace } from '../../workspaces/sleep.ts';
 import type { ApiDeps } from '../context.ts';
@@ -99,8 +100,10 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
   };
   immediate({ path: 'sleep', summary: 'Put the workspace to sleep (files kept, every process stopped)', audit: 'workspace.sleep', permission: 'workspace.use', check: awake }, { type: 'sleep', reason: 'by-hand' });
   immediate({ path: 'stop', summary: 'Stop the workspace; it does not wake on requests until started', audit: 'workspace.stop', permission: 'workspace.use', check: stateCheck({ type: 'stop' }) }, { type: 'stop' });
-  queued({ path: 'wake', summary: 'Wake a sleeping workspace (an operation); 503 with Retry-After when something blocks the wake', audit: 'workspace.wake', permission: 'workspace.use', check: wakeable }, 'workspace.wake');
-  queued({ path: 'start', summary: 'Start a stopped workspace (an operation)', audit: 'workspace.start', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'start' })(row)) }, 'workspace.wake', false, { start: true });
+  // the team's CPU and memory quotas must hold the workspace awake (409 quota-exceeded with the numbers)
+  const fits = (row: WorkspaceRow) => wakeDemand(deps.pool, deps.config.plans, row).then((needed) => refuseOverCapacity(deps.pool, deps.config.plans, row.team_id, needed, 'The workspace', row.id));
+  queued({ path: 'wake', summary: 'Wake a sleeping workspace (an operation); 503 with Retry-After when something blocks the wake, 409 when the team quota cannot hold it', audit: 'workspace.wake', permission: 'workspace.use', check: (row) => (wakeable(row), fits(row)) }, 'workspace.wake');
+  queued({ path: 'start', summary: 'Start a stopped workspace (an operation); 409 when the team quota cannot hold it', audit: 'workspace.start', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'start' })(row), fits(row)) }, 'workspace.wake', false, { start: true });
   queued({ path: '', method: 'DELETE', summary: 'Delete a workspace; restorable for 7 days (an operation; If-Match required)', audit: 'workspace.delete', permission: 'workspace.delete', check: stateCheck({ type: 'delete' }) }, 'workspace.delete', true);
   const nameFree = async (row: WorkspaceRow) => {
     stateCheck({ type: 'restore' })(row);

@@ -23,7 +23,7 @@ export const NewWorkspaceSchema = Type.Object(
   {
     team_id: Id,
     name: WorkspaceName,
-    plan: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', patternErrorMessage: 'must be a plan id: lowercase letters, digits and dashes, starting with a letter or digit, at most 63 characters', default: 'standard' })),
+    plan: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', patternErrorMessage: 'must be a plan id: lowercase letters, digits and dashes, starting with a letter or digit, at most 63 characters', description: "a workspace plan (GET /plans?kind=workspace); the installation's default when absent" })),
     base_image: Type.Optional(
       Type.String({
         minLength: 2,
@@ -35,7 +35,7 @@ export const NewWorkspaceSchema = Type.Object(
       }),
     ),
     git: Type.Optional(GitSourceSchema),
-    storage_gib: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024, default: 10 })),
+    storage_gib: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024, description: "the volume size; the plan's storage when absent" })),
     idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080, default: 30 })),
     restricted: Type.Optional(Type.Boolean({ default: false })),
   },
@@ -74,6 +74,16 @@ export const WorkspaceSchema = Type.Object({
         failing_needs: Type.Array(Type.String()),
       },
       { description: 'the service serving / on the dev URL; absent when none does. Only on GET /workspaces/{ws}, which looks at it live' },
+    ),
+  ),
+  disk_usage: Type.Optional(
+    Type.Object(
+      {
+        bytes: Type.Integer({ description: 'what the files of the volume take' }),
+        limit_bytes: Type.Integer({ description: 'the volume size (storage_gib)' }),
+        percent: Type.Integer({ description: 'bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused' }),
+      },
+      { description: 'the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume' },
     ),
   ),
   editor: Type.Optional(

@@ -77,7 +77,7 @@ async function targetOf(deps: ApiDeps, row: WorkspaceRow, service: string | unde
 
 /** The workspace running (woken when asleep), or the problem of spec 7 that says why not. */
 async function runningWorkspace(deps: ApiDeps, request: FastifyRequest, row: WorkspaceRow): Promise<WorkspaceRow> {
-  const waited = await wakeAndWait(deps.pool, row, request.principal!.user.id, () => deps.clock.now(), (id) => findWorkspace(deps.pool, id), WAKE_TIMEOUT_MS);
+  const waited = await wakeAndWait(deps.pool, row, request.principal!.user.id, () => deps.clock.now(), (id) => findWorkspace(deps.pool, id), WAKE_TIMEOUT_MS, deps.config.plans);
   switch (waited.kind) {
     case 'running':
       return waited.row;

@@ -2,6 +2,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess, teamAccesses, type TeamAccess } from '../../auth/access.ts';
+import { chosenWorkspacePlan } from '../../capacity/plan-choice.ts';
+import { refuseOverCapacity } from '../../capacity/team-capacity.ts';
 import { notFound, problem } from '../../core/problems.ts';
 import { enqueueOperation } from '../../operations/queue.ts';
 import { operationView } from '../../operations/view.ts';
@@ -11,6 +13,7 @@ import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWork
 import { readDevService } from '../../workspaces/dev-service.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
+import { workspaceRef } from '../../workspaces/operations.ts';
 import { workspaceUrlsFromBase, workspaceView } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
@@ -22,10 +25,10 @@ import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSch
 type NewWorkspaceBody = {
   team_id: number;
   name: string;
-  plan: string;
+  plan?: string;
   base_image: string;
   git?: { provider: string; repo: string; ref?: string };
-  storage_gib: number;
+  storage_gib?: number;
   idle_timeout_minutes: number;
   restricted: boolean;
 };
@@ -75,6 +78,14 @@ export function acceptOperation(reply: FastifyReply, operation: Parameters<typeo
   return operationView(operation);
 }
 
+/** The volume's use against its size (spec 7 "workspace over its disk quota"); undefined while it has no volume. */
+async function diskUsageOf(deps: ApiDeps, row: WorkspaceRow) {
+  const usage = await deps.driver.volumeUsage(workspaceRef(row)).catch(() => undefined);
+  if (!usage || row.deleted_at) return undefined;
+  const limit = row.storage_gib * 2 ** 30;
+  return { bytes: usage.bytes, limit_bytes: limit, percent: Math.floor((usage.bytes * 100) / limit) };
+}
+
 export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.post(
     '/workspaces',
@@ -90,7 +101,10 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       requirePermission(access.permissions, 'workspace.create');
       if (body.git) checkRepository(body.git.repo, deps.config.allowLocalRepositories);
       refuseBaseImageWithoutImages(body.base_image, deps.images);
-      await checkQuota(deps, body.team_id, body.storage_gib);
+      const plan = chosenWorkspacePlan(deps.config.plans, body.plan);
+      const storageGib = body.storage_gib ?? plan.storageGib;
+      await checkQuota(deps, body.team_id, storageGib);
+      await refuseOverCapacity(deps.pool, deps.config.plans, body.team_id, plan, 'The workspace');
       const status = initialStatus(body.git !== undefined);
       const now = deps.clock.now();
       try {
@@ -98,10 +112,10 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
           const row = await insertWorkspace(db, {
             teamId: body.team_id,
             name: body.name,
-            plan: body.plan,
+            plan: plan.id,
             baseImage: body.base_image,
             git: body.git ? { provider: body.git.provider, repo: body.git.repo, ref: body.git.ref ?? null } : null,
-            storageGib: body.storage_gib,
+            storageGib,
             restricted: body.restricted,
             idleTimeoutMinutes: body.idle_timeout_minutes,
             state: status.state,
@@ -153,7 +167,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       setEtag(reply, row.version);
-      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row), editor: deps.driver.editor };
+      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row), disk_usage: await diskUsageOf(deps, row), editor: deps.driver.editor };
     },
   );
 

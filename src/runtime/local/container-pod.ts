@@ -10,7 +10,7 @@ import { RuntimeFailure } from '../driver.ts';
 import { AGENT_MAIN } from './agent-bundle.ts';
 import { imageRootArgs, SEAL_ROOT_ARGS, type ImageRoot, type PodFiles } from './container-root.ts';
 import { runCommand } from './processes.ts';
-import type { Bind } from './sandbox.ts';
+import { descriptorBindArgs, netnsEnter, type Bind, type DescriptorBind } from './sandbox.ts';
 
 /** Where the pod's machinery appears in a container pod: a top-level name no image uses. */
 export const CONTAINER_POD_TOOLS_DIR = '/.svc';
@@ -85,7 +85,7 @@ export interface ImagePodSpec {
   /** Bound read-write: the replica's own directory at /run/svc, the volume at /data/app, a writable /nix. */
   writableBinds: Bind[];
   /** Open descriptors of `mounts`, bound read-write last. */
-  descriptorBinds: Array<{ fd: number; target: string }>;
+  descriptorBinds: DescriptorBind[];
   env: Record<string, string>;
   infoFd?: number;
   /** Kill the pod when the process that started it dies (a stage step; not for pods, which outlive the server). */
@@ -104,7 +104,7 @@ export const agentNodeSetting = (hostNode: HostNode) => JSON.stringify(hostNode.
 export function imagePodCommand(spec: ImagePodSpec): { file: string; args: string[] } {
   const uid = String(spec.hostUid);
   const wrappers = [
-    ...(spec.netns ? ['ip', 'netns', 'exec', spec.netns] : []),
+    ...(spec.netns ? netnsEnter(spec.netns) : []),
     ...(spec.switchUser ? ['setpriv', '--reuid', uid, '--regid', '0', '--clear-groups'] : []),
   ];
   const agent = spec.agent;
@@ -117,7 +117,7 @@ export function imagePodCommand(spec: ImagePodSpec): { file: string; args: strin
     ...imageRootArgs(spec.root, spec.files, spec.ownTop),
     ...binds.flatMap((bind) => ['--ro-bind', bind.source, bind.target]),
     ...spec.writableBinds.flatMap((bind) => ['--bind', bind.source, bind.target]),
-    ...spec.descriptorBinds.flatMap((bind) => ['--bind-fd', String(bind.fd), bind.target]),
+    ...spec.descriptorBinds.flatMap(descriptorBindArgs),
     ...SEAL_ROOT_ARGS,
     '--unshare-pid', '--unshare-user', '--unshare-ipc', '--unshare-uts', '--hostname', spec.hostname,
     '--uid', String(spec.podUid), '--gid', '0',

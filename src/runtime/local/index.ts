@@ -13,6 +13,8 @@ import { chooseEditor, type EditorChoice } from './editor-tools.ts';
 import { isPodRunning, launchPod, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
 import { createLocalReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
 import { createPodStreams } from './pod-streams.ts';
+import { cgroupNames, hostCgroups } from './cgroups.ts';
+import { builtInPlans, type InstallationPlans } from '../../capacity/plans.ts';
 import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
 import { createVolumeDir, deleteVolumeDir, exists, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
@@ -44,6 +46,8 @@ export interface LocalDriverOptions {
   cloneTimeoutMs?: number;
   /** Pretend not to be root (tests of the unprivileged mode); default: whether the server runs as root. */
   asRoot?: boolean;
+  /** The installation's plans: each pod's CPU and memory limits (docs/capacity.md); the built-in plans when absent. */
+  plans?: InstallationPlans;
 }
 
 const defaultProjectDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -52,9 +56,13 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   const dataDir = path.resolve(options.dataDir);
   const clock = options.clock ?? systemClock;
   const editor = chooseEditor(options);
+  const asRoot = options.asRoot ?? process.getuid?.() === 0;
   const host: PodHost & SetupOptions & ReplicaDriverHost = {
     dataDir,
-    asRoot: options.asRoot ?? process.getuid?.() === 0,
+    asRoot,
+    cgroups: hostCgroups(asRoot),
+    cgroupNames: cgroupNames(dataDir),
+    plans: options.plans ?? builtInPlans,
     projectDir: options.projectDir ?? defaultProjectDir,
     nodePath: process.execPath,
     addressRange: options.podAddressRange ?? DEFAULT_POD_ADDRESS_RANGE,
@@ -72,6 +80,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     throw new Error(`the pod address range ${host.addressRange} and the service address range ${host.serviceAddressRange} overlap`);
   }
   host.log(describeEditor(editor));
+  host.log(host.cgroups ? `pods run in cgroups (v${host.cgroups.version}) with their plans' CPU and memory limits` : 'pods run without CPU and memory limits: cgroups need the server to run as root on a host with the cpu and memory controllers');
   const timeouts = { agentMs: host.agentTimeoutMs, editorMs: options.editorTimeoutMs ?? 120_000 };
   const serialized = workspaceQueue();
   const replicas = createLocalReplicaDriver(host, workspaceQueue());

@@ -21,8 +21,9 @@ import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, ty
 import { ensureNixDir, volumeDir, type VolumeHost } from './volumes.ts';
 import { imageEditorPodCommand } from './image-editor-pod.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
+import { createPodCgroup, editorPlan, inPodCgroup, removePodCgroup, type LimitsHost } from './pod-limits.ts';
 
-export interface PodHost extends VolumeHost {
+export interface PodHost extends VolumeHost, LimitsHost {
   projectDir: string;
   nodePath: string;
   addressRange: string;
@@ -101,6 +102,8 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: 
   const tokenFile = await writeAgentTokenFile(host, workspace, agentToken);
   const binds = agentBinds(bundleDir, host.nodePath);
   const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
+  const cgroup = host.cgroupNames.editor(workspace.id);
+  await createPodCgroup(host, cgroup, editorPlan(host, workspace));
   const endpoint = network
     ? { host: network.podAddress, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT, editorPort: DEFAULT_EDITOR_PORT }
     : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort(), editorPort: await freeLoopbackPort() };
@@ -127,11 +130,13 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: 
       .then(() => wiring.attach?.(network.netns))
       .catch(async (error: Error) => {
         await removePodNetwork(network);
+        await removePodCgroup(host, cgroup);
         throw new RuntimeFailure('agent', error.message);
       });
   }
-  const started = await spawnDetached(podLogFile(host, workspace.id), command).catch(async (error: unknown) => {
+  const started = await spawnDetached(podLogFile(host, workspace.id), inPodCgroup(host, cgroup, command)).catch(async (error: unknown) => {
     if (network) await removePodNetwork(network);
+    await removePodCgroup(host, cgroup);
     throw error;
   });
   const record: PodRecord = {
@@ -251,6 +256,7 @@ function readInfo(stream: Readable): Promise<{ 'child-pid'?: number } | undefine
 export async function stopPod(host: PodHost, workspace: WorkspaceRef): Promise<void> {
   const record = await readPodRecord(host, workspace.id);
   if (record) await killPod(record);
+  await removePodCgroup(host, host.cgroupNames.editor(workspace.id));
   if (host.asRoot) await removePodNetwork(record?.network ?? podNetworkOf(workspace.id, host.addressRange));
   await rm(recordFile(host, workspace.id), { force: true });
 }

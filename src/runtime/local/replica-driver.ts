@@ -60,7 +60,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
   const managedAddresses = async (id: number) => (await listManagedPlacements(host.dataDir, id)).map((p) => p.address);
 
   const stopOne = async (record: ReplicaRecord): Promise<void> => {
-    await endReplicaPod(record);
+    await endReplicaPod(host, record);
     await writeReplicaRecord(host.dataDir, { ...record, stoppedAt: record.stoppedAt ?? host.now().toISOString() });
   };
 
@@ -68,7 +68,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
     const earlier = await readReplicaRecord(host.dataDir, workspace.id, spec.service, spec.index);
     if (earlier) {
-      await endReplicaPod(earlier); // a start on a running replica starts it afresh
+      await endReplicaPod(host, earlier); // a start on a running replica starts it afresh
       await rm(replicaRecordFile(host.dataDir, workspace.id, spec.service, spec.index), { force: true });
     }
     await createRuntimeDirs(host.dataDir, workspace.id);
@@ -148,7 +148,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     removeReplica: (workspace, service, index) =>
       serialized(workspace.id, async () => {
         const record = await readReplicaRecord(host.dataDir, workspace.id, service, index);
-        if (record) await endReplicaPod(record);
+        if (record) await endReplicaPod(host, record);
         await rm(replicaRecordFile(host.dataDir, workspace.id, service, index), { force: true });
         await rm(replicaOutputFile(host.dataDir, workspace.id, service, index), { force: true });
         await rm(replicaPasswdFile(host.dataDir, workspace.id, service, index), { force: true });
@@ -197,7 +197,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     forgetAll: (workspace) =>
       serialized(workspace.id, async () => {
         for (const placement of await listManagedPlacements(host.dataDir, workspace.id)) await unplaceManaged(host.dataDir, workspace.id, placement.name);
-        for (const record of await listReplicaRecords(host.dataDir, workspace.id)) await endReplicaPod(record);
+        for (const record of await listReplicaRecords(host.dataDir, workspace.id)) await endReplicaPod(host, record);
         if (host.asRoot) await removeRecordedServiceNetwork(runtimeDir(workspace.id));
         await rm(runtimeDir(workspace.id), { recursive: true, force: true });
       }),

@@ -4,7 +4,7 @@
 // pod also the volume at /data/app and the workspace's /nix, on the host's system or, with an `image`, on the image's
 // root run by the image's shell; a container pod the image's root and no volume (container-pod.ts); as root also its
 // own network namespace on the workspace's service network (service-network.ts).
-import { chown, rm, writeFile } from 'node:fs/promises';
+import { chown, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { agentEnv, DEFAULT_AGENT_PORT } from '../../agent/protocol.ts';
 import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ContainerProcess, type ReplicaConfig, type ReplicaTimings } from '../../agent/replica-protocol.ts';
@@ -21,10 +21,11 @@ import { imageShell } from './image-shell.ts';
 import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } from './image-pod-parts.ts';
 import { closeMounts, containerPodReserved, imageStepsPodReserved, openMounts, stepsPodReserved, type OpenMount } from './replica-mounts.ts';
 import { createReplicaDir, replicaDirOf, replicaOutputFile, replicaPasswdFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
-import { agentBinds, POD_APP_DIR, sandboxCommand } from './sandbox.ts';
+import { agentBinds, POD_APP_DIR, sandboxCommand, type DescriptorBind } from './sandbox.ts';
 import { removeNetns } from './network.ts';
 import { attachToServiceNetwork, createReplicaNetns } from './service-network.ts';
 import { volumeDir } from './volumes.ts';
+import { createPodCgroup, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, replicaPlan } from './pod-limits.ts';
 
 export interface ReplicaPodHost extends PodHost {
   replicaTimings: ReplicaTimings;
@@ -49,9 +50,14 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
   await createReplicaDir(dir, workspace.uid, host.asRoot);
   const config = path.join(dir, REPLICA_CONFIG_FILE);
   const agentToken = newAgentToken();
-  await writeFile(config, JSON.stringify({ ...replicaConfigOf(spec, host.replicaTimings, placement.network !== undefined, container), agentToken }), { flag: 'wx', mode: 0o400 });
+  const plan = replicaPlan(host, spec);
+  const cgroup = host.cgroupNames.replica(workspace.id, spec.service, spec.index);
+  await createPodCgroup(host, cgroup, plan);
+  const memory = host.cgroups ? { plan: plan.id, limitMiB: plan.memoryMiB, eventsFile: POD_MEMORY_EVENTS_FILE } : undefined;
+  await writeFile(config, JSON.stringify({ ...replicaConfigOf(spec, host.replicaTimings, placement.network !== undefined, container), agentToken, memory }), { flag: 'wx', mode: 0o400 });
   if (host.asRoot) await chown(config, workspace.uid, 0);
   const reserved = container ? containerPodReserved : spec.root ? imageStepsPodReserved : stepsPodReserved;
+  let memoryEvents: FileHandle | undefined;
   const mounts = await openMounts(volumeDir(host, workspace.id), spec.mounts, (from) => createVolumeDirectory(host, workspace, from), reserved);
   try {
     const network = placement.network;
@@ -59,12 +65,16 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
       ? { host: network.address, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT }
       : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort() };
     const netns = network ? replicaNetnsOf(workspace.id, spec.service, spec.index) : undefined;
-    const pod = { host, workspace, spec, placement, netns, dir, mounts, agentEnv: replicaAgentEnv(endpoint) };
-    const command = container ? await containerPod(pod, container) : spec.root ? await imageStepsPod(pod, spec.root) : await stepsPod(pod);
+    memoryEvents = await openMemoryEvents(host, cgroup);
+    const pod = { host, workspace, spec, placement, netns, dir, mounts, agentEnv: replicaAgentEnv(endpoint), memoryEvents };
+    const built = container ? await containerPod(pod, container) : spec.root ? await imageStepsPod(pod, spec.root) : await stepsPod(pod);
+    const command = inPodCgroup(host, cgroup, built);
     if (netns && network) await joinServiceNetwork(netns, network.service, replicaSwitchLinkOf(spec.service, spec.index), network.address);
     const output = replicaOutputFile(host.dataDir, workspace.id, spec.service, spec.index);
-    const started = await spawnDetached(output, command, mounts.map((mount) => mount.handle.fd)).catch(async (error: unknown) => {
+    const passed = [...mounts.map((mount) => mount.handle.fd), ...(memoryEvents ? [memoryEvents.fd] : [])];
+    const started = await spawnDetached(output, command, passed).catch(async (error: unknown) => {
       if (netns) await removeNetns(netns);
+      await removePodCgroup(host, cgroup);
       const failedToStart = error instanceof Error ? error.message : String(error);
       await writeReplicaRecord(host.dataDir, {
         workspaceId: workspace.id, uid: workspace.uid, service: spec.service, index: spec.index, pid: 0, startTime: '',
@@ -87,8 +97,12 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
     await writeReplicaRecord(host.dataDir, record);
     host.log(`replica ${spec.index} of ${spec.service} in workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
     return record;
+  } catch (error) {
+    await removePodCgroup(host, cgroup); // a pod that did not start leaves no cgroup
+    throw error;
   } finally {
     await closeMounts(mounts);
+    await memoryEvents?.close();
   }
 }
 
@@ -101,6 +115,14 @@ interface PodInput {
   dir: string;
   mounts: OpenMount[];
   agentEnv: Record<string, string>;
+  /** The pod's cgroup's memory events (pod-limits.ts), open: `ip netns exec` shows the pod another /sys. */
+  memoryEvents?: FileHandle;
+}
+
+/** `mounts` from descriptor 4 on, then the cgroup's memory events read-only. */
+function descriptorBindsOf(pod: PodInput): DescriptorBind[] {
+  const mounts = pod.mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target }));
+  return pod.memoryEvents ? [...mounts, { fd: FIRST_MOUNT_FD + mounts.length, target: POD_MEMORY_EVENTS_FILE, readOnly: true }] : mounts;
 }
 
 function replicaAgentEnv(endpoint: { bindHost: string; agentPort: number }): Record<string, string> {
@@ -127,7 +149,7 @@ async function stepsPod(pod: PodInput): Promise<{ file: string; args: string[] }
     volumeDir: volumeDir(host, workspace.id),
     readOnlyBinds: [...binds, { source: pod.placement.hostsFile, target: '/etc/hosts' }],
     writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }],
-    descriptorBinds: pod.mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
+    descriptorBinds: descriptorBindsOf(pod),
     env: { ...pod.agentEnv, [agentEnv.workspaceDir]: POD_APP_DIR },
     infoFd: 3,
     dieWithParent: false,
@@ -160,7 +182,7 @@ async function imageStepsPod(pod: PodInput, image: PinnedRoot): Promise<{ file: 
     agent: { bundle: await bundleFor(host), hostNode },
     readOnlyBinds: splitBinds(nix.binds).readOnly,
     writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }, { source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...splitBinds(nix.binds).writable],
-    descriptorBinds: pod.mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
+    descriptorBinds: descriptorBindsOf(pod),
     env: {
       PATH: DEFAULT_CONTAINER_PATH, HOME: POD_APP_DIR, LANG: 'C.UTF-8', ...pod.agentEnv,
       [agentEnv.workspaceDir]: POD_APP_DIR, [agentEnv.shell]: shell, [agentEnv.node]: agentNodeSetting(hostNode),
@@ -187,7 +209,7 @@ async function containerPod(pod: PodInput, container: ContainerProcess): Promise
     files: { hostsFile: pod.placement.hostsFile, passwdFile, resolvConf },
     agent: { bundle: await bundleFor(host), hostNode: await hostNodeFor(host.nodePath) },
     writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }],
-    descriptorBinds: pod.mounts.map((mount, i) => ({ fd: FIRST_MOUNT_FD + i, target: mount.target })),
+    descriptorBinds: descriptorBindsOf(pod),
     env: { PATH: DEFAULT_CONTAINER_PATH, HOME: DEFAULT_CONTAINER_HOME, LANG: 'C.UTF-8', ...pod.agentEnv, [agentEnv.workspaceDir]: '/' },
     infoFd: 3,
   });
@@ -199,9 +221,10 @@ function containerOf(spec: ReplicaSpec, workspace: WorkspaceRef): ContainerProce
   return process;
 }
 
-/** Ends every process of the replica's pod and removes its network namespace (idempotent). */
-export async function endReplicaPod(record: ReplicaRecord): Promise<void> {
+/** Ends every process of the replica's pod, removes its cgroup and its network namespace (idempotent). */
+export async function endReplicaPod(host: ReplicaPodHost, record: ReplicaRecord): Promise<void> {
   await killPod(record);
+  await removePodCgroup(host, host.cgroupNames.replica(record.workspaceId, record.service, record.index));
   if (record.netns) await removeNetns(record.netns);
 }
 

@@ -23,8 +23,8 @@ function after(args: string[], flag: string, count = 1): string[][] {
 
 test('as root the pod enters its network namespace, then becomes the workspace UID with group 0 on the host', () => {
   const { file, args } = sandboxCommand(spec);
-  assert.equal(file, 'ip');
-  assert.deepEqual(args.slice(0, 11), ['netns', 'exec', 'svc-ws42', 'setpriv', '--reuid', '20042', '--regid', '0', '--clear-groups', 'bwrap', '--tmpfs']);
+  assert.equal(file, 'nsenter');
+  assert.deepEqual(args.slice(0, 10), ['--net=/run/netns/svc-ws42', '--', 'setpriv', '--reuid', '20042', '--regid', '0', '--clear-groups', 'bwrap', '--tmpfs']);
   assert.deepEqual(after(args, '--uid'), [['20042']]);
   assert.deepEqual(after(args, '--gid'), [['0']]);
 });

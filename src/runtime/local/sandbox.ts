@@ -14,11 +14,26 @@ export interface Bind {
   target: string;
 }
 
+/** An open descriptor the sandbox inherits, bound at `target` (read-only: a file of the pod's cgroup, pod-limits.ts). */
+export interface DescriptorBind {
+  fd: number;
+  target: string;
+  readOnly?: boolean;
+}
+
+export const descriptorBindArgs = (bind: DescriptorBind) => [bind.readOnly ? '--ro-bind-fd' : '--bind-fd', String(bind.fd), bind.target];
+
+/**
+ * Enters a network namespace made by `ip netns add`. Not `ip netns exec`: that also remounts /sys, and the pod's
+ * cgroup files (pod-limits.ts) would not be found there.
+ */
+export const netnsEnter = (netns: string) => ['nsenter', `--net=/run/netns/${netns}`, '--'];
+
 export interface SandboxSpec {
   uid: number;
   /** The server is root: become the workspace UID on the host too (setpriv), so files belong to it there. */
   switchUser: boolean;
-  /** Run inside this network namespace (`ip netns exec`); it must exist. */
+  /** Run inside this network namespace (netnsEnter); it must exist. */
   netns?: string;
   /** An empty network of the sandbox's own (only a loopback that is down): for work that needs no network. */
   isolateNetwork: boolean;
@@ -28,7 +43,7 @@ export interface SandboxSpec {
   /** Read-write, after the read-only ones: a replica's own directory. */
   writableBinds?: Bind[];
   /** Open descriptors the sandbox inherits at these numbers, bound read-write last: a replica's `mounts`. */
-  descriptorBinds?: Array<{ fd: number; target: string }>;
+  descriptorBinds?: DescriptorBind[];
   /** The workspace's /nix directory (volumes.ts), read-only unless `writable`. */
   nix?: { dir: string; writable: boolean };
   env: Record<string, string>;
@@ -43,7 +58,7 @@ export interface SandboxSpec {
 export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[] } {
   const uid = String(spec.uid);
   const wrappers = [
-    ...(spec.netns ? ['ip', 'netns', 'exec', spec.netns] : []),
+    ...(spec.netns ? netnsEnter(spec.netns) : []),
     ...(spec.switchUser ? ['setpriv', '--reuid', uid, '--regid', '0', '--clear-groups'] : []),
   ];
   const bwrap = [
@@ -79,7 +94,7 @@ function rootFilesystemArgs(spec: SandboxSpec): string[] {
     ...(spec.nix ? [spec.nix.writable ? '--bind' : '--ro-bind', spec.nix.dir, POD_NIX_DIR] : []),
     ...spec.readOnlyBinds.flatMap((bind) => ['--ro-bind', bind.source, bind.target]),
     ...(spec.writableBinds ?? []).flatMap((bind) => ['--bind', bind.source, bind.target]),
-    ...(spec.descriptorBinds ?? []).flatMap((bind) => ['--bind-fd', String(bind.fd), bind.target]),
+    ...(spec.descriptorBinds ?? []).flatMap(descriptorBindArgs),
     '--remount-ro', '/',
   ];
 }

@@ -15,6 +15,8 @@ import { hostsFileOf, stageStepDirOf } from './replica-files.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { ensureNixDir, exists, volumeDir } from './volumes.ts';
 import { imageStageStepCommand } from './image-editor-pod.ts';
+import { createPodCgroup, editorPlan, inPodCgroup, removePodCgroup } from './pod-limits.ts';
+import { serviceLogTexts } from '../../agent/service-log-texts.ts';
 
 const STEP_KEY = /^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$/;
 
@@ -46,6 +48,9 @@ export function createStageSteps(host: PodHost): StageSteps {
       await rm(dir, { recursive: true, force: true });
       await mkdir(dir, { recursive: true, mode: 0o700 });
       const hostsFile = hostsFileOf(host.dataDir, workspace.id);
+      const plan = editorPlan(host, workspace);
+      const cgroup = host.cgroupNames.stageStep(workspace.id, key);
+      await createPodCgroup(host, cgroup, plan);
       const command = workspace.baseImage
         ? await imageStageStepCommand(host, workspace, workspace.baseImage, { hostsFile, netns: pod.network?.netns, env: step.env, script: step.run })
         : sandboxCommand({
@@ -61,7 +66,12 @@ export function createStageSteps(host: PodHost): StageSteps {
             dieWithParent: true,
             script: step.run,
           });
-      const started = startStep(command, createLogWriter(dir, { now: host.now }));
+      const memoryNote = async (exitCode: number | null) => {
+        const killed = exitCode === 137 && host.cgroups !== undefined && (await host.cgroups.memoryKills(cgroup)) > 0;
+        await removePodCgroup(host, cgroup);
+        return killed ? [serviceLogTexts.memoryKilled(plan.id, plan.memoryMiB)] : [];
+      };
+      const started = startStep(inPodCgroup(host, cgroup, command), createLogWriter(dir, { now: host.now }), memoryNote);
       track(workspace.id, started);
       return started;
     },
@@ -79,7 +89,7 @@ export function createStageSteps(host: PodHost): StageSteps {
 }
 
 /** Spawns the sandbox in a process group of its own (an abort kills the group) and logs its output line by line. */
-function startStep(command: { file: string; args: string[] }, log: ReturnType<typeof createLogWriter>): StageStepRun {
+function startStep(command: { file: string; args: string[] }, log: ReturnType<typeof createLogWriter>, notesAfterExit: (exitCode: number | null) => Promise<string[]>): StageStepRun {
   const child = spawn(command.file, command.args, { detached: true, env: minimalEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let aborted = false;
   let closed = false;
@@ -98,8 +108,11 @@ function startStep(command: { file: string; args: string[] }, log: ReturnType<ty
       if (spawnError) log.write('system', `The step could not start: ${spawnError.message}`);
       const exitCode = aborted ? null : spawnError ? 127 : exitCodeOf(code, signal ? constants.signals[signal] : undefined);
       if (exitCode !== null) exitNotes(exitCode).forEach((note) => log.write('system', note));
-      log.close();
-      resolve({ exitCode });
+      void notesAfterExit(exitCode).then((notes) => {
+        notes.forEach((note) => log.write('system', note));
+        log.close();
+        resolve({ exitCode });
+      });
     });
   });
   return {
