@@ -141,6 +141,7 @@ export async function startWorkspaceRuntime(options: {
     gates: new PodGates(),
     deleteManagedServices: (row) => deleteManagedServices(managed, row),
     images,
+    log,
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
