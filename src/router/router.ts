@@ -14,7 +14,7 @@ import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
 import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
 import { requestWake, wakeReason, wakingStatusText } from '../workspaces/wake.ts';
-import { headersForUpstream, isCrossSite, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
+import { headersForUpstream, isCrossSite, SIGN_IN_PATH, WorkspaceAccess } from './access.ts';
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml } from './pages.ts';
 import { Refusal } from './refusal.ts';
@@ -23,7 +23,9 @@ import { CLIENT_HEADER } from './nginx-config.ts';
 import { directRouteFor } from './nginx-map.ts';
 import { matchRoute, MAX_URL_LENGTH } from './routes.ts';
 import { managedHostUpstream, type ManagedHostDeps } from './managed-hosts.ts';
-import { AllowList, pinnedLookup, resolveForwardTarget } from './ssrf.ts';
+import { AllowList } from './ssrf.ts';
+import { forwardUpstream } from './forward-upstream.ts';
+import { answerSignIn } from './sign-in.ts';
 import { serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 import { WAIT_HOLD_MS, waitTarget } from './waiting.ts';
 
@@ -282,18 +284,8 @@ export class Router {
     return url.toString();
   }
 
-  /** `GET /.svc/sign-in?token=...`: once, briefly; sets the host's session cookie and goes on to the page asked for. */
-  private async signIn(request: IncomingMessage, response: ServerResponse, host: string): Promise<void> {
-    const token = new URL(request.url ?? '/', 'http://x').searchParams.get('token') ?? '';
-    const redeemed = token ? await this.access.redeemLink(token, host) : undefined;
-    if (!redeemed) throw new Refusal('linkExpired', 'Sign-in links work once and for two minutes: open the address from the console again.');
-    const secure = this.scheme() === 'https' ? '; Secure' : '';
-    response.writeHead(303, {
-      location: redeemed.nextPath.startsWith('/') && !redeemed.nextPath.startsWith('//') ? redeemed.nextPath : '/',
-      'set-cookie': `${WORKSPACE_SESSION_COOKIE}=${redeemed.sessionToken}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${WORKSPACE_SESSION_MS / 1000}${secure}`,
-      'cache-control': 'no-store',
-    });
-    response.end();
+  private signIn(request: IncomingMessage, response: ServerResponse, host: string): Promise<void> {
+    return answerSignIn(this.access, request, response, host, this.scheme() === 'https');
   }
 
   /** A state-changing request sent by a page of another site (not this host, not the console). */
@@ -349,7 +341,7 @@ export class Router {
       throw servesRoot || routing.routes.dev.length > 0 ? new Refusal('noRoute') : new Refusal('nothingServed');
     }
     const routeTarget = match.route.target;
-    if (routeTarget.kind === 'forward') return this.forwardUpstream(routeTarget.target, match.upstreamTarget);
+    if (routeTarget.kind === 'forward') return forwardUpstream(routeTarget.target, match.upstreamTarget, this.allow);
     return { ...(await this.replica(hold, routing, routeTarget.service)), port: routeTarget.port, path: match.upstreamTarget };
   }
 
@@ -391,19 +383,6 @@ export class Router {
       current = (await this.routes.get(current.row.id, HELD_POLL_MS)) ?? current;
       looked = true;
     }
-  }
-
-  private async forwardUpstream(target: string, requestTarget: string): Promise<Upstream> {
-    const resolved = await resolveForwardTarget(target, { allow: this.allow });
-    if (!resolved.ok) throw new Refusal(resolved.kind === 'forbidden' ? 'forwardForbidden' : 'forwardUnreachable', resolved.reason);
-    const base = resolved.url.pathname.replace(/\/$/, '');
-    if (resolved.url.protocol !== 'http:') throw new Refusal('forwardUnreachable', 'The router forwards to http:// targets only in this release.');
-    return {
-      host: resolved.url.hostname,
-      port: Number(resolved.url.port || 80),
-      path: `${base}${requestTarget}`,
-      lookup: pinnedLookup(resolved.address, resolved.family),
-    };
   }
 
   private send(request: IncomingMessage, response: ServerResponse, refusal: Refusal, asText = false): void {
