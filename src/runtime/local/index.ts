@@ -158,6 +158,8 @@ async function observeEditor(host: PodHost, workspace: WorkspaceRef): Promise<Ed
 /** How often the agent is asked while it does not answer yet (a refused connection returns at once). */
 const AGENT_POLL_MS = 10;
 const OLD_AGENT_POLL_MS = 100;
+/** How long the editor's answer at its address from the host may take once the agent saw it ready. */
+const HOST_CHECK_TIMEOUT_MS = 15_000;
 /** The longest one wait for the agent's next change lasts, so a pod that died is noticed within it. */
 const CHANGE_WAIT_MS = 1000;
 
@@ -196,7 +198,8 @@ async function waitForEditor(
     if (state.state === 'failed') throw state.failure;
     if (state.state === 'ready') {
       markAgentPhases(timeline, agent!);
-      if (await answersHttp(address.host, address.port)) return (timeline.mark('editor from the host'), address);
+      // generous: code-server's first answer on a busy machine takes seconds
+      if (await answersHttp(address.host, address.port, HOST_CHECK_TIMEOUT_MS)) return (timeline.mark('editor from the host'), address);
       throw new RuntimeFailure('ide', `the editor answers inside the pod but not at ${address.host}:${address.port}`);
     }
     if (state.state === 'starting' && state.statusText !== reported) {
