@@ -1,62 +1,155 @@
-// bench/workspaces: the time from POST /workspaces to Running for an empty workspace on the local driver
-// (volume, pod with its own network, agent, editor), median of several, with the pod start alone as reference.
+// bench/workspaces: creating and waking workspaces on the local driver (volume, pod with its own network, agent,
+// editor), medians of several (BENCH_RUNS, default 5). Printed: create to Running; a wake of a sleeping workspace to
+// its editor answering through the router (POST /wake, then one request to the editor's host, held while it wakes),
+// with the server's own account of each phase (docs/runtime.md, "How long a wake takes"); a request to the dev URL of
+// a sleeping workspace whose service starts in about 0.1 s, to its first byte (held, as curl is) and in a browser
+// (Chromium: past the waiting page); and, with code-server installed, its workbench in a fresh and a warm browser.
+// Targets (issue 17): a wake <= 1.0 s to the editor answering; <= 1.0 s to the dev URL's first byte, browser included;
+// the editor's first load <= 5 s, <= 2 s cached.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Browser } from 'playwright-core';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
+import { launchBrowser } from '../test/helpers/browser.ts';
 import { ApiClient } from '../test/helpers/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
+import { createBareRepository, type BareRepository } from '../test/helpers/git.ts';
 import { startSvc } from '../test/helpers/process.ts';
+import { answers, browserFirstAnswer, finish, firstByte, loggedWakes, median, phaseMedians, phaseTable, setFirstWorkspaceId, until } from './wake-measure.ts';
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const TARGET_WAKE_MS = 1000;
+const TARGET_FIRST_LOAD_MS = 5000;
+const TARGET_CACHED_LOAD_MS = 2000;
+const SERVICE_PORT = 8080;
 
-async function finish(key: ApiClient, operationId: string): Promise<void> {
-  for (;;) {
-    const operation = (await key.get(`/operations/${operationId}`)).body;
-    if (operation.state === 'failed') throw new Error(JSON.stringify(operation.error));
-    if (operation.state === 'succeeded') return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+const svcYml = `schema: svc/v1
+services:
+  web:
+    type: steps
+    steps:
+      - run: node server.js
+    ports:
+      - port: ${SERVICE_PORT}
+        routes: [{ path: / }]
+    health: { port: ${SERVICE_PORT} }
+`;
+
+const serverJs = `require('node:http').createServer((req, res) => res.end('hello from the service\\n')).listen(${SERVICE_PORT}, '0.0.0.0');
+`;
+
+const verdict = (ms: number, target: number) => `target <= ${target} ms, ${ms <= target ? 'met' : 'MISSED'}`;
 
 export async function benchWorkspaces(runs = Number(process.env.BENCH_RUNS) || 5): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-ws-'));
   const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
-  const svc = startSvc(['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--log-level', 'warn'], { DATABASE_URL: database?.url });
+  const svc = startSvc(['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--log-level', 'info', '--rate-limit', '1000000000'], {
+    DATABASE_URL: database?.url,
+    SVC_ALLOW_LOCAL_REPOSITORIES: 'true',
+  });
   const ids: number[] = [];
+  let repository: BareRepository | undefined;
+  let browser: Browser | undefined;
   try {
     const [, url] = await svc.waitFor(/listening on (\S+)\n/, 120_000);
     const [, link] = await svc.waitFor(/^\s+(http\S+#token=\S+)$/m);
+    if (database) await setFirstWorkspaceId(database.url, database.firstWorkspaceId);
     const key = await (await new ApiClient(url).signInWithLink(new URL(link).hash.slice('#token='.length))).mintKey('bench');
+    const headers = { 'Svc-Authorization': `Bearer ${key.auth.token}` };
+    const port = new URL(url).port;
     const org = (await key.post('/orgs', { name: 'Bench' })).body.id;
     const team = (await key.post('/teams', { org_id: org, name: 'Bench' })).body.id;
-    const times: number[] = [];
+
+    const createTimes: number[] = [];
     for (let i = 0; i < runs; i++) {
       const started = performance.now();
       const created = await key.post('/workspaces', { team_id: team, name: `bench-${i}`, storage_gib: 1 });
       ids.push(Number(created.body.target.split('/')[2]));
       await finish(key, created.body.id);
-      times.push(performance.now() - started);
+      createTimes.push(performance.now() - started);
     }
+    const editor = (await key.get(`/workspaces/${ids[0]}`)).body.editor as { kind: string; version?: string } | undefined;
+
+    // A wake: POST /wake, then one request to the editor's host, which the router holds until it can answer.
     const wakeTimes: number[] = [];
     for (const id of ids) {
       await key.post(`/workspaces/${id}/sleep`);
       const started = performance.now();
-      await finish(key, (await key.post(`/workspaces/${id}/wake`)).body.id);
+      const wake = await key.post(`/workspaces/${id}/wake`);
+      await firstByte(`${url}/`, { ...headers, Host: `ide-w${id}.localhost` });
       wakeTimes.push(performance.now() - started);
+      await finish(key, wake.body.id);
     }
-    console.log(`bench/workspaces: empty workspace, create to Running: median ${median(times).toFixed(0)} ms over ${runs}` +
-      ` (wake of the same workspaces, pod and editor only: ${median(wakeTimes).toFixed(0)} ms; ratio ${(median(times) / median(wakeTimes)).toFixed(2)}x)`);
+    const wakes = ids.map((id) => loggedWakes(svc.stderr(), id).at(-1)).filter((w) => w !== undefined);
+    const wakeMs = median(wakeTimes);
+    console.log(`bench/workspaces: editor ${editor?.kind ?? 'unknown'}${editor?.version ? ` ${editor.version}` : ''}; medians of ${runs}`);
+    console.log(`  create to Running (empty workspace): ${median(createTimes).toFixed(0)} ms`);
+    console.log(`  wake of a sleeping workspace to its editor answering through the router: ${wakeMs.toFixed(0)} ms (${verdict(wakeMs, TARGET_WAKE_MS)})`);
+    console.log(`  the wake's phases as the server saw them (median of each, ${wakes.length} wakes):\n${phaseTable(phaseMedians(wakes))}`);
+
+    // The dev URL of a sleeping workspace whose service starts in about 0.1 s.
+    repository = await createBareRepository({ 'svc.yml': svcYml, 'server.js': serverJs });
+    const created = await key.post('/workspaces', { team_id: team, name: 'routed', git: { provider: 'git', repo: repository.url } });
+    const ws = Number(created.body.target.split('/')[2]);
+    ids.push(ws);
+    await finish(key, created.body.id);
+    const plan = (await key.get(`/workspaces/${ws}/landscape/plan`)).body;
+    await finish(key, (await key.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.hash })).body.id);
+    const devUrl = `http://w${ws}.localhost:${port}/`;
+    const devHeaders = { ...headers, Host: `w${ws}.localhost:${port}` };
+    await until(() => answers(`${url}/`, devHeaders), 120_000, () => 'the dev URL to answer', 50);
+    const held: number[] = [];
+    const browsed: number[] = [];
+    browser = await launchBrowser().catch((error: Error) => (console.log(`  (no browser: ${error.message})`), undefined));
+    for (let round = 0; round < runs; round++) {
+      await key.post(`/workspaces/${ws}/sleep`);
+      held.push(await firstByte(`${url}/`, devHeaders));
+      if (!browser) continue;
+      await until(() => answers(`${url}/`, devHeaders), 120_000, () => 'the dev URL to answer', 50);
+      await key.post(`/workspaces/${ws}/sleep`);
+      browsed.push(await browserFirstAnswer(browser, devUrl, headers));
+    }
+    const heldMs = median(held);
+    console.log(`  request to the dev URL of a sleeping workspace, first byte (held, as curl): ${heldMs.toFixed(0)} ms (${verdict(heldMs, TARGET_WAKE_MS)})`);
+    if (browsed.length > 0) {
+      const browsedMs = median(browsed);
+      console.log(`  the same in a browser, past the waiting page: ${browsedMs.toFixed(0)} ms (${verdict(browsedMs, TARGET_WAKE_MS)})`);
+      const devWakes = loggedWakes(svc.stderr(), ws).slice(-runs * 2);
+      console.log(`  its wakes' phases as the server saw them (${devWakes.length} wakes):\n${phaseTable(phaseMedians(devWakes))}`);
+    }
+    if (browser && editor?.kind === 'code-server') await benchEditorLoad(browser, `http://ide-w${ids[0]}.localhost:${port}/`, headers);
   } finally {
+    await browser?.close();
     const driver = createLocalDriver({ dataDir });
     for (const id of ids) {
-      await driver.stopWorkspace({ id, uid: 0, storageGib: 1 });
-      await driver.deleteVolume({ id, uid: 0, storageGib: 1 });
+      await driver.stopWorkspace({ id, uid: 0, storageGib: 1 }).catch(() => undefined);
+      await driver.deleteVolume({ id, uid: 0, storageGib: 1 }).catch(() => undefined);
     }
     svc.child.kill('SIGTERM');
     await svc.exited;
     await database?.drop();
+    await repository?.remove();
     await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** code-server's workbench: link opened to the workbench shown, in a fresh browser, then again with its cache. */
+async function benchEditorLoad(browser: Browser, ideUrl: string, headers: Record<string, string>): Promise<void> {
+  const context = await browser.newContext({ extraHTTPHeaders: headers });
+  try {
+    const page = await context.newPage();
+    const load = async () => {
+      const started = performance.now();
+      await page.goto(ideUrl, { waitUntil: 'commit' });
+      await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 120_000 });
+      return performance.now() - started;
+    };
+    const first = await load();
+    const cached = await load();
+    console.log(`  code-server's workbench in a browser: first load ${first.toFixed(0)} ms (${verdict(first, TARGET_FIRST_LOAD_MS)}),` +
+      ` cached ${cached.toFixed(0)} ms (${verdict(cached, TARGET_CACHED_LOAD_MS)})`);
+  } finally {
+    await context.close();
   }
 }
 

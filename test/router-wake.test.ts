@@ -2,6 +2,7 @@
 // browsers, and for other clients the 503 with Retry-After and the reason as text once the hold is over. This
 // server holds requests for 0 s (--wake-hold 0), so that other clients get the 503 at once.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { createPerson, type ApiClient } from './helpers/client.ts';
@@ -110,4 +111,21 @@ test('an on-demand service asleep because nobody used it: woken by the request, 
   assert.equal(answer.text, '503 Waking up: nobody used it\n');
   await until(async () => ((await status()) === 'running' ? true : undefined), 'lazy to wake');
   assert.equal((await call('/lazy')).text, 'lazy');
+});
+
+test('the waiting page opens the address once it answers: its script waits on /.svc/wait, held until the request could be served', async () => {
+  await sleepByHand();
+  const page = await call('/lazy', BROWSER);
+  assert.equal(page.status, 503);
+  assert.match(page.text, /<noscript><meta http-equiv="refresh" content="2"><\/noscript>/, 'without script it still reloads itself');
+  const script = /<script>([\s\S]*?)<\/script>/.exec(page.text)?.[1];
+  assert.ok(script?.includes('/.svc/wait'), page.text);
+  const hash = `'sha256-${createHash('sha256').update(script!).digest('base64')}'`;
+  assert.match(String(page.headers['content-security-policy']), new RegExp(`script-src ${hash.replace(/[+/]/g, '\\$&')}; connect-src 'self'`));
+  // held although this server holds requests for 0 s: the page's own question waits for the wake
+  const ready = await call(`/.svc/wait?path=${encodeURIComponent('/lazy')}`);
+  assert.equal(ready.status, 204, ready.text);
+  assert.equal((await call('/lazy')).text, 'lazy', 'the reload the 204 leads to is answered by the service');
+  const nothing = await call(`/.svc/wait?path=${encodeURIComponent('/nowhere')}`);
+  assert.deepEqual([nothing.status, nothing.text], [404, '404 Nothing is served at this path\n'], 'a wait for what no route serves says so at once');
 });

@@ -64,6 +64,19 @@ test('the agent reports its version and pid, and its built-in editor becomes rea
   assert.equal((await fetch(`http://127.0.0.1:${agent.port}/other`, { headers: { connection: 'close' } })).status, 404);
 });
 
+test('GET /status?wait= answers when the editor becomes ready (no poll needed), with the times a wake is measured by', async () => {
+  const { agent } = await agentWith();
+  const first = await statusOf(agent);
+  assert.equal(first.editor.state, 'starting', 'the built-in editor is not up the moment the agent listens');
+  const response = await fetch(`http://127.0.0.1:${agent.port}/status?wait=30000`, { headers: { connection: 'close' } });
+  const changed = parseAgentStatus(await response.json());
+  assert.equal(changed?.editor.state, 'ready', 'answered at the change, long before the 30 s');
+  const { startedAt, listeningAt, editor } = changed!;
+  assert.ok(startedAt! <= listeningAt! && listeningAt! <= editor.startedAt! && editor.startedAt! <= editor.answeredAt!, JSON.stringify(changed));
+  const unchanged = await fetch(`http://127.0.0.1:${agent.port}/status?wait=1`, { headers: { connection: 'close' } });
+  assert.equal(parseAgentStatus(await unchanged.json())?.editor.state, 'ready', 'without a change it answers once the wait is over');
+});
+
 test('an editor that keeps exiting is restarted, then reported failed with its last error line', async () => {
   const { agent } = await agentWith('echo "starting"; echo "cannot load the workbench" >&2; exit 2');
   const failed = await waitForEditorState(agent, 'failed');

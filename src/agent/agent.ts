@@ -2,6 +2,7 @@
 // answers the driver's `GET /status` with what it observes.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { wallClockMs } from '../core/phases.ts';
 import { EditorSupervisor } from './editor-supervisor.ts';
 import { watchLandscapeFiles } from './landscape-watch.ts';
 import { shellQuote } from './shell.ts';
@@ -36,7 +37,10 @@ export interface RunningAgent {
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const log = options.log ?? ((line: string) => console.log(`agent: ${line}`));
   const streams = { token: options.token, workspaceDir: options.workspaceDir, baseEnv: commandEnv(process.env) };
-  const server = await serveStatus(options.host, options.port, () => status(), streams);
+  const listeners = new Set<() => void>();
+  const onChange = (listener: () => void) => (listeners.add(listener), () => void listeners.delete(listener));
+  const server = await serveStatus(options.host, options.port, () => status(), streams, onChange);
+  const listeningAt = wallClockMs();
   const { port } = server;
   log(`agent ${AGENT_VERSION} listening on ${options.host}:${port}`);
   const editor = new EditorSupervisor({
@@ -47,9 +51,17 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     policy: options.policy ?? editorSupervisionPolicy,
     nowMs: options.nowMs ?? Date.now,
     log,
+    onChange: () => [...listeners].forEach((listener) => listener()),
   });
   const landscapeFiles = watchLandscapeFiles({ dir: options.workspaceDir });
-  const status = (): AgentStatus => ({ agentVersion: AGENT_VERSION, pid: process.pid, editor: editor.report(), landscapeFiles: landscapeFiles.fingerprint() });
+  const status = (): AgentStatus => ({
+    agentVersion: AGENT_VERSION,
+    pid: process.pid,
+    editor: editor.report(),
+    landscapeFiles: landscapeFiles.fingerprint(),
+    startedAt: performance.timeOrigin,
+    listeningAt,
+  });
   return {
     port,
     status,

@@ -2,6 +2,7 @@
 // when it exits. The decisions live in supervision.ts; this file only starts, probes and kills processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { wallClockMs } from '../core/phases.ts';
 import { podShell, type EditorReport } from './protocol.ts';
 import { editorAnswered, editorExited, exitReason, initialSupervision, type Supervision, type SupervisionPolicy } from './supervision.ts';
 
@@ -13,8 +14,18 @@ export interface EditorSupervisorOptions {
   policy: SupervisionPolicy;
   nowMs: () => number;
   log: (line: string) => void;
+  /** Called when the report changes (the editor answered, exited, was restarted). */
+  onChange?: () => void;
   probeIntervalMs?: number;
 }
+
+/**
+ * Readiness is probed often while an editor starts (a refused connection on the pod's own loopback costs next to
+ * nothing, and each interval is time a wake waits for nothing), less often once it has taken a while.
+ */
+const FAST_PROBE_MS = 15;
+const SLOW_PROBE_MS = 200;
+const FAST_PROBING_MS = 10_000;
 
 const TAIL_BYTES = 4096;
 
@@ -24,6 +35,8 @@ export class EditorSupervisor {
   private stopping = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
+  private startedAt: number | undefined;
+  private answeredAt: number | undefined;
 
   constructor(private readonly options: EditorSupervisorOptions) {
     this.start();
@@ -31,7 +44,7 @@ export class EditorSupervisor {
 
   report(): EditorReport {
     const { phase, reason, restarts } = this.supervision;
-    return { state: phase, reason, restarts, pid: this.child?.pid, port: this.options.port };
+    return { state: phase, reason, restarts, pid: this.child?.pid, port: this.options.port, startedAt: this.startedAt, answeredAt: this.answeredAt };
   }
 
   /** Ends the editor and everything it started (its process group); no restart follows. */
@@ -57,6 +70,8 @@ export class EditorSupervisor {
       detached: true, // its own process group, so stopping reaches the editor's children too
     });
     this.child = child;
+    this.startedAt = wallClockMs();
+    this.answeredAt = undefined;
     log(`editor started (pid ${child.pid})`);
     let tail = '';
     child.stdout!.on('data', (chunk: Buffer) => log(`editor: ${chunk.toString().trimEnd()}`));
@@ -83,20 +98,24 @@ export class EditorSupervisor {
     const { next, restartInMs } = editorExited(this.supervision, reason, this.options.nowMs(), this.options.policy);
     this.supervision = next;
     this.options.log(`editor exited (${reason}); restart ${next.restarts} in ${restartInMs} ms`);
+    this.options.onChange?.();
     this.restartTimer = setTimeout(() => this.start(), restartInMs);
   }
 
   /** Readiness: the editor answers HTTP (any status). Probed until it does, while this run of it lasts. */
   private probe(child: ChildProcess): void {
     const probeHost = this.options.host === '0.0.0.0' ? '127.0.0.1' : this.options.host;
+    const early = wallClockMs() - (this.startedAt ?? 0) < FAST_PROBING_MS;
     this.probeTimer = setTimeout(() => {
       void answersHttp(probeHost, this.options.port).then((answered) => {
         if (this.stopping || this.child !== child) return;
         if (!answered) return this.probe(child);
         this.supervision = editorAnswered(this.supervision, this.options.nowMs());
+        this.answeredAt = wallClockMs();
         this.options.log(`editor answers on port ${this.options.port}`);
+        this.options.onChange?.();
       });
-    }, this.options.probeIntervalMs ?? 200);
+    }, this.options.probeIntervalMs ?? (early ? FAST_PROBE_MS : SLOW_PROBE_MS));
   }
 }
 

@@ -52,6 +52,9 @@ export interface EditorReport {
   restarts: number;
   pid?: number;
   port: number;
+  /** When this run of the editor was spawned and when it first answered (ms since the epoch; wake timings). */
+  startedAt?: number;
+  answeredAt?: number;
 }
 
 export interface AgentStatus {
@@ -63,6 +66,9 @@ export interface AgentStatus {
    * last read them; it moves when one is written, created, renamed or removed. Absent until first read.
    */
   landscapeFiles?: string;
+  /** When the agent's process started and when it listened (ms since the epoch; wake timings). */
+  startedAt?: number;
+  listeningAt?: number;
 }
 
 /** Reads an agent's answer, refusing anything that is not one. */

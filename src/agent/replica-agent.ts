@@ -54,6 +54,8 @@ export async function startReplicaAgent(options: ReplicaAgentOptions): Promise<R
 class ReplicaRunner {
   private run_: ServiceRun = initialRun;
   private ready = false;
+  /** When the replica was last seen not ready after being ready or started (performance.now()). */
+  private notReadySince: number | undefined;
   private server: ChildProcess | undefined;
   /** The step before the last that runs now. */
   private step: ChildProcess | undefined;
@@ -205,9 +207,22 @@ class ReplicaRunner {
     void this.probeOnce().then((ready) => {
       if (!this.server) ready = false;
       if (ready && !this.ready) this.log('system', `${this.config.service} is ready`);
+      if (!ready && this.notReadySince === undefined) this.notReadySince = performance.now();
+      if (ready) this.notReadySince = undefined;
       this.ready = ready;
-      this.later(this.ready ? this.config.timings.probeIntervalMs * 4 : this.config.timings.probeIntervalMs, () => this.probeLoop());
+      this.later(this.nextProbeMs(), () => this.probeLoop());
     });
+  }
+
+  /**
+   * A replica that is not ready yet is probed often for its first seconds (a woken service's first request waits
+   * for its readiness; a refused connection on the pod's loopback costs next to nothing), then at the set interval.
+   */
+  private nextProbeMs(): number {
+    const { probeIntervalMs } = this.config.timings;
+    if (this.ready) return probeIntervalMs * 4;
+    const starting = this.notReadySince !== undefined && performance.now() - this.notReadySince < FAST_PROBING_MS;
+    return starting ? Math.min(FAST_PROBE_MS, probeIntervalMs) : probeIntervalMs;
   }
 
   private async probeOnce(): Promise<boolean> {
@@ -303,6 +318,10 @@ function isDirectory(dir: string): boolean {
 }
 
 /** What processes print when the user they run as may not write or do something. */
+/** How often, and for how long, a replica that is not ready yet is probed before the set interval applies. */
+const FAST_PROBE_MS = 20;
+const FAST_PROBING_MS = 10_000;
+
 const PERMISSION_TROUBLE = /permission denied|operation not permitted|read-only file system|\bEACCES\b|\bEPERM\b|\bEROFS\b/i;
 
 /**

@@ -1,5 +1,7 @@
 // The agent's control server, the same in both modes: `GET /status` answers what the agent observes now, and the
-// server's exec and port-forward streams upgrade on it (stream-server.ts).
+// server's exec and port-forward streams upgrade on it (stream-server.ts). `GET /status?wait=<ms>` answers at the
+// next change the agent announces (its editor answered or exited), or after that long: the driver learns that the
+// editor is ready the moment the agent does, instead of at its next poll.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AGENT_STATUS_PATH } from './protocol.ts';
@@ -12,11 +14,37 @@ export interface StatusServer {
   close(): Promise<void>;
 }
 
-export async function serveStatus(host: string, port: number, status: () => unknown, streams?: StreamOptions): Promise<StatusServer> {
+/** The longest a `?wait=` request is held. */
+export const MAX_STATUS_WAIT_MS = 30_000;
+
+export async function serveStatus(
+  host: string,
+  port: number,
+  status: () => unknown,
+  streams?: StreamOptions,
+  onChange?: (listener: () => void) => () => void,
+): Promise<StatusServer> {
   const server = http.createServer({ maxHeaderSize: AGENT_MAX_HEADER_BYTES }, (request, response) => {
-    if (request.method === 'GET' && request.url === AGENT_STATUS_PATH) {
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      response.end(JSON.stringify(status()));
+    const url = new URL(request.url ?? '/', 'http://agent');
+    if (request.method === 'GET' && url.pathname === AGENT_STATUS_PATH) {
+      const answer = () => {
+        if (response.writableEnded) return;
+        response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        response.end(JSON.stringify(status()));
+      };
+      const waitMs = Math.min(MAX_STATUS_WAIT_MS, Number(url.searchParams.get('wait')) || 0);
+      if (waitMs <= 0 || !onChange) return answer();
+      const stop = onChange(() => done());
+      const timer = setTimeout(() => done(), waitMs);
+      const done = () => {
+        clearTimeout(timer);
+        stop();
+        answer();
+      };
+      response.once('close', () => {
+        clearTimeout(timer);
+        stop();
+      });
       return;
     }
     response.writeHead(404, { 'content-type': 'text/plain' });

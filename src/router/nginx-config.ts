@@ -4,6 +4,7 @@ import path from 'node:path';
 import { SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE } from './access.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 import { MAX_URL_LENGTH } from './routes.ts';
+import { WAIT_PATH } from './waiting.ts';
 
 /** The path on svc's internal listener that nginx asks about admission, with the secret of this start. */
 export const AUTH_PATH = '/.svc-internal/admit';
@@ -165,6 +166,9 @@ export function workspaceLocations(settings: NginxSettings): string {
   return `${errorLocation(settings)}location = ${SIGN_IN_PATH} {
   proxy_pass http://svc;
 }
+location = ${WAIT_PATH} {
+  proxy_pass http://svc;
+}
 location @svc {
   proxy_pass http://svc$request_uri;
 }
@@ -222,6 +226,14 @@ ${temp}
   client_max_body_size 0;
   large_client_header_buffers 4 64k;
   proxy_http_version 1.1;
+  # Text answers that arrive uncompressed (the editor's scripts and styles, tens of MB on its first load; svc's JSON)
+  # leave compressed when the client accepts it; event streams are not in the list and stay as they are.
+  gzip on;
+  gzip_proxied any;
+  gzip_vary on;
+  gzip_comp_level 2;
+  gzip_min_length 1024;
+  gzip_types application/javascript text/javascript text/css application/json image/svg+xml application/wasm text/plain application/xml;
   proxy_buffering off;
   proxy_request_buffering off;
   proxy_read_timeout 3600s;

@@ -1,5 +1,6 @@
 // The HTML form of a router page: one self-contained document (inline CSS, no script, no external assets) that
 // reads well in light and dark mode and inside the console's frame. Everything placed into it is escaped here.
+import { WAITING_SCRIPT } from './waiting.ts';
 
 /** What a page shows; every string is plain text, escaped on the way in. */
 export interface PageView {
@@ -13,6 +14,8 @@ export interface PageView {
   retry: boolean;
   /** The page reloads itself after this many seconds (waiting pages), showing `statusText` while it waits. */
   refreshSeconds?: number;
+  /** A waiting page that reloads as soon as what it waits for answers (waiting.ts); the refresh stays for no script. */
+  reloadWhenReady?: boolean;
   statusText?: string;
   requestId?: string;
 }
@@ -72,7 +75,8 @@ function actionsHtml(view: PageView): string {
 }
 
 export function pageHtml(view: PageView): string {
-  const refresh = view.refreshSeconds !== undefined ? `<meta http-equiv="refresh" content="${view.refreshSeconds}">\n` : '';
+  const meta = `<meta http-equiv="refresh" content="${view.refreshSeconds}">`;
+  const refresh = view.refreshSeconds === undefined ? '' : view.reloadWhenReady ? `<noscript>${meta}</noscript>\n<script>${WAITING_SCRIPT}</script>\n` : `${meta}\n`;
   const detail = view.detail ? `<p class="detail">${escapeHtml(view.detail)}</p>\n` : '';
   const waiting =
     view.refreshSeconds !== undefined

@@ -3,6 +3,7 @@
 // browser's button would say: an API key in Svc-Authorization for a sign-in).
 import type { ServerResponse } from 'node:http';
 import { pageHtml } from './page-html.ts';
+import { WAITING_SCRIPT_HASH } from './waiting.ts';
 
 export interface RouterPage {
   status: number;
@@ -285,10 +286,12 @@ export function renderPage(name: RouterPageName, options: PageOptions): Rendered
       action: href ? { label: page.signInLabel ?? 'Sign in', href, newTab: page.signInNewTab ?? false } : undefined,
       retry: page.retry ?? false,
       refreshSeconds: page.refreshSeconds,
+      reloadWhenReady: name === 'waking',
       requestId: options.requestId,
     });
     headers['content-type'] = 'text/html; charset=utf-8';
-    headers['content-security-policy'] = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+    const script = name === 'waking' ? `; script-src ${WAITING_SCRIPT_HASH}; connect-src 'self'` : '';
+    headers['content-security-policy'] = `default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'${script}`;
     headers['referrer-policy'] = 'no-referrer';
   } else {
     const said = options.sleepReason ?? (page.detailInText ? detail : undefined) ?? page.textHint;

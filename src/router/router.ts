@@ -15,7 +15,7 @@ import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
 import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
 import { requestWake, wakeReason, wakingStatusText } from '../workspaces/wake.ts';
-import { headersForUpstream, isCrossSite, SIGN_IN_PATH, WORKSPACE_SESSION_COOKIE, WORKSPACE_SESSION_MS, WorkspaceAccess } from './access.ts';
+import { headersForUpstream, isCrossSite, SIGN_IN_PATH, WorkspaceAccess } from './access.ts';
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml } from './pages.ts';
 import { Refusal } from './refusal.ts';
@@ -25,8 +25,11 @@ import { directRouteFor } from './nginx-map.ts';
 import { matchRoute, MAX_URL_LENGTH } from './routes.ts';
 import { managedHostUpstream, type ManagedHostDeps } from './managed-hosts.ts';
 import { CustomDomainTable, customDomainUpstream, type DomainRouterDeps } from './custom-domains.ts';
-import { AllowList, forwardUpstream } from './ssrf.ts';
+import { AllowList } from './ssrf.ts';
+import { forwardUpstream } from './forward-upstream.ts';
+import { answerSignIn } from './sign-in.ts';
 import { serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
+import { WAIT_HOLD_MS, waitTarget } from './waiting.ts';
 
 export interface RouterOptions {
   pool: pg.Pool;
@@ -67,6 +70,18 @@ export interface RouterOptions {
 
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
 const HELD_POLL_MS = 50;
+/**
+ * How long a browser's request is held before it gets the waiting page: a wake that takes less opens the address
+ * without a waiting page in between.
+ */
+const BROWSER_HOLD_MS = 1500;
+
+/** How long a request may be held, and whether a browser asks (it gets the waiting page after BROWSER_HOLD_MS). */
+interface Hold {
+  ms: number;
+  browser: boolean;
+}
+const holdFor = (hold: Hold) => (hold.browser ? Math.min(hold.ms, BROWSER_HOLD_MS) : hold.ms);
 
 type Resolved = { upstream: Upstream; routing?: WorkspaceRouting; timeoutMs?: number };
 /** A workspace host, or a team's custom domain (custom-domains.ts). */
@@ -108,9 +123,9 @@ export class Router {
       access: this.access,
       log: options.log,
       routing: (id) => this.routes.get(id),
-      awake: (request, routing, userId) => this.awake(request, routing, userId),
-      devUpstream: (request, routing, url) => this.upstreamFor(request, { kind: 'dev', workspaceId: routing.row.id }, routing, url),
-      replica: (request, routing, service) => this.replica(request, routing, service),
+      awake: (request, routing, userId) => this.awake(this.holdOf(request), routing, userId),
+      devUpstream: (request, routing, url) => this.upstreamFor(url, this.holdOf(request), { kind: 'dev', workspaceId: routing.row.id }, routing),
+      replica: (request, routing, service) => this.replica(this.holdOf(request), routing, service),
       crossSite: (method, headers, host) => this.crossSite(method, headers, host),
       signInUrl: (host, next, workspaceId) => this.signInUrl(host, next, workspaceId),
     };
@@ -164,7 +179,13 @@ export class Router {
   }
 
   async handle(request: IncomingMessage, response: ServerResponse, target: RoutedTarget): Promise<void> {
+    const waitingFor = waitTarget(request.url);
     try {
+      if (waitingFor !== undefined) {
+        // the waiting page's question (waiting.ts): held as its own request would be, 204 once that could be served
+        await this.resolve(request, target, undefined, { url: waitingFor, holdMs: WAIT_HOLD_MS });
+        return void response.writeHead(204, { 'cache-control': 'no-store' }).end();
+      }
       const resolved = await this.resolve(request, target, response);
       if (!resolved) return;
       proxyRequest(request, response, resolved.upstream, {
@@ -173,7 +194,7 @@ export class Router {
         fail: (failure) => this.send(request, response, this.failurePage(failure, target)),
       });
     } catch (error) {
-      if (error instanceof Refusal) return this.send(request, response, error);
+      if (error instanceof Refusal) return this.send(request, response, error, waitingFor !== undefined);
       this.options.log(`router: ${(error as Error).stack ?? error}`);
       this.send(request, response, new Refusal('badRequest'));
     }
@@ -222,7 +243,7 @@ export class Router {
       const method = String(request.headers['x-svc-method'] ?? 'GET');
       const route = request.headers['x-svc-route'];
       if (!target || target.kind === 'unknown-workspace-host' || target.kind === 'managed' || target.kind === 'custom-domain' || !route || url.length > MAX_URL_LENGTH || !this.routes.live) return 401;
-      if (url === SIGN_IN_PATH || url.startsWith(`${SIGN_IN_PATH}?`)) return 401;
+      if (url === SIGN_IN_PATH || url.startsWith(`${SIGN_IN_PATH}?`) || waitTarget(url) !== undefined) return 401;
       if (Number(request.headers['x-svc-length'] || 0) > this.bodyLimit) return 401;
       const routing = await this.routes.get(target.workspaceId);
       if (!routing || directRouteFor(routing, target, url) !== route) return 401;
@@ -248,9 +269,13 @@ export class Router {
     return failure === 'timeout' ? new Refusal('timeout') : new Refusal('noAnswer');
   }
 
-  /** Everything before the data plane; undefined when the request was answered here (sign-in redirect). */
-  private async resolve(request: IncomingMessage, target: RoutedTarget, response: ServerResponse | undefined): Promise<Resolved | undefined> {
-    const url = request.url ?? '/';
+  /**
+   * Everything before the data plane; undefined when the request was answered here (sign-in redirect). `as` is
+   * the request the waiting page waits for, with its own hold.
+   */
+  private async resolve(request: IncomingMessage, target: RoutedTarget, response: ServerResponse | undefined, as?: { url: string; holdMs: number }): Promise<Resolved | undefined> {
+    const url = as?.url ?? request.url ?? '/';
+    const hold = { ms: as?.holdMs ?? this.holdMs, browser: !as && wantsHtml(request.headers.accept) };
     if (url.length > MAX_URL_LENGTH) throw new Refusal('uriTooLong');
     if (target.kind === 'unknown-workspace-host') throw new Refusal('noWorkspace');
     const host = hostName(request.headers.host)!;
@@ -278,9 +303,9 @@ export class Router {
     if (decision.via === 'cookie' && this.crossSite(request.method ?? 'GET', request.headers, host)) throw new Refusal('crossSite');
     const length = Number(request.headers['content-length'] ?? 0);
     if (length > this.bodyLimit) throw new Refusal('tooLarge');
-    routing = await this.awake(request, routing, decision.user.id);
+    routing = await this.awake(hold, routing, decision.user.id);
     this.touch(routing.row.id);
-    return { upstream: await this.upstreamFor(request, target, routing), routing };
+    return { upstream: await this.upstreamFor(url, hold, target, routing), routing };
   }
 
   private signInUrl(host: string, next: string, workspaceId?: number): string {
@@ -292,18 +317,8 @@ export class Router {
     return url.toString();
   }
 
-  /** `GET /.svc/sign-in?token=...`: once, briefly; sets the host's session cookie and goes on to the page asked for. */
-  private async signIn(request: IncomingMessage, response: ServerResponse, host: string): Promise<void> {
-    const token = new URL(request.url ?? '/', 'http://x').searchParams.get('token') ?? '';
-    const redeemed = token ? await this.access.redeemLink(token, host) : undefined;
-    if (!redeemed) throw new Refusal('linkExpired', 'Sign-in links work once and for two minutes: open the address from the console again.');
-    const secure = this.scheme() === 'https' ? '; Secure' : '';
-    response.writeHead(303, {
-      location: redeemed.nextPath.startsWith('/') && !redeemed.nextPath.startsWith('//') ? redeemed.nextPath : '/',
-      'set-cookie': `${WORKSPACE_SESSION_COOKIE}=${redeemed.sessionToken}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${WORKSPACE_SESSION_MS / 1000}${secure}`,
-      'cache-control': 'no-store',
-    });
-    response.end();
+  private signIn(request: IncomingMessage, response: ServerResponse, host: string): Promise<void> {
+    return answerSignIn(this.access, request, response, host, this.scheme() === 'https');
   }
 
   /** A state-changing request sent by a page of another site (not this host, not the console). */
@@ -311,9 +326,17 @@ export class Router {
     return isCrossSite(method, headers, host, this.options.consoleUrl());
   }
 
-  /** A sleeping workspace is woken; browsers get the waiting page at once, others are held (then 503 with why it slept). */
-  private async awake(request: IncomingMessage, routing: WorkspaceRouting, userId: number): Promise<WorkspaceRouting> {
-    const deadline = Date.now() + this.holdMs;
+  /**
+   * A sleeping workspace is woken and the request held (then 503 with why it slept); browsers only briefly, then
+   * they get the waiting page, which opens the address once it can be answered (waiting.ts).
+   */
+  /** The hold of a request the router serves itself (not the waiting page's wait). */
+  private holdOf(request: IncomingMessage): Hold {
+    return { ms: this.holdMs, browser: wantsHtml(request.headers.accept) };
+  }
+
+  private async awake(hold: Hold, routing: WorkspaceRouting, userId: number): Promise<WorkspaceRouting> {
+    const deadline = Date.now() + holdFor(hold);
     let current = routing;
     for (;;) {
       const { row } = current;
@@ -325,7 +348,6 @@ export class Router {
         throw new Refusal('workspaceNotRunning', row.status_detail ?? undefined, 10);
       }
       const waking = new Refusal('waking', wakingStatusText(row), 2, undefined, wakeReason(row));
-      if (wantsHtml(request.headers.accept)) throw waking;
       const left = deadline - Date.now();
       if (left <= 0) throw waking;
       await this.routes.changed(row.id, Math.min(left, HELD_POLL_MS));
@@ -340,7 +362,7 @@ export class Router {
     void touchWorkspace(this.options.pool, id, new Date(now)).catch((error: Error) => this.options.log(`router: activity of ${id}: ${error.message}`));
   }
 
-  private async upstreamFor(request: IncomingMessage, target: Exclude<HostTarget, { kind: 'console' | 'unknown-workspace-host' | 'managed' }>, routing: WorkspaceRouting, url = request.url ?? '/'): Promise<Upstream> {
+  private async upstreamFor(url: string, hold: Hold, target: Exclude<HostTarget, { kind: 'console' | 'unknown-workspace-host' | 'managed' }>, routing: WorkspaceRouting): Promise<Upstream> {
     if (target.kind === 'ide') {
       const { editor_host: host, editor_port: port } = routing.row;
       if (!host || !port) throw new Refusal('noAnswer', 'The editor is not reachable yet.');
@@ -349,7 +371,7 @@ export class Router {
     if (target.kind === 'public-port') {
       const published = routing.routes.publicPorts.get(target.port);
       if (!published) throw new Refusal('nothingServed', `No service publishes port ${target.port}.`);
-      return { ...(await this.replica(request, routing, published.service)), port: published.port, path: url };
+      return { ...(await this.replica(hold, routing, published.service)), port: published.port, path: url };
     }
     const match = matchRoute(routing.routes.dev, url);
     if (!match) {
@@ -358,12 +380,12 @@ export class Router {
     }
     const routeTarget = match.route.target;
     if (routeTarget.kind === 'forward') return forwardUpstream(routeTarget.target, match.upstreamTarget, this.allow);
-    return { ...(await this.replica(request, routing, routeTarget.service)), port: routeTarget.port, path: match.upstreamTarget };
+    return { ...(await this.replica(hold, routing, routeTarget.service)), port: routeTarget.port, path: match.upstreamTarget };
   }
 
   /** A ready replica of the service, in turn; held while it starts. */
-  private async replica(request: IncomingMessage, routing: WorkspaceRouting, service: string): Promise<{ host: string }> {
-    const deadline = Date.now() + this.holdMs;
+  private async replica(hold: Hold, routing: WorkspaceRouting, service: string): Promise<{ host: string }> {
+    let deadline = Date.now() + hold.ms;
     let current = routing;
     let woken = false;
     // The routing may be as old as the last event (a service that became ready without its recorded status
@@ -379,7 +401,7 @@ export class Router {
         woken = true;
         await this.options.services.wake(current.row.id, service);
         this.routes.invalidate(current.row.id);
-        if (wantsHtml(request.headers.accept)) throw waking;
+        deadline = Math.min(deadline, Date.now() + holdFor(hold));
         current = (await this.routes.get(current.row.id)) ?? current;
         looked = true;
         continue;
@@ -401,10 +423,10 @@ export class Router {
     }
   }
 
-  private send(request: IncomingMessage, response: ServerResponse, refusal: Refusal): void {
+  private send(request: IncomingMessage, response: ServerResponse, refusal: Refusal, asText = false): void {
     if (response.headersSent) return void response.destroy();
     const page = renderPage(refusal.page, {
-      accept: request.headers.accept,
+      accept: asText ? undefined : request.headers.accept,
       detail: refusal.detail,
       retryAfterSeconds: refusal.retryAfterSeconds,
       signInUrl: refusal.signInUrl,

@@ -321,17 +321,3 @@ export function pinnedLookup(address: string, family: 4 | 6): net.LookupFunction
     });
   };
 }
-
-/** The upstream of a forward route: its target resolved and checked against the rules, the address pinned. */
-export async function forwardUpstream(target: string, requestTarget: string, allow: AllowList): Promise<Upstream> {
-  const resolved = await resolveForwardTarget(target, { allow });
-  if (!resolved.ok) throw new Refusal(resolved.kind === 'forbidden' ? 'forwardForbidden' : 'forwardUnreachable', resolved.reason);
-  const base = resolved.url.pathname.replace(/\/$/, '');
-  if (resolved.url.protocol !== 'http:') throw new Refusal('forwardUnreachable', 'The router forwards to http:// targets only in this release.');
-  return {
-    host: resolved.url.hostname,
-    port: Number(resolved.url.port || 80),
-    path: `${base}${requestTarget}`,
-    lookup: pinnedLookup(resolved.address, resolved.family),
-  };
-}

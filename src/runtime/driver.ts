@@ -3,6 +3,7 @@
 // `kubernetes` driver comes later behind the same interface.
 import type { WebSocket } from 'ws';
 import type { TerminalSize } from '../core/channel-protocol.ts';
+import type { PhaseTimeline } from '../core/phases.ts';
 import type { ImageConfig } from './image.ts';
 
 /** What a driver needs to know of a workspace. */
@@ -89,8 +90,11 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   /** Sets up the volume of an empty workspace; RuntimeFailure('prepare-volume') on failure. */
   prepareEmptyVolume(workspace: WorkspaceRef, progress: ProgressReporter): Promise<void>;
 
-  /** Starts the editor pod (agent, then editor) and resolves once the editor answers; RuntimeFailure on failure. */
-  startEditor(workspace: WorkspaceRef, progress: ProgressReporter): Promise<EditorAddress>;
+  /**
+   * Starts the editor pod (agent, then editor) and resolves once the editor answers; RuntimeFailure on failure.
+   * `timeline` gets a mark at the end of each phase of the start (pod network, sandbox, agent, editor, ...).
+   */
+  startEditor(workspace: WorkspaceRef, progress: ProgressReporter, timeline?: PhaseTimeline): Promise<EditorAddress>;
   /** Stops every process of the workspace (editor pod and every service replica, which then read `stopped`); files stay (idempotent). */
   stopWorkspace(workspace: WorkspaceRef): Promise<void>;
   /** What the driver observes now, e.g. after a server restart (`absent`: no pod runs, whether stopped or died). */

@@ -16,6 +16,7 @@ import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { pinBaseImage } from './base-image.ts';
+import { PhaseTimeline, wallClockMs } from '../core/phases.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
   driver: RuntimeDriver;
@@ -31,6 +32,8 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   deleteManagedServices: (row: WorkspaceRow) => Promise<void>;
   /** Makes a workspace's `base_image` ready; without one, only the installation's base image runs. */
   images?: ImageSource;
+  /** Where each wake's phases go (`wake of workspace 3 took 812 ms: ...`; bench/workspaces reads them). */
+  log?: (message: string) => void;
 }
 
 export const SOFT_DELETE_MS = 7 * DAY;
@@ -70,15 +73,38 @@ async function withRuntime<T>(deps: WorkspaceOperationDeps, id: number, work: ()
   }
 }
 
-/** Starts the editor pod (on the base image pinned now, at its first start) and moves the workspace to Running. */
-async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow): Promise<void> {
+/**
+ * Starts the editor pod (on the base image pinned now, at its first start) and moves the workspace to Running. A
+ * waking workspace's services start at the same time as its editor; they are stopped again when the editor fails.
+ */
+async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, timeline = new PhaseTimeline()): Promise<void> {
   const progress = (text: string) => void reportProgress(deps, job, row.id, text);
-  row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
-  const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress));
-  await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port });
   // The deployed landscape's services come back with the workspace; a service that cannot start shows its own
   // failure in the landscape and does not fail the workspace.
-  await deps.services.apply(row.id).catch((error: Error) => void job.progress(`Running; services not all started: ${error.message}`).catch(() => undefined));
+  const servicesStarted = (options?: { waking: boolean }) =>
+    deps.services.apply(row.id, options).catch((error: Error) => void job.progress(`Running; services not all started: ${error.message}`).catch(() => undefined));
+  const early = row.state === 'waking_up' || row.state === 'sleeping' ? servicesStarted({ waking: true }) : undefined;
+  try {
+    row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
+    timeline.mark('base image');
+    const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress, timeline));
+    await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port });
+    timeline.mark('running saved');
+  } catch (error) {
+    if (early) await early.then(() => servicesStarted()); // the workspace does not run: its replicas stop
+    throw error;
+  }
+  await (early ?? servicesStarted());
+  timeline.mark('services started');
+}
+
+/** The wake's timeline from the moment it was queued (when that is a moment of this machine's clock). */
+function wakeTimeline(job: JobContext): PhaseTimeline {
+  const queuedAt = job.operation.created_at.getTime();
+  const now = wallClockMs();
+  const timeline = new PhaseTimeline(queuedAt <= now && now - queuedAt < 60_000 ? queuedAt : now);
+  timeline.mark('queue and claim', now);
+  return timeline;
 }
 
 async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id: number, text: string): Promise<void> {
@@ -115,11 +141,15 @@ const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asyn
  */
 const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
   const id = Number(job.operation.input.workspace_id);
+  const timeline = wakeTimeline(job);
   return deps.gates.run(id, 'start', async () => {
+    timeline.mark('pod gate');
     const row = await workspaceOf(deps, job);
     if (row.state === 'running') return { detail: statusTexts.running };
     if (row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: job.operation.input.start === true ? 'start' : 'wake' });
-    await startEditor(deps, job, row);
+    timeline.mark('waking up saved');
+    await startEditor(deps, job, row, timeline);
+    deps.log?.(`wake of workspace ${row.id} took ${timeline.text()}`);
     return { detail: statusTexts.running };
   });
 };

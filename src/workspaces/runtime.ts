@@ -135,6 +135,7 @@ export async function startWorkspaceRuntime(options: {
     gates: new PodGates(pool),
     deleteManagedServices: (row) => deleteManagedServices(managed, row),
     images,
+    log,
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);

@@ -29,6 +29,8 @@ export interface ApplyOptions {
   restart?: Iterable<string>;
   /** Start replicas that failed or finished again, and wake them if asleep (Sync, Start, Run, a request). */
   retry?: Iterable<string>;
+  /** The workspace is waking up: its replicas start together with its editor (a wake), not after it. */
+  waking?: boolean;
 }
 
 /** The first key of the advisory locks of workspaces' replica changes ('svcr'); the second is the workspace id. */
@@ -118,7 +120,8 @@ export class ServiceRunner {
     const ref = workspaceRef(row);
     const deployed = await findDeployedLandscape(this.deps.pool, workspaceId);
     const observed = await this.deps.driver.replicaStates(ref);
-    if (!deployed || deployed.torn_down || row.state !== 'running' || row.deleted_at) {
+    const runs = row.state === 'running' || (options.waking === true && row.state === 'waking_up');
+    if (!deployed || deployed.torn_down || !runs || row.deleted_at) {
       for (const replica of observed) {
         if (!deployed || !runsReplicas(deployed.normal.services[replica.service])) await this.deps.driver.removeReplica(ref, replica.service, replica.index);
         else if (replica.status !== 'stopped') await this.deps.driver.stopReplica(ref, replica.service, replica.index);

@@ -8,14 +8,19 @@ export function fetchAgentStatus(host: string, port: number, timeoutMs = 1500): 
   return fetchStatus(host, port, timeoutMs, parseAgentStatus);
 }
 
+/** The agent's status at its next change (its editor answered or exited), or after `waitMs` (status-server.ts). */
+export function awaitAgentChange(host: string, port: number, waitMs: number): Promise<AgentStatus | undefined> {
+  return fetchStatus(host, port, waitMs + 1500, parseAgentStatus, `${AGENT_STATUS_PATH}?wait=${waitMs}`);
+}
+
 /** A replica agent's status, or undefined when it does not answer (yet) or answers something else. */
 export function fetchReplicaStatus(host: string, port: number, timeoutMs = 1000): Promise<ReplicaAgentStatus | undefined> {
   return fetchStatus(host, port, timeoutMs, parseReplicaStatus);
 }
 
-function fetchStatus<T>(host: string, port: number, timeoutMs: number, parse: (body: unknown) => T | undefined): Promise<T | undefined> {
+function fetchStatus<T>(host: string, port: number, timeoutMs: number, parse: (body: unknown) => T | undefined, path = AGENT_STATUS_PATH): Promise<T | undefined> {
   return new Promise((resolve) => {
-    const request = http.get({ host, port, path: AGENT_STATUS_PATH, agent: false, timeout: timeoutMs }, (response) => {
+    const request = http.get({ host, port, path, agent: false, timeout: timeoutMs }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));

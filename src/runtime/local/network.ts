@@ -1,7 +1,12 @@
 // A pod's network namespace with a veth pair to the host (only when the server runs as root). The host reaches the
 // pod at its address; the pod has no route beyond its /30 (no NAT is set up).
+import { access } from 'node:fs/promises';
+import path from 'node:path';
 import type { PodNetwork } from './addresses.ts';
-import { killProcess, runChecked, runCommand } from './processes.ts';
+import { ipBatch, killProcess, runChecked, runCommand } from './processes.ts';
+
+/** Where `ip netns add` keeps named namespaces (iproute2's NETNS_RUN_DIR). */
+const NETNS_DIR = '/run/netns';
 
 /**
  * Creates the namespace and the veth pair, after removing leftovers of an earlier pod of the same workspace. The
@@ -9,18 +14,22 @@ import { killProcess, runChecked, runCommand } from './processes.ts';
  * of following the default route out of it (the /30 of a running pod is more specific and wins).
  */
 export async function createPodNetwork(network: PodNetwork, addressRange: string): Promise<void> {
-  await runChecked('ip', ['route', 'replace', 'unreachable', addressRange]);
   await removePodNetwork(network);
   const taken = await runChecked('ip', ['-o', '-4', 'addr', 'show', 'to', network.subnet]);
   if (taken.trim()) throw new Error(`the pod address range ${network.subnet} is already used on this host: ${taken.trim().split(/\s+/)[1]}`);
   try {
-    await runChecked('ip', ['netns', 'add', network.netns]);
-    await runChecked('ip', ['link', 'add', network.hostVeth, 'type', 'veth', 'peer', 'name', network.podVeth, 'netns', network.netns]);
-    await runChecked('ip', ['addr', 'add', `${network.hostAddress}/30`, 'dev', network.hostVeth]);
-    await runChecked('ip', ['link', 'set', network.hostVeth, 'up']);
-    await runChecked('ip', ['-n', network.netns, 'addr', 'add', `${network.podAddress}/30`, 'dev', network.podVeth]);
-    await runChecked('ip', ['-n', network.netns, 'link', 'set', network.podVeth, 'up']);
-    await runChecked('ip', ['-n', network.netns, 'link', 'set', 'lo', 'up']);
+    await ipBatch([
+      ['route', 'replace', 'unreachable', addressRange],
+      ['netns', 'add', network.netns],
+      ['link', 'add', network.hostVeth, 'type', 'veth', 'peer', 'name', network.podVeth, 'netns', network.netns],
+      ['addr', 'add', `${network.hostAddress}/30`, 'dev', network.hostVeth],
+      ['link', 'set', network.hostVeth, 'up'],
+    ]);
+    await ipBatch([
+      ['addr', 'add', `${network.podAddress}/30`, 'dev', network.podVeth],
+      ['link', 'set', network.podVeth, 'up'],
+      ['link', 'set', 'lo', 'up'],
+    ], network.netns);
   } catch (error) {
     await removePodNetwork(network);
     throw error;
@@ -40,6 +49,7 @@ export async function removePodNetwork(network: Pick<PodNetwork, 'netns' | 'host
 
 /** Kills what still runs in the namespace and deletes it (its devices go with it); idempotent. */
 export async function removeNetns(netns: string): Promise<void> {
+  if (!(await netnsExists(netns))) return;
   const pids = await runCommand('ip', ['netns', 'pids', netns]);
   if (pids.code === 0) for (const pid of pids.stdout.split(/\s+/).filter(Boolean)) killProcess(Number(pid));
   await removeIfPresent(['netns', 'del', netns], () => netnsExists(netns));
@@ -52,18 +62,20 @@ export async function removeNetns(netns: string): Promise<void> {
  * may win the race: what counts is whether it is still there.
  */
 async function removeIfPresent(args: string[], present: () => Promise<boolean>): Promise<void> {
+  if (!(await present())) return;
   const result = await runCommand('ip', args);
   if (result.code === 0 || !(await present())) return;
   throw new Error(`ip ${args.join(' ')}: ${result.stderr.trim() || `exit code ${result.code}`}`);
 }
 
+/** Whether the host has the link: its entry in sysfs (the server's own network namespace), without starting `ip`. */
 async function linkExists(name: string): Promise<boolean> {
-  return (await runCommand('ip', ['link', 'show', 'dev', name])).code === 0;
+  return access(path.join('/sys/class/net', name)).then(() => true, () => false);
 }
 
+/** Whether the named namespace exists: its file where `ip netns add` puts it, without starting `ip`. */
 export async function netnsExists(name: string): Promise<boolean> {
-  const namespaces = await runChecked('ip', ['netns', 'list']);
-  return namespaces.split('\n').some((line) => line.split(' ')[0] === name);
+  return access(path.join(NETNS_DIR, name)).then(() => true, () => false);
 }
 
 /** Whether anything of the pod network is still on the host (for tests and checks). */

@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from '../../agent/protocol.ts';
 import { shellQuote } from '../../agent/shell.ts';
 import { freeLoopbackPort } from '../../core/loopback.ts';
+import type { PhaseTimeline } from '../../core/phases.ts';
 import { RuntimeFailure, type WorkspaceRef } from '../driver.ts';
 import { podNetworkOf, type PodNetwork } from './addresses.ts';
 import { podFailureReason } from './editor-status.ts';
@@ -95,13 +96,18 @@ export interface WorkspaceWiring {
   attach?: (netns: string) => Promise<void>;
 }
 
-/** Starts the pod: network (as root), then the sandbox with the agent as its main process; records it. */
-export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: WorkspaceWiring): Promise<PodRecord> {
+/**
+ * Starts the pod: its network (as root) while the workspace's wiring is made, then the sandbox with the agent as
+ * its main process; records it.
+ */
+export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMade: Promise<WorkspaceWiring>, timeline?: PhaseTimeline): Promise<PodRecord> {
+  const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
+  const wiring = await wirePod(host, wiringMade, network);
+  timeline?.mark('networks');
   const bundleDir = await bundleFor(host);
   const agentToken = newAgentToken();
   const tokenFile = await writeAgentTokenFile(host, workspace, agentToken);
   const binds = agentBinds(bundleDir, host.nodePath);
-  const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
   const cgroup = host.cgroupNames.editor(workspace.id);
   await createPodCgroup(host, cgroup, editorPlan(host, workspace));
   const endpoint = network
@@ -125,20 +131,13 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: 
         dieWithParent: false,
         script: agentScript(host, binds),
       });
-  if (network) {
-    await createPodNetwork(network, host.addressRange)
-      .then(() => wiring.attach?.(network.netns))
-      .catch(async (error: Error) => {
-        await removePodNetwork(network);
-        await removePodCgroup(host, cgroup);
-        throw new RuntimeFailure('agent', error.message);
-      });
-  }
+  timeline?.mark('pod preparation');
   const started = await spawnDetached(podLogFile(host, workspace.id), inPodCgroup(host, cgroup, command)).catch(async (error: unknown) => {
     if (network) await removePodNetwork(network);
     await removePodCgroup(host, cgroup);
     throw error;
   });
+  timeline?.mark('sandbox start');
   const record: PodRecord = {
     workspaceId: workspace.id,
     uid: workspace.uid,
@@ -153,6 +152,20 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiring: 
   await writePodRecord(host, record);
   host.log(`pod of workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
   return record;
+}
+
+/** The pod's own network and the workspace's wiring, made at the same time; the pod is then linked to the service network. */
+async function wirePod(host: PodHost, wiringMade: Promise<WorkspaceWiring>, network: PodNetwork | undefined): Promise<WorkspaceWiring> {
+  const [wiring, created] = await Promise.allSettled([wiringMade, network ? createPodNetwork(network, host.addressRange) : Promise.resolve()]);
+  try {
+    if (wiring.status === 'rejected') throw wiring.reason;
+    if (created.status === 'rejected') throw new RuntimeFailure('agent', (created.reason as Error).message);
+    if (network) await wiring.value.attach?.(network.netns);
+    return wiring.value;
+  } catch (error) {
+    if (network) await removePodNetwork(network);
+    throw error instanceof RuntimeFailure ? error : new RuntimeFailure('agent', (error as Error).message);
+  }
 }
 
 function agentEnvironment(host: PodHost, endpoint: { bindHost: string; agentPort: number; editorPort: number }): Record<string, string> {

@@ -5,7 +5,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
 import { removeNetns, removePodNetwork } from './network.ts';
-import { runChecked, runCommand } from './processes.ts';
+import { ipBatch, runChecked, runCommand } from './processes.ts';
 
 const BRIDGE = 'br0';
 const UPLINK = 'uplink';
@@ -23,13 +23,12 @@ export async function ensureServiceNetwork(workspaceDir: string, id: number, ran
   const recorded = await readFile(recordFile(workspaceDir), 'utf8').then((text) => JSON.parse(text) as ServiceNetwork, () => undefined);
   if (recorded && (await isServiceNetworkUp(recorded))) return recorded;
   if (recorded) await removeServiceNetwork(recorded);
-  await runChecked('ip', ['route', 'replace', 'unreachable', range]);
   const { prefix } = parsePrivateRange(range);
   const blocks = 2 ** (SERVICE_SUBNET_PREFIX - prefix);
   for (let attempt = 0; attempt < blocks; attempt++) {
     const network = serviceNetworkOf(id, range, attempt);
     if ((await interfacesIn(network.subnet)).length > 0) continue;
-    await createSwitch(network);
+    await createSwitch(network, range);
     if ((await interfacesIn(network.subnet)).length > 1) {
       await removeServiceNetwork(network); // another workspace took the block at the same moment
       continue;
@@ -66,18 +65,22 @@ async function interfacesIn(subnet: string): Promise<string[]> {
   return listed.split('\n').filter(Boolean).map((line) => line.split(/\s+/)[1]);
 }
 
-async function createSwitch(network: ServiceNetwork): Promise<void> {
-  const inSwitch = (...args: string[]) => runChecked('ip', ['-n', network.netns, ...args]);
+async function createSwitch(network: ServiceNetwork, range: string): Promise<void> {
   try {
-    await runChecked('ip', ['netns', 'add', network.netns]);
-    await inSwitch('link', 'set', 'lo', 'up');
-    await inSwitch('link', 'add', BRIDGE, 'type', 'bridge');
-    await inSwitch('link', 'set', BRIDGE, 'up');
-    await runChecked('ip', ['link', 'add', network.hostVeth, 'type', 'veth', 'peer', 'name', UPLINK, 'netns', network.netns]);
-    await inSwitch('link', 'set', UPLINK, 'master', BRIDGE);
-    await inSwitch('link', 'set', UPLINK, 'up');
-    await runChecked('ip', ['addr', 'add', `${network.hostAddress}/${SERVICE_SUBNET_PREFIX}`, 'dev', network.hostVeth]);
-    await runChecked('ip', ['link', 'set', network.hostVeth, 'up']);
+    await ipBatch([
+      ['route', 'replace', 'unreachable', range],
+      ['netns', 'add', network.netns],
+      ['link', 'add', network.hostVeth, 'type', 'veth', 'peer', 'name', UPLINK, 'netns', network.netns],
+      ['addr', 'add', `${network.hostAddress}/${SERVICE_SUBNET_PREFIX}`, 'dev', network.hostVeth],
+      ['link', 'set', network.hostVeth, 'up'],
+    ]);
+    await ipBatch([
+      ['link', 'set', 'lo', 'up'],
+      ['link', 'add', BRIDGE, 'type', 'bridge'],
+      ['link', 'set', BRIDGE, 'up'],
+      ['link', 'set', UPLINK, 'master', BRIDGE],
+      ['link', 'set', UPLINK, 'up'],
+    ], network.netns);
   } catch (error) {
     await removeServiceNetwork(network);
     throw error;
@@ -86,16 +89,21 @@ async function createSwitch(network: ServiceNetwork): Promise<void> {
 
 /** Links the pod's network namespace to the switch: `lan0` in the pod with `address`, `switchLink` on the bridge. */
 export async function attachToServiceNetwork(network: ServiceNetwork, podNetns: string, switchLink: string, address: string): Promise<void> {
-  const inSwitch = (...args: string[]) => runChecked('ip', ['-n', network.netns, ...args]);
-  const inPod = (...args: string[]) => runChecked('ip', ['-n', podNetns, ...args]);
-  await runCommand('ip', ['-n', network.netns, 'link', 'del', switchLink]); // a link left by an earlier pod, if any
-  await runCommand('ip', ['-n', podNetns, 'link', 'del', POD_LINK]);
-  await inSwitch('link', 'add', switchLink, 'type', 'veth', 'peer', 'name', POD_LINK, 'netns', podNetns);
-  await inSwitch('link', 'set', switchLink, 'master', BRIDGE);
-  await inSwitch('link', 'set', switchLink, 'up');
-  await inPod('link', 'set', POD_LINK, 'address', macAddressOf(address));
-  await inPod('addr', 'add', `${address}/${SERVICE_SUBNET_PREFIX}`, 'dev', POD_LINK);
-  await inPod('link', 'set', POD_LINK, 'up');
+  // links left by an earlier pod, if any (each removal on its own: a missing one is no error)
+  await Promise.all([
+    runCommand('ip', ['-n', network.netns, 'link', 'del', switchLink]),
+    runCommand('ip', ['-n', podNetns, 'link', 'del', POD_LINK]),
+  ]);
+  await ipBatch([
+    ['link', 'add', switchLink, 'type', 'veth', 'peer', 'name', POD_LINK, 'netns', podNetns],
+    ['link', 'set', switchLink, 'master', BRIDGE],
+    ['link', 'set', switchLink, 'up'],
+  ], network.netns);
+  await ipBatch([
+    ['link', 'set', POD_LINK, 'address', macAddressOf(address)],
+    ['addr', 'add', `${address}/${SERVICE_SUBNET_PREFIX}`, 'dev', POD_LINK],
+    ['link', 'set', POD_LINK, 'up'],
+  ], podNetns);
 }
 
 /**

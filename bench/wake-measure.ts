@@ -1,0 +1,102 @@
+// What bench/workspaces measures of a wake, from the outside (HTTP through the router, a real browser) and from the
+// server's own account of each wake (its log line `wake of workspace N took T ms: phase ms, ...`).
+import http from 'node:http';
+import pg from 'pg';
+import type { Browser } from 'playwright-core';
+import { parsePhases, type Phase } from '../src/core/phases.ts';
+import type { ApiClient } from '../test/helpers/client.ts';
+
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+export async function until(check: () => Promise<boolean>, timeoutMs: number, what: () => string, everyMs = 10): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+export async function finish(key: ApiClient, operationId: string): Promise<void> {
+  await until(async () => {
+    const operation = (await key.get(`/operations/${operationId}`)).body;
+    if (operation.state === 'failed') throw new Error(JSON.stringify(operation.error));
+    return operation.state === 'succeeded';
+  }, 180_000, () => `operation ${operationId}`, 5);
+}
+
+/** Milliseconds to the first byte of an answer of `url` (held by the router while the workspace wakes), which must not be a 5xx. */
+export function firstByte(url: string, headers: Record<string, string>): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers, agent: false }, (response) => {
+      const at = performance.now() - started;
+      let text = '';
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => ((response.statusCode ?? 500) < 500 ? resolve(at) : reject(new Error(`${url} answered ${response.statusCode}: ${text}`))));
+    });
+    request.on('error', reject);
+  });
+}
+
+export function answers(url: string, headers: Record<string, string>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get(url, { headers, agent: false, timeout: 2000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}
+
+/**
+ * Milliseconds from opening `url` in a fresh browser page to an answer of the service (status 200 from it, past
+ * the router's waiting page and whatever that page does to get there).
+ */
+export async function browserFirstAnswer(browser: Browser, url: string, headers: Record<string, string>): Promise<number> {
+  const context = await browser.newContext({ extraHTTPHeaders: headers });
+  try {
+    const page = await context.newPage();
+    const started = performance.now();
+    const answered = page.waitForResponse((response) => response.url() === url && response.status() === 200, { timeout: 120_000 });
+    await page.goto(url, { waitUntil: 'commit' });
+    await answered;
+    return performance.now() - started;
+  } finally {
+    await context.close();
+  }
+}
+
+/** The phases the server logged for wakes of workspace `id`, the last `count` of them. */
+export function loggedWakes(serverLog: string, id: number): Phase[][] {
+  const wakes: Phase[][] = [];
+  for (const line of serverLog.split('\n')) {
+    if (!line.includes(`wake of workspace ${id} took `)) continue;
+    const message = (JSON.parse(line) as { msg: string }).msg;
+    wakes.push(parsePhases(message.slice(message.indexOf(' took ') + ' took '.length)));
+  }
+  return wakes;
+}
+
+/** Median of each phase over the wakes (in the order of the first), with the median total. */
+export function phaseMedians(wakes: Phase[][]): { name: string; ms: number }[] {
+  if (wakes.length === 0) return [];
+  const names = wakes[0].map((p) => p.name);
+  const rows = names.map((name) => ({ name, ms: median(wakes.map((w) => w.find((p) => p.name === name)?.ms ?? 0)) }));
+  return [...rows, { name: 'total (server side)', ms: median(wakes.map((w) => w.reduce((sum, p) => sum + p.ms, 0))) }];
+}
+
+export function phaseTable(rows: { name: string; ms: number }[]): string {
+  return rows.map((row) => `    ${row.name.padEnd(24)} ${row.ms.toFixed(0).padStart(6)} ms`).join('\n');
+}
+
+/** Workspaces (and so their pods and pod networks) take ids from `id` on: clear of tests and other servers here. */
+export async function setFirstWorkspaceId(databaseUrl: string, id: number): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`ALTER TABLE workspaces ALTER COLUMN id RESTART WITH ${id}`);
+  } finally {
+    await client.end();
+  }
+}
