@@ -13,45 +13,8 @@ import { insertWorkspace } from '../src/store/workspaces.ts';
 import { ApiClient, createPerson, type Answer } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
-type Caller = 'none' | 'outsider' | 'viewer' | 'developer' | 'teamAdmin' | 'admin';
-const callers: Caller[] = ['none', 'outsider', 'viewer', 'developer', 'teamAdmin', 'admin'];
-
-interface World {
-  operation: string;
-  workspace: number;
-  managedService: string;
-  dump: string;
-  org: string;
-  team: number;
-  ownKeyId: Record<Caller, string>;
-  foreignKeyId: string;
-  dummy: number;
-  owner: ApiClient;
-  ownerId: number;
-  /** An invitation of the org into the team, and a closed owner transfer of the workspace (to the owner). */
-  invitation: string;
-  transfer: string;
-}
-
-interface Row {
-  route: string;
-  call: (client: ApiClient, world: World, who: Caller) => Promise<Answer>;
-  expect: Record<Caller, number>;
-}
-
-const all = (status: number, none = 401): Record<Caller, number> => ({
-  none,
-  outsider: status,
-  viewer: status,
-  developer: status,
-  teamAdmin: status,
-  admin: status,
-});
-const onlyAdmin = (ok: number) => ({ ...all(403), admin: ok });
-const any = { headers: { 'if-match': '*' } };
-const stale = { headers: { 'if-match': '"v0"' } };
-let counter = 0;
-const unique = (prefix: string) => `${prefix} ${++counter}`;
+import { all, any, callers, onlyAdmin, stale, unique, type Caller, type Row, type World } from './helpers/authorization-matrix.ts';
+import { teamSettingRows } from './helpers/authorization-rows-team.ts';
 
 const rows: Row[] = [
   { route: 'GET /api/v1/version', call: (c) => c.get('/version'), expect: all(200, 200) },
@@ -324,6 +287,7 @@ const rows: Row[] = [
     call: (c, w) => c.get(`/operations/${w.operation}`),
     expect: { ...all(200), outsider: 404 },
   },
+  ...teamSettingRows,
 ];
 
 /** The status of an event stream's answer, without waiting for the stream to end. */
