@@ -1,6 +1,7 @@
 // A team's quotas (spec 7 "team quota exceeded", docs/capacity.md): CPU and memory that its awake workspaces' pods
 // may hold together (from their plans) and storage that its volumes may take. Everyone who can view the team reads
 // them with what is used; only a cluster administrator changes them (team.updated).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess } from '../../auth/access.ts';
@@ -27,7 +28,8 @@ const TeamQuotaSchema = Type.Object({
 });
 const tags = ['teams'];
 
-export function registerTeamQuotaRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerTeamQuotaRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const view = async (teamId: number) => {
     const quota = await teamQuota(deps.pool, teamId);
     if (!quota) throw notFound('team');
@@ -46,7 +48,7 @@ export function registerTeamQuotaRoutes(app: FastifyInstance, deps: ApiDeps): vo
     '/teams/:team/quota',
     { config: { access: 'user' }, schema: { summary: "The team's CPU, memory and storage quotas and what is used", tags, params, response: { 200: TeamQuotaSchema } } },
     async (request) => {
-      const access = await teamAccess(deps.pool, request.principal!.user, (request.params as { team: number }).team);
+      const access = await teamAccess(deps.pool, request.principal!.user, request.params.team);
       requirePermission(access.permissions, 'team.view');
       return view(access.team.id);
     },
@@ -59,8 +61,8 @@ export function registerTeamQuotaRoutes(app: FastifyInstance, deps: ApiDeps): vo
       schema: { summary: "Set the team's quotas (cluster administrators only); what runs keeps running, new wakes and Syncs must fit", tags, params, body: QuotaBody, response: { 200: TeamQuotaSchema } },
     },
     async (request) => {
-      const teamId = (request.params as { team: number }).team;
-      const body = request.body as { cpu_millis: number; memory_mib: number; storage_gib: number };
+      const teamId = request.params.team;
+      const body = request.body;
       const now = deps.clock.now();
       const team = await withTransaction(deps.pool, async (db) => {
         const changed = await setTeamQuota(db, teamId, { cpu_quota_millis: body.cpu_millis, memory_quota_mib: body.memory_mib, storage_quota_gib: body.storage_gib }, now);
