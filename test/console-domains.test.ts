@@ -1,6 +1,6 @@
 // The console's "Custom domains" section of a team (Teams page), in Debian's Chromium against a real server with
 // dnsmasq on loopback: a bad name refused on its field, a domain added with its TXT record shown, the status moving
-// to Verified live once the record exists, a route saved with the routes editor, the domain removed.
+// to Verified live once the record exists (a route being edited meanwhile kept), the route saved with the routes editor, the domain removed.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -55,14 +55,15 @@ test('a team admin adds a domain, sees the TXT record, watches it become Verifie
   const row = page.locator('table[aria-label="Custom domains"] tr', { hasText: 'shop.test' });
   await row.getByText('Failed').waitFor();
 
+  // A route being edited while the status moves live stays as typed.
+  const routes = detail.getByRole('form', { name: 'Routes' });
+  await routes.getByRole('button', { name: 'Add route' }).click();
+  await routes.getByLabel('Workspace').selectOption({ label: 'site' });
   await dns.set({ '_svc.shop.test': [domain.txt_record.value] });
   await detail.getByRole('button', { name: 'Check the record now' }).click();
   await row.getByText('Verified').waitFor();
   await detail.getByText('Not managed').waitFor();
-
-  const routes = detail.getByRole('form', { name: 'Routes' });
-  await routes.getByRole('button', { name: 'Add route' }).click();
-  await routes.getByLabel('Workspace').selectOption({ label: 'site' });
+  assert.equal(await routes.getByLabel('Workspace').inputValue(), String(workspace));
   await routes.getByRole('button', { name: 'Save routes' }).click();
   await row.locator('td', { hasText: /^1$/ }).waitFor();
   assert.deepEqual((await server.admin.get(`/teams/${team}/domains/${domain.id}`)).body.routes, [{ path: '/', workspace_id: workspace, strip: false }]);

@@ -162,7 +162,7 @@ function DomainDetail({ team, path, manage, onRemoved }: { team: Team; path: str
           </ConfirmButton>
         </div>
       )}
-      <RoutesEditor key={etag} team={team} path={path} etag={etag} routes={domain.routes} manage={manage} />
+      <RoutesEditor team={team} path={path} etag={etag} routes={domain.routes} manage={manage} />
     </section>
   );
 }
@@ -179,8 +179,20 @@ const routeOf = (r: RouteRow) => ({
 
 function RoutesEditor({ team, path, etag, routes, manage }: { team: Team; path: string; etag: string; routes: DomainRoute[]; manage: boolean }) {
   const [rows, setRows] = useState<RouteRow[]>(routes.map(rowOf));
+  // The routes the edit started from: status changes (new ETags) keep the edit; a change of the routes themselves
+  // by someone else stops the save until the person starts again from the new routes.
+  const [base, setBase] = useState(JSON.stringify(routes));
+  const changedMeanwhile = JSON.stringify(routes) !== base;
+  const restart = () => {
+    setRows(routes.map(rowOf));
+    setBase(JSON.stringify(routes));
+  };
   const workspaces = useResource(() => listAll<Workspace>(`/workspaces?team=${team.id}`), [team.id]);
-  const save = useAction(() => api('PATCH', path, { body: { routes: rows.map(routeOf) }, ifMatch: etag }));
+  const save = useAction(async () => {
+    const saved = await api<Domain>('PATCH', path, { body: { routes: rows.map(routeOf) }, ifMatch: etag });
+    setRows(saved.routes.map(rowOf));
+    setBase(JSON.stringify(saved.routes));
+  });
   const change = (index: number, patch: Partial<RouteRow>) => setRows(rows.map((r, i) => (i === index ? { ...r, ...patch } : r)));
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -229,12 +241,17 @@ function RoutesEditor({ team, path, etag, routes, manage }: { team: Team; path: 
           )}
         </div>
       ))}
+      {changedMeanwhile && (
+        <p className="notice" role="status">
+          The routes were changed meanwhile. <Button variant="quiet" onClick={restart}>Start again from them</Button>
+        </p>
+      )}
       {manage && (
         <div className="row">
           <Button variant="secondary" onClick={() => setRows([...rows, { path: rows.length === 0 ? '/' : '', workspace_id: '', service: '', port: '', strip: false }])}>
             Add route
           </Button>
-          <Button type="submit" busy={save.busy}>
+          <Button type="submit" busy={save.busy} disabled={changedMeanwhile}>
             Save routes
           </Button>
         </div>
