@@ -1,4 +1,5 @@
 // Words for the API's values, as the specification names them for people (3.1, 3.2, 3.3, 3.7).
+import { certificateLabels, verificationLabels, type Domain } from '../../sdk/src/index.ts';
 
 export type Tone = 'good' | 'busy' | 'idle' | 'bad' | 'neutral';
 
@@ -141,3 +142,22 @@ export function errorPlace(error: { pointer: string; line?: number; column?: num
 
 /** `sha256:` and the first 12 hex digits of an image digest (the full one is in the title). */
 export const shortDigest = (digest: string): string => digest.slice(0, 'sha256:'.length + 12);
+
+/** A custom domain's verification status and certificate state (3.6), in the SDK's words. */
+export const domainVerification: Record<Domain['verification']['status'], Label> = {
+  'not-checked': label(verificationLabels['not-checked'], 'idle'),
+  checking: label(verificationLabels.checking, 'busy'),
+  verified: label(verificationLabels.verified, 'good'),
+  failed: label(verificationLabels.failed, 'bad'),
+  lapsed: label(verificationLabels.lapsed, 'bad'),
+};
+
+export const domainCertificate: Record<Domain['certificate']['state'], Label> = {
+  'waits-for-verification': label(certificateLabels['waits-for-verification'], 'idle'),
+  'being-issued': label(certificateLabels['being-issued'], 'busy'),
+  issued: label(certificateLabels.issued, 'good'),
+  failed: label(certificateLabels.failed, 'bad'),
+  covered: label(certificateLabels.covered, 'good'),
+  uploaded: label(certificateLabels.uploaded, 'good'),
+  'not-managed': label(certificateLabels['not-managed'], 'neutral'),
+};

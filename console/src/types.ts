@@ -11,6 +11,8 @@ export type Invitation = NewInvitation;
 export type {
   ApiKey,
   ApiKeyWithToken,
+  Domain,
+  DomainRoute,
   EditorInfo,
   FieldError,
   InvitationAccepted,

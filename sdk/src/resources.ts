@@ -48,6 +48,8 @@ export type MailState = Invitation['mail'];
 /** What accepting an invitation answers: who signed in and what they joined. */
 export type InvitationAccepted = ResponseOf<'/api/v1/invitations/accept', 'post', 201>;
 export type RegistryCredential = ItemOf<'/api/v1/teams/{team}/registry-credentials'>;
+export type Domain = ResponseOf<'/api/v1/teams/{team}/domains/{domain}', 'get'>;
+export type DomainRoute = Domain['routes'][number];
 export type ContainerSettings = ResponseOf<'/api/v1/teams/{team}/container-settings', 'get'>;
 export type AuditEntry = ItemOf<'/api/v1/audit-log'>;
 

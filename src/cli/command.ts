@@ -30,7 +30,7 @@ export function processTerminal(cwd = process.cwd()): Terminal {
   };
 }
 
-type OptionTypes = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+type OptionTypes = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
 
 export interface Command {
   /** `svc ws rename WS NAME [--team T]` and what it does, shown by --help and on usage errors. */
@@ -44,12 +44,18 @@ export interface Command {
 export class Args {
   constructor(
     readonly positionals: string[],
-    private readonly values: Record<string, string | boolean | undefined>,
+    private readonly values: Record<string, string | boolean | string[] | undefined>,
   ) {}
 
   string(name: string): string | undefined {
     const value = this.values[name];
     return typeof value === 'string' ? value : undefined;
+  }
+
+  /** Every value of an option given several times (`multiple: true`), in order. */
+  strings(name: string): string[] {
+    const value = this.values[name];
+    return Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
   }
 
   flag(name: string): boolean {
@@ -125,7 +131,7 @@ export async function runCommand(command: Command, argv: string[], terminal: Ter
   let args: Args;
   try {
     const parsed = parseArgs({ args: argv, options: { ...commonOptions, ...command.options }, allowPositionals: true, strict: true });
-    args = new Args(parsed.positionals, parsed.values as Record<string, string | boolean | undefined>);
+    args = new Args(parsed.positionals, parsed.values as Record<string, string | boolean | string[] | undefined>);
     const [min, max] = command.positionals ?? [0, 0];
     if (args.flag('help')) {
       terminal.stdout(`Usage: ${command.usage}\n`);

@@ -19,6 +19,7 @@ export const apiCommandLoaders: Record<string, Loader> = {
   secret: async () => (await import('./variables.ts')).secretCommands,
   keys: async () => (await import('./keys.ts')).keyCommands,
   registry: async () => (await import('./registry.ts')).registryCommands,
+  domains: async () => (await import('./domains.ts')).domainCommands,
   invite: async () => (await import('./people.ts')).inviteCommands,
   transfer: async () => (await import('./people.ts')).transferCommands,
   events: async () => (await import('./events.ts')).eventsCommand,

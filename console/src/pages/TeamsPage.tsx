@@ -6,6 +6,7 @@ import { useAction, useResource } from '../hooks.ts';
 import { setQuery, useLocation } from '../router.tsx';
 import type { Member, Org, Team, User } from '../types.ts';
 import { Invitations } from './Invitations.tsx';
+import { Domains } from './Domains.tsx';
 import { RegistryCredentials } from './RegistryCredentials.tsx';
 import { Button, ConfirmButton, Empty, FieldHint, Loading, ProblemNotice, Section } from '../ui.tsx';
 
@@ -62,6 +63,7 @@ export function TeamsPage() {
       {selected && <Members key={selected.id} team={selected} />}
       {selected && teams.data && <Invitations key={`invitations-${selected.id}`} team={selected} org={orgs.data?.find((o) => o.id === selected.org_id)} teams={teams.data} />}
       {selected && <RegistryCredentials key={`registries-${selected.id}`} team={selected} />}
+      {selected && <Domains key={`domains-${selected.id}`} team={selected} />}
     </>
   );
 }
