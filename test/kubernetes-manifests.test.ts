@@ -101,7 +101,7 @@ test('a broken manifest fails validation, with where and why', () => {
   const pod = structuredClone(sets['workspace.yaml'].find((manifest) => manifest.kind === 'Pod')) as unknown as { spec: Record<string, unknown> & { containers: Array<{ ports: Array<Record<string, unknown>> }> } };
   pod.spec.restartPolicy = 'Sometimes';
   assert.match(manifestErrors(pod).join('\n'), /^Pod\/ws-42-editor: .*restartPolicy must be equal to one of the allowed values/);
-  const portAsText = structuredClone(sets['workspace.yaml'].find((manifest) => manifest.kind === 'Pod')) as typeof pod;
+  const portAsText = structuredClone(sets['workspace.yaml'].find((manifest) => manifest.kind === 'Pod')) as unknown as typeof pod;
   portAsText.spec.containers[0].ports[0].containerPort = '7070';
   assert.match(manifestErrors(portAsText).join('\n'), /containerPort must be integer/);
   const policy = structuredClone(sets['team.yaml'][1]) as unknown as { spec: Record<string, unknown> };

@@ -6,13 +6,13 @@ import { Namespace, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount 
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
-import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 
 type Model = { validate(): void };
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type ModelClass = new (data: any) => Model;
 
-/** The kinds svc writes, by `apiVersion/kind`. */
+/** The kinds svc writes (the driver's manifests and deploy/kubernetes), by `apiVersion/kind`. */
 const models: Record<string, ModelClass> = {
   'v1/Namespace': Namespace,
   'v1/PersistentVolumeClaim': PersistentVolumeClaim,
@@ -24,8 +24,8 @@ const models: Record<string, ModelClass> = {
   'apps/v1/StatefulSet': StatefulSet,
   'batch/v1/Job': Job,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
-  'rbac.authorization.k8s.io/v1/Role': Role,
-  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+  'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
 };
 
 export const validatedKinds = Object.keys(models);
