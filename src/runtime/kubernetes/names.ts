@@ -1,0 +1,60 @@
+// Names and labels of everything the Kubernetes driver writes: a namespace per team, objects named after the
+// workspace id (and the service name), all of them DNS-1123 labels. Pure.
+
+/** DNS-1123 label: what Kubernetes asks of namespace, Service and Pod names. */
+const DNS_1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * A StatefulSet's pods carry `controller-revision-hash: <name>-<10 chars>` as a label value (at most 63), so its
+ * name is kept to 52 characters.
+ */
+export const STATEFULSET_NAME_MAX = 52;
+
+/** `name` when it is a DNS-1123 label of at most `max` characters; throws otherwise (a bug in the caller). */
+export function dnsLabel(name: string, max = 63): string {
+  if (name.length > max || !DNS_1123_LABEL.test(name)) throw new Error(`"${name}" is not a DNS-1123 label of at most ${max} characters`);
+  return name;
+}
+
+export const LABEL_PREFIX = 'svc.dev';
+
+export const labelKeys = {
+  managedBy: 'app.kubernetes.io/managed-by',
+  component: `${LABEL_PREFIX}/component`,
+  team: `${LABEL_PREFIX}/team`,
+  workspace: `${LABEL_PREFIX}/workspace`,
+  service: `${LABEL_PREFIX}/service`,
+  job: `${LABEL_PREFIX}/job`,
+} as const;
+
+export type Component = 'editor' | 'replica' | 'job' | 'volume' | 'network' | 'router' | 'server';
+
+export const teamNamespace = (teamId: number) => dnsLabel(`svc-team-${teamId}`);
+export const workspaceName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}`);
+export const editorPodName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}-editor`);
+export const volumeClaimName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}-data`);
+/** The Secret (created by the driver, never written here) holding the pods' agent token under key `token`. */
+export const agentTokenSecretName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}-agent`);
+export const serviceObjectName = (workspaceId: number, service: string) => dnsLabel(`ws-${workspaceId}-${service}`, STATEFULSET_NAME_MAX);
+/** The Secret (created by the driver) holding a service's replica config (`config.json`, as the local driver writes it). */
+export const replicaConfigSecretName = (workspaceId: number, service: string) => dnsLabel(`ws-${workspaceId}-${service}-config`);
+export const jobName = (workspaceId: number, kind: string, attempt: number) => dnsLabel(`ws-${workspaceId}-${kind}-${attempt}`);
+
+export interface LabelSubject {
+  teamId: number;
+  workspaceId?: number;
+  service?: string;
+  component: Component;
+}
+
+/** The labels every object carries: who manages it, its team, workspace and service. */
+export function labelsOf(subject: LabelSubject): Record<string, string> {
+  const labels: Record<string, string> = {
+    [labelKeys.managedBy]: 'svc',
+    [labelKeys.component]: subject.component,
+    [labelKeys.team]: String(subject.teamId),
+  };
+  if (subject.workspaceId !== undefined) labels[labelKeys.workspace] = String(subject.workspaceId);
+  if (subject.service !== undefined) labels[labelKeys.service] = subject.service;
+  return labels;
+}
