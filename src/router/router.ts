@@ -3,13 +3,6 @@
 // refusal is a router page (pages.ts): HTML for browsers, `STATUS Title` for other clients.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type pg from 'pg';
-import type { InstallationPlans } from '../capacity/plans.ts';
-import type { CredentialResolver } from '../auth/credentials.ts';
-import type { Clock } from '../core/clock.ts';
-import type { SecretBox } from '../core/secret-box.ts';
-import type { NotificationHub } from '../events/hub.ts';
-import type { RuntimeDriver } from '../runtime/driver.ts';
 import { isLoopbackAddress } from '../core/loopback.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
@@ -28,45 +21,9 @@ import { CustomDomainTable, customDomainUpstream, type DomainRouterDeps } from '
 import { AllowList } from './ssrf.ts';
 import { forwardUpstream } from './forward-upstream.ts';
 import { answerSignIn } from './sign-in.ts';
+import type { RouterOptions } from './router-options.ts';
 import { serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 import { WAIT_HOLD_MS, waitTarget } from './waiting.ts';
-
-export interface RouterOptions {
-  pool: pg.Pool;
-  /** The installation's plans: a wake that the team's quotas cannot hold is blocked (no capacity right now). */
-  plans: InstallationPlans;
-  driver: RuntimeDriver;
-  /** Opens the values Sync filled in (forward targets). */
-  secrets: SecretBox;
-  hub: NotificationHub;
-  credentials: CredentialResolver;
-  clock: Clock;
-  log: (message: string) => void;
-  /** The console's address (sign-in pages link there) and the workspace domain. */
-  consoleUrl: () => string;
-  workspaceDomain: string;
-  /** Body limit (default 100 MiB), upstream timeout (default 60 s), how long a request is held while waking. */
-  bodyLimitBytes?: number;
-  upstreamTimeoutMs?: number;
-  holdMs?: number;
-  /** Wakes asleep on-demand services and counts requests as their activity. */
-  services: {
-    wake(workspaceId: number, service: string): Promise<void>;
-    noteRequest(workspaceId: number, service: string): void;
-    onChange(listener: (workspaceId: number) => void): void;
-  };
-  /** Private addresses forward targets may use anyway (CIDRs). */
-  forwardAllow?: string[];
-  /** nginx is in front (--data-plane nginx): it names the client in X-Real-IP and added it to X-Forwarded-For. */
-  frontProxy?: boolean;
-  /** Membership or a workspace's restriction changed (the nginx data plane forgets its cached admissions). */
-  onAccessChange?: () => void;
-  /** A custom domain changed (the nginx data plane loads the certificates again); where it terminates TLS. */
-  onDomainChange?: () => void;
-  tlsPort?: () => number | undefined;
-  /** Each routing as it is loaded (the nginx data plane's map follows them). */
-  onRouting?: (workspaceId: number, routing: WorkspaceRouting | undefined) => void;
-}
 
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
 const HELD_POLL_MS = 50;
@@ -86,6 +43,8 @@ const holdFor = (hold: Hold) => (hold.browser ? Math.min(hold.ms, BROWSER_HOLD_M
 type Resolved = { upstream: Upstream; routing?: WorkspaceRouting; timeoutMs?: number };
 /** A workspace host, or a team's custom domain (custom-domains.ts). */
 type RoutedTarget = Exclude<HostTarget, { kind: 'console' }> | { kind: 'custom-domain'; name: string };
+
+export type { RouterOptions } from './router-options.ts';
 
 export class Router {
   private readonly routes: WorkspaceRoutes;
