@@ -51,7 +51,8 @@ async function mailRow(id: string): Promise<{ state: string; attempts: number }>
 test('kill -9 while the mail is being sent, start again: it goes out once', async () => {
   smtp.mode = 'hold';
   const url = await start();
-  const link = /^\s+(http\S+#token=\S+)$/m.exec(running!.stdout())![1];
+  // The first start prints the administrator's sign-in link; it may come after the lines start() waits for.
+  const [, link] = await running!.waitFor(/^\s+(http\S+#token=\S+)$/m);
   const admin = await (await new ApiClient(url).signInWithLink(new URL(link).hash.slice('#token='.length))).mintKey();
   const org = (await admin.post('/orgs', { name: 'Restart' })).body.id;
   const invitation = await admin.post(`/orgs/${org}/invitations`, { email: 'survivor@example.com' });

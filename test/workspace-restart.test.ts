@@ -43,9 +43,8 @@ test('kill -9 while cloning, start again: the create operation ends and the work
   // A repository large enough that the clone is still under way when the server is killed.
   repository = await createBareRepository({ 'README.md': 'big\n', 'blob.bin': randomBytes(24 * 1024 * 1024).toString('base64') });
   const first = await start();
-  await running!.waitFor(/sign-in#token=/);
+  const [, link] = await running!.waitFor(/^\s+(http\S+#token=\S+)$/m);
   await offsetWorkspaceIds(database);
-  const link = /^\s+(http\S+#token=\S+)$/m.exec(running!.stdout())![1];
   const admin = await new ApiClient(first.url).signInWithLink(new URL(link).hash.slice('#token='.length));
   const key = await admin.mintKey();
   const org = (await key.post('/orgs', { name: 'Restart' })).body.id;
