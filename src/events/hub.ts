@@ -16,6 +16,8 @@ export class NotificationHub {
   private live = false;
   /** LISTEN statements sent for channels subscribed while connected, until they are answered. */
   private readonly listening = new Map<string, Promise<void>>();
+  /** The connection's statements run one after another (pg refuses overlapping queries on one client). */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -37,7 +39,8 @@ export class NotificationHub {
       set = new Set();
       this.subscribers.set(channel, set);
       if (this.live && this.client) {
-        const done = this.client.query(`LISTEN ${channel}`).then(
+        const client = this.client;
+        const done = this.inTurn(() => client.query(`LISTEN ${channel}`)).then(
           () => undefined,
           (error: Error) => this.lost(error),
         );
@@ -55,6 +58,12 @@ export class NotificationHub {
    */
   async whenListening(channel: string): Promise<void> {
     await this.listening.get(channel);
+  }
+
+  private inTurn<T>(statement: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(statement, statement);
+    this.queue = result.catch(() => undefined);
+    return result;
   }
 
   private async connect(): Promise<void> {
