@@ -20,12 +20,21 @@ packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mo
 # redis-server and redis-tools (redis-cli, for dumps and in pods): the managed redis provider (src/managed/redis-instance.ts).
 packages+=(redis-server redis-tools)
 source scripts/apt-packages.sh
-registry_was_installed=$(dpkg-query -W -f='${Status}' docker-registry 2>/dev/null | grep -c "install ok installed" || true)
+# Debian starts a system service when it installs these (a registry on :5000, dnsmasq on :53, redis on :6379, nats on
+# :4222); svc's tests and providers run their own processes on loopback ports, so a service set up by this install is
+# turned off again. One that was installed before (the operator's) is left as it is.
+system_services=(docker-registry dnsmasq redis-server nats-server)
+fresh_services=()
+for service in "${system_services[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$service" 2>/dev/null | grep -q "install ok installed"; then fresh_services+=("$service"); fi
+done
 ensure_packages setup "${packages[@]}"
-# Debian starts a system registry on :5000 when it installs docker-registry; svc's tests run their own on loopback.
-if [ "$registry_was_installed" = 0 ] && command -v systemctl >/dev/null && systemctl is-enabled --quiet docker-registry 2>/dev/null; then
-  if [ "$(id -u)" -eq 0 ]; then systemctl disable --now docker-registry >/dev/null 2>&1 || true
-  else sudo systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
+if command -v systemctl >/dev/null; then
+  for service in "${fresh_services[@]}"; do
+    systemctl is-enabled --quiet "$service" 2>/dev/null || continue
+    if [ "$(id -u)" -eq 0 ]; then systemctl disable --now "$service" >/dev/null 2>&1 || true
+    else sudo systemctl disable --now "$service" >/dev/null 2>&1 || true; fi
+  done
 fi
 
 # npm ci when node_modules is missing or older than the lock file.
