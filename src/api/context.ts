@@ -1,4 +1,5 @@
 // What every route can rely on: its declared access rule, the caller, and the server's dependencies.
+import type { FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { CredentialResolver, Principal } from '../auth/credentials.ts';
 import type { Clock } from '../core/clock.ts';
@@ -36,6 +37,9 @@ declare module 'fastify' {
     auditTarget?: string;
   }
 }
+
+/** A request whose path parameters its route's schema typed, as lookups shared by several routes take it. */
+export type RequestWithParams<P> = Pick<FastifyRequest, 'principal' | 'auditTeamId'> & { params: P };
 
 export interface ApiDeps {
   pool: pg.Pool;

@@ -1,4 +1,5 @@
 import type { Queryable } from './database.ts';
+import type { WorkspaceStateName } from '../workspaces/lifecycle.ts';
 import type { PinnedImage } from './landscapes.ts';
 import type { NormalLandscape } from '../landscape/index.ts';
 
@@ -17,7 +18,7 @@ export interface WorkspaceRow {
   availability: string;
   restricted: boolean;
   single_node: boolean;
-  state: string;
+  state: WorkspaceStateName;
   status_detail: string;
   sleep_reason: string | null;
   before_delete: string | null;

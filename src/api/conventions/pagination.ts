@@ -5,10 +5,19 @@ import { Type, type TSchema } from 'typebox';
 import { problem } from '../../core/problems.ts';
 import { digestsEqual } from '../../core/secrets.ts';
 
+const defaultPageLimit = 50;
+
 export const PageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'page size, 1 to 200' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 200, default: defaultPageLimit, description: 'page size, 1 to 200' }),
+  ),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'from next_cursor of the previous page' })),
 };
+
+/** The page size asked for; validation fills the default, which the static type cannot say. */
+export function pageLimit(query: { limit?: number }): number {
+  return query.limit ?? defaultPageLimit;
+}
 
 export function Page<T extends TSchema>(item: T) {
   return Type.Object({

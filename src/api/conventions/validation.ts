@@ -149,3 +149,6 @@ export function buildRequestValidator(externalSchemas: Record<string, unknown>) 
     return guarded(validate, schema, part);
   };
 }
+
+/** A validated value whose `K` the schema gives defaults for: the validator filled them, the static type cannot say so. */
+export type WithDefaults<T, K extends keyof T> = T & { [P in K]-?: Exclude<T[P], undefined> };

@@ -1,14 +1,15 @@
 // Personal API keys (2.2, 4.2, 4.4). Minting a key (create, regenerate) needs the browser session, so a
 // leaked key cannot mint its successor. Delete and regenerate take no If-Match: revoking must be one call.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { apiKeyPrefix, formatApiKeyToken, mintApiKeySecret, newApiKeyId } from '../../auth/api-key-tokens.ts';
 import { DAY } from '../../core/clock.ts';
 import { notFound, validationProblem } from '../../core/problems.ts';
 import { deleteApiKey, findApiKey, insertApiKey, listApiKeys, regenerateApiKey, type ApiKeyRow } from '../../store/api-keys.ts';
-import type { ApiDeps } from '../context.ts';
+import type { ApiDeps, RequestWithParams } from '../context.ts';
 import { setEtag } from '../conventions/etag.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { ApiKeySchema, ApiKeyWithToken, DateTime, DisplayName, Uuid, iso, isoOrUndefined, StringEnum } from '../schemas.ts';
 
 const MAX_LIFETIME_MS = 366 * DAY;
@@ -50,13 +51,14 @@ function checkExpiry(expiresAt: string | undefined, now: Date): Date | null {
   return at;
 }
 
-async function ownKey(request: FastifyRequest, deps: ApiDeps): Promise<ApiKeyRow> {
-  const row = await findApiKey(deps.pool, (request.params as { key: string }).key);
+async function ownKey(request: RequestWithParams<{ key: string }>, deps: ApiDeps): Promise<ApiKeyRow> {
+  const row = await findApiKey(deps.pool, request.params.key);
   if (!row || row.user_id !== request.principal!.user.id) throw notFound('API key');
   return row;
 }
 
-export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerApiKeyRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/me/api-keys',
     {
@@ -69,7 +71,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
       },
     },
     async (request, reply) => {
-      const body = request.body as { name: string; source?: 'console' | 'cli'; expires_at?: string };
+      const body = request.body;
       const now = deps.clock.now();
       const expiresAt = checkExpiry(body.expires_at, now);
       const id = newApiKeyId();
@@ -97,15 +99,15 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
       schema: { summary: 'List your API keys, newest first', tags: ['api-keys'], querystring: Type.Object(PageQuery), response: { 200: Page(ApiKeySchema) } },
     },
     async (request) => {
-      const query = request.query as { limit: number; cursor?: string };
+      const query = request.query;
       const after = query.cursor ? deps.cursors.decode<[string, string]>('api-keys', query.cursor) : undefined;
       const rows = await listApiKeys(
         deps.pool,
         request.principal!.user.id,
         after ? { at: new Date(after[0]), id: after[1] } : undefined,
-        query.limit,
+        pageLimit(query),
       );
-      return pageOf(rows, query.limit, apiKeyView, (last) => deps.cursors.encode('api-keys', [iso(last.created_at), last.id]));
+      return pageOf(rows, pageLimit(query), apiKeyView, (last) => deps.cursors.encode('api-keys', [iso(last.created_at), last.id]));
     },
   );
 
@@ -129,12 +131,12 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
       schema: { summary: 'Delete an API key; it stops working at once', tags: ['api-keys'], params: KeyParams, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      const key = (request.params as { key: string }).key;
+      const key = request.params.key;
       const since = Date.now();
       if (!(await deleteApiKey(deps.pool, request.principal!.user.id, key))) throw notFound('API key');
       // every server of the installation forgot it before the answer (docs/topology.md)
       await deps.credentials.invalidateEverywhere(`key:${key}`, since);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 

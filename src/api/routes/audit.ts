@@ -1,10 +1,11 @@
 // The audit log (4.3): administrators only, newest first (time, then id), filters combine.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { problem } from '../../core/problems.ts';
 import { listAuditEntries, type AuditEntryRow } from '../../store/audit.ts';
 import type { ApiDeps } from '../context.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { DateTime, Id, iso } from '../schemas.ts';
 
 export const auditActionPattern = '^[a-z][a-z_]*(\\.[a-z][a-z_]*)+$';
@@ -58,7 +59,8 @@ function entryView(row: AuditEntryRow) {
   };
 }
 
-export function registerAuditRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerAuditRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/audit-log',
     {
@@ -66,15 +68,7 @@ export function registerAuditRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'The audit log, newest first (administrators)', tags: ['audit'], querystring: AuditQuery, response: { 200: Page(AuditEntrySchema) } },
     },
     async (request) => {
-      const query = request.query as {
-        limit: number;
-        cursor?: string;
-        action?: string;
-        actor?: number;
-        team?: number;
-        since?: string;
-        until?: string;
-      };
+      const query = request.query;
       const since = parseTime(query.since, 'since');
       const until = parseTime(query.until, 'until');
       const before = query.cursor ? deps.cursors.decode<[string, number]>('audit-log', query.cursor) : undefined;
@@ -88,9 +82,9 @@ export function registerAuditRoutes(app: FastifyInstance, deps: ApiDeps): void {
           until,
           before: before ? { at: new Date(before[0]), id: before[1] } : undefined,
         },
-        query.limit,
+        pageLimit(query),
       );
-      return pageOf(rows, query.limit, entryView, (last) => deps.cursors.encode('audit-log', [iso(last.at), last.id]));
+      return pageOf(rows, pageLimit(query), entryView, (last) => deps.cursors.encode('audit-log', [iso(last.at), last.id]));
     },
   );
 }

@@ -1,5 +1,6 @@
 // The catalog (spec 2.7, 4.10): GET /providers (managed-service providers) and GET /plans (workspace plans, service
 // plans and managed plans; the first two from the operator's plans file, docs/capacity.md). The catalog is small and bounded, so each answer is one page (docs/decisions.md).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { managedCatalog, type Plan, type Provider } from '../../managed/catalog.ts';
@@ -50,7 +51,8 @@ const PlansQuery = Type.Object({
   provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{0,62}$', patternErrorMessage: 'must be a provider name: lowercase letters, digits and dashes, starting with a letter, at most 63 characters', description: "a provider's plans only" })),
 });
 
-export function registerCatalogRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerCatalogRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const catalog = managedCatalog(deps.config.managedDisabled, deps.config.plans);
   const providers = catalog.providers.map(providerView);
   const plans = catalog.plans.map(planView);
@@ -65,7 +67,7 @@ export function registerCatalogRoutes(app: FastifyInstance, deps: ApiDeps): void
     '/plans',
     { config: { access: 'user' }, schema: { summary: 'Plans of workspaces (kind workspace), of steps and container services (kind service) and of managed services', tags, querystring: PlansQuery, response: { 200: Type.Object({ items: Type.Array(PlanSchema) }) } } },
     async (request) => {
-      const { kind, provider } = request.query as { kind?: string; provider?: string };
+      const { kind, provider } = request.query;
       return { items: plans.filter((p) => (kind === undefined || p.kind === kind) && (provider === undefined || p.provider === provider)) };
     },
   );

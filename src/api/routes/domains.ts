@@ -26,7 +26,7 @@ import {
 } from '../../store/custom-domains.ts';
 import type { ApiDeps } from '../context.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { Id, IfMatchHeaders, Uuid } from '../schemas.ts';
 import { DomainChangeBody, DomainSchema, domainView, NewDomainBody } from './domain-schemas.ts';
 
@@ -59,7 +59,7 @@ export function registerDomainRoutes(server: FastifyInstance, deps: ApiDeps): vo
     async (request) => {
       const access = await teamAccess(deps.pool, request.principal!.user, request.params.team);
       requirePermission(access.permissions, 'team.view');
-      const limit = request.query.limit ?? 50;
+      const limit = pageLimit(request.query);
       const scope = `domains:${access.team.id}`;
       const after = request.query.cursor ? deps.cursors.decode<string>(scope, request.query.cursor) : undefined;
       return pageOf(await listCustomDomains(deps.pool, access.team.id, after, limit), limit, view, (last) => deps.cursors.encode(scope, last.name));

@@ -2,6 +2,7 @@
 // The fan-out (src/events/fanout.ts) decides what each stream receives; this route checks the caller and the
 // `team` filter, then hands the connection over.
 import type { OutgoingHttpHeaders } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { teamAccess } from '../../auth/access.ts';
@@ -33,7 +34,8 @@ export const EventSchema = Type.Object(
   { description: 'Each event is `id: <n>`, `event: <type>`, `data: <this object as JSON>`; `: ping` comments every 25 seconds' },
 );
 
-export function registerEventRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerEventRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   // Open streams would keep the HTTP server from closing.
   app.addHook('preClose', (done) => {
     deps.events?.closeAll();
@@ -56,7 +58,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const fanout = deps.events;
       if (!fanout) throw problem('not-available', 501, 'This server does not stream events.');
       const user = request.principal!.user;
-      const { team } = request.query as { team?: number };
+      const { team } = request.query;
       if (team !== undefined) await teamAccess(deps.pool, user, team);
       reply.hijack();
       const raw = reply.raw;

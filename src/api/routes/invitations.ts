@@ -18,7 +18,7 @@ import {
 } from '../../people/invitations.ts';
 import { listInvitations, type InvitationRow } from '../../store/invitations.ts';
 import type { ApiDeps } from '../context.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { DateTime, Id, StringEnum, UserSchema, Uuid, iso, isoOrUndefined } from '../schemas.ts';
 import { Email, userView } from './users.ts';
 
@@ -129,16 +129,16 @@ export function registerInvitationRoutes(server: FastifyInstance, deps: ApiDeps)
     async (request) => {
       const user = request.principal!.user;
       const standing = await invitationStanding(deps.pool, user, request.params.org);
-      const query = request.query as { limit: number; cursor?: string; state?: string };
+      const query = request.query;
       const scope = `invitations:${request.params.org}:${query.state ?? ''}`;
       const after = query.cursor ? deps.cursors.decode<{ at: string; id: string }>(scope, query.cursor) : undefined;
       const rows = await listInvitations(
         deps.pool,
         { orgId: request.params.org, teamIds: standing.wholeOrg ? null : standing.managedTeams, userId: user.id, state: query.state, now: now() },
         after,
-        query.limit,
+        pageLimit(query),
       );
-      return pageOf(rows, query.limit, (row) => invitationView(row, now()), (last) => deps.cursors.encode(scope, { at: iso(last.created_at), id: last.id }));
+      return pageOf(rows, pageLimit(query), (row) => invitationView(row, now()), (last) => deps.cursors.encode(scope, { at: iso(last.created_at), id: last.id }));
     },
   );
 

@@ -1,4 +1,5 @@
 // The landscape of a workspace (3.7): its state and banner, the plan of the next Sync, Sync and Teardown.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../auth/access.ts';
@@ -74,11 +75,12 @@ const SyncBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerLandscapeRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/workspaces/:ws/landscape', { config: { access: 'user' }, schema: { summary: 'The landscape: banner state (3.7) and services', tags, params, querystring: ProfileQuery, response: { 200: LandscapeSchema } } }, async (request) => {
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.view');
-    const profile = checkProfile((request.query as { profile?: string }).profile);
+    const profile = checkProfile(request.query.profile);
     const [current, deployedRow, hash, busy] = await Promise.all([
       readCurrentLandscape(deps, row, profile),
       findDeployedLandscape(deps.pool, row.id),
@@ -104,7 +106,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
   app.get('/workspaces/:ws/landscape/plan', { config: { access: 'user' }, schema: { summary: 'What a Sync would do: per service create, change or remove, and the plan hash', tags, params, querystring: ProfileQuery, response: { 200: PlanSchema } } }, async (request) => {
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.view');
-    const profile = checkProfile((request.query as { profile?: string }).profile);
+    const profile = checkProfile(request.query.profile);
     const { plan } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images });
     return { profile, images: [], ...plan };
   });
@@ -112,7 +114,7 @@ export function registerLandscapeRoutes(app: FastifyInstance, deps: ApiDeps): vo
   app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 plan-changed when the file changed since; 403 run-as-user-not-allowed; 501 not-available while managed or container services cannot run here', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.sync');
-    const body = request.body as { profile?: string; plan_hash: string };
+    const body = request.body;
     const profile = checkProfile(body.profile);
     const { plan, normal } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images });
     if (plan.hash !== body.plan_hash) {

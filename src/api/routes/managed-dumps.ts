@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 // Dumps of managed services (spec 2.4 `managed_service.dump`): POST makes one (an operation), GET lists them and
 // downloads one, DELETE removes one; POST /restore loads a dump into a managed service, replacing its data (an
 // operation). Who may do what (docs/permissions.md): listing needs workspace.view on the service's team; making,
@@ -6,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess, type TeamAccess } from '../../auth/access.ts';
 import { notFound, problem, validationProblem } from '../../core/problems.ts';
@@ -16,8 +18,8 @@ import type { ManagedHost } from '../../managed/engine.ts';
 import { withTransaction } from '../../store/database.ts';
 import { findManagedDump, listManagedDumps, type ManagedDumpRow } from '../../store/managed-dumps.ts';
 import { findManagedService, type ManagedServiceRow } from '../../store/managed-services.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
-import type { ApiDeps } from '../context.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
+import type { ApiDeps, RequestWithParams } from '../context.ts';
 import { DateTime, Id, StringEnum, Uuid, iso } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { acceptOperation } from './workspaces.ts';
@@ -61,13 +63,14 @@ function dumpView(row: ManagedDumpRow) {
   };
 }
 
-export function registerManagedDumpRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerManagedDumpRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const catalog = managedCatalog(deps.config.managedDisabled, deps.config.plans);
   const host: ManagedHost = { dataDir: deps.config.dataDir, toolsDir: deps.config.toolsDir, log: deps.log };
 
   /** The managed service of the path as the caller sees it: 404 when it does not exist or they cannot see its team. */
-  async function serviceOf(request: FastifyRequest): Promise<{ row: ManagedServiceRow; access: TeamAccess }> {
-    const row = await findManagedService(deps.pool, (request.params as { ms: string }).ms);
+  async function serviceOf(request: RequestWithParams<{ ms: string }>): Promise<{ row: ManagedServiceRow; access: TeamAccess }> {
+    const row = await findManagedService(deps.pool, request.params.ms);
     if (!row) throw notFound('managed service');
     const access = await teamAccess(deps.pool, request.principal!.user, Number(row.team_id)).catch(() => {
       throw notFound('managed service');
@@ -77,8 +80,8 @@ export function registerManagedDumpRoutes(app: FastifyInstance, deps: ApiDeps): 
     return { row, access };
   }
 
-  async function dumpOf(request: FastifyRequest, row: ManagedServiceRow): Promise<ManagedDumpRow> {
-    const dump = await findManagedDump(deps.pool, (request.params as { dump: string }).dump);
+  async function dumpOf(request: RequestWithParams<{ dump: string }>, row: ManagedServiceRow): Promise<ManagedDumpRow> {
+    const dump = await findManagedDump(deps.pool, request.params.dump);
     if (!dump || dump.managed_service_id !== row.id) throw notFound('dump');
     return dump;
   }
@@ -114,11 +117,11 @@ export function registerManagedDumpRoutes(app: FastifyInstance, deps: ApiDeps): 
     },
     async (request) => {
       const { row } = await serviceOf(request);
-      const query = request.query as { limit: number; cursor?: string };
+      const query = request.query;
       const scope = `managed-dumps:${row.id}`;
       const after = query.cursor ? deps.cursors.decode<{ at: string; id: string }>(scope, query.cursor) : undefined;
-      const rows = await listManagedDumps(deps.pool, row.id, after && { at: new Date(after.at), id: after.id }, query.limit + 1);
-      return pageOf(rows, query.limit, dumpView, (last) => deps.cursors.encode(scope, { at: iso(last.created_at), id: last.id }));
+      const rows = await listManagedDumps(deps.pool, row.id, after && { at: new Date(after.at), id: after.id }, pageLimit(query) + 1);
+      return pageOf(rows, pageLimit(query), dumpView, (last) => deps.cursors.encode(scope, { at: iso(last.created_at), id: last.id }));
     },
   );
 
@@ -132,7 +135,7 @@ export function registerManagedDumpRoutes(app: FastifyInstance, deps: ApiDeps): 
         params: DumpParams,
         produces: ['application/octet-stream'],
         response: {
-          200: { description: "The dump's file, as its media_type says", content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } },
+          200: { description: "The dump's file, as its media_type says", content: { 'application/octet-stream': { schema: Type.Unsafe<string | Readable>(Type.String({ format: 'binary' })) } } },
         },
       },
     },
@@ -164,7 +167,7 @@ export function registerManagedDumpRoutes(app: FastifyInstance, deps: ApiDeps): 
       const dump = await dumpOf(request, row);
       requirePermission(access.permissions, 'landscape.sync');
       await deleteDump(deps.pool, deps.config.dataDir, dump);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
@@ -183,7 +186,7 @@ export function registerManagedDumpRoutes(app: FastifyInstance, deps: ApiDeps): 
     async (request, reply) => {
       const { row, access } = await serviceOf(request);
       requirePermission(access.permissions, 'landscape.sync');
-      const body = request.body as { dump: string };
+      const body = request.body;
       const unknownDump = validationProblem([{ pointer: '/dump', message: 'is no dump you may see' }]);
       const dump = await findManagedDump(deps.pool, body.dump);
       if (!dump) throw unknownDump;

@@ -1,6 +1,7 @@
 // Pause and resume a managed service by hand (spec 3.4 "or resume in the console"): 202 with an operation
 // (managed_service.pause, managed_service.resume) on its workspace, like a Sync; 409 with the reason when the
 // instance cannot move now (src/managed/statuses.ts). Allowed to those who may sync the workspace's landscape.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../auth/access.ts';
@@ -22,7 +23,8 @@ const summaries: Record<ManualAction, string> = {
   resume: 'Resume a paused (or unknown) managed service as the last Sync deployed it (an operation); 409 when it cannot resume now',
 };
 
-export function registerManagedServiceActionRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerManagedServiceActionRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const catalog = managedCatalog(deps.config.managedDisabled, deps.config.plans);
   for (const action of ['pause', 'resume'] as const) {
     app.post(

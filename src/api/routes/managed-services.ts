@@ -1,13 +1,14 @@
 // Managed services (spec 2.8, 3.4, 4.10): GET /managed-services/{ms}, seen by those who see its workspace's team;
 // a deleted one reads as its tombstone (status deleted) until purged 7 days later, then 404. A team's list,
 // GET /teams/{team}/managed-services, narrows to a workspace or a status; deleted=true lists the recently deleted.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess, type TeamAccess } from '../../auth/access.ts';
 import { notFound } from '../../core/problems.ts';
 import { findManagedService, listManagedServices, type ManagedServiceRow, type ManagedServiceStatus } from '../../store/managed-services.ts';
-import type { ApiDeps } from '../context.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import type { ApiDeps, RequestWithParams } from '../context.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { DateTime, Id, StringEnum, Uuid, iso } from '../schemas.ts';
 
 export const managedStatuses = ['creating', 'updating', 'pausing', 'unpausing', 'deleting', 'synchronized', 'paused', 'deleted', 'unknown', 'invalid-provider'] as const;
@@ -51,8 +52,8 @@ export function managedServiceView(row: ManagedServiceRow) {
 }
 
 /** The managed service of the request's `ms` and the caller's standing on its team; 404 for those who cannot see it. */
-export async function managedServiceAccess(deps: ApiDeps, request: FastifyRequest): Promise<{ row: ManagedServiceRow; access: TeamAccess }> {
-  const row = await findManagedService(deps.pool, (request.params as { ms: string }).ms);
+export async function managedServiceAccess(deps: ApiDeps, request: RequestWithParams<{ ms: string }>): Promise<{ row: ManagedServiceRow; access: TeamAccess }> {
+  const row = await findManagedService(deps.pool, request.params.ms);
   if (!row) throw notFound('managed service');
   const access = await teamAccess(deps.pool, request.principal!.user, Number(row.team_id)).catch(() => {
     throw notFound('managed service');
@@ -69,7 +70,8 @@ const ListQuery = Type.Object({
   deleted: Type.Optional(Type.Boolean({ default: false, description: 'true: the recently deleted (tombstones kept 7 days) instead of the live ones' })),
 });
 
-export function registerManagedServiceRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerManagedServiceRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/teams/:team/managed-services',
     {
@@ -83,14 +85,14 @@ export function registerManagedServiceRoutes(app: FastifyInstance, deps: ApiDeps
       },
     },
     async (request) => {
-      const { team } = request.params as { team: number };
-      const query = request.query as { limit: number; cursor?: string; workspace?: number; status?: ManagedServiceStatus; deleted: boolean };
+      const { team } = request.params;
+      const query = request.query;
       const access = await teamAccess(deps.pool, request.principal!.user, team);
       requirePermission(access.permissions, 'workspace.view');
       const scope = `managed-services:${team}:${query.workspace ?? ''}:${query.status ?? ''}:${query.deleted}`;
       const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
-      const rows = await listManagedServices(deps.pool, { teamId: team, workspaceId: query.workspace, status: query.status, deleted: query.deleted }, after, query.limit);
-      return pageOf(rows, query.limit, managedServiceView, (last) => deps.cursors.encode(scope, last.number));
+      const rows = await listManagedServices(deps.pool, { teamId: team, workspaceId: query.workspace, status: query.status, deleted: query.deleted ?? false }, after, pageLimit(query));
+      return pageOf(rows, pageLimit(query), managedServiceView, (last) => deps.cursors.encode(scope, last.number));
     },
   );
 

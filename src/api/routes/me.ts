@@ -1,4 +1,5 @@
 // The caller: who they are, and their own password.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { hashPassword, verifyPassword } from '../../auth/passwords.ts';
@@ -13,7 +14,8 @@ const MeSchema = Type.Object({
   authenticated_by: StringEnum(['key', 'session']),
 });
 
-export function registerMeRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerMeRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/me',
     { config: { access: 'user' }, schema: { summary: 'The caller', tags: ['me'], response: { 200: MeSchema } } },
@@ -35,7 +37,7 @@ export function registerMeRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      const body = request.body as { current_password?: string; new_password: string };
+      const body = request.body;
       const row = (await findUserById(deps.pool, request.principal!.user.id))!;
       if (row.password_hash && !(await verifyPassword(body.current_password ?? '', row.password_hash))) {
         throw problem('validation', 422, 'The current password is wrong.', {
@@ -43,7 +45,7 @@ export function registerMeRoutes(app: FastifyInstance, deps: ApiDeps): void {
         });
       }
       await updatePassword(deps.pool, row.id, await hashPassword(body.new_password), deps.clock.now());
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

@@ -1,4 +1,5 @@
 // Operations (2.4, 4.8): readable by their creator and by everyone who can view their team, 7 days after finishing.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { teamAccess } from '../../auth/access.ts';
@@ -6,7 +7,7 @@ import { notFound, Problem } from '../../core/problems.ts';
 import { operationView } from '../../operations/view.ts';
 import { findOperation, listOperations } from '../../store/operations.ts';
 import { visibleTeamIds } from '../../store/teams.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import type { ApiDeps } from '../context.ts';
 import { DateTime, Id, ProblemRef, StringEnum, Uuid } from '../schemas.ts';
 
@@ -31,7 +32,8 @@ const OperationsQuery = Type.Object({
   workspace: Type.Optional(Id),
 });
 
-export function registerOperationRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerOperationRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/operations',
     {
@@ -44,7 +46,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: ApiDeps): vo
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; cursor?: string; team?: number; active: boolean; state?: string; kind?: string; workspace?: number };
+      const query = request.query;
       const user = request.principal!.user;
       if (query.team !== undefined) await teamAccess(deps.pool, user, query.team);
       const teamIds = user.isAdmin ? null : await visibleTeamIds(deps.pool, user.id);
@@ -52,8 +54,8 @@ export function registerOperationRoutes(app: FastifyInstance, deps: ApiDeps): vo
       // A cursor belongs to one set of filters.
       const scope = `operations:${query.team ?? ''}:${query.active}:${query.state ?? ''}:${query.kind ?? ''}:${target ?? ''}`;
       const after = query.cursor ? deps.cursors.decode<{ us: string; id: string }>(scope, query.cursor) : undefined;
-      const rows = await listOperations(deps.pool, { userId: user.id, teamIds, team: query.team, active: query.active, state: query.state, kind: query.kind, target }, after, query.limit);
-      return pageOf(rows, query.limit, operationView, (last) => deps.cursors.encode(scope, { us: last.created_us, id: last.id }));
+      const rows = await listOperations(deps.pool, { userId: user.id, teamIds, team: query.team, active: query.active ?? false, state: query.state, kind: query.kind, target }, after, pageLimit(query));
+      return pageOf(rows, pageLimit(query), operationView, (last) => deps.cursors.encode(scope, { us: last.created_us, id: last.id }));
     },
   );
 
@@ -65,7 +67,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: ApiDeps): vo
     },
     async (request) => {
       const user = request.principal!.user;
-      const row = await findOperation(deps.pool, (request.params as { id: string }).id);
+      const row = await findOperation(deps.pool, request.params.id);
       if (!row) throw notFound('operation');
       if (row.created_by !== user.id && !user.isAdmin) {
         if (row.team_id === null) throw notFound('operation');

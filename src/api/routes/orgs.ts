@@ -1,5 +1,6 @@
 // Organizations and their members (roles owner and member).
 import { randomUUID } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { orgAccess, requirePermission } from '../../auth/access.ts';
@@ -27,7 +28,7 @@ import type { ApiDeps } from '../context.ts';
 import { workspaceUrls } from './workspaces.ts';
 import { ownerLeft } from '../../people/owners.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { DisplayName, Id, IfMatchHeaders, MemberSchema, OrgSchema, Uuid, iso, StringEnum } from '../schemas.ts';
 
 export function orgView(row: OrgRow, role: OrgRole | undefined, permissions: string[]) {
@@ -48,7 +49,8 @@ const OrgRoleBody = Type.Object(
 
 const nameTaken = (name: string) => problem('name-taken', 409, `An organization named "${name}" exists already.`);
 
-export function registerOrgRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerOrgRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const now = () => deps.clock.now();
 
   app.post(
@@ -58,7 +60,7 @@ export function registerOrgRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Create an organization; you become its owner', tags: ['orgs'], body: OrgBody, response: { 201: OrgSchema } },
     },
     async (request, reply) => {
-      const { name } = request.body as { name: string };
+      const { name } = request.body;
       try {
         const row = await withTransaction(deps.pool, (db) =>
           insertOrg(db, { id: randomUUID(), name, ownerId: request.principal!.user.id, at: now() }),
@@ -81,13 +83,13 @@ export function registerOrgRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Organizations you belong to (all of them for administrators)', tags: ['orgs'], querystring: Type.Object(PageQuery), response: { 200: Page(OrgSchema) } },
     },
     async (request) => {
-      const query = request.query as { limit: number; cursor?: string };
+      const query = request.query;
       const user = request.principal!.user;
       const after = query.cursor ? deps.cursors.decode<{ name: string; id: string }>('orgs', query.cursor) : undefined;
-      const rows = await listOrgs(deps.pool, user.id, user.isAdmin, after, query.limit);
+      const rows = await listOrgs(deps.pool, user.id, user.isAdmin, after, pageLimit(query));
       const roles = await Promise.all(rows.map((row) => orgRole(deps.pool, row.id, user.id)));
       const views = rows.map((row, i) => orgView(row, roles[i], orgPermissions({ isAdmin: user.isAdmin, orgRole: roles[i] })));
-      return pageOf(views, query.limit, (v) => v, (last) => deps.cursors.encode('orgs', { name: last.name, id: last.id }));
+      return pageOf(views, pageLimit(query), (v) => v, (last) => deps.cursors.encode('orgs', { name: last.name, id: last.id }));
     },
   );
 
@@ -98,7 +100,7 @@ export function registerOrgRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Read an organization', tags: ['orgs'], params: OrgParams, response: { 200: OrgSchema } },
     },
     async (request, reply) => {
-      const access = await orgAccess(deps.pool, request.principal!.user, (request.params as { org: string }).org);
+      const access = await orgAccess(deps.pool, request.principal!.user, request.params.org);
       setEtag(reply, access.org.version);
       return orgView(access.org, access.role, access.permissions);
     },
@@ -111,10 +113,10 @@ export function registerOrgRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Rename an organization (If-Match required)', tags: ['orgs'], params: OrgParams, headers: IfMatchHeaders, body: OrgBody, response: { 200: OrgSchema } },
     },
     async (request, reply) => {
-      const access = await orgAccess(deps.pool, request.principal!.user, (request.params as { org: string }).org);
+      const access = await orgAccess(deps.pool, request.principal!.user, request.params.org);
       requirePermission(access.permissions, 'org.update');
       const version = requireIfMatch(request, access.org.version);
-      const { name } = request.body as { name: string };
+      const { name } = request.body;
       try {
         const row = await withTransaction(deps.pool, async (db) => {
           const renamed = await renameOrg(db, access.org.id, name, version, now());
@@ -138,7 +140,7 @@ export function registerOrgRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Delete an organization without teams (If-Match required)', tags: ['orgs'], params: OrgParams, headers: IfMatchHeaders, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      const access = await orgAccess(deps.pool, request.principal!.user, (request.params as { org: string }).org);
+      const access = await orgAccess(deps.pool, request.principal!.user, request.params.org);
       requirePermission(access.permissions, 'org.delete');
       const version = requireIfMatch(request, access.org.version);
       const teams = await countOrgTeams(deps.pool, access.org.id);
@@ -149,14 +151,15 @@ export function registerOrgRoutes(app: FastifyInstance, deps: ApiDeps): void {
         return done;
       });
       if (!deleted) throw preconditionFailed();
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
   registerOrgMemberRoutes(app, deps);
 }
 
-function registerOrgMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
+function registerOrgMemberRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/orgs/:org/members',
     {
@@ -164,13 +167,13 @@ function registerOrgMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Members of an organization', tags: ['orgs'], params: OrgParams, querystring: Type.Object(PageQuery), response: { 200: Page(MemberSchema) } },
     },
     async (request) => {
-      const access = await orgAccess(deps.pool, request.principal!.user, (request.params as { org: string }).org);
+      const access = await orgAccess(deps.pool, request.principal!.user, request.params.org);
       requirePermission(access.permissions, 'org.members.view');
-      const query = request.query as { limit: number; cursor?: string };
+      const query = request.query;
       const scope = `org-members:${access.org.id}`;
       const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
-      const rows = await listOrgMembers(deps.pool, access.org.id, after, query.limit);
-      return pageOf(rows, query.limit, memberView, (last) => deps.cursors.encode(scope, last.user_id));
+      const rows = await listOrgMembers(deps.pool, access.org.id, after, pageLimit(query));
+      return pageOf(rows, pageLimit(query), memberView, (last) => deps.cursors.encode(scope, last.user_id));
     },
   );
 
@@ -181,10 +184,10 @@ function registerOrgMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: "Add a member or change a member's role", tags: ['orgs'], params: OrgMemberParams, body: OrgRoleBody, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      const params = request.params as { org: string; user: number };
+      const params = request.params;
       const access = await orgAccess(deps.pool, request.principal!.user, params.org);
       requirePermission(access.permissions, 'org.members.manage');
-      const { role } = request.body as { role: OrgRole };
+      const { role } = request.body;
       if (!(await findUserById(deps.pool, params.user))) throw notFound('user');
       await withTransaction(deps.pool, async (db) => {
         const owners = await lockAndCountOwners(db, params.org);
@@ -194,7 +197,7 @@ function registerOrgMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
         await upsertOrgMember(db, params.org, params.user, role, deps.clock.now());
         await publishMembership(db, params.org, params.user, deps);
       });
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
@@ -205,7 +208,7 @@ function registerOrgMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Remove a member (and from every team of the organization)', tags: ['orgs'], params: OrgMemberParams, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      const params = request.params as { org: string; user: number };
+      const params = request.params;
       const access = await orgAccess(deps.pool, request.principal!.user, params.org);
       if (params.user !== request.principal!.user.id) requirePermission(access.permissions, 'org.members.manage');
       await withTransaction(deps.pool, async (db) => {
@@ -220,7 +223,7 @@ function registerOrgMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
         await publishMembership(db, params.org, params.user, deps);
         await ownerLeft(db, { userId: params.user, teamIds, at: deps.clock.now(), urls: workspaceUrls(deps) });
       });
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { acceptTransfer, cancelTransfer, declineTransfer, offerTransfer, visibleTransfer } from '../../people/transfers.ts';
 import { listTransfers, type TransferRow, type TransferState } from '../../store/owner-transfers.ts';
 import type { ApiDeps } from '../context.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { DateTime, Id, StringEnum, Uuid, iso, isoOrUndefined } from '../schemas.ts';
 import { workspaceAccess } from './workspaces.ts';
 
@@ -81,11 +81,11 @@ export function registerOwnerTransferRoutes(server: FastifyInstance, deps: ApiDe
     },
     async (request) => {
       const { row } = await workspaceAccess(deps, request);
-      const query = request.query as { limit: number; cursor?: string; state?: TransferState };
+      const query = request.query;
       const scope = `owner-transfers:ws:${row.id}:${query.state ?? ''}`;
       const after = query.cursor ? deps.cursors.decode<{ at: string; id: string }>(scope, query.cursor) : undefined;
-      const rows = await listTransfers(deps.pool, { workspaceId: row.id, state: query.state }, after, query.limit);
-      return pageOf(rows, query.limit, transferView, (last) => deps.cursors.encode(scope, { at: iso(last.created_at), id: last.id }));
+      const rows = await listTransfers(deps.pool, { workspaceId: row.id, state: query.state }, after, pageLimit(query));
+      return pageOf(rows, pageLimit(query), transferView, (last) => deps.cursors.encode(scope, { at: iso(last.created_at), id: last.id }));
     },
   );
 
@@ -102,11 +102,11 @@ export function registerOwnerTransferRoutes(server: FastifyInstance, deps: ApiDe
     },
     async (request) => {
       const user = request.principal!.user;
-      const query = request.query as { limit: number; cursor?: string; state?: TransferState };
+      const query = request.query;
       const scope = `owner-transfers:me:${user.id}:${query.state ?? ''}`;
       const after = query.cursor ? deps.cursors.decode<{ at: string; id: string }>(scope, query.cursor) : undefined;
-      const rows = await listTransfers(deps.pool, { userId: user.id, state: query.state }, after, query.limit);
-      return pageOf(rows, query.limit, transferView, (last) => deps.cursors.encode(scope, { at: iso(last.created_at), id: last.id }));
+      const rows = await listTransfers(deps.pool, { userId: user.id, state: query.state }, after, pageLimit(query));
+      return pageOf(rows, pageLimit(query), transferView, (last) => deps.cursors.encode(scope, { at: iso(last.created_at), id: last.id }));
     },
   );
 

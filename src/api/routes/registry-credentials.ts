@@ -1,5 +1,6 @@
 // A team's container registry credentials (issue 15, item 3): added or replaced per registry host, listed without
 // the password, removed. Team members read the list (team.view); changing it is a team setting (team.update).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess } from '../../auth/access.ts';
@@ -44,7 +45,8 @@ function registryName(text: string, pointer: string, where?: 'path'): string {
   return registry;
 }
 
-export function registerRegistryCredentialRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerRegistryCredentialRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['teams'];
 
   app.get(
@@ -54,7 +56,7 @@ export function registerRegistryCredentialRoutes(app: FastifyInstance, deps: Api
       schema: { summary: "The team's container registry credentials (without passwords)", tags, params: TeamParams, response: { 200: Type.Object({ items: Type.Array(CredentialSchema) }) } },
     },
     async (request) => {
-      const access = await teamAccess(deps.pool, request.principal!.user, (request.params as { team: number }).team);
+      const access = await teamAccess(deps.pool, request.principal!.user, request.params.team);
       requirePermission(access.permissions, 'team.view');
       return { items: (await listRegistryCredentials(deps.pool, access.team.id)).map(view) };
     },
@@ -73,10 +75,10 @@ export function registerRegistryCredentialRoutes(app: FastifyInstance, deps: Api
       },
     },
     async (request, reply) => {
-      const access = await teamAccess(deps.pool, request.principal!.user, (request.params as { team: number }).team);
+      const access = await teamAccess(deps.pool, request.principal!.user, request.params.team);
       request.auditTeamId = access.team.id;
       requirePermission(access.permissions, 'team.update');
-      const body = request.body as { registry: string; username: string; password: string };
+      const body = request.body;
       const registry = registryName(body.registry, '/registry');
       const at = deps.clock.now();
       const saved = await withTransaction(deps.pool, async (db) => {
@@ -98,7 +100,7 @@ export function registerRegistryCredentialRoutes(app: FastifyInstance, deps: Api
       schema: { summary: "Remove the team's credentials for a registry", tags, params: RegistryParams, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      const params = request.params as { team: number; registry: string };
+      const params = request.params;
       const access = await teamAccess(deps.pool, request.principal!.user, params.team);
       request.auditTeamId = access.team.id;
       requirePermission(access.permissions, 'team.update');
@@ -109,7 +111,7 @@ export function registerRegistryCredentialRoutes(app: FastifyInstance, deps: Api
         return done;
       });
       if (!removed) throw notFound('registry credential');
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

@@ -1,4 +1,5 @@
 // The services of a running landscape: the run switch per service (start, stop) and each replica's log (3.2).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../auth/access.ts';
@@ -63,7 +64,8 @@ async function deployedService(deps: ApiDeps, row: WorkspaceRow, service: string
   return deployed;
 }
 
-export function registerServiceRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerServiceRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const switchRoute = (action: 'start' | 'stop') =>
     app.post(
       `/workspaces/:ws/landscape/services/:service/${action}`,
@@ -79,7 +81,7 @@ export function registerServiceRoutes(app: FastifyInstance, deps: ApiDeps): void
       async (request) => {
         const { row, access } = await workspaceAccess(deps, request);
         requirePermission(access.permissions, 'landscape.sync');
-        const { service } = request.params as { service: string };
+        const { service } = request.params;
         const deployed = await deployedService(deps, row, service);
         if (deployed.torn_down) throw problem('conflict', 409, 'The landscape is torn down: Sync starts it again.');
         if (action === 'start' && row.state !== 'running') throw problem('workspace-not-running', 409, 'Services run in the workspace: wake it first.');
@@ -112,8 +114,8 @@ export function registerServiceRoutes(app: FastifyInstance, deps: ApiDeps): void
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       requirePermission(access.permissions, 'landscape.view');
-      const { service } = request.params as { service: string };
-      const { replica = 0 } = request.query as { replica?: number };
+      const { service } = request.params;
+      const { replica = 0 } = request.query;
       const deployed = await deployedService(deps, row, service);
       const spec = deployed.normal.services[service];
       if (!runsReplicas(spec) || replica >= spec.replicas) throw notFound('replica');

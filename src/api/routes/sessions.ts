@@ -1,4 +1,5 @@
 // Signing in (single-use link or password) and out. Sign-in sets the __Host-svc_session cookie.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { SESSION_COOKIE, callerUser } from '../../auth/credentials.ts';
@@ -21,7 +22,8 @@ const SignIn = Type.Object(
 
 const SessionSchema = Type.Object({ user: UserSchema, expires_at: DateTime });
 
-export function registerSessionRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerSessionRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/sessions',
     {
@@ -29,7 +31,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: ApiDeps): void
       schema: { summary: 'Sign in with a sign-in link or a password', tags: ['sessions'], body: SignIn, response: { 201: SessionSchema } },
     },
     async (request, reply) => {
-      const body = request.body as { link_token?: string; email?: string; password?: string };
+      const body = request.body;
       const now = deps.clock.now();
       let userId: number | undefined;
       if (body.link_token !== undefined) {
@@ -64,7 +66,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: ApiDeps): void
       const principal = request.principal!;
       if (principal.via === 'session') await endSession(deps.pool, principal.sessionHash);
       reply.header('set-cookie', clearedSessionCookie(SESSION_COOKIE));
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

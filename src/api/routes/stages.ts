@@ -1,5 +1,6 @@
 // Stages (3.3): start a run of prepare, test or run, read the stage with its runs and step states, stop it, and
 // read a step's log.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../auth/access.ts';
@@ -64,11 +65,12 @@ export function runView(run: StageRunRow) {
   };
 }
 
-export function registerStageRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerStageRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/workspaces/:ws/stages/:stage', { config: { access: 'user' }, schema: { summary: 'The stage with its latest runs and their steps', tags, params, response: { 200: StageSchema } } }, async (request) => {
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.view');
-    const { stage } = request.params as { stage: StageName };
+    const { stage } = request.params;
     const runs = (await listStageRuns(deps.pool, row.id, stage, 20)).map(runView);
     return { workspace_id: row.id, stage, current: runs[0] ?? null, runs };
   });
@@ -79,8 +81,8 @@ export function registerStageRoutes(app: FastifyInstance, deps: ApiDeps): void {
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       requirePermission(access.permissions, 'workspace.use');
-      const { stage } = request.params as { stage: StageName };
-      const profile = checkProfile((request.body as { profile?: string } | undefined)?.profile);
+      const { stage } = request.params;
+      const profile = checkProfile(request.body?.profile);
       const run = await deps.stages.start(row, stage, profile, request.principal!.user.id);
       reply.header('location', `/api/v1/workspaces/${row.id}/stages/${stage}`);
       return reply.code(202).send(runView(run));
@@ -93,7 +95,7 @@ export function registerStageRoutes(app: FastifyInstance, deps: ApiDeps): void {
     async (request) => {
       const { row, access } = await workspaceAccess(deps, request);
       requirePermission(access.permissions, 'workspace.use');
-      const { stage } = request.params as { stage: StageName };
+      const { stage } = request.params;
       const run = await deps.stages.stop(row, stage);
       return runView((await findStageRun(deps.pool, row.id, stage, run.id)) ?? run);
     },
@@ -115,7 +117,7 @@ export function registerStageRoutes(app: FastifyInstance, deps: ApiDeps): void {
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       requirePermission(access.permissions, 'landscape.view');
-      const { stage, run: runId, step } = request.params as { stage: StageName; run: number; step: number };
+      const { stage, run: runId, step } = request.params;
       const run = await findStageRun(deps.pool, row.id, stage, runId);
       if (!run || step > run.steps.length) throw notFound('step');
       const key = stageStepLogKey(stage, runId, step - 1);

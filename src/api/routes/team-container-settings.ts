@@ -1,5 +1,6 @@
 // A team's settings for `container` services that only a cluster administrator may change (spec 2.8): whether its
 // landscapes may set `runAsUser` (run as root or a fixed user instead of the workspace's UID).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess } from '../../auth/access.ts';
@@ -17,12 +18,13 @@ const ContainerSettings = Type.Object(
 );
 const tags = ['teams'];
 
-export function registerTeamContainerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerTeamContainerSettingsRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/teams/:team/container-settings',
     { config: { access: 'user' }, schema: { summary: "The team's settings for container services", tags, params, response: { 200: ContainerSettings } } },
     async (request) => {
-      const access = await teamAccess(deps.pool, request.principal!.user, (request.params as { team: number }).team);
+      const access = await teamAccess(deps.pool, request.principal!.user, request.params.team);
       requirePermission(access.permissions, 'team.view');
       return { run_as_user_allowed: await teamRunAsUserAllowed(deps.pool, access.team.id) };
     },
@@ -35,8 +37,8 @@ export function registerTeamContainerSettingsRoutes(app: FastifyInstance, deps: 
       schema: { summary: "Change the team's settings for container services (cluster administrators only)", tags, params, body: ContainerSettings, response: { 200: ContainerSettings } },
     },
     async (request) => {
-      const teamId = (request.params as { team: number }).team;
-      const { run_as_user_allowed } = request.body as { run_as_user_allowed: boolean };
+      const teamId = request.params.team;
+      const { run_as_user_allowed } = request.body;
       const now = deps.clock.now();
       const team = await withTransaction(deps.pool, async (db) => {
         const changed = await setTeamRunAsUserAllowed(db, teamId, run_as_user_allowed, now);

@@ -1,5 +1,6 @@
 // Teams of an organization and their members (roles admin, developer, viewer).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { orgAccess, requirePermission, teamAccess } from '../../auth/access.ts';
 import { teamPermissions, teamRoles, type TeamRole } from '../../auth/permissions.ts';
@@ -21,7 +22,7 @@ import {
 import { findUserById } from '../../store/users.ts';
 import type { ApiDeps } from '../context.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { DisplayName, Id, IfMatchHeaders, MemberSchema, TeamSchema, Uuid, iso, StringEnum } from '../schemas.ts';
 import { memberView } from './orgs.ts';
 import { workspaceUrls } from './workspaces.ts';
@@ -46,9 +47,10 @@ const TeamBody = Type.Object({ name: DisplayName }, { additionalProperties: fals
 const TeamRoleBody = Type.Object({ role: StringEnum(teamRoles) }, { additionalProperties: false });
 
 const nameTaken = (name: string) => problem('name-taken', 409, `The organization has a team named "${name}" already.`);
-const teamIdOf = (request: FastifyRequest) => (request.params as { team: number }).team;
+const teamIdOf = (request: { params: { team: number } }) => request.params.team;
 
-export function registerTeamRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerTeamRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const now = () => deps.clock.now();
 
   app.post(
@@ -58,7 +60,7 @@ export function registerTeamRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Create a team in an organization; you become its admin', tags: ['teams'], body: NewTeam, response: { 201: TeamSchema } },
     },
     async (request, reply) => {
-      const body = request.body as { org_id: string; name: string };
+      const body = request.body;
       const user = request.principal!.user;
       const org = await orgAccess(deps.pool, user, body.org_id);
       requirePermission(org.permissions, 'team.create');
@@ -94,12 +96,12 @@ export function registerTeamRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; cursor?: string; org?: string };
+      const query = request.query;
       const user = request.principal!.user;
       const after = query.cursor ? deps.cursors.decode<number>('teams', query.cursor) : 0;
-      const rows = await listTeams(deps.pool, { userId: user.id, everything: user.isAdmin, orgId: query.org }, after, query.limit);
+      const rows = await listTeams(deps.pool, { userId: user.id, everything: user.isAdmin, orgId: query.org }, after, pageLimit(query));
       const views = await Promise.all(rows.map((row) => standingView(deps.pool, row, user)));
-      return pageOf(views, query.limit, (v) => v, (last) => deps.cursors.encode('teams', last.id));
+      return pageOf(views, pageLimit(query), (v) => v, (last) => deps.cursors.encode('teams', last.id));
     },
   );
 
@@ -124,7 +126,7 @@ export function registerTeamRoutes(app: FastifyInstance, deps: ApiDeps): void {
       request.auditTeamId = access.team.id;
       requirePermission(access.permissions, 'team.update');
       const version = requireIfMatch(request, access.team.version);
-      const { name } = request.body as { name: string };
+      const { name } = request.body;
       try {
         const row = await withTransaction(deps.pool, async (db) => {
           const renamed = await renameTeam(db, access.team.id, name, version, now());
@@ -158,7 +160,7 @@ export function registerTeamRoutes(app: FastifyInstance, deps: ApiDeps): void {
         return done;
       });
       if (!deleted) throw preconditionFailed();
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
@@ -170,7 +172,8 @@ async function standingView(db: Queryable, row: TeamRow, user: { id: number; isA
   return teamView(row, role, teamPermissions({ isAdmin: user.isAdmin, orgRole: owner, teamRole: role }));
 }
 
-function registerTeamMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
+function registerTeamMemberRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/teams/:team/members',
     {
@@ -180,11 +183,11 @@ function registerTeamMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
     async (request) => {
       const access = await teamAccess(deps.pool, request.principal!.user, teamIdOf(request));
       requirePermission(access.permissions, 'team.members.view');
-      const query = request.query as { limit: number; cursor?: string };
+      const query = request.query;
       const scope = `team-members:${access.team.id}`;
       const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
-      const rows = await listTeamMembers(deps.pool, access.team.id, after, query.limit);
-      return pageOf(rows, query.limit, memberView, (last) => deps.cursors.encode(scope, last.user_id));
+      const rows = await listTeamMembers(deps.pool, access.team.id, after, pageLimit(query));
+      return pageOf(rows, pageLimit(query), memberView, (last) => deps.cursors.encode(scope, last.user_id));
     },
   );
 
@@ -195,18 +198,18 @@ function registerTeamMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: "Add a member or change a member's role", tags: ['teams'], params: TeamMemberParams, body: TeamRoleBody, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      const params = request.params as { team: number; user: number };
+      const params = request.params;
       const access = await teamAccess(deps.pool, request.principal!.user, params.team);
       request.auditTeamId = access.team.id;
       requirePermission(access.permissions, 'team.members.manage');
       if (!(await findUserById(deps.pool, params.user))) throw notFound('user');
-      const { role } = request.body as { role: TeamRole };
+      const { role } = request.body;
       await withTransaction(deps.pool, async (db) => {
         await ensureOrgMember(db, access.team.org_id, params.user, deps.clock.now());
         await upsertTeamMember(db, access.team.id, params.user, role, deps.clock.now());
         await publishTeamMembership(db, access.team.id, params.user, deps);
       });
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
@@ -217,7 +220,7 @@ function registerTeamMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Remove a member from a team', tags: ['teams'], params: TeamMemberParams, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      const params = request.params as { team: number; user: number };
+      const params = request.params;
       const access = await teamAccess(deps.pool, request.principal!.user, params.team);
       request.auditTeamId = access.team.id;
       if (params.user !== request.principal!.user.id) requirePermission(access.permissions, 'team.members.manage');
@@ -230,7 +233,7 @@ function registerTeamMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
         return done;
       });
       if (!removed) throw notFound('member');
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

@@ -1,4 +1,5 @@
 // People: administrators create users, list them, and issue sign-in links for them.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { callerUser, type CallerUser } from '../../auth/credentials.ts';
@@ -8,7 +9,7 @@ import { notFound, problem } from '../../core/problems.ts';
 import { isUniqueViolation } from '../../store/database.ts';
 import { findUserById, insertUser, listUsers, type UserRow } from '../../store/users.ts';
 import type { ApiDeps } from '../context.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { DateTime, Id, UserSchema, Uuid, iso } from '../schemas.ts';
 import { mailSignInLink } from '../../people/sign-in-mail.ts';
 import { MailSchema, outboxMailView } from './mail-view.ts';
@@ -53,7 +54,8 @@ const SignInLinkBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerUserRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerUserRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/users',
     {
@@ -61,7 +63,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Create a user (administrators)', tags: ['users'], body: NewUser, response: { 201: UserSchema } },
     },
     async (request, reply) => {
-      const body = request.body as { email: string; name: string; password?: string; admin?: boolean };
+      const body = request.body;
       const passwordHash = body.password === undefined ? null : await hashPassword(body.password);
       try {
         const row = await insertUser(deps.pool, { ...body, passwordHash, isAdmin: body.admin ?? false, at: deps.clock.now() });
@@ -81,10 +83,10 @@ export function registerUserRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'List users (administrators)', tags: ['users'], querystring: Type.Object(PageQuery), response: { 200: Page(UserSchema) } },
     },
     async (request) => {
-      const query = request.query as { limit: number; cursor?: string };
+      const query = request.query;
       const after = query.cursor ? deps.cursors.decode<number>('users', query.cursor) : 0;
-      const rows = await listUsers(deps.pool, Number(after) || 0, query.limit);
-      return pageOf(rows, query.limit, userView, (last) => deps.cursors.encode('users', last.id));
+      const rows = await listUsers(deps.pool, Number(after) || 0, pageLimit(query));
+      return pageOf(rows, pageLimit(query), userView, (last) => deps.cursors.encode('users', last.id));
     },
   );
 
@@ -95,7 +97,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: ApiDeps): void {
       schema: { summary: 'Read a user (administrators)', tags: ['users'], params: UserParams, response: { 200: UserSchema } },
     },
     async (request) => {
-      const row = await findUserById(deps.pool, (request.params as { user: number }).user);
+      const row = await findUserById(deps.pool, request.params.user);
       if (!row) throw notFound('user');
       return userView(row);
     },
@@ -118,10 +120,10 @@ export function registerUserRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      const row = await findUserById(deps.pool, (request.params as { user: number }).user);
+      const row = await findUserById(deps.pool, request.params.user);
       if (!row) throw notFound('user');
       const linkRequest = { userId: row.id, createdBy: request.principal!.user.id, baseUrl: deps.config.baseUrl, minutes: deps.config.signInLinkMinutes, now: deps.clock.now() };
-      if ((request.body as { mail?: boolean } | undefined)?.mail) {
+      if (request.body?.mail) {
         if (!deps.config.smtpUrl) {
           throw problem('not-available', 501, 'Not sent: no mail server configured (svc server --smtp-url). Leave out mail to get the link and hand it over yourself.');
         }

@@ -1,12 +1,13 @@
 // Workspace environment variables and the workspace's vault of secrets (issue 6, item 1). Secret values go in,
 // never out: lists show names and times only. Teardown and Sync keep both.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../auth/access.ts';
 import { notFound, problem } from '../../core/problems.ts';
 import { withTransaction } from '../../store/database.ts';
 import { deleteSecret, deleteVariable, findVaultId, listSecrets, listVariables, setSecret, setVariable, vaultOf } from '../../store/variables.ts';
-import type { ApiDeps } from '../context.ts';
+import type { ApiDeps, RequestWithParams } from '../context.ts';
 import { DateTime, Id } from '../schemas.ts';
 import { workspaceAccess } from './workspaces.ts';
 
@@ -28,14 +29,15 @@ function checkName(name: string): void {
   }
 }
 
-async function access(deps: ApiDeps, request: FastifyRequest, permission: 'landscape.view' | 'variables.manage') {
+async function access(deps: ApiDeps, request: RequestWithParams<{ ws: number }>, permission: 'landscape.view' | 'variables.manage') {
   const found = await workspaceAccess(deps, request);
   requirePermission(found.access.permissions, permission);
   if (found.row.deleted_at) throw problem('conflict', 409, 'The workspace is deleted; restore it first.');
   return found.row;
 }
 
-export function registerVariableRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerVariableRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['variables'];
   const params = Type.Object({ ws: Id });
 
@@ -46,16 +48,16 @@ export function registerVariableRoutes(app: FastifyInstance, deps: ApiDeps): voi
 
   app.put('/workspaces/:ws/variables/:name', { config: { access: 'user', audit: 'variable.set' }, schema: { summary: 'Set an environment variable', tags, params: NamedParams, body: Value, response: { 200: VariableSchema } } }, async (request) => {
     const row = await access(deps, request, 'variables.manage');
-    const { name } = request.params as { name: string };
+    const { name } = request.params;
     checkName(name);
-    const saved = await setVariable(deps.pool, row.id, name, (request.body as { value: string }).value, deps.clock.now());
+    const saved = await setVariable(deps.pool, row.id, name, request.body.value, deps.clock.now());
     return { name: saved.name, value: saved.value, ...times(saved) };
   });
 
   app.delete('/workspaces/:ws/variables/:name', { config: { access: 'user', audit: 'variable.delete' }, schema: { summary: 'Delete an environment variable', tags, params: NamedParams, response: { 204: Type.Null() } } }, async (request, reply) => {
     const row = await access(deps, request, 'variables.manage');
-    if (!(await deleteVariable(deps.pool, row.id, (request.params as { name: string }).name))) throw notFound('variable');
-    return reply.code(204).send();
+    if (!(await deleteVariable(deps.pool, row.id, request.params.name))) throw notFound('variable');
+    return reply.code(204).send(null);
   });
 
   app.get('/workspaces/:ws/secrets', { config: { access: 'user' }, schema: { summary: "Names of the secrets in the workspace's vault (never their values)", tags, params, response: { 200: Type.Object({ vault_id: Type.Optional(Id), items: Type.Array(SecretSchema) }) } } }, async (request) => {
@@ -67,10 +69,10 @@ export function registerVariableRoutes(app: FastifyInstance, deps: ApiDeps): voi
 
   app.put('/workspaces/:ws/secrets/:name', { config: { access: 'user', audit: 'secret.set' }, schema: { summary: 'Set a secret; the value is encrypted at rest and never shown again', tags, params: NamedParams, body: Value, response: { 200: SecretSchema } } }, async (request) => {
     const row = await access(deps, request, 'variables.manage');
-    const { name } = request.params as { name: string };
+    const { name } = request.params;
     const saved = await withTransaction(deps.pool, async (db) => {
       const vaultId = await vaultOf(db, row.id, deps.clock.now());
-      const sealed = deps.secrets.seal((request.body as { value: string }).value, `vault:${vaultId}:${name}`);
+      const sealed = deps.secrets.seal(request.body.value, `vault:${vaultId}:${name}`);
       return setSecret(db, vaultId, name, sealed, deps.clock.now());
     });
     return { name: saved.name, ...times(saved) };
@@ -79,7 +81,7 @@ export function registerVariableRoutes(app: FastifyInstance, deps: ApiDeps): voi
   app.delete('/workspaces/:ws/secrets/:name', { config: { access: 'user', audit: 'secret.delete' }, schema: { summary: 'Delete a secret', tags, params: NamedParams, response: { 204: Type.Null() } } }, async (request, reply) => {
     const row = await access(deps, request, 'variables.manage');
     const vaultId = await findVaultId(deps.pool, row.id);
-    if (vaultId === undefined || !(await deleteSecret(deps.pool, vaultId, (request.params as { name: string }).name))) throw notFound('secret');
-    return reply.code(204).send();
+    if (vaultId === undefined || !(await deleteSecret(deps.pool, vaultId, request.params.name))) throw notFound('secret');
+    return reply.code(204).send(null);
   });
 }

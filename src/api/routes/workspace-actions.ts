@@ -1,5 +1,6 @@
 // Workspace actions: sleep, wake, stop, start, soft delete, restore, purge, archive, restore the archive.
 // Quick ones answer the workspace; long ones answer 202 with an operation. One operation per workspace at a time.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePermission, type TeamAccess } from '../../auth/access.ts';
 import type { TeamPermission } from '../../auth/permissions.ts';
@@ -13,7 +14,7 @@ import { busyBlocker, wakeBlocker, type WakeBlocker } from '../../workspaces/wak
 import { refuseOverCapacity, wakeDemand } from '../../capacity/team-capacity.ts';
 import { checkTransition } from '../../workspaces/service.ts';
 import { sleepWorkspace } from '../../workspaces/sleep.ts';
-import type { ApiDeps } from '../context.ts';
+import type { ApiDeps, RequestWithParams } from '../context.ts';
 import { requireIfMatch } from '../conventions/etag.ts';
 import { IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
@@ -46,7 +47,7 @@ const wakeable = (row: WorkspaceRow) => {
   stateCheck({ type: 'wake' })(row);
 };
 
-async function accessFor(deps: ApiDeps, request: FastifyRequest, action: Action): Promise<{ row: WorkspaceRow; access: TeamAccess }> {
+async function accessFor(deps: ApiDeps, request: RequestWithParams<{ ws: number }>, action: Action): Promise<{ row: WorkspaceRow; access: TeamAccess }> {
   const found = await workspaceAccess(deps, request);
   requirePermission(found.access.permissions, action.permission);
   await action.check?.(found.row);
@@ -54,7 +55,8 @@ async function accessFor(deps: ApiDeps, request: FastifyRequest, action: Action)
   return found;
 }
 
-export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerWorkspaceActionRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const sleepDeps = () => ({ pool: deps.pool, clock: deps.clock, urls: workspaceUrls(deps), driver: deps.driver, stages: deps.stages, gates: deps.gates });
 
   /** Actions that finish within the request: stopping processes is quick. */
@@ -73,7 +75,7 @@ export function registerWorkspaceActionRoutes(app: FastifyInstance, deps: ApiDep
 
   /** Actions that run as an operation. */
   const queued = (action: Action, kind: string, withIfMatch = false, input: Record<string, unknown> = {}) => {
-    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const handler = async (request: FastifyRequest<{ Params: { ws: number } }>, reply: FastifyReply) => {
       const { row } = await accessFor(deps, request, action);
       if (withIfMatch) requireIfMatch(request, row.version);
       const target = `/workspaces/${row.id}`;

@@ -1,6 +1,7 @@
 // Sign-in on workspace addresses (spec 5, item 9): the console mints a single-use, short-lived link for one host of
 // a workspace; opening it there sets that host's session cookie. `/workspace-sign-in` on the console host is where
 // the router's "Sign-in required" page sends a browser: it mints the link with the console session and goes on.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound, problem } from '../../core/problems.ts';
@@ -23,14 +24,15 @@ const Body = Type.Object(
 
 const LinkSchema = Type.Object({ url: Type.String({ description: 'open it once, within expires_at' }), expires_at: DateTime });
 
-export function registerWorkspaceSignInRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerWorkspaceSignInRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/workspaces/:ws/sign-in-links',
     { config: { access: 'user', audit: 'workspace.sign_in_link' }, schema: { summary: 'A single-use link (2 minutes) that signs you in on a workspace address', tags: ['workspaces'], params: Type.Object({ ws: Id }), body: Body, response: { 201: LinkSchema } } },
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       if (row.deleted_at) throw notFound('workspace');
-      const body = (request.body ?? {}) as { host?: string; next?: string };
+      const body = request.body ?? {};
       const urls = workspaceUrlsFromBase(deps.config.baseUrl, deps.config.workspaceDomain);
       const host = (body.host ?? `w${row.id}.${urls.domain}`).toLowerCase().replace(/:\d+$/, '');
       const target = hostTarget(host, urls.domain, new URL(deps.config.baseUrl).hostname);

@@ -16,7 +16,7 @@ import { listVariables } from '../../store/variables.ts';
 import { findWorkspace, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import { wakeAndWait } from '../../workspaces/wake.ts';
-import type { ApiDeps } from '../context.ts';
+import type { ApiDeps, RequestWithParams } from '../context.ts';
 import { holdMessages, relayStreams } from '../stream-relay.ts';
 import { unknownService } from './services.ts';
 import { workspaceAccess } from './workspaces.ts';
@@ -112,7 +112,8 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
     const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!offered.includes(protocol)) throw problem('bad-request', 400, `Offer the subprotocol ${protocol} (Sec-WebSocket-Protocol).`);
     try {
-      const { row, access } = await workspaceAccess(deps, request);
+      // the upgrade's admission runs before the route's handler, on the request as Fastify types it for hooks
+      const { row, access } = await workspaceAccess(deps, request as RequestWithParams<{ ws: number }>);
       requirePermission(access.permissions, 'workspace.exec');
       const running = await runningWorkspace(deps, request, row);
       const pod = await open(request, running).catch((error: unknown) => {

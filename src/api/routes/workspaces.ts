@@ -1,5 +1,6 @@
 // Workspaces (2.3, 4.9, 4.10): create (an operation), list, read with ETag, change with If-Match.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess, teamAccesses, type TeamAccess } from '../../auth/access.ts';
 import { chosenWorkspacePlan } from '../../capacity/plan-choice.ts';
@@ -15,31 +16,21 @@ import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import { workspaceUrlsFromBase, workspaceView } from '../../workspaces/view.ts';
-import type { ApiDeps } from '../context.ts';
+import type { ApiDeps, RequestWithParams } from '../context.ts';
+import type { WithDefaults } from '../conventions/validation.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
-import { Page, PageQuery, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import { Id, IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
-
-type NewWorkspaceBody = {
-  team_id: number;
-  name: string;
-  plan?: string;
-  base_image: string;
-  git?: { provider: string; repo: string; ref?: string };
-  storage_gib?: number;
-  idle_timeout_minutes: number;
-  restricted: boolean;
-};
 
 export const workspaceUrls = (deps: ApiDeps) => workspaceUrlsFromBase(deps.config.baseUrl, deps.config.workspaceDomain);
 
 const workspacePermission = /^(workspace|landscape|variables)\./;
 
 /** The workspace and the caller's permissions on it; 404 when it is gone or invisible. */
-export async function workspaceAccess(deps: ApiDeps, request: FastifyRequest): Promise<{ row: WorkspaceRow; access: TeamAccess }> {
-  const row = await findWorkspace(deps.pool, (request.params as { ws: number }).ws);
+export async function workspaceAccess(deps: ApiDeps, request: RequestWithParams<{ ws: number }>): Promise<{ row: WorkspaceRow; access: TeamAccess }> {
+  const row = await findWorkspace(deps.pool, request.params.ws);
   if (!row) throw notFound('workspace');
   const access = await teamAccess(deps.pool, request.principal!.user, row.team_id).catch(() => {
     throw notFound('workspace');
@@ -86,7 +77,8 @@ async function diskUsageOf(deps: ApiDeps, row: WorkspaceRow) {
   return { bytes: usage.bytes, limit_bytes: limit, percent: Math.floor((usage.bytes * 100) / limit) };
 }
 
-export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): void {
+export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/workspaces',
     {
@@ -94,7 +86,8 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       schema: { summary: 'Create a workspace from a git repository or empty (an operation)', tags: ['workspaces'], body: NewWorkspaceSchema, response: { 202: OperationSchema } },
     },
     async (request, reply) => {
-      const body = request.body as NewWorkspaceBody;
+      // validation filled the schema's defaults
+      const body = request.body as WithDefaults<typeof request.body, 'base_image' | 'idle_timeout_minutes' | 'restricted'>;
       const user = request.principal!.user;
       const access = await teamAccess(deps.pool, user, body.team_id);
       request.auditTeamId = body.team_id;
@@ -147,7 +140,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; cursor?: string; team?: number; deleted: boolean };
+      const query = request.query;
       const user = request.principal!.user;
       // Two queries: the caller's access to the teams (the one asked for, or every visible one), then the page.
       // An administrator sees every team, so the access to the teams on the page is read after it.
@@ -155,9 +148,9 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       if (query.team !== undefined && !visible!.has(query.team)) throw notFound('team');
       const scope = `workspaces:${query.team ?? ''}:${query.deleted}`;
       const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
-      const rows = await listWorkspaces(deps.pool, { teamIds: visible ? [...visible.keys()] : null, deleted: query.deleted }, after, query.limit);
+      const rows = await listWorkspaces(deps.pool, { teamIds: visible ? [...visible.keys()] : null, deleted: query.deleted ?? false }, after, pageLimit(query));
       const accessByTeam = visible ?? (await teamAccesses(deps.pool, user, [...new Set(rows.map((r) => r.team_id))]));
-      return pageOf(rows, query.limit, (row) => viewFor(deps, row, accessByTeam.get(row.team_id)!), (last) => deps.cursors.encode(scope, last.id));
+      return pageOf(rows, pageLimit(query), (row) => viewFor(deps, row, accessByTeam.get(row.team_id)!), (last) => deps.cursors.encode(scope, last.id));
     },
   );
 
@@ -181,7 +174,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       const { row, access } = await workspaceAccess(deps, request);
       requirePermission(access.permissions, 'workspace.update');
       const version = requireIfMatch(request, row.version);
-      const body = request.body as { name?: string; idle_timeout_minutes?: number; restricted?: boolean };
+      const body = request.body;
       try {
         const saved = await withTransaction(deps.pool, async (db) => {
           const updated = await updateWorkspace(db, row.id, body, deps.clock.now(), version);
