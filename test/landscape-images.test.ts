@@ -183,7 +183,16 @@ test('an unknown tag or an unreachable registry fails the Sync with image-unavai
   assert.equal(unreachable.operation.error.image, `${closedRegistry}/test/web:1`);
   assert.equal(unreachable.operation.error.registry, closedRegistry);
   assert.equal(unreachable.operation.error.reason, 'unreachable');
-  assert.match(unreachable.operation.error.detail, new RegExp(`^${closedRegistry}/test/web:1: .*ECONNREFUSED`));
+  assert.equal(unreachable.operation.error.detail, `${closedRegistry}/test/web:1: the registry ${closedRegistry} cannot be reached over HTTP: ECONNREFUSED connect ECONNREFUSED ${closedRegistry}`);
+  assert.deepEqual(await deployedRow(), before.row);
+
+  // the same registry under a name the operator did not list (SVC_INSECURE_REGISTRIES) is asked over HTTPS only
+  const unlisted = `localhost:${registry.host.split(':')[1]}`;
+  await writeFile(volumeFile('svc.yml'), svcYml(`${unlisted}/test/web:1`));
+  const overHttps = await sync();
+  assert.equal(overHttps.operation.state, 'failed');
+  assert.deepEqual([overHttps.operation.error.registry, overHttps.operation.error.reason], [unlisted, 'unreachable']);
+  assert.match(overHttps.operation.error.detail, /cannot be reached over HTTPS: ERR_SSL_WRONG_VERSION_NUMBER wrong version number; svc speaks plain HTTP only to registries an operator lists in --insecure-registries$/);
   assert.deepEqual(await deployedRow(), before.row);
   assert.deepEqual(await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 }), before.replicas);
   assert.equal(await page(), '200 version 2\n');
