@@ -239,8 +239,8 @@ test('two workspaces syncing the same new image at once each get it, and each la
   for (const layer of layers) assert.equal(await registry.blobGets(layer), 1, `layer ${layer} fetched once`);
 });
 
-test('images from the registry: a missing entrypoint exits 127, one not executable 126, exit 0 finishes, a crash gives up; a fixed user gets the note', async () => {
-  const tools = { ...busybox, 'bin/mkdir': { symlink: 'busybox' }, 'bin/id': { symlink: 'busybox' } };
+test('images from the registry: a missing entrypoint exits 127, one not executable 126, exit 0 finishes, a crash gives up (and who needs it stops waiting); needs between containers; a fixed user gets the note', async () => {
+  const tools = { ...busybox, 'bin/mkdir': { symlink: 'busybox' }, 'bin/id': { symlink: 'busybox' }, 'bin/wget': { symlink: 'busybox' } };
   const files = { 'opt/ok.sh': { content: '#!/bin/sh\necho "ok as $(id -u):$(id -g)"\n', mode: 0o755 }, 'opt/plain.sh': { content: '#!/bin/sh\necho never\n', mode: 0o644 } };
   await pushImage(registry, 'test/exits:1', { layers: [tools, files], cmd: ['/opt/ok.sh'] });
   await pushImage(registry, 'test/fixed:1', { layers: [tools], user: 'nginx', entrypoint: ['/bin/mkdir'], cmd: ['-p', '/var/cache/app'] });
@@ -250,8 +250,11 @@ services:
   missing: { type: container, image: ${image}, command: [/bin/no-such-server] }
   plain: { type: container, image: ${image}, args: [/opt/plain.sh] }
   once: { type: container, image: ${image} }
-  crash: { type: container, image: ${image}, command: [/bin/sh, -c, 'echo crashing; exit 3'] }
+  crash: { type: container, image: ${image}, command: [/bin/sh, -c, 'echo crashing; exit 3'], ports: [{ port: 9000 }] }
   fixed: { type: container, image: ${registry.host}/test/fixed:1 }
+  patient: { type: container, image: ${image}, needs: [crash], command: [/bin/sh, -c, 'echo started anyway; exec sleep 600'] }
+  server: { type: container, image: ${registry.host}/test/web:1, ports: [{ port: 8080 }] }
+  caller: { type: container, image: ${image}, needs: [server], command: [/bin/sh, -c, 'wget -qO- http://server:8080/; exec sleep 600'] }
 `;
   await writeFile(volumeFile('svc.exits.yml'), yml);
   const { operation } = await sync(ws, 'exits');
@@ -269,6 +272,14 @@ services:
   assert.equal(crash.filter((t: string) => /^Server exited with code 3; restarting in \d+ms$/.test(t)).length, 4);
   assert.equal(crash.at(-1), 'Giving up: exited with 3; 5 failures in 2m0s');
   assert.equal((await linesOf('crash', 'stdout')).length, 5);
+
+  await reaches('patient', 'internal');
+  assert.deepEqual((await linesOf('patient', 'system')).filter((t: string) => /crash/.test(t)), ['Waiting for crash (up to 5m0s)', 'Not waiting any more for crash because the needed service is failing']);
+  assert.deepEqual(await linesOf('patient', 'stdout'), ['started anyway']);
+  await reaches('caller', 'internal');
+  assert.deepEqual((await linesOf('caller', 'system')).filter((t: string) => /server\b/.test(t) && !t.startsWith('Starting /bin/sh')), ['Waiting for server (up to 5m0s)', 'server answered, starting']);
+  await until(async () => ((await linesOf('caller', 'stdout')).length > 0 ? true : undefined), 'the caller to print');
+  assert.deepEqual(await linesOf('caller', 'stdout'), ['version 2'], 'a container reaches another by name once it answers');
 
   await reaches('fixed', 'failure');
   const note = `The image expects to run as user nginx; here it runs as UID ${uid} with group 0 and its files are read-only: what it writes must be ` +
