@@ -16,6 +16,7 @@ import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
+import { EventStream } from './helpers/events.ts';
 import { pushImage, startRegistry, type TestRegistry } from './helpers/oci.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -257,6 +258,7 @@ services:
   caller: { type: container, image: ${image}, needs: [server], command: [/bin/sh, -c, 'wget -qO- http://server:8080/; exec sleep 600'] }
 `;
   await writeFile(volumeFile('svc.exits.yml'), yml);
+  const events = await EventStream.open(owner);
   const { operation } = await sync(ws, 'exits');
   assert.equal(operation.state, 'succeeded', JSON.stringify(operation.error));
   const uid = (await server.server.database.pool.query<{ uid: number }>('SELECT uid FROM workspaces WHERE id = $1', [ws])).rows[0].uid;
@@ -272,6 +274,10 @@ services:
   assert.equal(crash.filter((t: string) => /^Server exited with code 3; restarting in \d+ms$/.test(t)).length, 4);
   assert.equal(crash.at(-1), 'Giving up: exited with 3; 5 failures in 2m0s');
   assert.equal((await linesOf('crash', 'stdout')).length, 5);
+  // the Sync, then the statuses as they changed (the crash giving up, at least), as for steps services
+  await events.until('landscape.updated', (d) => d.workspace_id === ws);
+  await events.until('landscape.updated', (d) => d.workspace_id === ws);
+  events.close();
 
   await reaches('patient', 'internal');
   assert.deepEqual((await linesOf('patient', 'system')).filter((t: string) => /crash/.test(t)), ['Waiting for crash (up to 5m0s)', 'Not waiting any more for crash because the needed service is failing']);
