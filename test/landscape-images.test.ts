@@ -240,7 +240,7 @@ test('two workspaces syncing the same new image at once each get it, and each la
   for (const layer of layers) assert.equal(await registry.blobGets(layer), 1, `layer ${layer} fetched once`);
 });
 
-test('images from the registry: a missing entrypoint exits 127, one not executable 126, exit 0 finishes, a crash gives up (and who needs it stops waiting); needs between containers; a fixed user gets the note', async () => {
+test('images from the registry: a missing entrypoint exits 127, one not executable 126, exit 0 finishes, a crash gives up (and who needs it stops waiting); needs between containers, replicas, a steps service on an image; a fixed user gets the note', async () => {
   const tools = { ...busybox, 'bin/mkdir': { symlink: 'busybox' }, 'bin/id': { symlink: 'busybox' }, 'bin/wget': { symlink: 'busybox' } };
   const files = { 'opt/ok.sh': { content: '#!/bin/sh\necho "ok as $(id -u):$(id -g)"\n', mode: 0o755 }, 'opt/plain.sh': { content: '#!/bin/sh\necho never\n', mode: 0o644 } };
   await pushImage(registry, 'test/exits:1', { layers: [tools, files], cmd: ['/opt/ok.sh'] });
@@ -254,7 +254,8 @@ services:
   crash: { type: container, image: ${image}, command: [/bin/sh, -c, 'echo crashing; exit 3'], ports: [{ port: 9000 }] }
   fixed: { type: container, image: ${registry.host}/test/fixed:1 }
   patient: { type: container, image: ${image}, needs: [crash], command: [/bin/sh, -c, 'echo started anyway; exec sleep 600'] }
-  server: { type: container, image: ${registry.host}/test/web:1, ports: [{ port: 8080 }] }
+  server: { type: container, image: ${registry.host}/test/web:1, replicas: 2, ports: [{ port: 8080 }] }
+  stepper: { type: steps, image: ${image}, steps: [{ run: 'echo "steps in $(ls /opt | tr "\\n" " ")as $(id -u)"' }] }
   caller: { type: container, image: ${image}, needs: [server], command: [/bin/sh, -c, 'wget -qO- http://server:8080/; exec sleep 600'] }
 `;
   await writeFile(volumeFile('svc.exits.yml'), yml);
@@ -282,10 +283,15 @@ services:
   await reaches('patient', 'internal');
   assert.deepEqual((await linesOf('patient', 'system')).filter((t: string) => /crash/.test(t)), ['Waiting for crash (up to 5m0s)', 'Not waiting any more for crash because the needed service is failing']);
   assert.deepEqual(await linesOf('patient', 'stdout'), ['started anyway']);
+  assert.deepEqual((await reaches('server', 'internal')).replicas, { ready: 2, desired: 2 });
   await reaches('caller', 'internal');
   assert.deepEqual((await linesOf('caller', 'system')).filter((t: string) => /server\b/.test(t) && !t.startsWith('Starting /bin/sh')), ['Waiting for server (up to 5m0s)', 'server answered, starting']);
   await until(async () => ((await linesOf('caller', 'stdout')).length > 0 ? true : undefined), 'the caller to print');
   assert.deepEqual(await linesOf('caller', 'stdout'), ['version 2'], 'a container reaches another by name once it answers');
+
+  await reaches('stepper', 'finished');
+  assert.deepEqual(await linesOf('stepper', 'stdout'), [`steps in ok.sh plain.sh as ${uid}`], "a steps service's image from the registry is its root");
+  assert.ok((await linesOf('stepper', 'system')).some((t: string) => t.startsWith(`Running the steps in image ${image} (sha256:`)));
 
   await reaches('fixed', 'failure');
   const note = `The image expects to run as user nginx; here it runs as UID ${uid} with group 0 and its files are read-only: what it writes must be ` +
