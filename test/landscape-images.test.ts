@@ -5,9 +5,10 @@
 // and a private image without credentials fail the Sync with image-unavailable and change nothing; the team's
 // credentials pull it; two workspaces syncing the same new image at once fetch each layer once; garbage
 // collection keeps what landscapes pin; an unreachable registry fails the Sync too; images from the registry whose
-// entrypoint is missing (127), not executable (126), that exit 0, crash, or expect a fixed user (rule 6).
+// entrypoint is missing (127), not executable (126), that exit 0, crash, or expect a fixed user (rule 6), with
+// needs and replicas between containers and a steps service on an image; a base_image from the private registry.
 import assert from 'node:assert/strict';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
@@ -39,6 +40,7 @@ let ws: number;
 let web1: string;
 /** host:port of a registry listed as insecure that nothing listens on. */
 let closedRegistry: string;
+let baseWs: number | undefined;
 
 const svcYml = (image: string) => `schema: svc/v1
 services:
@@ -82,7 +84,7 @@ before(async () => {
 });
 
 after(async () => {
-  await removeWorkspaces(driver, [ws]);
+  await removeWorkspaces(driver, [ws, baseWs]);
   await server?.close();
   await repository?.remove();
   await registry?.close();
@@ -298,4 +300,19 @@ services:
     'in /tmp, /run, /var/tmp or a mount, and writable by group 0 (or a cluster administrator allows the team runAsUser)';
   assert.ok((await linesOf('fixed', 'system')).includes(note), (await linesOf('fixed', 'system')).join('\n'));
   assert.match((await linesOf('fixed', 'stderr'))[0], /mkdir: can't create directory '\/var\/': Read-only file system/, 'the image has no /var: the read-only root refuses it');
+});
+
+test("a workspace's base_image from the team's private registry: pulled with its credentials, pinned, the editor pod's root", async () => {
+  const image = `${privateRegistry.host}/team/secret:1`;
+  const created = await owner.post('/workspaces', { team_id: team, name: 'based', storage_gib: 1, base_image: image });
+  assert.equal(created.status, 202, created.text);
+  baseWs = Number(created.body.target.split('/')[2]);
+  const started = await operationFinished(owner, created.body.id);
+  assert.equal(started.state, 'succeeded', JSON.stringify(started.error));
+  const pin = (await server.server.database.pool.query('SELECT base_image_pin FROM workspaces WHERE id = $1', [baseWs])).rows[0].base_image_pin;
+  assert.equal(pin.image, image);
+  assert.match(pin.digest, /^sha256:[a-f0-9]{64}$/);
+  assert.equal(pin.rootfs, path.join(server.server.config.dataDir, 'images', 'images', 'sha256', pin.digest.slice(7), 'rootfs'));
+  const record = JSON.parse(await readFile(path.join(server.server.config.dataDir, 'pods', `${baseWs}.json`), 'utf8')) as { initPid: number };
+  assert.deepEqual((await readdir(`/proc/${record.initPid}/root/bin`)).sort(), ['busybox', 'httpd', 'sh', 'sleep'], "the editor pod's root is the image's");
 });
