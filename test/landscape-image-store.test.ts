@@ -9,15 +9,10 @@ import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { IMAGE_GRACE_MS } from '../src/images/image-source.ts';
-import { createLocalDriver } from '../src/runtime/local/index.ts';
-import type { RuntimeDriver } from '../src/runtime/driver.ts';
-import { createPerson, type ApiClient } from './helpers/client.ts';
-import { createBareRepository, type BareRepository } from './helpers/git.ts';
+import { startLandscapeWorkspace, type LandscapeWorkspace } from './helpers/landscape-workspace.ts';
 import { pushImage, startRegistry, type TestRegistry } from './helpers/oci.ts';
 import { rawRequest } from './helpers/raw-http.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
-import { removeWorkspaces } from './helpers/workspaces.ts';
 
 const busybox = { 'bin/busybox': { busybox: true as const }, 'bin/httpd': { symlink: 'busybox' } };
 const httpd = { entrypoint: ['/bin/httpd'], cmd: ['-f', '-p', '8080', '-h', '/www'] };
@@ -25,11 +20,7 @@ const httpd = { entrypoint: ['/bin/httpd'], cmd: ['-f', '-p', '8080', '-h', '/ww
 const filler = () => randomBytes(1536 * 1024).toString('base64');
 
 let registry: TestRegistry;
-let server: TestServer;
-let driver: RuntimeDriver;
-let owner: ApiClient;
-let repository: BareRepository;
-let ws: number;
+let lw: LandscapeWorkspace;
 let small: string;
 let other: string;
 
@@ -48,49 +39,33 @@ before(async () => {
   registry = await startRegistry();
   small = await pushImage(registry, 'test/one:1', { layers: [busybox, { 'www/index.html': 'one\n', 'opt/fill': filler() }], ...httpd });
   other = await pushImage(registry, 'test/two:1', { layers: [busybox, { 'www/index.html': 'two\n', 'opt/fill': filler() }], ...httpd });
-  server = await startTestServer({
-    env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_INSECURE_REGISTRIES: registry.host, SVC_IMAGES_MAX_SIZE: '5MiB', SVC_CHORE_INTERVAL: '86400' },
-    driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock })),
+  lw = await startLandscapeWorkspace({
+    team: 'Store',
+    workspace: 'store',
+    files: { 'svc.yml': svcYml('one:1') },
+    env: { SVC_INSECURE_REGISTRIES: registry.host, SVC_IMAGES_MAX_SIZE: '5MiB', SVC_CHORE_INTERVAL: '86400' },
   });
-  const person = await createPerson(server.admin, 'store@example.com');
-  owner = person.key;
-  const org = (await owner.post('/orgs', { name: 'Store' })).body.id;
-  const team = (await owner.post('/teams', { org_id: org, name: 'Store' })).body.id;
-  repository = await createBareRepository({ 'svc.yml': svcYml('one:1') });
-  const created = await owner.post('/workspaces', { team_id: team, name: 'store', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
-  assert.equal(created.status, 202, created.text);
-  ws = Number(created.body.target.split('/')[2]);
-  assert.equal((await operationFinished(owner, created.body.id)).state, 'succeeded');
 });
 
 after(async () => {
-  await removeWorkspaces(driver, [ws]);
-  await server?.close();
-  await repository?.remove();
+  await lw?.close();
   await registry?.close();
 });
 
-async function sync() {
-  const plan = await owner.get(`/workspaces/${ws}/landscape/plan`);
-  assert.equal(plan.status, 200, plan.text);
-  const started = await owner.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
-  assert.equal(started.status, 202, started.text);
-  return operationFinished(owner, started.body.id);
-}
 const page = async () => {
-  const answer = await rawRequest(Number(new URL(server.url).port), `GET / HTTP/1.1\r\nHost: w${ws}.localhost\r\nSvc-Authorization: Bearer ${owner.auth.token}\r\nConnection: close`);
+  const answer = await rawRequest(Number(new URL(lw.server.url).port), `GET / HTTP/1.1\r\nHost: w${lw.ws}.localhost\r\nSvc-Authorization: Bearer ${lw.owner.auth.token}\r\nConnection: close`);
   return `${answer.status} ${answer.body}`;
 };
-const storedImages = async () => (await readdir(path.join(server.server.config.dataDir, 'images', 'images', 'sha256'))).map((hex) => `sha256:${hex}`).sort();
-const deployedRow = async () => (await server.server.database.pool.query('SELECT hash, synced_at, images FROM landscapes WHERE workspace_id = $1', [ws])).rows[0];
+const storedImages = async () => (await readdir(path.join(lw.server.server.config.dataDir, 'images', 'images', 'sha256'))).map((hex) => `sha256:${hex}`).sort();
+const deployedRow = async () => (await lw.server.server.database.pool.query('SELECT hash, synced_at, images FROM landscapes WHERE workspace_id = $1', [lw.ws])).rows[0];
 
 test('an image that would pass the size limit fails the Sync as store-full naming the limit; what runs is pinned and stays', async () => {
-  assert.equal((await sync()).state, 'succeeded');
+  assert.equal((await lw.sync()).state, 'succeeded');
   await until(async () => ((await page()) === '200 one\n' ? true : undefined), 'the first image to be served');
   const before = await deployedRow();
 
-  await writeFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'svc.yml'), svcYml('two:1'));
-  const failed = await sync();
+  await writeFile(lw.volumeFile('svc.yml'), svcYml('two:1'));
+  const failed = await lw.sync();
   assert.equal(failed.state, 'failed');
   assert.equal(failed.error.type, 'urn:svc:problem:image-unavailable');
   assert.equal(failed.error.status, 507);
@@ -103,16 +78,16 @@ test('an image that would pass the size limit fails the Sync as store-full namin
 });
 
 test('once torn down and past the grace period, the next Sync collects the image no landscape pins and pulls the new one', async () => {
-  const teardown = await owner.post(`/workspaces/${ws}/landscape/teardown`);
+  const teardown = await lw.owner.post(`/workspaces/${lw.ws}/landscape/teardown`);
   assert.equal(teardown.status, 202, teardown.text);
-  assert.equal((await operationFinished(owner, teardown.body.id)).state, 'succeeded');
-  const early = await sync();
+  assert.equal((await operationFinished(lw.owner, teardown.body.id)).state, 'succeeded');
+  const early = await lw.sync();
   assert.equal(early.state, 'failed', 'within the grace period the unpinned image stays');
   assert.equal(early.error.reason, 'store-full');
   assert.deepEqual(await storedImages(), [small]);
 
-  server.clock.advance(IMAGE_GRACE_MS + 24 * 3_600_000); // past the grace of what the first Sync pulled and of its layers
-  const synced = await sync();
+  lw.server.clock.advance(IMAGE_GRACE_MS + 24 * 3_600_000); // past the grace of what the first Sync pulled and of its layers
+  const synced = await lw.sync();
   assert.equal(synced.state, 'succeeded', JSON.stringify(synced.error));
   await until(async () => ((await page()) === '200 two\n' ? true : undefined), 'the new image to be served');
   assert.deepEqual(await storedImages(), [other]);
