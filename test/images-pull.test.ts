@@ -124,9 +124,11 @@ describe('what the registry answers', () => {
     const store = await newStore({ insecure: [closedHost] });
     const closed = await failureOf(pullImage(store, `${closedHost}/demo/web:1`));
     assert.equal(closed.reason, 'unreachable');
-    assert.match(closed.message, /cannot be reached: ECONNREFUSED/);
+    assert.match(closed.message, /cannot be reached over HTTP: ECONNREFUSED/);
+    assert.doesNotMatch(closed.message, /insecure-registries/);
     const https = await failureOf(resolveImage(`${registry.host}/demo/web:1`));
     assert.equal(https.reason, 'unreachable');
+    assert.match(https.message, /cannot be reached over HTTPS: ERR_SSL_WRONG_VERSION_NUMBER wrong version number; svc speaks plain HTTP only to registries an operator lists in --insecure-registries$/);
   });
 
   test('a blob whose bytes do not match its digest fails as digest-mismatch and leaves nothing in the store', async () => {

@@ -9,15 +9,14 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { createLocalDriver } from '../src/runtime/local/index.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
-import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { busyboxRootfs, TestImageSource } from './helpers/images.ts';
+import { startLandscapeWorkspace, type LandscapeWorkspace } from './helpers/landscape-workspace.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { operationFinished, until } from './helpers/wait.ts';
-import { removeWorkspaces, stoppedWorkspace } from './helpers/workspaces.ts';
+import { until } from './helpers/wait.ts';
+import { stoppedWorkspace } from './helpers/workspaces.ts';
 
 const svcYml = `schema: svc/v1
 services:
@@ -69,13 +68,13 @@ services:
 
 const askJs = `fetch('http://web:8080/').then((r) => r.text()).then((t) => console.log('client saw ' + t.trim()), (e) => { console.error(String(e.cause ?? e)); process.exit(1); });\n`;
 
+let lw: LandscapeWorkspace;
 let server: TestServer;
 let bare: TestServer;
 let images: TestImageSource;
 let scratch: string;
 let owner: ApiClient;
 let team: number;
-let repository: BareRepository;
 let ws: number;
 let driver: RuntimeDriver;
 
@@ -86,61 +85,32 @@ before(async () => {
   const busybox = await busyboxRootfs(path.join(scratch, 'busybox'), { 'www/index.html': 'from the image\n', 'opt/plain.sh': '#!/bin/sh\necho never\n' });
   images.add('test/web:1', busybox, { Entrypoint: ['/bin/httpd'], Cmd: ['-f', '-p', '8080', '-h', '/www'], WorkingDir: '/www', ExposedPorts: { '8080/tcp': {} } });
   images.add('test/busybox:1', busybox, { Cmd: ['/bin/sh'], Env: ['PATH=/bin', 'GREETING=from the image'], WorkingDir: '/opt', User: 'nobody' });
-  server = await startTestServer({
-    env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true' },
-    // restarts after 10 ms instead of 1 s; the give-up window stays 2 minutes
-    driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock, replicaTimings: { backoffBaseMs: 10, backoffMaxMs: 40, probeIntervalMs: 100 } })),
+  lw = await startLandscapeWorkspace({
+    team: 'Containers',
+    workspace: 'boxes',
+    files: { 'svc.yml': svcYml, 'svc.rooted.yml': rootedYml, 'ask.js': askJs, 'site/index.html': 'from the volume\n' },
     imageSource: images,
   });
-  const person = await createPerson(server.admin, 'containers@example.com');
-  owner = person.key;
-  const org = (await owner.post('/orgs', { name: 'Containers' })).body.id;
-  team = (await owner.post('/teams', { org_id: org, name: 'Containers' })).body.id;
-  repository = await createBareRepository({ 'svc.yml': svcYml, 'svc.rooted.yml': rootedYml, 'ask.js': askJs, 'site/index.html': 'from the volume\n' });
-  const created = await owner.post('/workspaces', { team_id: team, name: 'boxes', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
-  assert.equal(created.status, 202, created.text);
-  ws = Number(created.body.target.split('/')[2]);
-  assert.equal((await operationFinished(owner, created.body.id)).state, 'succeeded');
+  ({ server, owner, team, ws, driver } = lw);
   await owner.put(`/workspaces/${ws}/variables/GREETING`, { value: 'hello' });
 });
 
 after(async () => {
-  await removeWorkspaces(driver, [ws]);
-  await server?.close();
+  await lw?.close();
   await bare?.close();
-  await repository?.remove();
   await rm(scratch, { recursive: true, force: true });
 });
 
-const serviceOf = async (name: string) => (await owner.get(`/workspaces/${ws}/landscape`)).body.services.find((s: { name: string }) => s.name === name);
-const systemLines = async (service: string) =>
-  (await owner.get(`/workspaces/${ws}/landscape/services/${service}/logs`)).body.lines.filter((l: { stream: string }) => l.stream === 'system').map((l: { text: string }) => l.text);
-const stdoutLines = async (service: string) =>
-  (await owner.get(`/workspaces/${ws}/landscape/services/${service}/logs`)).body.lines.filter((l: { stream: string }) => l.stream === 'stdout').map((l: { text: string }) => l.text);
-const reaches = (name: string, status: string) => until(async () => {
-  const service = await serviceOf(name);
-  return service?.status === status ? service : undefined;
-}, `${name} to be ${status}`);
-
-async function sync(profile?: string) {
-  const query = profile ? `?profile=${profile}` : '';
-  const plan = await owner.get(`/workspaces/${ws}/landscape/plan${query}`);
-  assert.equal(plan.status, 200, plan.text);
-  const started = await owner.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash, ...(profile ? { profile } : {}) });
-  assert.equal(started.status, 202, started.text);
-  return operationFinished(owner, started.body.id);
-}
-
 test('Sync pins each image once and starts the container services; the web server is served at / and reached by name', async () => {
-  assert.equal((await sync()).state, 'succeeded');
+  assert.equal((await lw.sync()).state, 'succeeded');
   assert.deepEqual(images.requests.map((r) => [r.image, r.teamId, r.workspaceId]).sort(), [['test/busybox:1', team, ws], ['test/web:1', team, ws]]);
-  const web = await reaches('web', 'running');
+  const web = await lw.reaches('web', 'running');
   assert.deepEqual([web.type, web.replicas], ['container', { ready: 1, desired: 1 }]);
-  assert.equal((await reaches('client', 'internal')).detail, 'Running; no routes or public ports: reachable inside the workspace only');
-  assert.deepEqual(await stdoutLines('client'), ['client saw from the volume']);
-  assert.deepEqual((await systemLines('client')).filter((t: string) => /web/.test(t)), ['Waiting for web (up to 5m0s)', 'web answered, starting']);
+  assert.equal((await lw.reaches('client', 'internal')).detail, 'Running; no routes or public ports: reachable inside the workspace only');
+  assert.deepEqual(await lw.linesOf('client', 'stdout'), ['client saw from the volume']);
+  assert.deepEqual((await lw.linesOf('client', 'system')).filter((t: string) => /web/.test(t)), ['Waiting for web (up to 5m0s)', 'web answered, starting']);
   const digest = (await images.prepare({ image: 'test/web:1', teamId: team, workspaceId: ws, service: 'web' })).digest;
-  assert.ok((await systemLines('web')).includes(`Starting /bin/httpd -f -p 8080 -h /www (image test/web:1, ${digest})`));
+  assert.ok((await lw.linesOf('web', 'system')).includes(`Starting /bin/httpd -f -p 8080 -h /www (image test/web:1, ${digest})`));
   const shown = (await owner.get(`/workspaces/${ws}/landscape`)).body;
   assert.equal(shown.dev_url.state, 'served');
   const page = await rawRequest(Number(new URL(server.url).port), `GET / HTTP/1.1\r\nHost: w${ws}.localhost\r\nSvc-Authorization: Bearer ${owner.auth.token}\r\nConnection: close`);
@@ -148,35 +118,35 @@ test('Sync pins each image once and starts the container services; the web serve
 });
 
 test("a container whose process exits 0 is finished; it ran with the service's env over the image's, as the workspace UID, group 0", async () => {
-  const once = await reaches('once', 'finished');
+  const once = await lw.reaches('once', 'finished');
   assert.equal(once.detail, 'The server exited with code 0: the service finished');
   const uid = (await server.server.database.pool.query<{ uid: number }>('SELECT uid FROM workspaces WHERE id = $1', [ws])).rows[0].uid;
-  assert.deepEqual(await stdoutLines('once'), [`hello from ${uid}:0 in /opt`]);
+  assert.deepEqual(await lw.linesOf('once', 'stdout'), [`hello from ${uid}:0 in /opt`]);
 });
 
 test('a crash restarts with backoff and gives up; a missing entrypoint exits 127, a file that is not executable 126: exact messages and notes', async () => {
-  assert.equal((await reaches('crash', 'failure')).detail, 'Giving up: exited with 3; 5 failures in 2m0s');
-  const crash = await systemLines('crash');
+  assert.equal((await lw.reaches('crash', 'failure')).detail, 'Giving up: exited with 3; 5 failures in 2m0s');
+  const crash = await lw.linesOf('crash', 'system');
   assert.equal(crash.filter((t: string) => /^Server exited with code 3; restarting in/.test(t)).length, 4);
   assert.equal(crash.at(-1), 'Giving up: exited with 3; 5 failures in 2m0s');
-  assert.equal((await reaches('missing', 'failure')).detail, 'Giving up: exited with 127; 5 failures in 2m0s');
-  assert.ok((await systemLines('missing')).includes('Exit code 127: the command is missing from the image'));
-  assert.equal((await reaches('plain', 'failure')).detail, 'Giving up: exited with 126; 5 failures in 2m0s');
-  assert.ok((await systemLines('plain')).includes('Exit code 126: the file is not executable for the workspace user (its UID, group 0)'));
+  assert.equal((await lw.reaches('missing', 'failure')).detail, 'Giving up: exited with 127; 5 failures in 2m0s');
+  assert.ok((await lw.linesOf('missing', 'system')).includes('Exit code 127: the command is missing from the image'));
+  assert.equal((await lw.reaches('plain', 'failure')).detail, 'Giving up: exited with 126; 5 failures in 2m0s');
+  assert.ok((await lw.linesOf('plain', 'system')).includes('Exit code 126: the file is not executable for the workspace user (its UID, group 0)'));
 });
 
 test('an image that cannot be made ready fails the Sync with a problem naming it; what runs is unchanged', async () => {
   const before = await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 });
   const yml = svcYml.replace('image: test/web:1', 'image: test/web:2');
   await writeFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'svc.yml'), yml);
-  const failed = await sync();
+  const failed = await lw.sync();
   assert.equal(failed.state, 'failed');
   assert.equal(failed.error.type, 'urn:svc:problem:unavailable');
   assert.equal(failed.error.detail, 'The image test/web:2 could not be resolved: no image test/web:2 in the test\'s images');
   assert.equal(failed.error.image, 'test/web:2');
   const web = (await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 })).find((r) => r.service === 'web');
   assert.deepEqual(web, before.find((r) => r.service === 'web'));
-  assert.equal((await serviceOf('web')).status, 'running');
+  assert.equal((await lw.serviceOf('web')).status, 'running');
   await writeFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'svc.yml'), svcYml);
 });
 
@@ -191,10 +161,10 @@ test('runAsUser is refused at Plan and Sync for a team an administrator has not 
   const allowed = await server.admin.put(`/teams/${team}/container-settings`, { run_as_user_allowed: true });
   assert.equal(allowed.status, 200, allowed.text);
   assert.deepEqual(allowed.body, { run_as_user_allowed: true });
-  assert.equal((await sync('rooted')).state, 'succeeded');
-  await reaches('rooted', 'internal');
-  await until(async () => ((await stdoutLines('rooted')).length > 0 ? true : undefined), 'rooted to print');
-  assert.deepEqual(await stdoutLines('rooted'), ['as 0:0 root']);
+  assert.equal((await lw.sync('rooted')).state, 'succeeded');
+  await lw.reaches('rooted', 'internal');
+  await until(async () => ((await lw.linesOf('rooted', 'stdout')).length > 0 ? true : undefined), 'rooted to print');
+  assert.deepEqual(await lw.linesOf('rooted', 'stdout'), ['as 0:0 root']);
 });
 
 test('an installation without an image source refuses a Sync of container services with 501; Plan still works', async () => {

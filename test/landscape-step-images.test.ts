@@ -8,15 +8,14 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { createLocalDriver } from '../src/runtime/local/index.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
-import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { busyboxRootfs, TestImageSource } from './helpers/images.ts';
+import { startLandscapeWorkspace, type LandscapeWorkspace } from './helpers/landscape-workspace.ts';
 import { runSvc } from './helpers/process.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
-import { removeWorkspaces, stoppedWorkspace } from './helpers/workspaces.ts';
+import { stoppedWorkspace } from './helpers/workspaces.ts';
 
 const svcYml = `schema: svc/v1
 services:
@@ -44,13 +43,13 @@ services:
 
 const webJs = `require('node:http').createServer((req, res) => res.end('from web\\n')).listen(8080, '0.0.0.0');\n`;
 
+let lw: LandscapeWorkspace;
 let server: TestServer;
 let bare: TestServer | undefined;
 let images: TestImageSource;
 let scratch: string;
 let owner: ApiClient;
 let team: number;
-let repository: BareRepository;
 let ws: number;
 let failedWs: number | undefined;
 let driver: RuntimeDriver;
@@ -65,34 +64,16 @@ before(async () => {
   baseRootfs = await busyboxRootfs(path.join(scratch, 'base'), { 'etc/os-release': 'NAME="base image"\n' });
   images.add('test/steps:1', stepsRootfs, { Env: ['PATH=/bin', 'FROM_IMAGE=steps'] }, `sha256:${'1'.repeat(64)}`);
   images.add('test/base:1', baseRootfs, { Env: ['PATH=/bin'] }, `sha256:${'2'.repeat(64)}`);
-  server = await startTestServer({
-    env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true' },
-    driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock, replicaTimings: { backoffBaseMs: 10, backoffMaxMs: 40, probeIntervalMs: 100 } })),
-    imageSource: images,
-  });
-  const person = await createPerson(server.admin, 'step-images@example.com');
-  owner = person.key;
-  const org = (await owner.post('/orgs', { name: 'Step images' })).body.id;
-  team = (await owner.post('/teams', { org_id: org, name: 'Step images' })).body.id;
-  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': webJs });
-  const created = await owner.post('/workspaces', { team_id: team, name: 'imaged', storage_gib: 1, base_image: 'test/base:1', git: { provider: 'git', repo: repository.url } });
-  assert.equal(created.status, 202, created.text);
-  ws = Number(created.body.target.split('/')[2]);
-  assert.equal((await operationFinished(owner, created.body.id)).state, 'succeeded');
+  lw = await startLandscapeWorkspace({ team: 'Step images', workspace: 'imaged', files: { 'svc.yml': svcYml, 'web.js': webJs }, create: { base_image: 'test/base:1' }, imageSource: images });
+  ({ server, owner, team, ws, driver } = lw);
 });
 
 after(async () => {
-  await removeWorkspaces(driver, [ws, failedWs]);
-  await server?.close();
+  await lw?.close([failedWs]);
   await bare?.close();
-  await repository?.remove();
   await rm(scratch, { recursive: true, force: true });
 });
 
-const serviceOf = async (name: string) => (await owner.get(`/workspaces/${ws}/landscape`)).body.services.find((s: { name: string }) => s.name === name);
-const linesOf = async (service: string, stream: string) =>
-  (await owner.get(`/workspaces/${ws}/landscape/services/${service}/logs`)).body.lines.filter((l: { stream: string }) => l.stream === stream).map((l: { text: string }) => l.text);
-const reaches = (name: string, status: string) => until(async () => ((await serviceOf(name))?.status === status ? true : undefined), `${name} to be ${status}`);
 const pinsOf = async () => (await server.server.database.pool.query<{ images: Record<string, { digest: string }> }>('SELECT images FROM landscapes WHERE workspace_id = $1', [ws])).rows[0].images;
 const basePin = async () => (await server.server.database.pool.query<{ base_image_pin: { image: string; digest: string } | null }>('SELECT base_image_pin FROM workspaces WHERE id = $1', [ws])).rows[0].base_image_pin;
 
@@ -100,14 +81,6 @@ const basePin = async () => (await server.server.database.pool.query<{ base_imag
 async function editorRoot(id: number): Promise<string> {
   const record = JSON.parse(await readFile(path.join(server.server.config.dataDir, 'pods', `${id}.json`), 'utf8')) as { initPid: number };
   return `/proc/${record.initPid}/root`;
-}
-
-async function sync() {
-  const plan = await owner.get(`/workspaces/${ws}/landscape/plan`);
-  assert.equal(plan.status, 200, plan.text);
-  const started = await owner.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
-  assert.equal(started.status, 202, started.text);
-  return operationFinished(owner, started.body.id);
 }
 
 test("a workspace with a base_image runs its editor pod on the image's root with the volume at /data/app; the digest is pinned", async () => {
@@ -121,17 +94,17 @@ test("a workspace with a base_image runs its editor pod on the image's root with
 });
 
 test("Sync pins the steps services' image once; their steps see the image's files, reach web by name, and /nix is writable with nixWritable", async () => {
-  assert.equal((await sync()).state, 'succeeded');
+  assert.equal((await lw.sync()).state, 'succeeded');
   assert.deepEqual(images.requests.slice(1).map((r) => [r.image, r.service]), [['test/steps:1', 'asker']]);
   const pins = await pinsOf();
   assert.deepEqual(Object.keys(pins).sort(), ['asker', 'writer']);
   assert.equal(pins.asker.digest, `sha256:${'1'.repeat(64)}`);
-  await reaches('asker', 'internal');
-  await until(async () => ((await linesOf('asker', 'stdout')).length === 3 ? true : undefined), 'asker to print');
-  assert.deepEqual(await linesOf('asker', 'stdout'), ['NAME="steps image"', 'home=/data/app from=steps mine=service', 'from web']);
-  assert.ok((await linesOf('asker', 'system')).includes(`Running the steps in image test/steps:1 (sha256:${'1'.repeat(64)}) with /bin/sh`));
-  await reaches('writer', 'finished');
-  assert.deepEqual(await linesOf('writer', 'stdout'), ['/nix writable']);
+  await lw.reaches('asker', 'internal');
+  await until(async () => ((await lw.linesOf('asker', 'stdout')).length === 3 ? true : undefined), 'asker to print');
+  assert.deepEqual(await lw.linesOf('asker', 'stdout'), ['NAME="steps image"', 'home=/data/app from=steps mine=service', 'from web']);
+  assert.ok((await lw.linesOf('asker', 'system')).includes(`Running the steps in image test/steps:1 (sha256:${'1'.repeat(64)}) with /bin/sh`));
+  await lw.reaches('writer', 'finished');
+  assert.deepEqual(await lw.linesOf('writer', 'stdout'), ['/nix writable']);
 });
 
 test("svc exec runs in the image's root with its shell: in the editor pod on the base image, in a steps replica on its image", async () => {
@@ -147,9 +120,9 @@ test('a moved tag changes nothing until the next Sync, which restarts the servic
   images.add('test/steps:1', stepsRootfs, { Env: ['PATH=/bin', 'FROM_IMAGE=moved'] }, moved);
   images.add('test/base:1', stepsRootfs, { Env: ['PATH=/bin'] }, `sha256:${'4'.repeat(64)}`);
   assert.equal((await pinsOf()).asker.digest, `sha256:${'1'.repeat(64)}`);
-  assert.equal((await sync()).state, 'succeeded');
+  assert.equal((await lw.sync()).state, 'succeeded');
   assert.equal((await pinsOf()).asker.digest, moved);
-  await until(async () => ((await linesOf('asker', 'stdout')).includes('home=/data/app from=moved mine=service') ? true : undefined), 'asker to restart on the moved tag');
+  await until(async () => ((await lw.linesOf('asker', 'stdout')).includes('home=/data/app from=moved mine=service') ? true : undefined), 'asker to restart on the moved tag');
   const stopped = await owner.post(`/workspaces/${ws}/stop`, {});
   assert.equal(stopped.status, 200, stopped.text);
   const started = await owner.post(`/workspaces/${ws}/start`, {});

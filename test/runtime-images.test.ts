@@ -2,180 +2,119 @@
 // a steps service's `image` and a workspace's `base_image` (busybox root filesystems made in the test,
 // test/helpers/images.ts) as the pod's root, with the volume at /data/app and the agent bound in; the steps and
 // stage steps run by the image's shell; /nix read-only unless `nixWritable`, read-write in the editor pod.
-// Workspace ids are random in a block of their own, so that this file never meets another's pods or networks.
+// Workspace ids are random in a block of their own (test/helpers/driver-pods.ts).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
-import type { LogLine, PinnedRoot, ReplicaObservation, ReplicaSpec, RuntimeDriver, WorkspaceRef } from '../src/runtime/driver.ts';
+import type { PinnedRoot } from '../src/runtime/driver.ts';
 import { RuntimeFailure } from '../src/runtime/driver.ts';
-import { createLocalDriver } from '../src/runtime/local/index.ts';
+import { asRoot, replicaSpec as spec, run, startPodBench, type PodBench } from './helpers/driver-pods.ts';
 import { busyboxRootfs } from './helpers/images.ts';
+import { until } from './helpers/wait.ts';
 
-const run = promisify(execFile);
-const asRoot = process.getuid?.() === 0;
-// ids whose editor /30 (id mod 16384) lies in 10000..11999 and whose uids lie far from other test files'
-const base = 16384 * (80_000 + Math.floor(Math.random() * 20_000)) + 10_000 + Math.floor(Math.random() * 1900);
-const ids = Array.from({ length: 5 }, (_, i) => base + i);
-const workspace = (n: number, baseImage?: PinnedRoot): WorkspaceRef => ({ id: ids[n], uid: 3_700_000 + (ids[n] % 1_000_000), storageGib: 1, ...(baseImage ? { baseImage } : {}) });
-const fast = { backoffBaseMs: 10, backoffMaxMs: 40, giveUpWindowMs: 2000, probeIntervalMs: 50 };
 const OS_RELEASE = 'PRETTY_NAME="Test Busybox 1"\n';
 
-let scratch: string;
-let dataDir: string;
-let driver: RuntimeDriver;
+let pods: PodBench;
 let image: PinnedRoot;
 
-function spec(service: string, fields: Partial<ReplicaSpec>): ReplicaSpec {
-  return { service, index: 0, steps: [], env: {}, ports: [], mounts: [], needs: [], ...fields };
-}
-
-async function waitUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-function reaches(ws: WorkspaceRef, service: string, status: ReplicaObservation['status']): Promise<ReplicaObservation> {
-  return waitUntil(async () => {
-    const state = (await driver.replicaStates(ws)).find((r) => r.service === service && r.index === 0);
-    return state?.status === status && (status !== 'running' || state.ready) ? state : undefined;
-  }, `${service} is ${status}`);
-}
-
-async function logTexts(ws: WorkspaceRef, service: string, stream?: LogLine['stream']): Promise<string[]> {
-  const { lines } = await driver.replicaLogs(ws, service, 0);
-  return lines.filter((line) => !stream || line.stream === stream).map((line) => line.text);
-}
-
-async function volumeWith(ws: WorkspaceRef, files: Record<string, string>): Promise<string> {
-  await driver.createVolume(ws);
-  const dir = path.join(dataDir, 'volumes', String(ws.id));
-  for (const [name, text] of Object.entries(files)) {
-    await writeFile(path.join(dir, name), text);
-    if (asRoot) await run('chown', [`${ws.uid}:0`, path.join(dir, name)]);
-  }
-  return dir;
-}
-
-async function refused(ws: WorkspaceRef, replica: ReplicaSpec, reason: RegExp): Promise<void> {
-  const error = await driver.startReplica(ws, replica).then(() => undefined, (e: unknown) => e);
-  assert.ok(error instanceof RuntimeFailure, `expected a RuntimeFailure, got ${String(error)}`);
-  assert.match(error.reason, reason);
-}
-
 before(async () => {
-  scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-runtime-images-'));
-  await run('chmod', ['755', scratch]);
-  dataDir = path.join(scratch, 'data');
-  await mkdir(dataDir);
-  const rootfs = await busyboxRootfs(path.join(scratch, 'images', 'busybox'), { 'etc/os-release': OS_RELEASE, 'www/index.html': 'from the web image\n', 'data/in-image.txt': 'hidden\n' });
+  // ids whose editor /30 (id mod 16384) lies in 10000..11999 and whose uids lie far from other test files'
+  pods = await startPodBench({ name: 'runtime-images', editorBlock: 10_000, cycleFrom: 80_000, uidBase: 3_700_000, count: 5 });
+  const rootfs = await busyboxRootfs(path.join(pods.scratch, 'images', 'busybox'), { 'etc/os-release': OS_RELEASE, 'www/index.html': 'from the web image\n', 'data/in-image.txt': 'hidden\n' });
   image = { image: 'test/steps:1', digest: 'sha256:5555', rootfs, config: { Env: ['PATH=/bin', 'FROM_IMAGE=image'] } };
-  driver = createLocalDriver({ dataDir, editorTimeoutMs: 30_000, replicaTimings: fast });
 });
 
 after(async () => {
-  for (let n = 0; n < ids.length; n++) {
-    await driver.stopWorkspace(workspace(n)).catch(() => undefined);
-    await driver.deleteVolume(workspace(n)).catch(() => undefined);
-  }
-  await driver.close();
-  await rm(scratch, { recursive: true, force: true });
+  await pods?.close();
 });
 
 test("a steps replica from an image: its steps see the image's files through its shell, the volume at /data/app, and reach a service by name", { skip: !asRoot && 'needs root (own network namespaces)' }, async () => {
-  const ws = workspace(0);
-  await volumeWith(ws, { 'hello.txt': 'from the volume\n' });
+  const ws = pods.workspace(0);
+  await pods.volumeWith(ws, { 'hello.txt': 'from the volume\n' });
   const web = { image: 'test/web:1', digest: 'sha256:6666', rootfs: image.rootfs, config: { Entrypoint: ['/bin/httpd'], Cmd: ['-f', '-p', '8080', '-h', '/www'] } };
-  await driver.startReplica(ws, spec('web', { container: web, ports: [8080] }));
+  await pods.driver.startReplica(ws, spec('web', { container: web, ports: [8080] }));
   const script = [
     'cat /etc/os-release', 'cat hello.txt', 'echo "pwd=$(pwd) home=$HOME from=$FROM_IMAGE mine=$MINE uid=$(id -u) gid=$(id -g)"',
     'test -e /usr || echo "no /usr of the host"', 'test -e /data/in-image.txt || echo "/data is the pod\'s"',
     'touch /bin/x 2>/dev/null || echo "/bin read-only"', 'touch made-here && echo "volume writable"',
   ].join('; ');
   const root = spec('asker', { root: image, env: { MINE: 'service' }, steps: [{ run: script }, { run: 'wget -qO- http://web:8080/ && exec sleep 600' }], needs: [{ name: 'web', port: 8080 }] });
-  await driver.startReplica(ws, root);
-  await reaches(ws, 'asker', 'running');
-  await waitUntil(async () => ((await logTexts(ws, 'asker', 'stdout')).includes('from the web image') ? true : undefined), 'asker reached web');
-  assert.deepEqual(await logTexts(ws, 'asker', 'stdout'), [
+  await pods.driver.startReplica(ws, root);
+  await pods.reaches(ws, 'asker', 'running');
+  await until(async () => ((await pods.logTexts(ws, 'asker', 'stdout')).includes('from the web image') ? true : undefined), 'asker reached web');
+  assert.deepEqual(await pods.logTexts(ws, 'asker', 'stdout'), [
     OS_RELEASE.trim(), 'from the volume', `pwd=/data/app home=/data/app from=image mine=service uid=${ws.uid} gid=0`,
     'no /usr of the host', "/data is the pod's", '/bin read-only', 'volume writable', 'from the web image',
   ]);
-  assert.ok((await logTexts(ws, 'asker', 'system')).includes('Running the steps in image test/steps:1 (sha256:5555) with /bin/sh'));
-  assert.ok((await stat(path.join(dataDir, 'volumes', String(ws.id), 'made-here'))).isFile());
+  assert.ok((await pods.logTexts(ws, 'asker', 'system')).includes('Running the steps in image test/steps:1 (sha256:5555) with /bin/sh'));
+  assert.ok((await stat(path.join(pods.dataDir, 'volumes', String(ws.id), 'made-here'))).isFile());
 });
 
 test('/nix is the workspace\'s own directory: read-only in steps replicas unless nixWritable, from an image or not', async () => {
-  const ws = workspace(1);
-  await volumeWith(ws, {});
+  const ws = pods.workspace(1);
+  await pods.volumeWith(ws, {});
   const tryWrite = (name: string) => `touch /nix/${name} 2>/dev/null && echo "/nix writable" || echo "/nix read-only"`;
-  await driver.startReplica(ws, spec('ro', { root: image, steps: [{ run: tryWrite('ro') }] }));
-  await driver.startReplica(ws, spec('rw', { root: image, nixWritable: true, steps: [{ run: tryWrite('rw') }] }));
-  await driver.startReplica(ws, spec('host', { steps: [{ run: tryWrite('host') }] }));
-  await driver.startReplica(ws, spec('hostrw', { nixWritable: true, steps: [{ run: tryWrite('hostrw') }] }));
+  await pods.driver.startReplica(ws, spec('ro', { root: image, steps: [{ run: tryWrite('ro') }] }));
+  await pods.driver.startReplica(ws, spec('rw', { root: image, nixWritable: true, steps: [{ run: tryWrite('rw') }] }));
+  await pods.driver.startReplica(ws, spec('host', { steps: [{ run: tryWrite('host') }] }));
+  await pods.driver.startReplica(ws, spec('hostrw', { nixWritable: true, steps: [{ run: tryWrite('hostrw') }] }));
   for (const [service, seen] of [['ro', '/nix read-only'], ['rw', '/nix writable'], ['host', '/nix read-only'], ['hostrw', '/nix writable']]) {
-    await reaches(ws, service, 'finished');
-    assert.deepEqual(await logTexts(ws, service, 'stdout'), [seen], service);
+    await pods.reaches(ws, service, 'finished');
+    assert.deepEqual(await pods.logTexts(ws, service, 'stdout'), [seen], service);
   }
-  const nix = path.join(dataDir, 'nix', String(ws.id));
+  const nix = path.join(pods.dataDir, 'nix', String(ws.id));
   assert.deepEqual((await run('ls', [nix])).stdout.split('\n').filter(Boolean).sort(), ['hostrw', 'rw']);
   if (asRoot) assert.equal((await stat(nix)).uid, ws.uid);
 });
 
 test('what cannot start is refused: an image without a shell, nixWritable over an image\'s own /nix, a mount over /nix or the volume', async () => {
-  const ws = workspace(2);
-  await volumeWith(ws, {});
-  const bare = path.join(scratch, 'images', 'bare');
+  const ws = pods.workspace(2);
+  await pods.volumeWith(ws, {});
+  const bare = path.join(pods.scratch, 'images', 'bare');
   await mkdir(path.join(bare, 'etc'), { recursive: true });
   await writeFile(path.join(bare, 'etc', 'os-release'), OS_RELEASE);
   await run('chmod', ['-R', 'a+rX', bare]);
-  await refused(ws, spec('bare', { root: { ...image, image: 'test/bare:1', rootfs: bare }, steps: [{ run: 'true' }] }), /^the image test\/bare:1 has no shell \(\/bin\/bash or \/bin\/sh\) to run the steps with$/);
-  const withNix = await busyboxRootfs(path.join(scratch, 'images', 'with-nix'), { 'nix/store/marker': 'from the image\n' });
+  await pods.refused(ws, spec('bare', { root: { ...image, image: 'test/bare:1', rootfs: bare }, steps: [{ run: 'true' }] }), /^the image test\/bare:1 has no shell \(\/bin\/bash or \/bin\/sh\) to run the steps with$/);
+  const withNix = await busyboxRootfs(path.join(pods.scratch, 'images', 'with-nix'), { 'nix/store/marker': 'from the image\n' });
   const nixImage = { ...image, image: 'test/nix:1', rootfs: withNix };
-  await refused(ws, spec('nixrw', { root: nixImage, nixWritable: true, steps: [{ run: 'true' }] }), /^the image test\/nix:1 has its own \/nix, which the local runtime mounts read-only: nixWritable cannot be honoured$/);
-  await driver.startReplica(ws, spec('nixro', { root: nixImage, steps: [{ run: 'cat /nix/store/marker' }] }));
-  await reaches(ws, 'nixro', 'finished');
-  assert.deepEqual(await logTexts(ws, 'nixro', 'stdout'), ['from the image']);
-  await refused(ws, spec('over', { root: image, steps: [{ run: 'true' }], mounts: [{ from: 'x', to: '/nix/store' }] }), /is reserved in the pod/);
-  await refused(ws, spec('over', { root: image, steps: [{ run: 'true' }], mounts: [{ from: 'x', to: '/data/app' }] }), /is reserved in the pod/);
-  await refused(ws, spec('gone', { root: { ...image, rootfs: path.join(scratch, 'images', 'gone') }, steps: [{ run: 'true' }] }), /^the root filesystem of image test\/steps:1 \(sha256:5555\) is not on this machine any more; Sync again to fetch it$/);
+  await pods.refused(ws, spec('nixrw', { root: nixImage, nixWritable: true, steps: [{ run: 'true' }] }), /^the image test\/nix:1 has its own \/nix, which the local runtime mounts read-only: nixWritable cannot be honoured$/);
+  await pods.driver.startReplica(ws, spec('nixro', { root: nixImage, steps: [{ run: 'cat /nix/store/marker' }] }));
+  await pods.reaches(ws, 'nixro', 'finished');
+  assert.deepEqual(await pods.logTexts(ws, 'nixro', 'stdout'), ['from the image']);
+  await pods.refused(ws, spec('over', { root: image, steps: [{ run: 'true' }], mounts: [{ from: 'x', to: '/nix/store' }] }), /is reserved in the pod/);
+  await pods.refused(ws, spec('over', { root: image, steps: [{ run: 'true' }], mounts: [{ from: 'x', to: '/data/app' }] }), /is reserved in the pod/);
+  await pods.refused(ws, spec('gone', { root: { ...image, rootfs: path.join(pods.scratch, 'images', 'gone') }, steps: [{ run: 'true' }] }), /^the root filesystem of image test\/steps:1 \(sha256:5555\) is not on this machine any more; Sync again to fetch it$/);
 });
 
 test("an editor pod from the workspace's base image: the built-in editor answers, the pod's root is the image's with the volume at /data/app; stage steps run there too", async () => {
-  const ws = workspace(3, { ...image, image: 'test/base:1' });
-  await volumeWith(ws, { 'svc.yml': 'schema: svc/v1\n' });
-  const address = await driver.startEditor(ws, () => undefined);
+  const ws = pods.workspace(3, { baseImage: { ...image, image: 'test/base:1' } });
+  await pods.volumeWith(ws, { 'svc.yml': 'schema: svc/v1\n' });
+  const address = await pods.driver.startEditor(ws, () => undefined);
   assert.equal((await fetch(`http://${address.host}:${address.port}/`)).status, 200);
-  const record = JSON.parse(await readFile(path.join(dataDir, 'pods', `${ws.id}.json`), 'utf8')) as { initPid: number };
+  const record = JSON.parse(await readFile(path.join(pods.dataDir, 'pods', `${ws.id}.json`), 'utf8')) as { initPid: number };
   const podRoot = `/proc/${record.initPid}/root`;
   assert.equal(await readFile(`${podRoot}/etc/os-release`, 'utf8'), OS_RELEASE);
   assert.equal(await readFile(`${podRoot}/data/app/svc.yml`, 'utf8'), 'schema: svc/v1\n');
   const script = 'cat /etc/os-release; echo "pwd=$(pwd) home=$HOME from=$FROM_IMAGE"; touch /nix/from-stage && echo "/nix writable"; test -e /usr || echo "no /usr of the host"';
-  const step = await driver.runStageStep(ws, 'prepare-1-1', { run: script, env: { STAGE: 'yes' } });
+  const step = await pods.driver.runStageStep(ws, 'prepare-1-1', { run: script, env: { STAGE: 'yes' } });
   assert.deepEqual(await step.exited, { exitCode: 0 });
-  const lines = (await driver.stageStepLogs(ws, 'prepare-1-1')).lines.filter((l) => l.stream === 'stdout').map((l) => l.text);
+  const lines = (await pods.driver.stageStepLogs(ws, 'prepare-1-1')).lines.filter((l) => l.stream === 'stdout').map((l) => l.text);
   assert.deepEqual(lines, [OS_RELEASE.trim(), 'pwd=/data/app home=/data/app from=image', '/nix writable', 'no /usr of the host']);
-  assert.ok((await stat(path.join(dataDir, 'nix', String(ws.id), 'from-stage'))).isFile());
-  await driver.stopWorkspace(ws);
-  assert.equal((await driver.editorState(ws)).state, 'absent');
+  assert.ok((await stat(path.join(pods.dataDir, 'nix', String(ws.id), 'from-stage'))).isFile());
+  await pods.driver.stopWorkspace(ws);
+  assert.equal((await pods.driver.editorState(ws)).state, 'absent');
 });
 
 test('an editor pod whose base image has no shell, or whose root filesystem is gone, does not start and says why', async () => {
-  const bare = path.join(scratch, 'images', 'bare');
-  const ws = workspace(4, { ...image, image: 'test/bare:1', rootfs: bare });
-  await volumeWith(ws, {});
-  const error = await driver.startEditor(ws, () => undefined).then(() => undefined, (e: unknown) => e);
+  const bare = path.join(pods.scratch, 'images', 'bare');
+  const ws = pods.workspace(4, { baseImage: { ...image, image: 'test/bare:1', rootfs: bare } });
+  await pods.volumeWith(ws, {});
+  const error = await pods.driver.startEditor(ws, () => undefined).then(() => undefined, (e: unknown) => e);
   assert.ok(error instanceof RuntimeFailure);
   assert.deepEqual([error.stage, error.reason], ['ide', 'the base image test/bare:1 has no shell (/bin/bash or /bin/sh), which the editor and terminals run in']);
-  const gone = workspace(4, { ...image, rootfs: path.join(scratch, 'images', 'gone') });
-  const failure = await driver.startEditor(gone, () => undefined).then(() => undefined, (e: unknown) => e);
+  const gone = pods.workspace(4, { baseImage: { ...image, rootfs: path.join(pods.scratch, 'images', 'gone') } });
+  const failure = await pods.driver.startEditor(gone, () => undefined).then(() => undefined, (e: unknown) => e);
   assert.ok(failure instanceof RuntimeFailure);
   assert.equal(failure.reason, 'the root filesystem of image test/steps:1 (sha256:5555) is not on this machine any more; starting the workspace again fetches it');
 });

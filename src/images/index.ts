@@ -17,14 +17,15 @@ export { ImageStore, type ImageRecord, type ImageStoreOptions } from './store.ts
  * The installation's image store: `<data dir>/images`, with the configured size limit and insecure registries. Pods
  * run as the workspace's UID with group 0 and must pass through the data directory to an image's rootfs: as root,
  * the data directory is made enterable (not listable) by group and others, as for volumes (src/runtime/local/volumes.ts).
+ * `now` is the server's clock: garbage collection's grace period counts on it.
  */
-export async function openImageStore(config: Pick<ServerConfig, 'dataDir' | 'imagesMaxBytes' | 'insecureRegistries'>): Promise<ImageStore> {
+export async function openImageStore(config: Pick<ServerConfig, 'dataDir' | 'imagesMaxBytes' | 'insecureRegistries'>, now?: () => Date): Promise<ImageStore> {
   await mkdir(config.dataDir, { recursive: true });
   if (process.getuid?.() === 0) {
     const mode = (await stat(config.dataDir)).mode & 0o7777;
     if ((mode & 0o011) !== 0o011) await chmod(config.dataDir, mode | 0o011);
   }
-  return ImageStore.open({ root: path.join(config.dataDir, 'images'), maxBytes: config.imagesMaxBytes, insecureRegistries: config.insecureRegistries });
+  return ImageStore.open({ root: path.join(config.dataDir, 'images'), maxBytes: config.imagesMaxBytes, insecureRegistries: config.insecureRegistries, now });
 }
 export { RegistryImageSource, RESOLVE_CACHE_MS, RESOLVE_TIMEOUT_MS, type RegistryImageSourceOptions } from './image-source.ts';
 export { teamCredentialsForImage } from './team-credentials.ts';

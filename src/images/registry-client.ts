@@ -134,7 +134,10 @@ export class RegistryClient {
     try {
       return await fetch(url, { headers, redirect: 'manual', signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined });
     } catch (error) {
-      throw this.failure('unreachable', `the registry ${url.host} cannot be reached: ${networkReason(error)}`);
+      const reason = networkReason(error);
+      // A plain-HTTP registry asked over HTTPS fails its TLS handshake: say why it was HTTPS
+      const hint = url.protocol === 'https:' && /SSL|TLS|EPROTO/i.test(reason) ? '; svc speaks plain HTTP only to registries an operator lists in --insecure-registries' : '';
+      throw this.failure('unreachable', `the registry ${url.host} cannot be reached over ${url.protocol === 'https:' ? 'HTTPS' : 'HTTP'}: ${reason}${hint}`);
     }
   }
 
@@ -229,5 +232,8 @@ async function answerOf(response: Response): Promise<RegistryAnswer> {
 function networkReason(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if ((error as Error).name === 'TimeoutError') return 'no answer in time';
-  return [cause?.code, cause?.message ?? (error as Error).message].filter(Boolean).join(' ');
+  const message = (cause?.message ?? (error as Error).message).split('\n')[0].trim();
+  // OpenSSL's line (`805C...:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:file:line:`): its reason
+  const openssl = /:error:[0-9A-F]+:[^:]*routines:[^:]*:([^:]+)/.exec(message);
+  return [cause?.code, openssl ? openssl[1] : message].filter(Boolean).join(' ');
 }

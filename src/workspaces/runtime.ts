@@ -85,7 +85,7 @@ async function reconcileWorkspaces(deps: WorkspaceOperationDeps, log: (m: string
 /** The image store under the data directory, pulling with the team's registry credentials. */
 async function openRegistryImages(pool: pg.Pool, config: ServerConfig, secrets: SecretBox, clock: Clock, log: (message: string) => void): Promise<RegistryImageSource> {
   return new RegistryImageSource({
-    store: await openImageStore(config),
+    store: await openImageStore(config, () => new Date(clock.nowMs())),
     credentials: (teamId, image) => teamCredentialsForImage(pool, secrets, teamId, image),
     pinned: () => pinnedImageDigests(pool),
     nowMs: () => clock.nowMs(),

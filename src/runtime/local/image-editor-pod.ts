@@ -10,8 +10,8 @@ import { agentEnv } from '../../agent/protocol.ts';
 import { DEFAULT_CONTAINER_PATH, imageEnv } from '../container-process.ts';
 import { RuntimeFailure, type PinnedRoot, type WorkspaceRef } from '../driver.ts';
 import { EDITOR_MAIN } from './agent-bundle.ts';
-import { agentNodeSetting, CONTAINER_POD_TOOLS_DIR, hostNodeFor, imagePodAgentFile, imagePodCommand } from './container-pod.ts';
-import { podPasswd, readImageRoot, type ImageRoot } from './container-root.ts';
+import { agentNodeSetting, CONTAINER_POD_TOOLS_DIR, hostNodeFor, imagePodAgentFile, imagePodCommand, type ImagePodSpec } from './container-pod.ts';
+import { podPasswd, readImageRoot } from './container-root.ts';
 import { codeServerCommand } from './editor-tools.ts';
 import { imageShell } from './image-shell.ts';
 import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } from './image-pod-parts.ts';
@@ -41,44 +41,34 @@ export interface EditorPodParts {
   agentEnv: Record<string, string>;
 }
 
-interface ImagePodBase {
-  root: ImageRoot;
-  shell: string;
-  passwdFile: string;
+/** What differs between the editor pod and a stage step's pod: what runs in it and what it sees besides the base. */
+type WorkspaceImagePodRun = Pick<ImagePodSpec, 'agent' | 'command' | 'infoFd' | 'dieWithParent'> & {
   hostsFile: string;
-  nix: Awaited<ReturnType<typeof nixOf>>;
-}
+  netns?: string;
+  /** Bound read-only before a read-only /nix. */
+  readOnlyBinds?: Bind[];
+  /** Over the image's `Env` and the defaults. */
+  env: Record<string, string>;
+};
 
 /** The editor pod's command line with the workspace's base image as its root. */
 export async function imageEditorPodCommand(host: ImageEditorHost, workspace: WorkspaceRef, base: PinnedRoot, parts: EditorPodParts): Promise<{ file: string; args: string[] }> {
-  const pod = await prepareImagePod(host, workspace, base, parts.hostsFile);
   const hostNode = await hostNodeFor(host.nodePath);
   const editor = imagePodEditor(host);
-  const nix = splitBinds(pod.nix.binds);
-  return imagePodCommand({
-    hostUid: workspace.uid,
-    podUid: workspace.uid,
-    switchUser: host.asRoot,
+  return workspaceImagePod(host, workspace, base, (shell) => ({
+    hostsFile: parts.hostsFile,
     netns: parts.netns,
-    hostname: `ws-${workspace.id}`,
-    root: pod.root,
-    files: { hostsFile: pod.hostsFile, passwdFile: pod.passwdFile, resolvConf: await hostResolvConf() },
-    ownTop: IMAGE_POD_OWN_TOP,
     agent: { bundle: parts.bundleDir, hostNode },
-    readOnlyBinds: [...editor.binds, { source: parts.tokenFile, target: parts.tokenTarget }, ...nix.readOnly],
-    writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...nix.writable],
-    descriptorBinds: [],
+    readOnlyBinds: [...editor.binds, { source: parts.tokenFile, target: parts.tokenTarget }],
     env: {
-      ...imagePodEnv(base),
       ...parts.agentEnv,
       [agentEnv.editorScript]: imagePodAgentFile(EDITOR_MAIN),
-      [agentEnv.shell]: pod.shell,
+      [agentEnv.shell]: shell,
       [agentEnv.node]: agentNodeSetting(hostNode),
       ...(editor.command ? { [agentEnv.editorCommand]: editor.command } : {}),
     },
     infoFd: 3,
-    chdir: POD_APP_DIR,
-  });
+  }));
 }
 
 /** A stage step in the workspace's base image: `<shell> -lc <run>` in /data/app, dying with the server. */
@@ -88,33 +78,27 @@ export async function imageStageStepCommand(
   base: PinnedRoot,
   step: { hostsFile: string; netns?: string; env: Record<string, string>; script: string },
 ): Promise<{ file: string; args: string[] }> {
-  const pod = await prepareImagePod(host, workspace, base, step.hostsFile);
-  const nix = splitBinds(pod.nix.binds);
-  return imagePodCommand({
-    hostUid: workspace.uid,
-    podUid: workspace.uid,
-    switchUser: host.asRoot,
+  return workspaceImagePod(host, workspace, base, (shell) => ({
+    hostsFile: step.hostsFile,
     netns: step.netns,
-    hostname: `ws-${workspace.id}`,
-    root: pod.root,
-    files: { hostsFile: pod.hostsFile, passwdFile: pod.passwdFile, resolvConf: await hostResolvConf() },
-    ownTop: IMAGE_POD_OWN_TOP,
-    command: [pod.shell, '-lc', `umask 0002; ${step.script}`],
-    readOnlyBinds: nix.readOnly,
-    writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...nix.writable],
-    descriptorBinds: [],
-    env: { ...imagePodEnv(base), ...step.env },
+    command: [shell, '-lc', `umask 0002; ${step.script}`],
+    env: step.env,
     dieWithParent: true,
-    chdir: POD_APP_DIR,
-  });
+  }));
 }
 
-/** PATH, HOME and LANG as on the machine's system, the image's `Env` over them, HOME always the workspace directory. */
-function imagePodEnv(base: PinnedRoot): Record<string, string> {
-  return { PATH: DEFAULT_CONTAINER_PATH, LANG: 'C.UTF-8', ...imageEnv(base.config.Env ?? []), HOME: POD_APP_DIR };
-}
-
-async function prepareImagePod(host: ImageEditorHost, workspace: WorkspaceRef, base: PinnedRoot, hostsFile: string): Promise<ImagePodBase> {
+/**
+ * A pod of the workspace on its base image, as the editor pod and stage steps share it: the workspace's UID with
+ * group 0, the image's root read-only with the pod's own hosts, passwd and resolv.conf, the volume at /data/app
+ * (where it starts), /nix (read-write unless the image has its own), and the image's `Env`; `run` (given the
+ * image's shell) says what runs and what else it sees.
+ */
+async function workspaceImagePod(
+  host: ImageEditorHost,
+  workspace: WorkspaceRef,
+  base: PinnedRoot,
+  run: (shell: string) => WorkspaceImagePodRun,
+): Promise<{ file: string; args: string[] }> {
   await checkRootfs(base, 'starting the workspace again fetches it', 'ide');
   const root = await readImageRoot(base.rootfs);
   const shell = await imageShell(base.rootfs);
@@ -122,8 +106,32 @@ async function prepareImagePod(host: ImageEditorHost, workspace: WorkspaceRef, b
   const passwdFile = path.join(workspaceRuntimeDir(host.dataDir, workspace.id), 'editor.passwd');
   await writeFile(passwdFile, await podPasswd(base.rootfs, workspace.uid), { mode: 0o644 });
   // the editor pod is where one installs into /nix; an image with a /nix of its own keeps it read-only
-  const nix = await nixOf(host, workspace, { root, image: base.image }, true, true);
-  return { root, shell, passwdFile, hostsFile, nix };
+  const nix = splitBinds((await nixOf(host, workspace, { root, image: base.image }, true, true)).binds);
+  const pod = run(shell);
+  return imagePodCommand({
+    hostUid: workspace.uid,
+    podUid: workspace.uid,
+    switchUser: host.asRoot,
+    netns: pod.netns,
+    hostname: `ws-${workspace.id}`,
+    root,
+    files: { hostsFile: pod.hostsFile, passwdFile, resolvConf: await hostResolvConf() },
+    ownTop: IMAGE_POD_OWN_TOP,
+    agent: pod.agent,
+    command: pod.command,
+    readOnlyBinds: [...(pod.readOnlyBinds ?? []), ...nix.readOnly],
+    writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...nix.writable],
+    descriptorBinds: [],
+    env: { ...imagePodEnv(base), ...pod.env },
+    infoFd: pod.infoFd,
+    dieWithParent: pod.dieWithParent,
+    chdir: POD_APP_DIR,
+  });
+}
+
+/** PATH, HOME and LANG as on the machine's system, the image's `Env` over them, HOME always the workspace directory. */
+function imagePodEnv(base: PinnedRoot): Record<string, string> {
+  return { PATH: DEFAULT_CONTAINER_PATH, LANG: 'C.UTF-8', ...imageEnv(base.config.Env ?? []), HOME: POD_APP_DIR };
 }
 
 /** The editor of a pod from an image: the configured command, code-server from /.svc/tools, else the built-in one. */
