@@ -63,6 +63,13 @@ export interface EditorAddress {
   port: number;
 }
 
+export interface VolumeOwnerResult {
+  /** Entries that could not be changed, as the workspace sees them (`/data/app/...`), with the reason; the first few. */
+  unchanged: Array<{ path: string; reason: string }>;
+  /** How many more could not be changed. */
+  moreUnchanged: number;
+}
+
 export interface VolumeUsage {
   bytes: number;
 }
@@ -109,6 +116,13 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   archiveVolume(workspace: WorkspaceRef, archiveFile: string): Promise<{ bytes: number; sha256: string }>;
   /** Refills an empty volume from `archiveFile`. */
   restoreVolume(workspace: WorkspaceRef, archiveFile: string): Promise<void>;
+
+  /**
+   * Hands the workspace's files (its volume, and its /nix on the local driver) to `uid` with group 0, group
+   * permissions equal to the user's and setgid on directories (spec 4.7); its processes are stopped meanwhile.
+   * Answers what could not be changed (empty: all done). Absent where the driver cannot (the API answers 501).
+   */
+  reownVolume?(workspace: WorkspaceRef, uid: number, signal?: AbortSignal): Promise<VolumeOwnerResult>;
 
   /** Releases the driver's own resources at server shutdown. Pods keep running; the next start finds them again. */
   close(): Promise<void>;

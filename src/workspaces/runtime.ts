@@ -31,6 +31,7 @@ import { activeOperationOn, deleteFinishedOperations } from '../store/operations
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { purgeExpiredWorkspaces, sleepIdleWorkspaces } from './housekeeping.ts';
 import { workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { volumeOwnerHandlers } from './volume-owner.ts';
 import { PodGates } from './pod-gate.ts';
 import { ServiceRunner } from './service-runner.ts';
 import { StageRunner } from './stages.ts';
@@ -151,6 +152,7 @@ export async function startWorkspaceRuntime(options: {
     hub: options.hub,
     handlers: {
       ...workspaceOperationHandlers(deps),
+      ...volumeOwnerHandlers(deps),
       ...landscapeOperationHandlers(syncDeps),
       ...manualActionHandlers({ pool, secrets: options.secrets, managed }),
       ...dumpOperationHandlers(dumps),

@@ -19,7 +19,8 @@ import { cgroupNames, hostCgroups } from './cgroups.ts';
 import { builtInPlans, type InstallationPlans } from '../../capacity/plans.ts';
 import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
-import { createVolumeDir, deleteVolumeDir, exists, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { createVolumeDir, deleteVolumeDir, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { reownTree } from './volume-owner.ts';
 
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
 
@@ -129,6 +130,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     },
     archiveVolume: (workspace, archiveFile) => serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile)),
     restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
+    // Only root can hand files to another UID.
+    reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, () => reownWorkspaceFiles(host, workspace.id, uid, signal)) : undefined,
     close: () => stageSteps.abortAll(), // pods keep running; stage steps belong to this server process
     startReplica: replicas.startReplica,
     stopReplica: replicas.stopReplica,
@@ -143,6 +146,18 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     openExec: streams.openExec,
     openPortForward: streams.openPortForward,
   };
+}
+
+/** The volume (the workspace's /data/app) and its /nix beside it, each when it exists (an archived workspace has no volume). */
+async function reownWorkspaceFiles(host: PodHost, id: number, uid: number, signal?: AbortSignal) {
+  const result = { unchanged: [] as Array<{ path: string; reason: string }>, moreUnchanged: 0 };
+  for (const [dir, shownAs] of [[volumeDir(host, id), '/data/app'], [nixDir(host, id), '/nix']] as const) {
+    if (!(await exists(dir))) continue;
+    const tree = await reownTree(dir, shownAs, uid, signal);
+    result.unchanged.push(...tree.unchanged);
+    result.moreUnchanged += tree.moreUnchanged;
+  }
+  return result;
 }
 
 function editorDescription(editor: EditorChoice): EditorDescription {
