@@ -61,6 +61,8 @@ export type EditorState =
 export interface EditorAddress {
   host: string;
   port: number;
+  /** The pod template the editor pod was made from (see `podTemplate`); absent when the driver does not know. */
+  template?: string;
 }
 
 export interface VolumeOwnerResult {
@@ -102,6 +104,11 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
    * `timeline` gets a mark at the end of each phase of the start (pod network, sandbox, agent, editor, ...).
    */
   startEditor(workspace: WorkspaceRef, progress: ProgressReporter, timeline?: PhaseTimeline): Promise<EditorAddress>;
+  /**
+   * The pod template an editor pod of the workspace started now is made from (spec 2.3 `upgrade_pending`: a running
+   * pod made from another one switches over at its next sleep, stop or restart). Absent: the driver does not tell.
+   */
+  podTemplate?(workspace: WorkspaceRef): string;
   /** Stops every process of the workspace (editor pod and every service replica, which then read `stopped`); files stay (idempotent). */
   stopWorkspace(workspace: WorkspaceRef): Promise<void>;
   /** What the driver observes now, e.g. after a server restart (`absent`: no pod runs, whether stopped or died). */

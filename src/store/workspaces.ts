@@ -27,6 +27,9 @@ export interface WorkspaceRow {
   uid_index: number;
   /** Set while its volume is re-owned (Stopped "Changing the owner of the volume"): the state it returns to. */
   before_reown: string | null;
+  /** The pod template the running editor pod was made from; `upgrade_pending` when older than the current one (036). */
+  pod_template: string | null;
+  upgrade_pending: boolean;
   idle_timeout_minutes: number;
   last_activity_at: Date | null;
   editor_host: string | null;

@@ -21,6 +21,7 @@ import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
 import { createVolumeDir, deleteVolumeDir, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
 import { reownTree } from './volume-owner.ts';
+import { editorPodTemplate } from './pod-template.ts';
 
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
 
@@ -118,6 +119,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
         const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline);
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),
+    podTemplate: (workspace) => editorPodTemplate(host, workspace),
     stopWorkspace: async (workspace) => {
       await stageSteps.abortAll(workspace);
       await serialized(workspace.id, () => stopPod(host, workspace));
@@ -202,7 +204,7 @@ async function waitForEditor(
   timeline: PhaseTimeline,
 ): Promise<EditorAddress> {
   const workspace = { id: record.workspaceId, uid: record.uid, storageGib: 0 };
-  const address = { host: record.host, port: record.editorPort };
+  const address = { host: record.host, port: record.editorPort, template: record.template };
   const started = performance.now(); // elapsed time of real waiting, not the platform's clock
   let reported = alreadyReported;
   let agent: AgentStatus | undefined;

@@ -23,6 +23,7 @@ import { ensureNixDir, volumeDir, type VolumeHost } from './volumes.ts';
 import { imageEditorPodCommand } from './image-editor-pod.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
 import { createPodCgroup, editorPlan, inPodCgroup, removePodCgroup, type LimitsHost } from './pod-limits.ts';
+import { editorPodTemplate } from './pod-template.ts';
 
 export interface PodHost extends VolumeHost, LimitsHost {
   projectDir: string;
@@ -55,6 +56,8 @@ export interface PodRecord {
   agentPort: number;
   editorPort: number;
   startedAt: string;
+  /** The pod template it was made from (pod-template.ts); absent for pods of a server before templates were recorded. */
+  template?: string;
   /** What the server's exec and port-forward streams carry to the agent (absent: a pod of an older server). */
   agentToken?: string;
 }
@@ -148,6 +151,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
     editorPort: endpoint.editorPort,
     startedAt: host.now().toISOString(),
     agentToken,
+    template: editorPodTemplate(host, workspace),
   };
   await writePodRecord(host, record);
   host.log(`pod of workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
