@@ -16,7 +16,7 @@ import { codeServerCommand } from './editor-tools.ts';
 import { imageShell } from './image-shell.ts';
 import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } from './image-pod-parts.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
-import { POD_APP_DIR, type Bind } from './sandbox.ts';
+import { POD_APP_DIR, type Bind, type DescriptorBind } from './sandbox.ts';
 import { volumeDir, type VolumeHost } from './volumes.ts';
 
 /** Where a pod from an image sees the tools directory (not /opt, which an image may have read-only). */
@@ -39,6 +39,8 @@ export interface EditorPodParts {
   netns?: string;
   /** The agent's settings (addresses, ports, workspace directory, token file). */
   agentEnv: Record<string, string>;
+  /** Descriptors bound into the pod (the cgroup's memory events). */
+  descriptorBinds?: DescriptorBind[];
 }
 
 interface ImagePodBase {
@@ -67,7 +69,7 @@ export async function imageEditorPodCommand(host: ImageEditorHost, workspace: Wo
     agent: { bundle: parts.bundleDir, hostNode },
     readOnlyBinds: [...editor.binds, { source: parts.tokenFile, target: parts.tokenTarget }, ...nix.readOnly],
     writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...nix.writable],
-    descriptorBinds: [],
+    descriptorBinds: parts.descriptorBinds ?? [],
     env: {
       ...imagePodEnv(base),
       ...parts.agentEnv,

@@ -178,7 +178,7 @@ async function observeEditor(host: PodHost, workspace: WorkspaceRef): Promise<Ed
   const record = await readPodRecord(host, workspace.id);
   if (!record || !(await isPodRunning(record))) return editorStateOf({ pod: 'absent' });
   const agent = await fetchAgentStatus(record.host, record.agentPort);
-  return editorStateOf({ pod: 'running', agent, editor: { host: record.host, port: record.editorPort } });
+  return editorStateOf({ pod: 'running', agent, editor: { host: record.host, port: record.editorPort, template: record.template } });
 }
 
 /** How often the agent is asked while it does not answer yet (a refused connection returns at once). */
