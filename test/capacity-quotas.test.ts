@@ -11,6 +11,7 @@ import { insertWorkspace } from '../src/store/workspaces.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { PLANS_FILE } from './helpers/plans.ts';
+import { EventStream } from './helpers/events.ts';
 
 let scratch: string;
 let server: TestServer;
@@ -92,3 +93,30 @@ function devHost(ws: number): Promise<{ status: number; headers: http.IncomingHt
     request.end();
   });
 }
+
+test('a quota change is a team.updated event for those who view the team, not for others', async () => {
+  const viewer = await createPerson(server.admin, 'quota-viewer@example.com');
+  const outsider = await createPerson(server.admin, 'quota-outsider@example.com');
+  const added = await dev.put(`/teams/${team}/members/${viewer.id}`, { role: 'viewer' });
+  assert.equal(added.status, 204, added.text);
+  const ownOrg = (await outsider.key.post('/orgs', { name: 'Elsewhere' })).body.id;
+  const ownTeam = (await outsider.key.post('/teams', { org_id: ownOrg, name: 'Elsewhere' })).body.id;
+  const viewerEvents = await EventStream.open(viewer.session);
+  const outsiderEvents = await EventStream.open(outsider.session);
+  await viewerEvents.next('ready');
+  await outsiderEvents.next('ready');
+
+  const set = await server.admin.put(`/teams/${team}/quota`, { cpu_millis: 5000, memory_mib: 8192, storage_gib: 60 });
+  assert.equal(set.status, 200, set.text);
+  const seen = await viewerEvents.next('team.updated', (e) => e.team_id === team);
+  assert.deepEqual(Object.keys(seen.data).sort(), ['at', 'team_id', 'type']);
+  assert.equal((await viewer.session.get(`/teams/${team}/quota`)).body.cpu_millis, 5000);
+
+  // Events come in commit order: once the outsider sees its own team's later change, the quota change did not come.
+  const renamed = await outsider.key.patch(`/teams/${ownTeam}`, { name: 'Elsewhere Renamed' }, { headers: { 'if-match': '*' } });
+  assert.equal(renamed.status, 200, renamed.text);
+  await outsiderEvents.next('team.updated', (e) => e.team_id === ownTeam);
+  assert.deepEqual(outsiderEvents.received.filter((e) => e.event === 'team.updated').map((e) => e.data.team_id), [ownTeam]);
+  viewerEvents.close();
+  outsiderEvents.close();
+});

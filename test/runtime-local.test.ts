@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { RuntimeFailure, type RuntimeDriver, type WorkspaceRef } from '../src/runtime/driver.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { createLocalDriver, podNetworkOf } from '../src/runtime/local/index.ts';
+import { hostCgroups } from '../src/runtime/local/cgroups.ts';
 
 const run = promisify(execFile);
 const asRoot = process.getuid?.() === 0;
@@ -188,7 +189,7 @@ test('the editor starts in a pod and serves its page at the returned address; sa
   const texts: string[] = [];
   const address = await driver.startEditor(ws, (text) => texts.push(text));
   assert.deepEqual(texts, ['Starting', 'Starting IDE']);
-  if (asRoot) assert.deepEqual(address, { host: podNetworkOf(ws.id).podAddress, port: 8443 });
+  if (asRoot) assert.deepEqual(address, { host: podNetworkOf(ws.id).podAddress, port: 8443, template: driver.podTemplate!(ws) });
   const base = `http://${address.host}:${address.port}`;
   const page = await fetchText(`${base}/`);
   assert.equal(page.status, 200);
@@ -218,7 +219,9 @@ test('the pod runs as the workspace UID and group 0 and sees neither the data di
   const read = (name: string) => readFile(path.join(volumePath(ws.id), name), 'utf8').then((text) => text.trim());
   assert.equal(await read('probe-uid'), String(ws.uid));
   assert.equal(await read('probe-gid'), '0');
-  assert.deepEqual((await read('probe-root')).split('\n').sort(), ['bin', 'data', 'dev', 'etc', 'lib', 'lib64', 'nix', 'opt', 'proc', 'run', 'sbin', 'tmp', 'usr']); // /run/svc: the agent's token; /nix: the workspace's
+  // /run/svc: the agent's token; /nix: the workspace's; /.svc-limits: the cgroup's memory events (with cgroups)
+  const limits = hostCgroups(asRoot) ? ['.svc-limits'] : [];
+  assert.deepEqual((await read('probe-root')).split('\n').sort(), [...limits, 'bin', 'data', 'dev', 'etc', 'lib', 'lib64', 'nix', 'opt', 'proc', 'run', 'sbin', 'tmp', 'usr']);
   assert.equal(await read('probe-data'), 'app');
   assert.equal(await read('probe-datadir'), 'hidden');
   assert.doesNotMatch(await read('probe-env'), /DATABASE_URL|SVC_DATA_DIR/);

@@ -6,7 +6,7 @@ import { wallClockMs } from '../core/phases.ts';
 import { EditorSupervisor } from './editor-supervisor.ts';
 import { watchLandscapeFiles } from './landscape-watch.ts';
 import { shellQuote } from './shell.ts';
-import { agentEnv, AGENT_VERSION, nodeCommand, type AgentStatus } from './protocol.ts';
+import { agentEnv, AGENT_VERSION, nodeCommand, type AgentStatus, type PodMemory } from './protocol.ts';
 import { serveStatus } from './status-server.ts';
 import { commandEnv } from './stream-server.ts';
 import { editorSupervisionPolicy, type SupervisionPolicy } from './supervision.ts';
@@ -25,6 +25,8 @@ export interface AgentOptions {
   nowMs?: () => number;
   log?: (line: string) => void;
   policy?: SupervisionPolicy;
+  /** The pod's memory limit and cgroup memory events: an editor killed for memory is logged as such. */
+  memory?: PodMemory;
 }
 
 export interface RunningAgent {
@@ -51,6 +53,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     policy: options.policy ?? editorSupervisionPolicy,
     nowMs: options.nowMs ?? Date.now,
     log,
+    memory: options.memory,
     onChange: () => [...listeners].forEach((listener) => listener()),
   });
   const landscapeFiles = watchLandscapeFiles({ dir: options.workspaceDir });

@@ -3,7 +3,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { wallClockMs } from '../core/phases.ts';
-import { podShell, type EditorReport } from './protocol.ts';
+import { readFileSync } from 'node:fs';
+import { podShell, type EditorReport, type PodMemory } from './protocol.ts';
+import { oomKillsOf } from './replica-protocol.ts';
+import { serviceLogTexts } from './service-log-texts.ts';
 import { editorAnswered, editorExited, exitReason, initialSupervision, type Supervision, type SupervisionPolicy } from './supervision.ts';
 
 export interface EditorSupervisorOptions {
@@ -17,6 +20,8 @@ export interface EditorSupervisorOptions {
   /** Called when the report changes (the editor answered, exited, was restarted). */
   onChange?: () => void;
   probeIntervalMs?: number;
+  /** The pod's memory limit and where it sees its cgroup's memory events (no memory notes without). */
+  memory?: PodMemory;
 }
 
 /**
@@ -37,8 +42,11 @@ export class EditorSupervisor {
   private probeTimer: NodeJS.Timeout | undefined;
   private startedAt: number | undefined;
   private answeredAt: number | undefined;
+  /** The cgroup's out-of-memory kills already accounted for (the agent's own pod: 0 at its start). */
+  private memoryKillsSeen: number;
 
   constructor(private readonly options: EditorSupervisorOptions) {
+    this.memoryKillsSeen = this.memoryKills();
     this.start();
   }
 
@@ -83,7 +91,7 @@ export class EditorSupervisor {
     child.once('exit', (code, signal) => {
       // its last words may still be in the pipe; a descendant that keeps the pipe open must not stall the restart
       let done = false;
-      const finish = () => (done ? undefined : ((done = true), this.exited(child, exitReason(tail, code, signal))));
+      const finish = () => (done ? undefined : ((done = true), this.exited(child, this.memoryNote(code, signal) ?? exitReason(tail, code, signal))));
       child.once('close', finish);
       setTimeout(finish, 500).unref();
     });
@@ -100,6 +108,31 @@ export class EditorSupervisor {
     this.options.log(`editor exited (${reason}); restart ${next.restarts} in ${restartInMs} ms`);
     this.options.onChange?.();
     this.restartTimer = setTimeout(() => this.start(), restartInMs);
+  }
+
+  /**
+   * An editor ended by SIGKILL (or a shell's 137) while the pod cgroup's out-of-memory kills grew was killed for
+   * memory: the log says so, as a service's does (spec 3.2), and it is the reason shown when the editor keeps failing.
+   */
+  private memoryNote(code: number | null, signal: NodeJS.Signals | null): string | undefined {
+    const memory = this.options.memory;
+    if (!memory || (signal !== 'SIGKILL' && code !== 137)) return undefined;
+    const kills = this.memoryKills();
+    if (kills <= this.memoryKillsSeen) return undefined;
+    this.memoryKillsSeen = kills;
+    const note = serviceLogTexts.memoryKilled(memory.plan, memory.limitMiB);
+    this.options.log(note);
+    return note;
+  }
+
+  private memoryKills(): number {
+    const file = this.options.memory?.eventsFile;
+    if (!file) return 0;
+    try {
+      return oomKillsOf(readFileSync(file, 'utf8'));
+    } catch {
+      return 0;
+    }
   }
 
   /** Readiness: the editor answers HTTP (any status). Probed until it does, while this run of it lasts. */

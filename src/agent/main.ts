@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgent } from './agent.ts';
 import { createLogWriter } from './log-file.ts';
-import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from './protocol.ts';
+import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT, type PodMemory } from './protocol.ts';
 import { startReplicaAgent } from './replica-agent.ts';
 import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ReplicaConfig } from './replica-protocol.ts';
 
@@ -43,7 +43,17 @@ const agent =
         editorCommand: env[agentEnv.editorCommand],
         workspaceDir,
         token: readToken(env[agentEnv.tokenFile]),
+        memory: podMemory(env[agentEnv.editorMemory]),
       });
+
+function podMemory(text: string | undefined): PodMemory | undefined {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as PodMemory;
+  } catch {
+    return undefined;
+  }
+}
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

@@ -25,7 +25,19 @@ export const agentEnv = {
   shell: 'SVC_AGENT_SHELL',
   /** JSON argv that starts node (the agent's own binary when unset): the host's through its loader in a pod from an image. */
   node: 'SVC_AGENT_NODE',
+  /**
+   * JSON `{ plan, limitMiB, eventsFile }`: the editor pod's memory limit and where it sees its cgroup's memory events,
+   * so that an editor killed for memory is logged as such (absent without cgroups).
+   */
+  editorMemory: 'SVC_AGENT_EDITOR_MEMORY',
 } as const;
+
+/** What the agent knows of its pod's memory limit (`editorMemory`). */
+export interface PodMemory {
+  plan: string;
+  limitMiB: number;
+  eventsFile: string;
+}
 
 /** The shell the agent runs commands with (run as `<shell> -lc <command>`; bash and POSIX shells take both flags). */
 export function podShell(env: NodeJS.ProcessEnv = process.env): string {

@@ -38,6 +38,7 @@ import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
 import { registerTeamContainerSettingsRoutes } from './routes/team-container-settings.ts';
 import { registerTeamQuotaRoutes } from './routes/team-quota.ts';
+import { registerTeamVolumeOwnerRoutes } from './routes/team-volume-owner.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
@@ -132,7 +133,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       const access = route.config?.access;
       if (access && access !== 'public') {
         (route.schema as Record<string, unknown>).security =
-          access === 'session' ? [{ session: [] }] : [{ apiKey: [] }, { session: [] }];
+          access === 'session' || access === 'admin-session' ? [{ session: [] }] : [{ apiKey: [] }, { session: [] }];
       }
     }
   });
@@ -169,6 +170,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerRegistryCredentialRoutes(api, deps);
       registerTeamContainerSettingsRoutes(api, deps);
       registerTeamQuotaRoutes(api, deps);
+      registerTeamVolumeOwnerRoutes(api, deps);
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);

@@ -21,7 +21,8 @@ import type { CursorCodec } from './conventions/pagination.ts';
  * Who may call a route: `public` needs no credentials; `user` a key or session; `session` the browser session
  * only (403 with a key); `admin` a caller holding platform.admin.
  */
-export type AccessRule = 'public' | 'user' | 'session' | 'admin';
+/** `admin-session`: a cluster administrator with the browser session (an API key gets 403), as spec 4.7 asks. */
+export type AccessRule = 'public' | 'user' | 'session' | 'admin' | 'admin-session';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -70,6 +70,11 @@ export interface ServerConfig {
   plansFile?: string;
   /** The installation's plans: the built-in ones until startServer has read `plansFile`. */
   plans: InstallationPlans;
+  /**
+   * `security.defaultUid` (spec 4.7): the first UID of the workspaces' range; workspace n of the range runs as
+   * defaultUid + n. After it changes, `POST /teams/{team}/volume-owner` moves a team's volumes (docs/capacity.md).
+   */
+  defaultUid: number;
 }
 
 interface Setting {
@@ -113,6 +118,7 @@ export const serverSettings: Record<string, Setting> = {
   operationLease: { flag: '--operation-lease', env: 'SVC_OPERATION_LEASE', describe: 'seconds a server holds an operation without renewing it; another server takes over that long after its death (default 30)' },
   choreInterval: { flag: '--chore-interval', env: 'SVC_CHORE_INTERVAL', describe: 'seconds between runs of the chores (idle sleep, purge, health checks), each run by one server of the installation (default 60)' },
   plansFile: { flag: '--plans-file', env: 'SVC_PLANS_FILE', describe: 'YAML file with the workspace and service plans and their defaults (docs/capacity.md; default: the built-in plans)' },
+  defaultUid: { flag: '--default-uid', env: 'SVC_DEFAULT_UID', describe: 'security.defaultUid: first UID of the range workspaces run as, each workspace its own (default 100001; after a change, POST /teams/{team}/volume-owner re-owns the volumes)' },
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
 };
 
@@ -131,6 +137,20 @@ export function parseFlags(argv: string[], known: string[]): Map<string, string>
     values.set(name, value);
   }
   return values;
+}
+
+/** The first UID of the workspaces' range unless `security.defaultUid` says otherwise (the sequence of migration 004 starts there). */
+export const FIRST_WORKSPACE_UID = 100001;
+
+/** Workspace UIDs stay clear of system users and leave room above for the range (a UID is at most 2^31 - 1). */
+export const DEFAULT_UID_BOUNDS = { min: 1000, max: 2_000_000_000 } as const;
+
+function uidSetting(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < DEFAULT_UID_BOUNDS.min || value > DEFAULT_UID_BOUNDS.max) {
+    throw new ConfigError(`default UID (security.defaultUid) must be a whole number from ${DEFAULT_UID_BOUNDS.min} to ${DEFAULT_UID_BOUNDS.max}, got "${text}"`);
+  }
+  return value;
 }
 
 export function parseListen(text: string): { host: string; port: number } {
@@ -196,6 +216,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     choreIntervalSeconds: positiveInteger(read('choreInterval') ?? '60', 'chore interval', false),
     plansFile: read('plansFile') && path.resolve(cwd, read('plansFile')!),
     plans: builtInPlans,
+    defaultUid: uidSetting(read('defaultUid') ?? String(FIRST_WORKSPACE_UID)),
   };
 }
 

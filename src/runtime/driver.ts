@@ -61,6 +61,15 @@ export type EditorState =
 export interface EditorAddress {
   host: string;
   port: number;
+  /** The pod template the editor pod was made from (see `podTemplate`); absent when the driver does not know. */
+  template?: string;
+}
+
+export interface VolumeOwnerResult {
+  /** Entries that could not be changed, as the workspace sees them (`/data/app/...`), with the reason; the first few. */
+  unchanged: Array<{ path: string; reason: string }>;
+  /** How many more could not be changed. */
+  moreUnchanged: number;
 }
 
 export interface VolumeUsage {
@@ -95,6 +104,11 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
    * `timeline` gets a mark at the end of each phase of the start (pod network, sandbox, agent, editor, ...).
    */
   startEditor(workspace: WorkspaceRef, progress: ProgressReporter, timeline?: PhaseTimeline): Promise<EditorAddress>;
+  /**
+   * The pod template an editor pod of the workspace started now is made from (spec 2.3 `upgrade_pending`: a running
+   * pod made from another one switches over at its next sleep, stop or restart). Absent: the driver does not tell.
+   */
+  podTemplate?(workspace: WorkspaceRef): string;
   /** Stops every process of the workspace (editor pod and every service replica, which then read `stopped`); files stay (idempotent). */
   stopWorkspace(workspace: WorkspaceRef): Promise<void>;
   /** What the driver observes now, e.g. after a server restart (`absent`: no pod runs, whether stopped or died). */
@@ -109,6 +123,13 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   archiveVolume(workspace: WorkspaceRef, archiveFile: string): Promise<{ bytes: number; sha256: string }>;
   /** Refills an empty volume from `archiveFile`. */
   restoreVolume(workspace: WorkspaceRef, archiveFile: string): Promise<void>;
+
+  /**
+   * Hands the workspace's files (its volume, and its /nix on the local driver) to `uid` with group 0, group
+   * permissions equal to the user's and setgid on directories (spec 4.7); its processes are stopped meanwhile.
+   * Answers what could not be changed (empty: all done). Absent where the driver cannot (the API answers 501).
+   */
+  reownVolume?(workspace: WorkspaceRef, uid: number, signal?: AbortSignal): Promise<VolumeOwnerResult>;
 
   /** Releases the driver's own resources at server shutdown. Pods keep running; the next start finds them again. */
   close(): Promise<void>;

@@ -1,3 +1,4 @@
+import { FIRST_WORKSPACE_UID } from '../core/config.ts';
 import type { Queryable } from './database.ts';
 import type { WorkspaceStateName } from '../workspaces/lifecycle.ts';
 import type { PinnedImage } from './landscapes.ts';
@@ -23,6 +24,13 @@ export interface WorkspaceRow {
   sleep_reason: string | null;
   before_delete: string | null;
   uid: number;
+  /** The workspace's place in the installation's UID range: its UID is `security.defaultUid` + this (migration 035). */
+  uid_index: number;
+  /** Set while its volume is re-owned (Stopped "Changing the owner of the volume"): the state it returns to. */
+  before_reown: string | null;
+  /** The pod template the running editor pod was made from; `upgrade_pending` when older than the current one (036). */
+  pod_template: string | null;
+  upgrade_pending: boolean;
   idle_timeout_minutes: number;
   last_activity_at: Date | null;
   editor_host: string | null;
@@ -56,23 +64,26 @@ export interface NewWorkspace {
   statusDetail: string;
   createdBy: number;
   at: Date;
+  /** `security.defaultUid`: the first UID of the workspaces' range (default FIRST_WORKSPACE_UID). */
+  firstUid?: number;
 }
 
 /** A workspace row with its vault's id. */
 const COLUMNS = '*, (SELECT v.id FROM vaults v WHERE v.workspace_id = workspaces.id) AS vault_id';
 
-/** Inserts the workspace and its (empty) vault in one statement. */
+/** Inserts the workspace and its (empty) vault in one statement; its UID is the next place in the UID range. */
 export async function insertWorkspace(db: Queryable, ws: NewWorkspace): Promise<WorkspaceRow> {
   return (
     await db.query<WorkspaceRow>(
-      `WITH inserted AS (
+      `WITH place AS (SELECT nextval('workspace_uids') - ${FIRST_WORKSPACE_UID} AS i),
+       inserted AS (
          INSERT INTO workspaces (team_id, name, plan, base_image, git_provider, git_repo, git_ref, storage_gib, restricted,
-           idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14) RETURNING *),
+           idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at, uid_index, uid)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14, place.i, $15 + place.i FROM place RETURNING *),
        vault AS (INSERT INTO vaults (workspace_id, created_at) SELECT id, created_at FROM inserted RETURNING id)
        SELECT inserted.*, vault.id AS vault_id FROM inserted, vault`,
       [ws.teamId, ws.name, ws.plan, ws.baseImage, ws.git?.provider ?? null, ws.git?.repo ?? null, ws.git?.ref ?? null,
-        ws.storageGib, ws.restricted, ws.idleTimeoutMinutes, ws.state, ws.statusDetail, ws.createdBy, ws.at],
+        ws.storageGib, ws.restricted, ws.idleTimeoutMinutes, ws.state, ws.statusDetail, ws.createdBy, ws.at, ws.firstUid ?? FIRST_WORKSPACE_UID],
     )
   ).rows[0];
 }
@@ -102,7 +113,7 @@ export async function listWorkspaces(
   return (await db.query<WorkspaceRow>(merged, [...params, filter.teamIds])).rows;
 }
 
-type Changes = Partial<Omit<WorkspaceRow, 'id' | 'team_id' | 'created_at' | 'version' | 'vault_id'>>;
+type Changes = Partial<Omit<WorkspaceRow, 'id' | 'team_id' | 'created_at' | 'version' | 'vault_id' | 'uid_index'>>;
 
 /** Applies `changes`, bumps the version; with `expectedVersion` only when it is current (else undefined). */
 export async function updateWorkspace(
@@ -210,4 +221,17 @@ export async function awakeTeamWorkspaces(db: Queryable, teamId: number, exceptI
     )
   ).rows;
   return rows.map((row) => ({ id: row.id, plan: row.plan, ...(row.normal ? { landscape: row.normal } : {}) }));
+}
+
+/**
+ * The team's workspaces (soft-deleted ones included) whose volume still belongs to another UID than the one
+ * `security.defaultUid` gives them, or whose re-owning was cut off (spec 4.7), in id order.
+ */
+export async function workspacesNeedingOwner(db: Queryable, teamId: number, firstUid: number): Promise<WorkspaceRow[]> {
+  return (
+    await db.query<WorkspaceRow>(
+      `SELECT ${COLUMNS} FROM workspaces WHERE team_id = $1 AND (uid <> $2 + uid_index OR before_reown IS NOT NULL) ORDER BY id`,
+      [teamId, firstUid],
+    )
+  ).rows;
 }

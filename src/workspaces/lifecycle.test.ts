@@ -99,3 +99,31 @@ test('soft delete from any state; restore comes back asleep (or stopped); nothin
   assert.equal(stoppedThenDeleted.state, 'stopped');
   assert.equal(applyWorkspaceEvent(running, { type: 'restore' }).ok, false);
 });
+
+const running: WorkspaceStatus = { state: 'running', statusDetail: 'Workspace is running', fromGit: false };
+
+test('volume owner change (4.7): Stopped "Changing the owner of the volume", then back to what it was', () => {
+  assert.deepEqual(states(running, [{ type: 'reown' }, { type: 'reowned' }]), [
+    'stopped: Changing the owner of the volume',
+    'waking_up: Waking up',
+  ]);
+  const asleep = run(running, [{ type: 'sleep', reason: 'idle' }]);
+  assert.deepEqual(states(asleep, [{ type: 'reown' }, { type: 'reowned' }]), ['stopped: Changing the owner of the volume', 'sleeping: Asleep after being unused']);
+  const stopped = run(running, [{ type: 'stop' }]);
+  assert.deepEqual(states(stopped, [{ type: 'reown' }, { type: 'reowned' }]), ['stopped: Changing the owner of the volume', 'stopped: Stopped']);
+  const deleted = run(stopped, [{ type: 'delete' }, { type: 'reown' }, { type: 'reowned' }]);
+  assert.equal(deleted.state, 'deleting');
+  assert.equal(deleted.beforeReown, undefined);
+  assert.equal(run(deleted, [{ type: 'restore' }]).state, 'stopped', 'restoring after the change brings back the state before the delete');
+});
+
+test('while its volume is re-owned the workspace refuses every other move; a creating one is not re-owned', () => {
+  const reowning = run(running, [{ type: 'reown' }]);
+  for (const event of [{ type: 'start' }, { type: 'wake' }, { type: 'delete' }, { type: 'sleep', reason: 'by-hand' }, { type: 'stop' }] as WorkspaceEvent[]) {
+    const next = applyWorkspaceEvent(reowning, event);
+    assert.deepEqual(next, { ok: false, refusal: 'The workspace is busy with its volume (changing its owner).' }, event.type);
+  }
+  assert.equal(applyWorkspaceEvent(reowning, { type: 'reown' }).ok, true, 'a resumed job may ask again');
+  assert.deepEqual(applyWorkspaceEvent(initialStatus(true), { type: 'reown' }), { ok: false, refusal: 'The workspace is still being created.' });
+  assert.equal(applyWorkspaceEvent(running, { type: 'reowned' }).ok, false);
+});

@@ -19,6 +19,7 @@ export const statusTexts = {
   deleted: '(soft-deleted)',
   stopped: 'Stopped',
   restoringArchive: 'Restoring the archive',
+  changingOwner: 'Changing the owner of the volume',
 } as const;
 
 const asleep: Record<SleepReason, string> = {
@@ -57,6 +58,8 @@ export interface WorkspaceStatus {
   fromGit: boolean;
   /** The state to return to when a soft delete is undone. */
   beforeDelete?: WorkspaceStateName;
+  /** Set while the volume is re-owned (spec 4.7): the state it had before, to return to afterwards. */
+  beforeReown?: WorkspaceStateName;
 }
 
 export type WorkspaceEvent =
@@ -68,7 +71,9 @@ export type WorkspaceEvent =
   | { type: 'stop' }
   | { type: 'start' }
   | { type: 'delete' }
-  | { type: 'restore' };
+  | { type: 'restore' }
+  | { type: 'reown' }
+  | { type: 'reowned' };
 
 export type Transition = { ok: true; status: WorkspaceStatus } | { ok: false; refusal: string };
 
@@ -89,6 +94,9 @@ function progressState(current: WorkspaceStatus, statusText: string): WorkspaceS
 
 export function applyWorkspaceEvent(current: WorkspaceStatus, event: WorkspaceEvent): Transition {
   const base = { fromGit: current.fromGit };
+  if (current.beforeReown) return reowning(current, event);
+  if (event.type === 'reown') return startReown(current);
+  if (event.type === 'reowned') return refuse('The volume of the workspace is not being re-owned.');
   if (current.state === 'deleting' && event.type !== 'restore') return refuse('The workspace is deleted; restore it first.');
   switch (event.type) {
     case 'progress': {
@@ -124,6 +132,31 @@ export function applyWorkspaceEvent(current: WorkspaceStatus, event: WorkspaceEv
       if (current.state !== 'deleting') return refuse('Only a deleted workspace can be restored.');
       return to(restoredStatus(current));
   }
+}
+
+/** Spec 4.7: any workspace but one being created stops while its volume is handed to the new UID. */
+function startReown(current: WorkspaceStatus): Transition {
+  if (current.state === 'creating' || current.state === 'cloning') return refuse('The workspace is still being created.');
+  return to({ ...current, state: 'stopped', statusDetail: statusTexts.changingOwner, beforeReown: current.state });
+}
+
+/**
+ * While its volume is re-owned the workspace takes no other move. Afterwards it goes back to what it was: a
+ * soft-deleted one to Deleting, a sleeping or stopped one as it slept or stopped, any other one starts again
+ * (Waking up; the caller queues the start).
+ */
+function reowning(current: WorkspaceStatus, event: WorkspaceEvent): Transition {
+  if (event.type === 'reown') return to(current);
+  if (event.type !== 'reowned') return refuse('The workspace is busy with its volume (changing its owner).');
+  const { beforeReown, ...rest } = current;
+  const base = { ...rest, beforeReown: undefined };
+  if (beforeReown === 'deleting') return to({ ...base, state: 'deleting', statusDetail: statusTexts.deleted });
+  if (beforeReown === 'stopped') return to({ ...base, state: 'stopped', statusDetail: statusTexts.stopped });
+  if (beforeReown === 'sleeping') {
+    const reason = current.sleepReason ?? 'by-hand';
+    return to({ ...base, state: 'sleeping', statusDetail: asleep[reason], sleepReason: reason });
+  }
+  return to({ ...base, state: 'waking_up', statusDetail: statusTexts.wakingUp });
 }
 
 /** A deleted workspace's pods are gone: it comes back asleep (or stopped), never half-created. */

@@ -88,7 +88,7 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
     row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
     timeline.mark('base image');
     const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress, timeline));
-    await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port });
+    await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port, ...podTemplateOf(deps, row, editor) });
     timeline.mark('running saved');
   } catch (error) {
     if (early) await early.then(() => servicesStarted()); // the workspace does not run: its replicas stop
@@ -96,6 +96,15 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
   }
   await (early ?? servicesStarted());
   timeline.mark('services started');
+}
+
+/**
+ * Which pod template the editor pod runs, and whether a start now would use a newer one (spec 2.3 `upgrade_pending`):
+ * a pod found still running from before a platform upgrade keeps its old template until its next sleep or stop.
+ */
+export function podTemplateOf(deps: Pick<WorkspaceOperationDeps, 'driver'>, row: WorkspaceRow, editor: { template?: string }): Pick<WorkspaceRow, 'pod_template' | 'upgrade_pending'> {
+  const current = deps.driver.podTemplate?.(workspaceRef(row));
+  return { pod_template: editor.template ?? null, upgrade_pending: current !== undefined && editor.template !== current };
 }
 
 /** The wake's timeline from the moment it was queued (when that is a moment of this machine's clock). */

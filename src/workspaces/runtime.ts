@@ -28,9 +28,11 @@ import { LandscapeFileWatch } from './landscape-files.ts';
 import { landscapeOperationHandlers } from './landscape-operations.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
-import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { findWorkspace, updateWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { announceWorkspace } from './service.ts';
 import { purgeExpiredWorkspaces, sleepIdleWorkspaces } from './housekeeping.ts';
-import { workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { podTemplateOf, workspaceOperationHandlers, workspaceRef, type WorkspaceOperationDeps } from './operations.ts';
+import { volumeOwnerHandlers } from './volume-owner.ts';
 import { PodGates } from './pod-gate.ts';
 import { ServiceRunner } from './service-runner.ts';
 import { StageRunner } from './stages.ts';
@@ -76,10 +78,26 @@ async function reconcileWorkspaces(deps: WorkspaceOperationDeps, log: (m: string
     const row = await findWorkspace(deps.pool, id);
     if (busy || !row) continue;
     const observed = await deps.driver.editorState(workspaceRef(row));
-    if (observed.state === 'ready') continue;
+    if (observed.state === 'ready') {
+      await markUpgradePending(deps, row);
+      continue;
+    }
     await sleepWorkspace(deps, id, { type: 'sleep', reason: 'node-drained' });
     log(`workspace ${id} had no pod after the start; it sleeps until opened`);
   }
+}
+
+/**
+ * After a platform upgrade (this server starts with another pod template than the one a running workspace's editor
+ * pod was made from), the workspace shows `upgrade_pending` (workspace.updated) until its next sleep, stop or restart.
+ */
+async function markUpgradePending(deps: WorkspaceOperationDeps, row: WorkspaceRow): Promise<void> {
+  const pending = podTemplateOf(deps, row, { template: row.pod_template ?? undefined }).upgrade_pending;
+  if (pending === row.upgrade_pending) return;
+  await withTransaction(deps.pool, async (db) => {
+    const saved = await updateWorkspace(db, row.id, { upgrade_pending: pending }, deps.clock.now());
+    if (saved) await announceWorkspace(db, 'workspace.updated', saved, deps.urls);
+  });
 }
 
 /** The image store under the data directory, pulling with the team's registry credentials. */
@@ -151,6 +169,7 @@ export async function startWorkspaceRuntime(options: {
     hub: options.hub,
     handlers: {
       ...workspaceOperationHandlers(deps),
+      ...volumeOwnerHandlers(deps),
       ...landscapeOperationHandlers(syncDeps),
       ...manualActionHandlers({ pool, secrets: options.secrets, managed }),
       ...dumpOperationHandlers(dumps),

@@ -22,6 +22,7 @@ export function statusOf(row: WorkspaceRow): WorkspaceStatus {
     sleepReason: (row.sleep_reason ?? undefined) as SleepReason | undefined,
     fromGit: row.git_repo !== null,
     beforeDelete: (row.before_delete ?? undefined) as WorkspaceStateName | undefined,
+    beforeReown: (row.before_reown ?? undefined) as WorkspaceStateName | undefined,
   };
 }
 
@@ -59,6 +60,7 @@ export async function transitionWorkspace(
         status_detail: next.status.statusDetail,
         sleep_reason: next.status.sleepReason ?? null,
         before_delete: next.status.beforeDelete ?? null,
+        before_reown: next.status.beforeReown ?? null,
         ...extra,
       },
       deps.clock.now(),

@@ -56,7 +56,8 @@ export function workspaceView(row: WorkspaceRow, urls: WorkspaceUrls, permission
     last_archived_at: row.last_archived_at?.toISOString(),
     archived: row.archive_sha256 !== null,
     restored_from: row.restored_from ?? undefined,
-    upgrade_pending: false,
+    // Only a running editor pod can be older than the template; the next start uses the current one.
+    upgrade_pending: row.upgrade_pending && row.state === 'running',
     created_by: row.created_by ?? undefined,
     owner_id: row.owner_id ?? undefined,
     needs_owner: row.needs_owner || row.owner_id === null,

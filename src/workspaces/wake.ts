@@ -15,6 +15,7 @@ export interface WakeBlocker {
 }
 
 export function wakeBlocker(row: WorkspaceRow): WakeBlocker | undefined {
+  if (row.before_reown) return { reason: 'The workspace is busy with its volume (changing its owner).', retryAfterSeconds: 5 };
   if (row.state === 'stopped') return { reason: 'The workspace is stopped; start it from the console.', retryAfterSeconds: 60 };
   if (row.sleep_reason === 'archive-restore') return { reason: 'The workspace is busy with its volume (restoring an archive).', retryAfterSeconds: 5 };
   if (row.archive_sha256) return { reason: 'The workspace is archived; restore its archive before waking it.', retryAfterSeconds: 60 };

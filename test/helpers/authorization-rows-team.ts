@@ -1,4 +1,4 @@
-// Rows of the authorization matrix for a team's quota (issue 19) and custom domains (issue 20).
+// Rows of the authorization matrix for a team's quota and volume owner (issue 19) and custom domains (issue 20).
 import type { Answer, ApiClient } from './client.ts';
 import { all, any, onlyAdmin, unique, type Row, type World } from './authorization-matrix.ts';
 
@@ -21,6 +21,8 @@ export const teamSettingRows: Row[] = [
     call: (c, w) => c.put(`/teams/${w.team}/quota`, { cpu_millis: 64_000, memory_mib: 131_072, storage_gib: 1000 }),
     expect: onlyAdmin(200),
   },
+  // Spec 4.7: cluster administrators with the browser session; every API key, an administrator's too, gets 403.
+  { route: 'POST /api/v1/teams/{team}/volume-owner', call: (c, w) => c.post(`/teams/${w.team}/volume-owner`), expect: all(403) },
   { route: 'GET /api/v1/teams/{team}/domains', call: (c, w) => c.get(`/teams/${w.team}/domains`), expect: teamView },
   {
     route: 'POST /api/v1/teams/{team}/domains',

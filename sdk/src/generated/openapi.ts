@@ -3102,6 +3102,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/teams/{team}/volume-owner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hand every volume of the team that still belongs to another UID than security.defaultUid gives it to that UID (an operation; cluster administrators with the browser session). 409 volume-owner-unneeded when none needs it, volume-owner-running while a change runs; 501 not-available where the runtime cannot re-own files */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    team: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            /** @enum {string} */
+                            state: "pending" | "running" | "succeeded" | "failed";
+                            /** @description API path of the resource acted on, e.g. /workspaces/7 */
+                            target?: string;
+                            /** @description progress text for people */
+                            detail?: string;
+                            error?: components["schemas"]["Problem"];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** Format: date-time */
+                            finished_at?: string;
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-log": {
         parameters: {
             query?: never;
@@ -8519,7 +8593,7 @@ export interface components {
              * @description urn:svc:problem:<name> (docs/problems.md)
              * @enum {string}
              */
-            type: "urn:svc:problem:bad-request" | "urn:svc:problem:malformed-json" | "urn:svc:problem:unsupported-media-type" | "urn:svc:problem:body-too-large" | "urn:svc:problem:uri-too-long" | "urn:svc:problem:headers-too-large" | "urn:svc:problem:validation" | "urn:svc:problem:not-found" | "urn:svc:problem:method-not-allowed" | "urn:svc:problem:unauthenticated" | "urn:svc:problem:forbidden" | "urn:svc:problem:session-required" | "urn:svc:problem:csrf" | "urn:svc:problem:sign-in-link-invalid" | "urn:svc:problem:sign-in-failed" | "urn:svc:problem:precondition-failed" | "urn:svc:problem:precondition-required" | "urn:svc:problem:idempotency-in-flight" | "urn:svc:problem:idempotency-key-reused" | "urn:svc:problem:idempotency-body-too-large" | "urn:svc:problem:invalid-cursor" | "urn:svc:problem:rate-limited" | "urn:svc:problem:conflict" | "urn:svc:problem:name-taken" | "urn:svc:problem:last-owner" | "urn:svc:problem:org-not-empty" | "urn:svc:problem:quota-exceeded" | "urn:svc:problem:workspace-failed" | "urn:svc:problem:wake-blocked" | "urn:svc:problem:repository-not-allowed" | "urn:svc:problem:invalid-landscape" | "urn:svc:problem:landscape-too-complex" | "urn:svc:problem:landscape-too-large" | "urn:svc:problem:plan-changed" | "urn:svc:problem:missing-secrets" | "urn:svc:problem:disk-over-quota" | "urn:svc:problem:stage-running" | "urn:svc:problem:workspace-not-running" | "urn:svc:problem:image-unavailable" | "urn:svc:problem:run-as-user-not-allowed" | "urn:svc:problem:not-available" | "urn:svc:problem:managed-service-paused" | "urn:svc:problem:dump-not-supported" | "urn:svc:problem:already-member" | "urn:svc:problem:invitation-pending" | "urn:svc:problem:invitation-closed" | "urn:svc:problem:not-a-member" | "urn:svc:problem:transfer-open" | "urn:svc:problem:transfer-closed" | "urn:svc:problem:unavailable" | "urn:svc:problem:internal";
+            type: "urn:svc:problem:bad-request" | "urn:svc:problem:malformed-json" | "urn:svc:problem:unsupported-media-type" | "urn:svc:problem:body-too-large" | "urn:svc:problem:uri-too-long" | "urn:svc:problem:headers-too-large" | "urn:svc:problem:validation" | "urn:svc:problem:not-found" | "urn:svc:problem:method-not-allowed" | "urn:svc:problem:unauthenticated" | "urn:svc:problem:forbidden" | "urn:svc:problem:session-required" | "urn:svc:problem:csrf" | "urn:svc:problem:sign-in-link-invalid" | "urn:svc:problem:sign-in-failed" | "urn:svc:problem:precondition-failed" | "urn:svc:problem:precondition-required" | "urn:svc:problem:idempotency-in-flight" | "urn:svc:problem:idempotency-key-reused" | "urn:svc:problem:idempotency-body-too-large" | "urn:svc:problem:invalid-cursor" | "urn:svc:problem:rate-limited" | "urn:svc:problem:conflict" | "urn:svc:problem:name-taken" | "urn:svc:problem:last-owner" | "urn:svc:problem:org-not-empty" | "urn:svc:problem:quota-exceeded" | "urn:svc:problem:volume-owner-unneeded" | "urn:svc:problem:volume-owner-running" | "urn:svc:problem:volume-owner-failed" | "urn:svc:problem:workspace-failed" | "urn:svc:problem:wake-blocked" | "urn:svc:problem:repository-not-allowed" | "urn:svc:problem:invalid-landscape" | "urn:svc:problem:landscape-too-complex" | "urn:svc:problem:landscape-too-large" | "urn:svc:problem:plan-changed" | "urn:svc:problem:missing-secrets" | "urn:svc:problem:disk-over-quota" | "urn:svc:problem:stage-running" | "urn:svc:problem:workspace-not-running" | "urn:svc:problem:image-unavailable" | "urn:svc:problem:run-as-user-not-allowed" | "urn:svc:problem:not-available" | "urn:svc:problem:managed-service-paused" | "urn:svc:problem:dump-not-supported" | "urn:svc:problem:already-member" | "urn:svc:problem:invitation-pending" | "urn:svc:problem:invitation-closed" | "urn:svc:problem:not-a-member" | "urn:svc:problem:transfer-open" | "urn:svc:problem:transfer-closed" | "urn:svc:problem:unavailable" | "urn:svc:problem:internal";
             title: string;
             status: number;
             detail?: string;

@@ -67,10 +67,10 @@ function isWebSocketUpgrade(request: FastifyRequest): boolean {
 
 function checkRole(request: FastifyRequest, access: AccessRule): void {
   const principal = request.principal!;
-  if (access === 'session' && principal.via !== 'session') {
+  if ((access === 'session' || access === 'admin-session') && principal.via !== 'session') {
     throw problem('session-required', 403, 'This needs the browser session; an API key cannot do it.');
   }
-  if (access === 'admin' && !principal.user.isAdmin) {
+  if ((access === 'admin' || access === 'admin-session') && !principal.user.isAdmin) {
     throw problem('forbidden', 403, 'Only administrators (platform.admin) may do this.');
   }
 }

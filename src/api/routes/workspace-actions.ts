@@ -51,6 +51,8 @@ async function accessFor(deps: ApiDeps, request: RequestWithParams<{ ws: number 
   const found = await workspaceAccess(deps, request);
   requirePermission(found.access.permissions, action.permission);
   await action.check?.(found.row);
+  // Its volume is being handed to a new UID (spec 4.7): no action until that is done (a wake answers 503 above).
+  if (found.row.before_reown) throw problem('conflict', 409, 'The workspace is busy with its volume (changing its owner); try again when it has finished.');
   await touchWorkspace(deps.pool, found.row.id, deps.clock.now());
   return found;
 }

@@ -115,6 +115,7 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
             statusDetail: status.statusDetail,
             createdBy: user.id,
             at: now,
+            firstUid: deps.config.defaultUid,
           });
           request.auditTarget = `/workspaces/${row.id}`;
           await publishEvent(db, { type: 'workspace.created', at: now.toISOString(), team_id: row.team_id, workspace_id: row.id, workspace: workspaceView(row, workspaceUrls(deps)) });

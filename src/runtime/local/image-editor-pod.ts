@@ -16,7 +16,7 @@ import { codeServerCommand } from './editor-tools.ts';
 import { imageShell } from './image-shell.ts';
 import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } from './image-pod-parts.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
-import { POD_APP_DIR, type Bind } from './sandbox.ts';
+import { POD_APP_DIR, type Bind, type DescriptorBind } from './sandbox.ts';
 import { volumeDir, type VolumeHost } from './volumes.ts';
 
 /** Where a pod from an image sees the tools directory (not /opt, which an image may have read-only). */
@@ -39,6 +39,8 @@ export interface EditorPodParts {
   netns?: string;
   /** The agent's settings (addresses, ports, workspace directory, token file). */
   agentEnv: Record<string, string>;
+  /** Descriptors bound into the pod (the cgroup's memory events). */
+  descriptorBinds?: DescriptorBind[];
 }
 
 /** What differs between the editor pod and a stage step's pod: what runs in it and what it sees besides the base. */
@@ -49,6 +51,8 @@ type WorkspaceImagePodRun = Pick<ImagePodSpec, 'agent' | 'command' | 'infoFd' | 
   readOnlyBinds?: Bind[];
   /** Over the image's `Env` and the defaults. */
   env: Record<string, string>;
+  /** Descriptors bound into the pod (the cgroup's memory events). */
+  descriptorBinds?: DescriptorBind[];
 };
 
 /** The editor pod's command line with the workspace's base image as its root. */
@@ -60,6 +64,7 @@ export async function imageEditorPodCommand(host: ImageEditorHost, workspace: Wo
     netns: parts.netns,
     agent: { bundle: parts.bundleDir, hostNode },
     readOnlyBinds: [...editor.binds, { source: parts.tokenFile, target: parts.tokenTarget }],
+    descriptorBinds: parts.descriptorBinds ?? [],
     env: {
       ...parts.agentEnv,
       [agentEnv.editorScript]: imagePodAgentFile(EDITOR_MAIN),
@@ -121,7 +126,7 @@ async function workspaceImagePod(
     command: pod.command,
     readOnlyBinds: [...(pod.readOnlyBinds ?? []), ...nix.readOnly],
     writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...nix.writable],
-    descriptorBinds: [],
+    descriptorBinds: pod.descriptorBinds ?? [],
     env: { ...imagePodEnv(base), ...pod.env },
     infoFd: pod.infoFd,
     dieWithParent: pod.dieWithParent,

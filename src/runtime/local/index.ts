@@ -19,7 +19,9 @@ import { cgroupNames, hostCgroups } from './cgroups.ts';
 import { builtInPlans, type InstallationPlans } from '../../capacity/plans.ts';
 import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
-import { createVolumeDir, deleteVolumeDir, exists, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { createVolumeDir, deleteVolumeDir, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { reownTree } from './volume-owner.ts';
+import { editorPodTemplate } from './pod-template.ts';
 
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
 
@@ -117,6 +119,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
         const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline);
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),
+    podTemplate: (workspace) => editorPodTemplate(host, workspace),
     stopWorkspace: async (workspace) => {
       await stageSteps.abortAll(workspace);
       await serialized(workspace.id, () => stopPod(host, workspace));
@@ -129,6 +132,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     },
     archiveVolume: (workspace, archiveFile) => serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile)),
     restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
+    // Only root can hand files to another UID.
+    reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, () => reownWorkspaceFiles(host, workspace.id, uid, signal)) : undefined,
     close: () => stageSteps.abortAll(), // pods keep running; stage steps belong to this server process
     startReplica: replicas.startReplica,
     stopReplica: replicas.stopReplica,
@@ -143,6 +148,18 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     openExec: streams.openExec,
     openPortForward: streams.openPortForward,
   };
+}
+
+/** The volume (the workspace's /data/app) and its /nix beside it, each when it exists (an archived workspace has no volume). */
+async function reownWorkspaceFiles(host: PodHost, id: number, uid: number, signal?: AbortSignal) {
+  const result = { unchanged: [] as Array<{ path: string; reason: string }>, moreUnchanged: 0 };
+  for (const [dir, shownAs] of [[volumeDir(host, id), '/data/app'], [nixDir(host, id), '/nix']] as const) {
+    if (!(await exists(dir))) continue;
+    const tree = await reownTree(dir, shownAs, uid, signal);
+    result.unchanged.push(...tree.unchanged);
+    result.moreUnchanged += tree.moreUnchanged;
+  }
+  return result;
 }
 
 function editorDescription(editor: EditorChoice): EditorDescription {
@@ -161,7 +178,7 @@ async function observeEditor(host: PodHost, workspace: WorkspaceRef): Promise<Ed
   const record = await readPodRecord(host, workspace.id);
   if (!record || !(await isPodRunning(record))) return editorStateOf({ pod: 'absent' });
   const agent = await fetchAgentStatus(record.host, record.agentPort);
-  return editorStateOf({ pod: 'running', agent, editor: { host: record.host, port: record.editorPort } });
+  return editorStateOf({ pod: 'running', agent, editor: { host: record.host, port: record.editorPort, template: record.template } });
 }
 
 /** How often the agent is asked while it does not answer yet (a refused connection returns at once). */
@@ -187,7 +204,7 @@ async function waitForEditor(
   timeline: PhaseTimeline,
 ): Promise<EditorAddress> {
   const workspace = { id: record.workspaceId, uid: record.uid, storageGib: 0 };
-  const address = { host: record.host, port: record.editorPort };
+  const address = { host: record.host, port: record.editorPort, template: record.template };
   const started = performance.now(); // elapsed time of real waiting, not the platform's clock
   let reported = alreadyReported;
   let agent: AgentStatus | undefined;

@@ -22,7 +22,8 @@ import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, ty
 import { ensureNixDir, volumeDir, type VolumeHost } from './volumes.ts';
 import { imageEditorPodCommand } from './image-editor-pod.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
-import { createPodCgroup, editorPlan, inPodCgroup, removePodCgroup, type LimitsHost } from './pod-limits.ts';
+import { createPodCgroup, editorPlan, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, type LimitsHost } from './pod-limits.ts';
+import { editorPodTemplate } from './pod-template.ts';
 
 export interface PodHost extends VolumeHost, LimitsHost {
   projectDir: string;
@@ -55,6 +56,8 @@ export interface PodRecord {
   agentPort: number;
   editorPort: number;
   startedAt: string;
+  /** The pod template it was made from (pod-template.ts); absent for pods of a server before templates were recorded. */
+  template?: string;
   /** What the server's exec and port-forward streams carry to the agent (absent: a pod of an older server). */
   agentToken?: string;
 }
@@ -109,13 +112,20 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
   const tokenFile = await writeAgentTokenFile(host, workspace, agentToken);
   const binds = agentBinds(bundleDir, host.nodePath);
   const cgroup = host.cgroupNames.editor(workspace.id);
-  await createPodCgroup(host, cgroup, editorPlan(host, workspace));
+  const plan = editorPlan(host, workspace);
+  await createPodCgroup(host, cgroup, plan);
   const endpoint = network
     ? { host: network.podAddress, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT, editorPort: DEFAULT_EDITOR_PORT }
     : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort(), editorPort: await freeLoopbackPort() };
+  // The cgroup's memory events, passed open: the agent tells an editor killed for memory from one that crashed.
+  const memoryBinds = host.cgroups ? [{ fd: MEMORY_EVENTS_FD, target: POD_MEMORY_EVENTS_FILE, readOnly: true }] : [];
+  const agentEnvOf = (): Record<string, string> => ({
+    ...agentEnvironment(host, endpoint),
+    ...(host.cgroups ? { [agentEnv.editorMemory]: JSON.stringify({ plan: plan.id, limitMiB: plan.memoryMiB, eventsFile: POD_MEMORY_EVENTS_FILE }) } : {}),
+  });
   const command = workspace.baseImage
     ? await imageEditorPodCommand(host, workspace, workspace.baseImage, {
-        bundleDir, hostsFile: wiring.hostsFile, tokenFile, tokenTarget: POD_TOKEN_FILE, netns: network?.netns, agentEnv: agentEnvironment(host, endpoint),
+        bundleDir, hostsFile: wiring.hostsFile, tokenFile, tokenTarget: POD_TOKEN_FILE, netns: network?.netns, agentEnv: agentEnvOf(), descriptorBinds: memoryBinds,
       })
     : sandboxCommand({
         uid: workspace.uid,
@@ -126,17 +136,21 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
         volumeDir: volumeDir(host, workspace.id),
         nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
         readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }, { source: tokenFile, target: POD_TOKEN_FILE }],
-        env: agentEnvironment(host, endpoint),
+        descriptorBinds: memoryBinds,
+        env: agentEnvOf(),
         infoFd: 3,
         dieWithParent: false,
         script: agentScript(host, binds),
       });
   timeline?.mark('pod preparation');
-  const started = await spawnDetached(podLogFile(host, workspace.id), inPodCgroup(host, cgroup, command)).catch(async (error: unknown) => {
-    if (network) await removePodNetwork(network);
-    await removePodCgroup(host, cgroup);
-    throw error;
-  });
+  const memoryEvents = await openMemoryEvents(host, cgroup);
+  const started = await spawnDetached(podLogFile(host, workspace.id), inPodCgroup(host, cgroup, command), memoryEvents ? [memoryEvents.fd] : [])
+    .catch(async (error: unknown) => {
+      if (network) await removePodNetwork(network);
+      await removePodCgroup(host, cgroup);
+      throw error;
+    })
+    .finally(() => memoryEvents?.close());
   timeline?.mark('sandbox start');
   const record: PodRecord = {
     workspaceId: workspace.id,
@@ -148,6 +162,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
     editorPort: endpoint.editorPort,
     startedAt: host.now().toISOString(),
     agentToken,
+    template: editorPodTemplate(host, workspace),
   };
   await writePodRecord(host, record);
   host.log(`pod of workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
@@ -180,6 +195,9 @@ function agentEnvironment(host: PodHost, endpoint: { bindHost: string; agentPort
     ...(host.editorCommand ? { [agentEnv.editorCommand]: host.editorCommand } : {}),
   };
 }
+
+/** The descriptor the editor pod's memory events are passed on (bubblewrap's info comes on 3). */
+const MEMORY_EVENTS_FD = 4;
 
 /** Where the editor pod's agent finds its token. */
 const POD_TOKEN_FILE = '/run/svc/agent-token';

@@ -5,6 +5,7 @@ import { createReadStream } from 'node:fs';
 import { chmod, chown, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { runCommand } from './processes.ts';
+import { reownTree } from './volume-owner.ts';
 
 /** setgid, rwx for user and group, nothing for others (other workspaces' UIDs). */
 export const VOLUME_MODE = 0o2770;
@@ -131,6 +132,8 @@ export async function unpackVolume(host: VolumeHost, id: number, uid: number, ar
   const tar = await runCommand('tar', ['--extract', '--gzip', '--same-permissions', ...owners, '--file', archiveFile, '--directory', dir]);
   if (tar.code !== 0) throw new Error(`restoring the volume of workspace ${id} failed: ${tar.stderr.trim()}`);
   await ownVolumeRoot(host, dir, uid);
+  // Archived before a volume owner change (spec 4.7), its files carry the old UID: they get the workspace's own.
+  if (host.asRoot) await reownTree(dir, '/data/app', uid);
 }
 
 async function describeArchive(file: string): Promise<{ bytes: number; sha256: string }> {
