@@ -100,7 +100,7 @@ test('the Operations page lists operations that finished before it was opened, a
   assert.equal(await page.locator('ul[aria-label="Operations"] li[data-operation="workspace.create"]').count(), 0);
 });
 
-test('the workspace page names its editor, and each service its routes and public ports with URLs to copy', async () => {
+test('the workspace page names its editor, and each service its routes and public ports with URLs to copy, the editor and dev URL too', async () => {
   await page.goto(workspacePath());
   const editor = page.getByTestId('editor-kind');
   assert.equal(await editor.getAttribute('data-kind'), 'built-in', 'the test server has no code-server');
@@ -114,6 +114,8 @@ test('the workspace page names its editor, and each service its routes and publi
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://w${served.id}-9090.localhost:${port}/`);
   await page.locator('.facts').getByTitle('Copy the dev URL').click();
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://w${served.id}.localhost:${port}/`);
+  await page.locator('.facts').getByTitle('Copy the editor URL').click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://ide-w${served.id}.localhost:${port}/`);
   await screenshot(page, 'views-02-workspace');
 });
 
