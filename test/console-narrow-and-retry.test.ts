@@ -1,6 +1,6 @@
 // The console on a 390 px wide phone while things happen, and what issue 16 asks beyond the first look, in Debian's
 // Chromium against a real server with a real pod: the dock during a Sync keeps every control reachable
-// (element-from-point), so do the forms and menus that open (New workspace, More actions, Rename, Plan, a variable),
+// (element-from-point), on a wide screen too with another workspace's operations over this one's page; so do the forms and menus that open (New workspace, More actions, Rename, Plan, a variable),
 // Retry starts a workspace in Error again until it runs (and only then offers Sleep), the Operations page pages to
 // older operations, and a variable's name is checked in words. Screenshots go to test-output/console/ (narrow-*.png).
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { insertOperation } from '../src/store/operations.ts';
 import { ensureConsoleBuilt, launchBrowser, screenshot, unreachableControls } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
-import { removeWorkspaces, servedWorkspace, type ServedWorkspace } from './helpers/workspaces.ts';
+import { removeWorkspaces, servedWorkspace, stoppedWorkspace, type ServedWorkspace } from './helpers/workspaces.ts';
 
 let server: TestServer;
 let served: ServedWorkspace;
@@ -56,13 +56,18 @@ after(async () => {
 const workspacePath = (tab?: string) => `${server.url}/workspaces/${served.id}${tab ? `?tab=${tab}` : ''}`;
 
 /** Operations of the workspace in the given state, announced by event; running ones hold a lease elsewhere. */
-async function operationsOf(state: 'running' | 'failed' | 'succeeded', count: number, fill: { kind?: string; detail?: string; error?: object } = {}): Promise<string[]> {
+async function operationsOf(
+  state: 'running' | 'failed' | 'succeeded',
+  count: number,
+  fill: { kind?: string; detail?: string; error?: object; workspace?: number } = {},
+): Promise<string[]> {
+  const workspace = fill.workspace ?? served.id;
   return withTransaction(server.server.database.pool, async (db) => {
     const ids: string[] = [];
     for (let n = 0; n < count; n++) {
       const id = randomUUID();
       const at = new Date(Date.now() - (count - n) * 60_000);
-      await insertOperation(db, { id, kind: fill.kind ?? 'landscape.sync', target: `/workspaces/${served.id}`, teamId: team, createdBy: ownerId, input: {}, detail: fill.detail, at });
+      await insertOperation(db, { id, kind: fill.kind ?? 'landscape.sync', target: `/workspaces/${workspace}`, teamId: team, createdBy: ownerId, input: {}, detail: fill.detail, at });
       const row = (
         await db.query(
           `UPDATE operations SET state = $2, error = $3, finished_at = CASE WHEN $2 = 'running' THEN NULL ELSE $4::timestamptz END,
@@ -71,7 +76,7 @@ async function operationsOf(state: 'running' | 'failed' | 'succeeded', count: nu
           [id, state, fill.error ?? null, new Date(at.getTime() + 5_000)],
         )
       ).rows[0];
-      await publishEvent(db, { type: 'operation.updated', at: new Date().toISOString(), team_id: team, workspace_id: served.id, operation: operationView(row) });
+      await publishEvent(db, { type: 'operation.updated', at: new Date().toISOString(), team_id: team, workspace_id: workspace, operation: operationView(row) });
       ids.push(id);
     }
     return ids;
@@ -105,6 +110,36 @@ test('at 390 px during a Sync with a failure beside it, the dock keeps every con
   await server.server.database.pool.query("UPDATE operations SET state = 'failed', finished_at = now() WHERE id = ANY($1)", [[...running, ...failed]]);
 });
 
+test("on a wide screen the dock with another workspace's Syncs covers none of this workspace's controls (Stop, Logs, Plan, Teardown) nor the list's row actions", async () => {
+  const other = await stoppedWorkspace(server.server.database.pool, server.server.config.dataDir, { teamId: team, createdBy: ownerId, name: 'other' });
+  const desk = await signedInPage({ viewport: { width: 1280, height: 720 } });
+  try {
+    const held = await operationsOf('running', 5, { workspace: other.id, detail: 'Starting web (1 of 3): waiting for its health check on port 8080' });
+    await desk.page.goto(workspacePath());
+    await desk.page.locator('tr[data-service="web"]').getByRole('button', { name: 'Logs' }).waitFor();
+    await desk.page.locator('.dock .dock-line[data-state="running"]').nth(2).waitFor();
+    await desk.page.locator('.dock a', { hasText: '2 more' }).waitFor();
+    for (const name of ['Stop', 'Logs', 'Plan', 'Teardown']) assert.equal(await desk.page.getByRole('button', { name, exact: true }).count(), 1, name);
+    assert.deepEqual(await unreachableControls(desk.page), [], 'on the landscape tab');
+    await screenshot(desk.page, 'narrow-10-wide-dock-landscape');
+    await desk.page.getByRole('tab', { name: 'Stages' }).click();
+    await desk.page.locator('#stage-run').waitFor();
+    await until(async () => ((await desk.page.locator('.loading').count()) === 0 ? true : undefined), 'the stages to load');
+    assert.deepEqual(await unreachableControls(desk.page), [], 'on the stages tab');
+    await desk.page.goto(`${server.url}/?team=${team}`);
+    const row = desk.page.locator('tr[data-workspace="narrow"]');
+    await row.getByRole('button', { name: 'Sleep' }).waitFor();
+    assert.deepEqual(await unreachableControls(desk.page), [], 'on the list');
+    await row.locator('summary[aria-label="More actions for narrow"]').click();
+    await row.getByRole('button', { name: 'Delete' }).waitFor();
+    assert.deepEqual(await unreachableControls(desk.page, 'details.menu[open]'), [], 'in the open row menu');
+    await screenshot(desk.page, 'narrow-11-wide-dock-list');
+    await server.server.database.pool.query("UPDATE operations SET state = 'succeeded', finished_at = now() WHERE id = ANY($1)", [held]);
+  } finally {
+    await desk.context.close();
+  }
+});
+
 test('at 390 px the forms and menus that open keep their controls on screen: New workspace, More, Rename, Plan, a variable', async () => {
   await page.goto(`${server.url}/?team=${team}`);
   const row = page.locator('tr[data-workspace="narrow"]');
@@ -115,7 +150,7 @@ test('at 390 px the forms and menus that open keep their controls on screen: New
   await page.getByRole('form', { name: 'New workspace' }).getByRole('button', { name: 'Cancel' }).click();
   await row.locator('summary[aria-label="More actions for narrow"]').click();
   await row.getByRole('button', { name: 'Rename' }).waitFor();
-  assert.deepEqual(await unreachableControls(page), [], 'with the More menu open');
+  assert.deepEqual(await unreachableControls(page, 'details.menu[open]'), [], 'in the open More menu');
   await screenshot(page, 'narrow-05-more-menu');
   await row.getByRole('button', { name: 'Rename' }).click();
   await page.locator('input[value="narrow"]').waitFor();

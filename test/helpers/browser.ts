@@ -49,16 +49,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 /**
  * Every visible control of the page (buttons, links, fields, tabs, menus) that a person cannot reach: once scrolled
  * into view it lies outside the viewport, or another element (a dock, a sticky header) is on top of its centre.
- * Also reports a page wider than the viewport. Empty when every control can be clicked.
+ * Also reports a page wider than the viewport. Empty when every control can be clicked. `within` (a CSS selector)
+ * checks only the controls inside that element, such as an open menu, which lies over the rows below it by design.
  */
-export async function unreachableControls(page: Page): Promise<string[]> {
+export async function unreachableControls(page: Page, within = 'html'): Promise<string[]> {
   // Source text, not a function: the test runner's compiler adds helpers to functions that the page does not have.
   return page.evaluate(`(() => {
     const problems = [];
+    const root = document.querySelector(${JSON.stringify(within)});
+    if (!root) return ['nothing matches ' + ${JSON.stringify(JSON.stringify(within))}];
     const name = (element) => element.tagName.toLowerCase() + ' "' + (element.textContent || element.getAttribute('aria-label') || element.getAttribute('name') || '').trim().slice(0, 40) + '"';
     const width = document.documentElement.scrollWidth;
     if (width > window.innerWidth + 1) problems.push('the page is ' + width + ' px wide in a ' + window.innerWidth + ' px viewport');
-    const controls = [...document.querySelectorAll('button, a[href], input:not([type="hidden"]), select, textarea, summary')].filter((element) => {
+    const controls = [...root.querySelectorAll('button, a[href], input:not([type="hidden"]), select, textarea, summary')].filter((element) => {
       if (element.closest('.xterm')) return false; // xterm.js keeps its own input helper off-screen by design
       if (element.closest('details:not([open]) > :not(summary)')) return false; // inside a closed menu
       const style = getComputedStyle(element);
