@@ -119,6 +119,8 @@ test("on a wide screen the dock with another workspace's Syncs covers none of th
     await desk.page.locator('tr[data-service="web"]').getByRole('button', { name: 'Logs' }).waitFor();
     await desk.page.locator('.dock .dock-line[data-state="running"]').nth(2).waitFor();
     await desk.page.locator('.dock a', { hasText: '2 more' }).waitFor();
+    await desk.page.locator('.dock .dock-line a', { hasText: /^other$/ }).first().waitFor();
+    assert.equal(await desk.page.locator('.dock .dock-line', { hasText: `workspace ${other.id}` }).count(), 0, 'each line names its workspace');
     for (const name of ['Stop', 'Logs', 'Plan', 'Teardown']) assert.equal(await desk.page.getByRole('button', { name, exact: true }).count(), 1, name);
     assert.deepEqual(await unreachableControls(desk.page), [], 'on the landscape tab');
     await screenshot(desk.page, 'narrow-10-wide-dock-landscape');
