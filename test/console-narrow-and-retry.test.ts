@@ -14,7 +14,7 @@ import { insertOperation } from '../src/store/operations.ts';
 import { ensureConsoleBuilt, launchBrowser, screenshot, unreachableControls } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
-import { removeWorkspaces, servedWorkspace, stoppedWorkspace, type ServedWorkspace } from './helpers/workspaces.ts';
+import { removeWorkspaces, servedWorkspace, stoppedWorkspace, WEB_FILES, type ServedWorkspace } from './helpers/workspaces.ts';
 
 let server: TestServer;
 let served: ServedWorkspace;
@@ -38,7 +38,10 @@ async function signedInPage(options: Parameters<Browser['newContext']>[0]): Prom
 before(async () => {
   await ensureConsoleBuilt();
   server = await startTestServer({ env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true' } });
-  served = await servedWorkspace(server, 'narrow');
+  served = await servedWorkspace(server, 'narrow', {
+    ...WEB_FILES,
+    'svc.yml': `${WEB_FILES['svc.yml']}    env:\n      ROLE: web-replica\n`,
+  });
   team = (await served.owner.get(`/workspaces/${served.id}`)).body.team_id;
   ownerId = (await served.owner.get('/me')).body.id;
   browser = await launchBrowser();
@@ -208,4 +211,35 @@ test('a workspace in Error offers Retry and no Sleep; Retry starts it again unti
   assert.equal((await operationFinished(served.owner, wakes[0].id)).state, 'succeeded');
   await until(async () => ((await served.owner.get(`/workspaces/${served.id}/landscape`)).body.services[0]?.status === 'running' ? true : undefined), 'web to run again');
   await screenshot(page, 'narrow-09-retried');
+});
+
+test('the terminal tab wakes a sleeping workspace first, and opens a shell in a replica of a service when chosen', async () => {
+  const slept = await served.owner.post(`/workspaces/${served.id}/sleep`, {});
+  assert.equal(slept.status, 200, slept.text);
+  assert.equal(slept.body.state, 'sleeping');
+  const desk = await signedInPage({ viewport: { width: 1280, height: 860 } });
+  try {
+    await desk.page.goto(workspacePath('terminal'));
+    const state = desk.page.getByTestId('terminal-state');
+    await desk.page.locator('[data-testid="terminal-state"][data-state="open"]').waitFor({ timeout: 120_000 });
+    const screen = () => desk.page.getByTestId('terminal').locator('.xterm-rows').innerText();
+    const seen = (pattern: RegExp) => until(async () => (pattern.test(await screen()) ? true : undefined), `${pattern} on the terminal`, 30_000);
+    await desk.page.getByTestId('terminal').click();
+    await desk.page.keyboard.type('echo "in [$PWD] role=[$ROLE]"\n');
+    await seen(/in \[\/data\/app\] role=\[\]/);
+    assert.equal((await served.owner.get(`/workspaces/${served.id}`)).body.state, 'running');
+    await until(async () => ((await served.owner.get(`/workspaces/${served.id}/landscape`)).body.services[0]?.status === 'running' ? true : undefined), 'web to run again');
+    await desk.page.reload();
+    await desk.page.getByLabel('Shell in').locator('option', { hasText: /^web$/ }).waitFor({ state: 'attached' });
+    await desk.page.getByLabel('Shell in').selectOption({ label: 'web' });
+    await desk.page.locator('[data-testid="terminal-state"][data-state="open"]', { hasText: 'of web, replica 0' }).waitFor();
+    await desk.page.getByTestId('terminal').click();
+    await desk.page.keyboard.type('echo "in [$PWD] role=[$ROLE]"\n');
+    await seen(/in \[\/data\/app\] role=\[web-replica\]/);
+    await screenshot(desk.page, 'narrow-12-terminal-replica');
+    await desk.page.keyboard.type('exit 2\n');
+    await state.filter({ hasText: 'exit code 2' }).waitFor();
+  } finally {
+    await desk.context.close();
+  }
 });
