@@ -11,7 +11,7 @@ import { publishEvent } from '../src/events/publish.ts';
 import { operationView } from '../src/operations/view.ts';
 import { withTransaction } from '../src/store/database.ts';
 import { insertOperation } from '../src/store/operations.ts';
-import { ensureConsoleBuilt, launchBrowser, screenshot, unreachableControls } from './helpers/browser.ts';
+import { ensureConsoleBuilt, launchBrowser, lowContrastTexts, screenshot, unreachableControls } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces, servedWorkspace, stoppedWorkspace, WEB_FILES, type ServedWorkspace } from './helpers/workspaces.ts';
@@ -176,6 +176,37 @@ test('at 390 px the forms and menus that open keep their controls on screen: New
   assert.equal(message, 'Use letters, digits and underscores, not starting with a digit (for example API_URL).');
   assert.deepEqual(await unreachableControls(page), [], 'on the variables tab');
   await screenshot(page, 'narrow-07-variables');
+});
+
+test('in the light and the dark theme every text can be read: contrast at least 4.5 (WCAG AA) on every page, with a Sync in the dock', async () => {
+  const held = await operationsOf('running', 1, { workspace: 999_999, detail: 'Starting web (1 of 1)' });
+  const desk = await signedInPage({ viewport: { width: 1280, height: 860 } });
+  try {
+    for (const scheme of ['light', 'dark'] as const) {
+      await desk.page.emulateMedia({ colorScheme: scheme });
+      const pages: [string, string][] = [
+        ['/', 'tr[data-workspace="narrow"]'],
+        [`/workspaces/${served.id}`, 'tr[data-service="web"]'],
+        [`/workspaces/${served.id}?tab=stages`, '#stage-run'],
+        [`/workspaces/${served.id}?tab=variables`, 'form[aria-label="Add a variable"]'],
+        ['/operations', 'ul[aria-label="Operations"] li'],
+        ['/teams', 'table[aria-label="Members"]'],
+        ['/settings', 'table[aria-label="API keys"]'],
+      ];
+      for (const [path, ready] of pages) {
+        await desk.page.goto(`${server.url}${path}`);
+        await desk.page.locator(ready).first().waitFor();
+        await desk.page.locator('.dock .dock-line[data-state="running"]').waitFor();
+        await until(async () => ((await desk.page.locator('.loading').count()) === 0 ? true : undefined), `${path} to load`);
+        assert.deepEqual(await lowContrastTexts(desk.page), [], `${path} in the ${scheme} theme`);
+        if (!path.startsWith('/workspaces/')) await desk.page.locator('.dock .dock-line[data-state="failed"] a', { hasText: /^narrow$/ }).first().waitFor();
+      }
+    }
+    await screenshot(desk.page, 'narrow-13-dark-settings');
+  } finally {
+    await server.server.database.pool.query("UPDATE operations SET state = 'succeeded', finished_at = now() WHERE id = ANY($1)", [held]);
+    await desk.context.close();
+  }
 });
 
 test('the Operations page shows older operations page by page', async () => {

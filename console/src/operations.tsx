@@ -2,7 +2,7 @@
 // (`operation.updated` carries the full operation), and after every `ready` those running and those failed in the
 // last hour (GET /operations), so a reload forgets nothing. Unfinished ones are read again after every `ready`.
 // The dock under the header shows their progress text and failures, one line each.
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { api, ApiProblem } from './api.ts';
 import { useEvents } from './hooks.ts';
 import { labelOf, operationKinds, operationStates } from './labels.ts';
@@ -25,9 +25,19 @@ interface OperationsContext {
 /** Names of workspaces seen in lists and events, so an operation can say which workspace it acts on. */
 const workspaceNames = new Map<number, string>();
 
+/** Lines that show names read again when a name arrives, wherever it came from. */
+const nameListeners = new Set<() => void>();
+let namesRead = 0;
+
 export function rememberWorkspaces(workspaces: { id: number; name: string }[]): void {
-  for (const ws of workspaces) workspaceNames.set(ws.id, ws.name);
+  const changed = workspaces.filter((ws) => workspaceNames.get(ws.id) !== ws.name);
+  for (const ws of changed) workspaceNames.set(ws.id, ws.name);
+  if (changed.length === 0) return;
+  namesRead++;
+  for (const listener of nameListeners) listener();
 }
+
+const subscribeToNames = (listener: () => void) => (nameListeners.add(listener), () => void nameListeners.delete(listener));
 
 /** Workspaces whose names were asked for once, so a line is never read again for a name the caller may not see. */
 const namesAsked = new Set<number>();
@@ -37,18 +47,12 @@ const namesAsked = new Set<number>();
  * another workspace, an operation announced by event), so each line names its workspace instead of its number.
  */
 function useWorkspaceNames(operations: Operation[]): void {
-  const [, setRead] = useState(0);
+  useSyncExternalStore(subscribeToNames, () => namesRead);
   const missing = [...new Set(operations.map(workspaceOf).filter((w) => w && w.name === undefined).map((w) => Number(w!.id)))].filter((id) => !namesAsked.has(id));
   useEffect(() => {
     for (const id of missing) {
       namesAsked.add(id);
-      void api<Workspace>('GET', `/workspaces/${id}`).then(
-        (ws) => {
-          rememberWorkspaces([ws]);
-          setRead((n) => n + 1);
-        },
-        () => undefined,
-      );
+      void api<Workspace>('GET', `/workspaces/${id}`).then((ws) => rememberWorkspaces([ws]), () => undefined);
     }
   }, [missing.join(',')]);
 }

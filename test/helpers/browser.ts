@@ -85,3 +85,42 @@ export async function unreachableControls(page: Page, within = 'html'): Promise<
     return problems;
   })()`);
 }
+
+/**
+ * Text on the page whose colour stands out too little from what lies behind it: the WCAG contrast ratio of each
+ * visible element's own text against its nearest painted background, below `minimum` (4.5 for body text, AA).
+ * Each finding names the element, its text, both colours and the ratio. Empty when every text can be read.
+ */
+export async function lowContrastTexts(page: Page, minimum = 4.5): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const minimum = ${minimum};
+    const rgba = (value) => { const m = value.match(/[\\d.]+/g); if (!m) return [0, 0, 0, 0]; return [Number(m[0]), Number(m[1]), Number(m[2]), m.length > 3 ? Number(m[3]) : 1]; };
+    const over = (top, bottom) => { const a = top[3]; return [0, 1, 2].map((i) => top[i] * a + bottom[i] * (1 - a)).concat(1); };
+    const background = (element) => {
+      const layers = [];
+      for (let at = element; at; at = at.parentElement) {
+        const colour = rgba(getComputedStyle(at).backgroundColor);
+        if (colour[3] > 0) { layers.push(colour); if (colour[3] >= 1) break; }
+      }
+      let result = [255, 255, 255, 1];
+      for (const layer of layers.reverse()) result = over(layer, result);
+      return result;
+    };
+    const luminance = (c) => { const [r, g, b] = c.slice(0, 3).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const problems = [];
+    for (const element of document.querySelectorAll('body *')) {
+      if (element.closest('.xterm, svg, [aria-hidden="true"]')) continue;
+      const own = [...element.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent.trim()).join(' ').trim();
+      if (!own) continue;
+      const style = getComputedStyle(element);
+      if (element.getClientRects().length === 0 || style.visibility === 'hidden' || Number(style.opacity) === 0) continue;
+      if (element.closest('.sr-only')) continue;
+      const back = background(element);
+      const fore = over(rgba(style.color), back);
+      const [l1, l2] = [luminance(fore), luminance(back)].sort((a, b) => b - a);
+      const ratio = (l1 + 0.05) / (l2 + 0.05);
+      if (ratio < minimum) problems.push(element.tagName.toLowerCase() + '.' + [...element.classList].join('.') + ' "' + own.slice(0, 30) + '" ' + style.color + ' on ' + 'rgb(' + back.slice(0, 3).map(Math.round).join(', ') + ') ' + ratio.toFixed(2));
+    }
+    return [...new Set(problems)];
+  })()`);
+}
