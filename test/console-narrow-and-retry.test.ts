@@ -201,11 +201,32 @@ test('in the light and the dark theme every text can be read: contrast at least 
         assert.deepEqual(await lowContrastTexts(desk.page), [], `${path} in the ${scheme} theme`);
         if (!path.startsWith('/workspaces/')) await desk.page.locator('.dock .dock-line[data-state="failed"] a', { hasText: /^narrow$/ }).first().waitFor();
       }
+      await desk.page.goto(workspacePath());
+      await desk.page.getByRole('button', { name: 'Plan', exact: true }).click();
+      await desk.page.getByRole('button', { name: 'Sync', exact: true }).waitFor();
+      assert.deepEqual(await lowContrastTexts(desk.page), [], `the plan in the ${scheme} theme`);
     }
     await screenshot(desk.page, 'narrow-13-dark-settings');
   } finally {
     await server.server.database.pool.query("UPDATE operations SET state = 'succeeded', finished_at = now() WHERE id = ANY($1)", [held]);
     await desk.context.close();
+  }
+});
+
+test('the sign-in page at 390 px: every control reachable, every text readable in both themes', async () => {
+  const visitor = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  try {
+    const signIn = await visitor.newPage();
+    for (const scheme of ['light', 'dark'] as const) {
+      await signIn.emulateMedia({ colorScheme: scheme });
+      await signIn.goto(server.url);
+      await signIn.getByRole('heading', { name: 'Sign in' }).waitFor();
+      assert.deepEqual(await unreachableControls(signIn), [], `in the ${scheme} theme`);
+      assert.deepEqual(await lowContrastTexts(signIn), [], `in the ${scheme} theme`);
+    }
+    await screenshot(signIn, 'narrow-14-sign-in-dark');
+  } finally {
+    await visitor.close();
   }
 });
 
