@@ -13,7 +13,7 @@ import { operationView } from '../src/operations/view.ts';
 import { withTransaction } from '../src/store/database.ts';
 import { insertOperation } from '../src/store/operations.ts';
 import { insertWorkspace } from '../src/store/workspaces.ts';
-import { ensureConsoleBuilt, launchBrowser, screenshot, unreachableControls } from './helpers/browser.ts';
+import { ensureConsoleBuilt, launchBrowser, lowContrastTexts, screenshot, unreachableControls } from './helpers/browser.ts';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { until } from './helpers/wait.ts';
@@ -301,6 +301,9 @@ test('with prefers-color-scheme: dark the console is dark', async () => {
   const text = await page.locator('h1').evaluate((element) => getComputedStyle(element).color.match(/\d+/g)!.map(Number));
   assert.ok(text[0] > 180, 'light text');
   await screenshot(page, 'views-10-dark-workspace');
+  await page.goto(workspacePath('stages'));
+  await page.locator('#stage-prepare [data-step="build"] .log', { hasText: 'the build broke' }).waitFor();
+  assert.deepEqual(await lowContrastTexts(page), [], "a failed step's log and the stages read well in the dark");
   await page.goto(`${server.url}/operations`);
   await page.locator('ul[aria-label="Operations"] li').first().waitFor();
   await screenshot(page, 'views-11-dark-operations');
