@@ -13,7 +13,7 @@ import { operationView } from '../src/operations/view.ts';
 import { withTransaction } from '../src/store/database.ts';
 import { insertOperation } from '../src/store/operations.ts';
 import { insertWorkspace } from '../src/store/workspaces.ts';
-import { ensureConsoleBuilt, launchBrowser, screenshot, unreachableControls } from './helpers/browser.ts';
+import { ensureConsoleBuilt, launchBrowser, lowContrastTexts, screenshot, unreachableControls } from './helpers/browser.ts';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { until } from './helpers/wait.ts';
@@ -100,7 +100,7 @@ test('the Operations page lists operations that finished before it was opened, a
   assert.equal(await page.locator('ul[aria-label="Operations"] li[data-operation="workspace.create"]').count(), 0);
 });
 
-test('the workspace page names its editor, and each service its routes and public ports with URLs to copy', async () => {
+test('the workspace page names its editor, and each service its routes and public ports with URLs to copy, the editor and dev URL too', async () => {
   await page.goto(workspacePath());
   const editor = page.getByTestId('editor-kind');
   assert.equal(await editor.getAttribute('data-kind'), 'built-in', 'the test server has no code-server');
@@ -114,6 +114,8 @@ test('the workspace page names its editor, and each service its routes and publi
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://w${served.id}-9090.localhost:${port}/`);
   await page.locator('.facts').getByTitle('Copy the dev URL').click();
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://w${served.id}.localhost:${port}/`);
+  await page.locator('.facts').getByTitle('Copy the editor URL').click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://ide-w${served.id}.localhost:${port}/`);
   await screenshot(page, 'views-02-workspace');
 });
 
@@ -299,6 +301,9 @@ test('with prefers-color-scheme: dark the console is dark', async () => {
   const text = await page.locator('h1').evaluate((element) => getComputedStyle(element).color.match(/\d+/g)!.map(Number));
   assert.ok(text[0] > 180, 'light text');
   await screenshot(page, 'views-10-dark-workspace');
+  await page.goto(workspacePath('stages'));
+  await page.locator('#stage-prepare [data-step="build"] .log', { hasText: 'the build broke' }).waitFor();
+  assert.deepEqual(await lowContrastTexts(page), [], "a failed step's log and the stages read well in the dark");
   await page.goto(`${server.url}/operations`);
   await page.locator('ul[aria-label="Operations"] li').first().waitFor();
   await screenshot(page, 'views-11-dark-operations');

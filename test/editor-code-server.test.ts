@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { DEFAULT_TOOLS_DIR, installedCodeServer } from '../src/runtime/local/editor-tools.ts';
 import { processesInNamespace } from '../src/runtime/local/processes.ts';
+import { ensureConsoleBuilt, launchBrowser, screenshot } from './helpers/browser.ts';
 import type { ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
@@ -143,4 +144,28 @@ test('code-server runs as the workspace UID with /data/app as its folder; its se
   assert.ok(userData.isDirectory());
   if (asRoot) assert.equal(userData.uid, record.uid);
   assert.equal(await readFile(path.join(volume, '.svc/.gitignore'), 'utf8'), '*\n', 'the settings stay out of git status');
+});
+
+test("the workspace names code-server, its version and why; the console's workspace page shows it", { skip }, async () => {
+  const version = installedCodeServer(toolsDir)!;
+  const workspace = (await owner.get(`/workspaces/${ws}`)).body;
+  assert.deepEqual(workspace.editor, { kind: 'code-server', version, reason: `code-server ${version} is installed in ${path.resolve(toolsDir)}` });
+  await ensureConsoleBuilt();
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    const link = await owner.post(`/users/${(await owner.get('/me')).body.id}/sign-in-links`);
+    assert.equal(link.status, 201, link.text);
+    await page.goto(link.body.url);
+    await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
+    await page.goto(`${server!.url}/workspaces/${ws}`);
+    const editor = page.getByTestId('editor-kind');
+    await editor.waitFor();
+    assert.equal(await editor.getAttribute('data-kind'), 'code-server');
+    assert.equal(await editor.innerText(), `code-server ${version} (VS Code in the browser) — code-server ${version} is installed in ${path.resolve(toolsDir)}`);
+    await screenshot(page, 'editor-code-server');
+  } finally {
+    await browser.close();
+  }
 });

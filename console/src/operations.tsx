@@ -2,12 +2,12 @@
 // (`operation.updated` carries the full operation), and after every `ready` those running and those failed in the
 // last hour (GET /operations), so a reload forgets nothing. Unfinished ones are read again after every `ready`.
 // The dock under the header shows their progress text and failures, one line each.
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { api, ApiProblem } from './api.ts';
 import { useEvents } from './hooks.ts';
 import { labelOf, operationKinds, operationStates } from './labels.ts';
 import { Link } from './router.tsx';
-import type { Operation, Page } from './types.ts';
+import type { Operation, Page, Workspace } from './types.ts';
 import { Badge, ProblemNotice, Time } from './ui.tsx';
 
 interface Tracked {
@@ -25,8 +25,36 @@ interface OperationsContext {
 /** Names of workspaces seen in lists and events, so an operation can say which workspace it acts on. */
 const workspaceNames = new Map<number, string>();
 
+/** Lines that show names read again when a name arrives, wherever it came from. */
+const nameListeners = new Set<() => void>();
+let namesRead = 0;
+
 export function rememberWorkspaces(workspaces: { id: number; name: string }[]): void {
-  for (const ws of workspaces) workspaceNames.set(ws.id, ws.name);
+  const changed = workspaces.filter((ws) => workspaceNames.get(ws.id) !== ws.name);
+  for (const ws of changed) workspaceNames.set(ws.id, ws.name);
+  if (changed.length === 0) return;
+  namesRead++;
+  for (const listener of nameListeners) listener();
+}
+
+const subscribeToNames = (listener: () => void) => (nameListeners.add(listener), () => void nameListeners.delete(listener));
+
+/** Workspaces whose names were asked for once, so a line is never read again for a name the caller may not see. */
+const namesAsked = new Set<number>();
+
+/**
+ * Reads the names of workspaces these operations act on that no list of this page has shown (a page opened on
+ * another workspace, an operation announced by event), so each line names its workspace instead of its number.
+ */
+function useWorkspaceNames(operations: Operation[]): void {
+  useSyncExternalStore(subscribeToNames, () => namesRead);
+  const missing = [...new Set(operations.map(workspaceOf).filter((w) => w && w.name === undefined).map((w) => Number(w!.id)))].filter((id) => !namesAsked.has(id));
+  useEffect(() => {
+    for (const id of missing) {
+      namesAsked.add(id);
+      void api<Workspace>('GET', `/workspaces/${id}`).then((ws) => rememberWorkspaces([ws]), () => undefined);
+    }
+  }, [missing.join(',')]);
 }
 
 /** Failures this old still come to the dock when the console opens, unless dismissed (in this browser) before. */
@@ -190,8 +218,9 @@ function DockLine({ operation, onDismiss }: { operation: Operation; onDismiss: (
 export function OperationsDock({ shownElsewhere }: { shownElsewhere?: string }) {
   const { visible, dismiss } = useOperations();
   const mine = visible.filter((operation) => operation.target === undefined || operation.target !== shownElsewhere);
-  if (mine.length === 0) return null;
   const shown = mine.slice(0, 3);
+  useWorkspaceNames(shown);
+  if (mine.length === 0) return null;
   return (
     <aside className="dock" aria-label="Operations">
       <ul>

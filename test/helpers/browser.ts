@@ -49,16 +49,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 /**
  * Every visible control of the page (buttons, links, fields, tabs, menus) that a person cannot reach: once scrolled
  * into view it lies outside the viewport, or another element (a dock, a sticky header) is on top of its centre.
- * Also reports a page wider than the viewport. Empty when every control can be clicked.
+ * Also reports a page wider than the viewport. Empty when every control can be clicked. `within` (a CSS selector)
+ * checks only the controls inside that element, such as an open menu, which lies over the rows below it by design.
  */
-export async function unreachableControls(page: Page): Promise<string[]> {
+export async function unreachableControls(page: Page, within = 'html'): Promise<string[]> {
   // Source text, not a function: the test runner's compiler adds helpers to functions that the page does not have.
   return page.evaluate(`(() => {
     const problems = [];
+    const root = document.querySelector(${JSON.stringify(within)});
+    if (!root) return ['nothing matches ' + ${JSON.stringify(JSON.stringify(within))}];
     const name = (element) => element.tagName.toLowerCase() + ' "' + (element.textContent || element.getAttribute('aria-label') || element.getAttribute('name') || '').trim().slice(0, 40) + '"';
     const width = document.documentElement.scrollWidth;
     if (width > window.innerWidth + 1) problems.push('the page is ' + width + ' px wide in a ' + window.innerWidth + ' px viewport');
-    const controls = [...document.querySelectorAll('button, a[href], input:not([type="hidden"]), select, textarea, summary')].filter((element) => {
+    const controls = [...root.querySelectorAll('button, a[href], input:not([type="hidden"]), select, textarea, summary')].filter((element) => {
       if (element.closest('.xterm')) return false; // xterm.js keeps its own input helper off-screen by design
       if (element.closest('details:not([open]) > :not(summary)')) return false; // inside a closed menu
       const style = getComputedStyle(element);
@@ -80,5 +83,44 @@ export async function unreachableControls(page: Page): Promise<string[]> {
     }
     window.scrollTo(0, 0);
     return problems;
+  })()`);
+}
+
+/**
+ * Text on the page whose colour stands out too little from what lies behind it: the WCAG contrast ratio of each
+ * visible element's own text against its nearest painted background, below `minimum` (4.5 for body text, AA).
+ * Each finding names the element, its text, both colours and the ratio. Empty when every text can be read.
+ */
+export async function lowContrastTexts(page: Page, minimum = 4.5): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const minimum = ${minimum};
+    const rgba = (value) => { const m = value.match(/[\\d.]+/g); if (!m) return [0, 0, 0, 0]; return [Number(m[0]), Number(m[1]), Number(m[2]), m.length > 3 ? Number(m[3]) : 1]; };
+    const over = (top, bottom) => { const a = top[3]; return [0, 1, 2].map((i) => top[i] * a + bottom[i] * (1 - a)).concat(1); };
+    const background = (element) => {
+      const layers = [];
+      for (let at = element; at; at = at.parentElement) {
+        const colour = rgba(getComputedStyle(at).backgroundColor);
+        if (colour[3] > 0) { layers.push(colour); if (colour[3] >= 1) break; }
+      }
+      let result = [255, 255, 255, 1];
+      for (const layer of layers.reverse()) result = over(layer, result);
+      return result;
+    };
+    const luminance = (c) => { const [r, g, b] = c.slice(0, 3).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const problems = [];
+    for (const element of document.querySelectorAll('body *')) {
+      if (element.closest('.xterm, svg, [aria-hidden="true"]')) continue;
+      const own = [...element.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent.trim()).join(' ').trim();
+      if (!own) continue;
+      const style = getComputedStyle(element);
+      if (element.getClientRects().length === 0 || style.visibility === 'hidden' || Number(style.opacity) === 0) continue;
+      if (element.closest('.sr-only')) continue;
+      const back = background(element);
+      const fore = over(rgba(style.color), back);
+      const [l1, l2] = [luminance(fore), luminance(back)].sort((a, b) => b - a);
+      const ratio = (l1 + 0.05) / (l2 + 0.05);
+      if (ratio < minimum) problems.push(element.tagName.toLowerCase() + '.' + [...element.classList].join('.') + ' "' + own.slice(0, 30) + '" ' + style.color + ' on ' + 'rgb(' + back.slice(0, 3).map(Math.round).join(', ') + ') ' + ratio.toFixed(2));
+    }
+    return [...new Set(problems)];
   })()`);
 }
