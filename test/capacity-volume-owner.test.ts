@@ -16,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { EventStream } from './helpers/events.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
+import { startTestServer } from './helpers/server.ts';
 
 const asRoot = process.getuid?.() === 0;
 let database: TestDatabase;
@@ -178,4 +179,17 @@ test('volume owner: three workspaces (one soft-deleted, one with a file the job 
   assert.equal((await operationFinished(adminKey, fresh.body.id)).state, 'succeeded');
   assert.equal(await oldUid(delta), moved(before.charlie) + 1);
   events.close();
+});
+
+test('a runtime that cannot re-own files (the local one without root) answers 501 not-available', async () => {
+  const plain = await startTestServer({ driver: ({ dataDir: dir, clock }) => createLocalDriver({ dataDir: dir, clock, asRoot: false }) });
+  try {
+    const org = (await plain.admin.post('/orgs', { name: 'Plain' })).body.id;
+    const team = (await plain.admin.post('/teams', { org_id: org, name: 'Plain' })).body.id;
+    const refused = await plain.adminSession.post(`/teams/${team}/volume-owner`);
+    assertProblem(refused, 501, 'not-available');
+    assert.match(refused.body.detail, /cannot change the owner of volumes/);
+  } finally {
+    await plain.close();
+  }
 });

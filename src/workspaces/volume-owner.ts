@@ -30,6 +30,8 @@ const STOP_REASON = 'The owner of the volume is being changed';
 const volumeOwnerHandler = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
   const teamId = Number(job.operation.input.team_id);
   const firstUid = Number(job.operation.input.default_uid);
+  // A server that takes the job over may run another runtime than the one that accepted it.
+  if (!deps.driver.reownVolume) throw problem('not-available', 501, `The ${deps.driver.name} runtime of this server cannot change the owner of volumes.`);
   const rows = await workspacesNeedingOwner(deps.pool, teamId, firstUid);
   const unchanged: UnchangedWorkspace[] = [];
   for (const [i, row] of rows.entries()) {
