@@ -63,8 +63,8 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
 
   const managedAddresses = async (id: number) => (await listManagedPlacements(host.dataDir, id)).map((p) => p.address);
 
-  const stopOne = async (record: ReplicaRecord): Promise<void> => {
-    await endReplicaPod(host, record);
+  const stopOne = async (record: ReplicaRecord, options?: StopOptions): Promise<void> => {
+    await endReplicaPod(host, record, { keepNetwork: options?.sleeping });
     await writeReplicaRecord(host.dataDir, { ...record, stoppedAt: record.stoppedAt ?? host.now().toISOString() });
   };
 
@@ -72,7 +72,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
     const earlier = await readReplicaRecord(host.dataDir, workspace.id, spec.service, spec.index);
     if (earlier) {
-      await endReplicaPod(host, earlier); // a start on a running replica starts it afresh
+      await endReplicaPod(host, earlier, { keepNetwork: true }); // a start on a running replica starts it afresh, in its namespace
       await rm(replicaRecordFile(host.dataDir, workspace.id, spec.service, spec.index), { force: true });
     }
     await createRuntimeDirs(host.dataDir, workspace.id);
@@ -177,7 +177,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     stopAll: (workspace, options) =>
       serialized(workspace.id, async () => {
         const records = await listReplicaRecords(host.dataDir, workspace.id);
-        for (const record of records) await stopOne(record);
+        for (const record of records) await stopOne(record, options);
         if (records.length > 0) await rewriteHostsFile(workspace.id);
         if (host.asRoot && !options?.sleeping) await removeRecordedServiceNetwork(runtimeDir(workspace.id));
       }),
