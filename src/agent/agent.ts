@@ -6,7 +6,7 @@ import type { EditorSupervisor } from './editor-supervisor.ts';
 import { watchLandscapeFiles } from './landscape-watch.ts';
 import { AGENT_VERSION, type AgentStatus } from './protocol.ts';
 import { serveStatus } from './status-server.ts';
-import { commandEnv } from './stream-server.ts';
+import { commandEnv } from './command-env.ts';
 import type { SupervisionPolicy } from './supervision.ts';
 
 export interface AgentOptions {
