@@ -1,5 +1,6 @@
 // What bench/workspaces measures of a wake, from the outside (HTTP through the router, a real browser) and from the
 // server's own account of each wake (its log line `wake of workspace N took T ms: phase ms, ...`).
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import pg from 'pg';
 import type { Browser } from 'playwright-core';
@@ -7,6 +8,17 @@ import { parsePhases, type Phase } from '../src/core/phases.ts';
 import type { ApiClient } from '../test/helpers/client.ts';
 
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * Milliseconds `node -e ''` takes from spawn to exit: the reference of the same run. A wake starts two node
+ * processes (agent, editor) and several others, so on a loaded machine it grows with this.
+ */
+export function nodeStartMs(): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['-e', ''], (error) => (error ? reject(error) : resolve(performance.now() - started)));
+  });
+}
 
 export async function until(check: () => Promise<boolean>, timeoutMs: number, what: () => string, everyMs = 10): Promise<void> {
   const deadline = Date.now() + timeoutMs;

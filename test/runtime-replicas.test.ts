@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
 import { RuntimeFailure, type LogLine, type ReplicaObservation, type ReplicaSpec, type RuntimeDriver, type WorkspaceRef } from '../src/runtime/driver.ts';
 import { createLocalDriver, type LocalDriverOptions } from '../src/runtime/local/index.ts';
+import { replicaSwitchLinkOf } from '../src/runtime/local/addresses.ts';
 
 const run = promisify(execFile);
 const asRoot = process.getuid?.() === 0;
@@ -305,6 +306,28 @@ test('stopWorkspace stops the editor pod and every replica; a fresh driver on th
   await driver.deleteVolume(ws);
   assert.deepEqual(await driver.replicaStates(ws), []);
   await assert.rejects(stat(path.join(dataDir, 'pods', String(ws.id))), { code: 'ENOENT' });
+});
+
+test('a sleep keeps the replicas\' namespaces linked to the switch; they start in them again and answer; a stop removes them', { skip: !asRoot && 'needs root (own network namespaces)' }, async () => {
+  const ws = workspace(10);
+  await volumeFor(ws);
+  await driver.startEditor(ws, () => undefined);
+  const started = await driver.startReplica(ws, serverSpec('api', 0, 3000));
+  await reaches(ws, 'api', 'running');
+  // the switch's end of the replica's link, by index: a link made again has another
+  const switchLink = async () => (await run('ip', ['-n', `svc-ws${ws.id}-net`, '-o', 'link', 'show', replicaSwitchLinkOf('api', 0)])).stdout.split(':')[0];
+  const linked = await switchLink();
+  await driver.stopWorkspace(ws, { sleeping: true });
+  assert.deepEqual(await processesOf(ws.uid), []);
+  assert.deepEqual((await namespacesOf(ws)).sort(), [`svc-ws${ws.id}`, `svc-ws${ws.id}-api-0`, `svc-ws${ws.id}-net`]);
+
+  await driver.startEditor(ws, () => undefined);
+  assert.deepEqual(await driver.startReplica(ws, serverSpec('api', 0, 3000)), started);
+  await reaches(ws, 'api', 'running');
+  assert.equal(await switchLink(), linked, 'the replica was linked to the switch again instead of reusing its link');
+  assert.equal(await text(`http://${started.host}:3000/`), 'api 0');
+  await driver.stopWorkspace(ws);
+  assert.deepEqual(await namespacesOf(ws), []);
 });
 
 test('stage steps run in the editor pod\'s network with its hosts file; exit codes, logs, abort', async () => {

@@ -4,7 +4,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { builtInEditorCommand, loaderArguments, startAgent, type RunningAgent } from './agent.ts';
+import { startAgent, type RunningAgent } from './agent.ts';
+import { builtInEditorCommand, loaderArguments } from './editor-start.ts';
 import { parseAgentStatus, type AgentStatus } from './protocol.ts';
 
 let workspaceDir: string;
@@ -72,7 +73,8 @@ test('GET /status?wait= answers when the editor becomes ready (no poll needed), 
   const changed = parseAgentStatus(await response.json());
   assert.equal(changed?.editor.state, 'ready', 'answered at the change, long before the 30 s');
   const { startedAt, listeningAt, editor } = changed!;
-  assert.ok(startedAt! <= listeningAt! && listeningAt! <= editor.startedAt! && editor.startedAt! <= editor.answeredAt!, JSON.stringify(changed));
+  // the editor is started first, while the agent's status server starts
+  assert.ok(startedAt! <= editor.startedAt! && editor.startedAt! <= listeningAt! && editor.startedAt! <= editor.answeredAt!, JSON.stringify(changed));
   const unchanged = await fetch(`http://127.0.0.1:${agent.port}/status?wait=1`, { headers: { connection: 'close' } });
   assert.equal(parseAgentStatus(await unchanged.json())?.editor.state, 'ready', 'without a change it answers once the wait is over');
 });

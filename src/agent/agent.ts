@@ -1,15 +1,13 @@
 // The agent: the main process of a pod. It runs the editor, watches the landscape files of the workspace, and
 // answers the driver's `GET /status` with what it observes.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { wallClockMs } from '../core/phases.ts';
-import { EditorSupervisor } from './editor-supervisor.ts';
+import { startEditor } from './editor-start.ts';
+import type { EditorSupervisor } from './editor-supervisor.ts';
 import { watchLandscapeFiles } from './landscape-watch.ts';
-import { shellQuote } from './shell.ts';
-import { agentEnv, AGENT_VERSION, nodeCommand, type AgentStatus, type PodMemory } from './protocol.ts';
+import { AGENT_VERSION, type AgentStatus } from './protocol.ts';
 import { serveStatus } from './status-server.ts';
-import { commandEnv } from './stream-server.ts';
-import { editorSupervisionPolicy, type SupervisionPolicy } from './supervision.ts';
+import { commandEnv } from './command-env.ts';
+import type { SupervisionPolicy } from './supervision.ts';
 
 export interface AgentOptions {
   /** Where the control server listens (0.0.0.0:7070 in a pod with its own network). */
@@ -25,8 +23,8 @@ export interface AgentOptions {
   nowMs?: () => number;
   log?: (line: string) => void;
   policy?: SupervisionPolicy;
-  /** The pod's memory limit and cgroup memory events: an editor killed for memory is logged as such. */
-  memory?: PodMemory;
+  /** The editor when the caller started it already (main.ts starts it before it loads the rest of the agent). */
+  editor?: EditorSupervisor;
 }
 
 export interface RunningAgent {
@@ -39,23 +37,12 @@ export interface RunningAgent {
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const log = options.log ?? ((line: string) => console.log(`agent: ${line}`));
   const streams = { token: options.token, workspaceDir: options.workspaceDir, baseEnv: commandEnv(process.env) };
-  const listeners = new Set<() => void>();
-  const onChange = (listener: () => void) => (listeners.add(listener), () => void listeners.delete(listener));
-  const server = await serveStatus(options.host, options.port, () => status(), streams, onChange);
+  // the editor first: its start takes longest, and runs while the status server starts
+  const editor = options.editor ?? startEditor({ ...options, log });
+  const server = await serveStatus(options.host, options.port, () => status(), streams, (listener) => editor.onChange(listener));
   const listeningAt = wallClockMs();
   const { port } = server;
   log(`agent ${AGENT_VERSION} listening on ${options.host}:${port}`);
-  const editor = new EditorSupervisor({
-    command: options.editorCommand || builtInEditorCommand(),
-    workspaceDir: options.workspaceDir,
-    host: options.editorHost,
-    port: options.editorPort,
-    policy: options.policy ?? editorSupervisionPolicy,
-    nowMs: options.nowMs ?? Date.now,
-    log,
-    memory: options.memory,
-    onChange: () => [...listeners].forEach((listener) => listener()),
-  });
   const landscapeFiles = watchLandscapeFiles({ dir: options.workspaceDir });
   const status = (): AgentStatus => ({
     agentVersion: AGENT_VERSION,
@@ -74,29 +61,4 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       await server.close();
     },
   };
-}
-
-/** The built-in editor run by the same node binary and TypeScript loader as the agent itself. */
-export function builtInEditorCommand(): string {
-  const bundled = process.env[agentEnv.editorScript];
-  if (bundled) return `exec ${[...nodeCommand(), bundled].map(shellQuote).join(' ')}`;
-  const editorScript = fileURLToPath(new URL('./editor.ts', import.meta.url));
-  const loaders = loaderArguments(process.execArgv, (specifier) => import.meta.resolve(specifier));
-  return `exec ${[process.execPath, ...loaders, editorScript].map(shellQuote).join(' ')}`;
-}
-
-/** The `--import`/`--require`/`--loader` arguments of `execArgv`, bare specifiers resolved (the editor runs elsewhere). */
-export function loaderArguments(execArgv: string[], resolve: (specifier: string) => string): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const argument = execArgv[i];
-    const [flag, inline] = argument.split(/=(.*)/s, 2);
-    if (!['--import', '--require', '-r', '--loader', '--experimental-loader'].includes(flag)) continue;
-    const specifier = inline ?? execArgv[++i];
-    if (specifier === undefined) break;
-    if (specifier.startsWith('file:') || specifier.startsWith('/')) kept.push(flag, specifier);
-    else if (specifier.startsWith('.')) kept.push(flag, path.resolve(specifier));
-    else kept.push(flag, resolve(specifier));
-  }
-  return kept;
 }

@@ -17,8 +17,6 @@ export interface EditorSupervisorOptions {
   policy: SupervisionPolicy;
   nowMs: () => number;
   log: (line: string) => void;
-  /** Called when the report changes (the editor answered, exited, was restarted). */
-  onChange?: () => void;
   probeIntervalMs?: number;
   /** The pod's memory limit and where it sees its cgroup's memory events (no memory notes without). */
   memory?: PodMemory;
@@ -40,14 +38,27 @@ export class EditorSupervisor {
   private stopping = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
+  private probing = false;
+  private probeAgain = false;
   private startedAt: number | undefined;
   private answeredAt: number | undefined;
   /** The cgroup's out-of-memory kills already accounted for (the agent's own pod: 0 at its start). */
   private memoryKillsSeen: number;
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly options: EditorSupervisorOptions) {
     this.memoryKillsSeen = this.memoryKills();
     this.start();
+  }
+
+  /** Calls `listener` whenever the report changes (the editor answered, exited, was restarted); answers the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of [...this.listeners]) listener();
   }
 
   report(): EditorReport {
@@ -82,9 +93,13 @@ export class EditorSupervisor {
     this.answeredAt = undefined;
     log(`editor started (pid ${child.pid})`);
     let tail = '';
-    child.stdout!.on('data', (chunk: Buffer) => log(`editor: ${chunk.toString().trimEnd()}`));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      log(`editor: ${chunk.toString().trimEnd()}`);
+      this.outputSeen(child);
+    });
     child.stderr!.on('data', (chunk: Buffer) => {
       log(`editor: ${chunk.toString().trimEnd()}`);
+      this.outputSeen(child);
       tail = (tail + chunk.toString()).slice(-TAIL_BYTES);
     });
     child.on('error', (error) => log(`editor could not start: ${error.message}`));
@@ -106,7 +121,7 @@ export class EditorSupervisor {
     const { next, restartInMs } = editorExited(this.supervision, reason, this.options.nowMs(), this.options.policy);
     this.supervision = next;
     this.options.log(`editor exited (${reason}); restart ${next.restarts} in ${restartInMs} ms`);
-    this.options.onChange?.();
+    this.changed();
     this.restartTimer = setTimeout(() => this.start(), restartInMs);
   }
 
@@ -135,20 +150,36 @@ export class EditorSupervisor {
     }
   }
 
-  /** Readiness: the editor answers HTTP (any status). Probed until it does, while this run of it lasts. */
-  private probe(child: ChildProcess): void {
-    const probeHost = this.options.host === '0.0.0.0' ? '127.0.0.1' : this.options.host;
+  /**
+   * Readiness: the editor answers HTTP (any status). Probed until it does, while this run of it lasts: at once
+   * when it prints a line (code-server and the built-in editor say when they listen), else at the interval.
+   */
+  private probe(child: ChildProcess, delayMs?: number): void {
     const early = wallClockMs() - (this.startedAt ?? 0) < FAST_PROBING_MS;
-    this.probeTimer = setTimeout(() => {
-      void answersHttp(probeHost, this.options.port).then((answered) => {
-        if (this.stopping || this.child !== child) return;
-        if (!answered) return this.probe(child);
-        this.supervision = editorAnswered(this.supervision, this.options.nowMs());
-        this.answeredAt = wallClockMs();
-        this.options.log(`editor answers on port ${this.options.port}`);
-        this.options.onChange?.();
-      });
-    }, this.options.probeIntervalMs ?? (early ? FAST_PROBE_MS : SLOW_PROBE_MS));
+    clearTimeout(this.probeTimer);
+    this.probeTimer = setTimeout(() => this.probeOnce(child), delayMs ?? this.options.probeIntervalMs ?? (early ? FAST_PROBE_MS : SLOW_PROBE_MS));
+  }
+
+  private probeOnce(child: ChildProcess): void {
+    const probeHost = this.options.host === '0.0.0.0' ? '127.0.0.1' : this.options.host;
+    this.probing = true;
+    this.probeAgain = false;
+    void answersHttp(probeHost, this.options.port).then((answered) => {
+      this.probing = false;
+      if (this.stopping || this.child !== child) return;
+      if (!answered) return this.probe(child, this.probeAgain ? 0 : undefined);
+      this.supervision = editorAnswered(this.supervision, this.options.nowMs());
+      this.answeredAt = wallClockMs();
+      this.options.log(`editor answers on port ${this.options.port}`);
+      this.changed();
+    });
+  }
+
+  /** The editor printed something while it starts: probe now (or right after the probe under way). */
+  private outputSeen(child: ChildProcess): void {
+    if (this.stopping || this.child !== child || this.answeredAt !== undefined) return;
+    if (this.probing) this.probeAgain = true;
+    else this.probe(child, 0);
   }
 }
 

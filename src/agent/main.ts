@@ -1,26 +1,18 @@
 // The agent program, started by the runtime driver as the main process of a pod. Settings come from the
 // environment (protocol.ts, replica-protocol.ts). SVC_AGENT_MODE=replica runs a `steps` service replica
 // (replica-agent.ts), whose log goes to a file in its directory; otherwise the agent runs the editor and its lines go
-// to standard output, which the driver keeps as the pod's log.
+// to standard output, which the driver keeps as the pod's log. This file loads next to nothing: the editor is
+// started first, and only then the rest of the agent (a chunk of its own in the bundle, agent-bundle.ts), so the
+// editor's start and the agent's overlap (docs/runtime.md, "How long a wake takes").
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { startAgent } from './agent.ts';
-import { createLogWriter } from './log-file.ts';
+import { startEditor } from './editor-start.ts';
 import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT, type PodMemory } from './protocol.ts';
-import { startReplicaAgent } from './replica-agent.ts';
-import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ReplicaConfig } from './replica-protocol.ts';
+import { replicaEnv } from './replica-protocol.ts';
 
 const env = process.env;
 const host = env[agentEnv.agentHost] ?? '0.0.0.0';
 const port = Number(env[agentEnv.agentPort] ?? DEFAULT_AGENT_PORT);
 const workspaceDir = env[agentEnv.workspaceDir] ?? process.cwd();
-
-async function startReplicaMode() {
-  const dir = env[replicaEnv.dir] ?? REPLICA_POD_DIR;
-  const config = JSON.parse(readFileSync(path.join(dir, REPLICA_CONFIG_FILE), 'utf8')) as ReplicaConfig;
-  const log = createLogWriter(dir);
-  return startReplicaAgent({ host, port, workspaceDir, config, log: (stream, text) => log.write(stream, text) });
-}
 
 /** The pod's token from the file the driver bound, read once; commands never see the file's name. */
 function readToken(file: string | undefined): string | undefined {
@@ -32,19 +24,27 @@ function readToken(file: string | undefined): string | undefined {
   }
 }
 
-const agent =
-  env[replicaEnv.mode] === 'replica'
-    ? await startReplicaMode()
-    : await startAgent({
-        host,
-        port,
-        editorHost: env[agentEnv.editorHost] ?? '0.0.0.0',
-        editorPort: Number(env[agentEnv.editorPort] ?? DEFAULT_EDITOR_PORT),
-        editorCommand: env[agentEnv.editorCommand],
-        workspaceDir,
-        token: readToken(env[agentEnv.tokenFile]),
-        memory: podMemory(env[agentEnv.editorMemory]),
-      });
+async function startEditorMode() {
+  const log = (line: string) => console.log(`agent: ${line}`);
+  const editorOptions = {
+    editorHost: env[agentEnv.editorHost] ?? '0.0.0.0',
+    editorPort: Number(env[agentEnv.editorPort] ?? DEFAULT_EDITOR_PORT),
+    editorCommand: env[agentEnv.editorCommand],
+    workspaceDir,
+    log,
+    memory: podMemory(env[agentEnv.editorMemory]),
+  };
+  const editor = startEditor(editorOptions);
+  const { startAgent } = await import('./agent.ts');
+  return startAgent({ ...editorOptions, host, port, token: readToken(env[agentEnv.tokenFile]), editor });
+}
+
+async function startReplicaMode() {
+  const { startReplica } = await import('./replica-main.ts');
+  return startReplica(host, port, workspaceDir);
+}
+
+const agent = env[replicaEnv.mode] === 'replica' ? await startReplicaMode() : await startEditorMode();
 
 function podMemory(text: string | undefined): PodMemory | undefined {
   if (!text) return undefined;

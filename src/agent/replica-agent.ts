@@ -13,7 +13,7 @@ import { AGENT_STATUS_PATH, AGENT_VERSION, podShell } from './protocol.ts';
 import { oomKillsOf, parseReplicaStatus, type ContainerProcess, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
 import { serviceLogTexts } from './service-log-texts.ts';
 import { serveStatus } from './status-server.ts';
-import { commandEnv } from './stream-server.ts';
+import { commandEnv } from './command-env.ts';
 import {
   exitCodeOf, initialRun, nothingToRun, replicaStatusOf, serverExited, serverStarted, stepExited, stepsStarted, type ServerPolicy, type ServiceRun,
 } from './service-run.ts';

@@ -4,9 +4,10 @@
 // editor is ready the moment the agent does, instead of at its next poll.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { AGENT_STATUS_PATH } from './protocol.ts';
 import { AGENT_MAX_HEADER_BYTES } from './stream-protocol.ts';
-import { serveStreams, type StreamOptions } from './stream-server.ts';
+import type { StreamOptions } from './stream-server.ts';
 
 export interface StatusServer {
   /** The chosen port when 0 was asked for. */
@@ -16,6 +17,18 @@ export interface StatusServer {
 
 /** The longest a `?wait=` request is held. */
 export const MAX_STATUS_WAIT_MS = 30_000;
+
+/**
+ * The streams' code (the WebSocket library, exec, port-forward) is loaded at the first upgrade, not while the
+ * agent starts: a wake waits for the agent to listen, never for a stream.
+ */
+function serveStreamsWhenAsked(server: http.Server, streams: StreamOptions): void {
+  let handler: Promise<ReturnType<typeof import('./stream-server.ts').streamUpgrades>> | undefined;
+  server.on('upgrade', (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    handler ??= import('./stream-server.ts').then(({ streamUpgrades }) => streamUpgrades(streams));
+    handler.then((handle) => handle(request, socket, head), () => socket.destroy());
+  });
+}
 
 export async function serveStatus(
   host: string,
@@ -50,7 +63,7 @@ export async function serveStatus(
     response.writeHead(404, { 'content-type': 'text/plain' });
     response.end('Not found.');
   });
-  if (streams) serveStreams(server, streams);
+  if (streams) serveStreamsWhenAsked(server, streams);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

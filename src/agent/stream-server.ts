@@ -13,9 +13,10 @@ export interface StreamOptions extends ExecContext {
   token: string | undefined;
 }
 
-export function serveStreams(server: http.Server, options: StreamOptions): void {
+/** What handles an upgrade request: the WebSocket server of the streams, made once. */
+export function streamUpgrades(options: StreamOptions): (request: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
   const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: (offered) => [...offered][0] ?? false });
-  server.on('upgrade', (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+  return (request, socket, head) => {
     const url = new URL(request.url ?? '/', 'http://agent');
     if (!options.token || !hasToken(request.headers.authorization, options.token)) return refuse(socket, 401, 'the pod token is missing or wrong');
     const protocol = url.pathname === AGENT_EXEC_PATH ? EXEC_PROTOCOL : url.pathname === AGENT_PORT_FORWARD_PATH ? PORT_FORWARD_PROTOCOL : undefined;
@@ -31,7 +32,7 @@ export function serveStreams(server: http.Server, options: StreamOptions): void 
       if ('command' in wanted) runExec(ws, wanted, options);
       else forwardPort(ws, wanted);
     });
-  });
+  };
 }
 
 function hasToken(header: string | undefined, token: string): boolean {
@@ -43,10 +44,4 @@ function hasToken(header: string | undefined, token: string): boolean {
 function refuse(socket: Duplex, status: number, reason: string): void {
   const text = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found' }[status] ?? 'Error';
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(reason)}\r\nConnection: close\r\n\r\n${reason}`);
-}
-
-/** The environment the agent's commands get: its own, less the settings the driver gave the agent (`SVC_*`). */
-export function commandEnv(env: NodeJS.ProcessEnv, extra: Record<string, string> = {}, dropSettings = true): Record<string, string> {
-  const kept = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !(dropSettings && entry[0].startsWith('SVC_')));
-  return { ...Object.fromEntries(kept), ...extra };
 }

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { freeLoopbackPort } from '../core/loopback.ts';
 import { DEFAULT_SERVICE_ADDRESS_RANGE, REPLICA_SLOTS, replicaAddressOf, replicaSwitchLinkOf } from '../runtime/local/addresses.ts';
 import { DEFAULT_TOOLS_DIR } from '../runtime/local/editor-tools.ts';
-import { removeNetns } from '../runtime/local/network.ts';
+import { networkOwner, removeNetns } from '../runtime/local/network.ts';
 import { pollUntil } from '../runtime/local/processes.ts';
 import { attachToServiceNetwork, createReplicaNetns, ensureServiceNetwork, removeRecordedServiceNetwork } from '../runtime/local/service-network.ts';
 import {
@@ -174,7 +174,7 @@ test('a corrupted data directory ends the resume with PostgreSQL\'s reason', { s
 
 test('an instance in a namespace of its own on a workspace\'s service network answers at its address there only', { skip }, async () => {
   // How the lifecycle places it: like a replica, its own namespace linked to the switch at a free address.
-  const network = await ensureServiceNetwork(path.join(host.dataDir, 'workspace'), 900201, DEFAULT_SERVICE_ADDRESS_RANGE);
+  const network = await ensureServiceNetwork(path.join(host.dataDir, 'workspace'), 900201, DEFAULT_SERVICE_ADDRESS_RANGE, networkOwner(host.dataDir));
   const netns = 'svc-ws900201-db-0';
   try {
     await createReplicaNetns(netns);

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import type { NormalManagedService } from '../landscape/index.ts';
 import { freeLoopbackPort } from '../core/loopback.ts';
 import { DEFAULT_SERVICE_ADDRESS_RANGE, REPLICA_SLOTS, replicaAddressOf, replicaSwitchLinkOf } from '../runtime/local/addresses.ts';
-import { removeNetns } from '../runtime/local/network.ts';
+import { networkOwner, removeNetns } from '../runtime/local/network.ts';
 import { pollUntil } from '../runtime/local/processes.ts';
 import { attachToServiceNetwork, createReplicaNetns, ensureServiceNetwork, removeRecordedServiceNetwork } from '../runtime/local/service-network.ts';
 import type { InstanceRequest, ManagedHost } from './engine.ts';
@@ -179,7 +179,7 @@ const cache = (password: string): NormalManagedService =>
   ({ type: 'managed', provider: 'redis', config: { maxmemoryPolicy: 'allkeys-lfu' }, secrets: { password }, resources: {} }) as unknown as NormalManagedService;
 
 test('through the engine, on a workspace service network: instances at port 6379 of their own addresses, dumped and restored', { skip }, async () => {
-  const network = await ensureServiceNetwork(path.join(host.dataDir, 'workspace'), 900263, DEFAULT_SERVICE_ADDRESS_RANGE);
+  const network = await ensureServiceNetwork(path.join(host.dataDir, 'workspace'), 900263, DEFAULT_SERVICE_ADDRESS_RANGE, networkOwner(host.dataDir));
   const names = ['svc-ws900263-cache-0', 'svc-ws900263-copy-0'];
   try {
     const requests: InstanceRequest[] = [];

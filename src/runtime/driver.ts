@@ -83,6 +83,10 @@ export interface EditorDescription {
   reason: string;
 }
 
+export interface StopOptions {
+  sleeping?: boolean;
+}
+
 export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   readonly name: string;
   /** The editor new editor pods run. */
@@ -109,8 +113,12 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
    * pod made from another one switches over at its next sleep, stop or restart). Absent: the driver does not tell.
    */
   podTemplate?(workspace: WorkspaceRef): string;
-  /** Stops every process of the workspace (editor pod and every service replica, which then read `stopped`); files stay (idempotent). */
-  stopWorkspace(workspace: WorkspaceRef): Promise<void>;
+  /**
+   * Stops every process of the workspace (editor pod and every service replica, which then read `stopped`); files
+   * stay (idempotent). `sleeping`: the workspace goes to sleep and is woken on this machine again, so the driver
+   * may keep what a wake reuses (the local driver keeps its network namespaces); a stop without it releases them.
+   */
+  stopWorkspace(workspace: WorkspaceRef, options?: StopOptions): Promise<void>;
   /** What the driver observes now, e.g. after a server restart (`absent`: no pod runs, whether stopped or died). */
   editorState(workspace: WorkspaceRef): Promise<EditorState>;
   /**

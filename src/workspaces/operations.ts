@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DAY } from '../core/clock.ts';
 import { problem } from '../core/problems.ts';
 import type { JobContext, OperationHandler } from '../operations/worker.ts';
-import { RuntimeFailure, type RuntimeDriver, type WorkspaceRef } from '../runtime/driver.ts';
+import { RuntimeFailure, type RuntimeDriver, type StopOptions, type WorkspaceRef } from '../runtime/driver.ts';
 import { withTransaction } from '../store/database.ts';
 import { deleteWorkspaceRow, findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { publishEvent } from '../events/publish.ts';
@@ -44,10 +44,18 @@ export function workspaceRef(row: WorkspaceRow): WorkspaceRef {
   return { id: row.id, uid: row.uid, storageGib: row.storage_gib, plan: row.plan, ...(baseImage ? { baseImage } : {}) };
 }
 
-/** Ends every process of the workspace (stage runs aborted first, then the editor pod and every replica). */
-export async function stopWorkspaceProcesses(deps: Pick<WorkspaceOperationDeps, 'driver' | 'stages'>, row: WorkspaceRow, reason = 'The workspace went to sleep'): Promise<void> {
+/**
+ * Ends every process of the workspace (stage runs aborted first, then the editor pod and every replica).
+ * `sleeping`: it goes to sleep here and is woken here, so the driver keeps what the wake reuses (its networks).
+ */
+export async function stopWorkspaceProcesses(
+  deps: Pick<WorkspaceOperationDeps, 'driver' | 'stages'>,
+  row: WorkspaceRow,
+  reason = 'The workspace went to sleep',
+  options?: StopOptions,
+): Promise<void> {
   await deps.stages.abortAll(row, reason);
-  await deps.driver.stopWorkspace(workspaceRef(row));
+  await deps.driver.stopWorkspace(workspaceRef(row), options);
 }
 
 export function archiveFile(deps: WorkspaceOperationDeps, id: number): string {

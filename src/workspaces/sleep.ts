@@ -35,7 +35,9 @@ export async function sleepWorkspace(
     // An operation queued from now on waits at the gate until this has finished.
     const busy = await withTransaction(deps.pool, (db) => activeOperationOn(db, `/workspaces/${id}`));
     if (busy) throw problem('conflict', 409, `The workspace is busy (${busy.kind}); try again when it has finished.`);
-    await stopWorkspaceProcesses(deps, row, options.reason);
+    // A sleeping workspace is woken on this machine: its networks stay for the wake (not when the node is drained).
+    const sleeping = event.type === 'sleep' && event.reason !== 'node-drained';
+    await stopWorkspaceProcesses(deps, row, options.reason, { sleeping });
     return transitionWorkspace(deps, id, event, { editor_host: null, editor_port: null });
   });
 }

@@ -1,11 +1,12 @@
-// The agent as pods run it: src/agent bundled by esbuild into two plain JavaScript files (agent and built-in editor)
+// The agent as pods run it: src/agent bundled by esbuild into plain JavaScript (agent and built-in editor, with
+// chunks the agent loads when it needs them: main.mjs starts the editor before it loads the rest, see main.ts)
 // under <data dir>/runtime/agent-<hash>. Pods bind only that directory, so they need neither the project's sources
 // nor its node_modules, nor a path to them the workspace UID could walk (a checkout may sit in a private directory).
 // Bundles are named by their content and never replaced: a pod that outlived a server upgrade keeps its own.
 // node-pty (the terminals of shells, a native addon) cannot be bundled: its JavaScript and its compiled addon are
 // copied beside the bundle under node_modules/node-pty, where the agent's import finds them.
 import { createHash } from 'node:crypto';
-import { chmod, cp, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -26,6 +27,8 @@ async function bundle(projectDir: string, dataDir: string): Promise<string> {
     outdir: partial,
     outExtension: { '.js': '.mjs' },
     bundle: true,
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -37,7 +40,8 @@ async function bundle(projectDir: string, dataDir: string): Promise<string> {
   const pty = await copyNodePty(partial);
   await chmod(partial, 0o755);
   const hash = createHash('sha256');
-  for (const file of [AGENT_MAIN, EDITOR_MAIN, ...pty]) {
+  const modules = (await readdir(partial)).filter((file) => file.endsWith('.mjs')).sort();
+  for (const file of [...modules, ...pty]) {
     if (!file.includes('/')) await chmod(path.join(partial, file), 0o644);
     hash.update(await readFile(path.join(partial, file)));
   }

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from '../../core/clock.ts';
-import { RuntimeFailure, type EditorAddress, type EditorDescription, type EditorState, type RuntimeDriver, type WorkspaceRef } from '../driver.ts';
+import { RuntimeFailure, type EditorAddress, type EditorDescription, type EditorState, type RuntimeDriver, type StopOptions, type WorkspaceRef } from '../driver.ts';
 import { defaultReplicaTimings, type ReplicaTimings } from '../../agent/replica-protocol.ts';
 import { DEFAULT_POD_ADDRESS_RANGE, DEFAULT_SERVICE_ADDRESS_RANGE, rangesOverlap } from './addresses.ts';
 import { answersHttp, awaitAgentChange, fetchAgentStatus } from './agent-client.ts';
@@ -90,6 +90,11 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   const replicas = createLocalReplicaDriver(host, workspaceQueue());
   const stageSteps = createStageSteps(host);
   const streams = createPodStreams(host);
+  const stopWorkspace = async (workspace: WorkspaceRef, options?: StopOptions) => {
+    await stageSteps.abortAll(workspace);
+    await serialized(workspace.id, () => stopPod(host, workspace, options));
+    await replicas.stopAll(workspace, options);
+  };
 
   return {
     name: 'local',
@@ -97,6 +102,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     createVolume: async (workspace) => void (await createVolumeDir(host, workspace.id, workspace.uid)),
     deleteVolume: (workspace) =>
       serialized(workspace.id, async () => {
+        await stopPod(host, workspace); // the network a sleep kept goes too
         await replicas.forgetAll(workspace);
         await deleteVolumeDir(host, workspace.id);
       }),
@@ -120,17 +126,16 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),
     podTemplate: (workspace) => editorPodTemplate(host, workspace),
-    stopWorkspace: async (workspace) => {
-      await stageSteps.abortAll(workspace);
-      await serialized(workspace.id, () => stopPod(host, workspace));
-      await replicas.stopAll(workspace);
-    },
+    stopWorkspace,
     editorState: (workspace) => observeEditor(host, workspace),
     landscapeFilesFingerprint: async (workspace) => {
       const record = await readPodRecord(host, workspace.id);
       return record && (await fetchAgentStatus(record.host, record.agentPort, 3000))?.landscapeFiles; // generous: a busy pod still counts
     },
-    archiveVolume: (workspace, archiveFile) => serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile)),
+    archiveVolume: async (workspace, archiveFile) => {
+      await stopWorkspace(workspace); // an archived workspace keeps no network
+      return serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile));
+    },
     restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
     // Only root can hand files to another UID.
     reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, () => reownWorkspaceFiles(host, workspace.id, uid, signal)) : undefined,
@@ -242,11 +247,15 @@ async function waitForEditor(
   }
 }
 
-/** The phases inside the pod, from the times its agent reports (absent from an older agent). */
+/**
+ * The phases inside the pod, from the times its agent reports (absent from an older agent). The agent starts the
+ * editor before it loads the rest of itself: "agent start" is what its listening took beyond the editor's spawn
+ * (0 when the editor's start is the longer one), "editor start" the rest.
+ */
 function markAgentPhases(timeline: PhaseTimeline, agent: AgentStatus): void {
   if (agent.startedAt !== undefined) timeline.mark('node start', agent.startedAt);
-  if (agent.listeningAt !== undefined) timeline.mark('agent start', agent.listeningAt);
   if (agent.editor.startedAt !== undefined) timeline.mark('editor spawn', agent.editor.startedAt);
+  if (agent.listeningAt !== undefined) timeline.mark('agent start', agent.listeningAt);
   if (agent.editor.answeredAt !== undefined) timeline.mark('editor start', agent.editor.answeredAt);
   timeline.mark('readiness seen');
 }

@@ -1,12 +1,60 @@
 // A pod's network namespace with a veth pair to the host (only when the server runs as root). The host reaches the
-// pod at its address; the pod has no route beyond its /30 (no NAT is set up).
-import { access } from 'node:fs/promises';
+// pod at its address; the pod has no route beyond its /30 (no NAT is set up). A sleeping workspace keeps its
+// network (docs/runtime.md, "How long a wake takes"): the host end of the pair carries an ownership mark, its
+// alias, written once the network is complete, so a wake reuses only a network this installation made whole.
+import { createHash } from 'node:crypto';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PodNetwork } from './addresses.ts';
 import { ipBatch, killProcess, runChecked, runCommand } from './processes.ts';
 
 /** Where `ip netns add` keeps named namespaces (iproute2's NETNS_RUN_DIR). */
 const NETNS_DIR = '/run/netns';
+
+/**
+ * Who made a network: `svc:<hash of the data directory>`. Names of namespaces and links derive from workspace ids
+ * alone, so a namespace of the same name may be a leftover of another installation or of a run that was killed
+ * half-way; only one carrying this installation's mark is reused, any other is removed and made afresh.
+ */
+export function networkOwner(dataDir: string): string {
+  return `svc:${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 12)}`;
+}
+
+/** The mark of a complete pod network of `owner`: owner and subnet (a changed address range makes it stale). */
+export const podNetworkMark = (owner: string, network: Pick<PodNetwork, 'subnet'>) => `${owner} ${network.subnet}`;
+
+/** A host link's alias (`ip link set ... alias`), read from sysfs without starting `ip`; undefined without the link. */
+export async function linkMark(name: string): Promise<string | undefined> {
+  const text = await readFile(path.join('/sys/class/net', name, 'ifalias'), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : text.trim();
+}
+
+/** Sets a host link's alias through sysfs (root only). */
+export async function setLinkMark(name: string, mark: string): Promise<void> {
+  await writeFile(path.join('/sys/class/net', name, 'ifalias'), mark);
+}
+
+/**
+ * A host link's index: the kernel numbers new links upwards, so a link made again under the same name has another
+ * index, which tells "the same switch as before" from "a switch of the same name".
+ */
+export async function linkIndex(name: string): Promise<string | undefined> {
+  return readFile(path.join('/sys/class/net', name, 'ifindex'), 'utf8').then((text) => text.trim(), () => undefined);
+}
+
+/**
+ * The pod network as a wake finds it: kept from before the sleep when its namespace is there and its host link
+ * carries `owner`'s mark (nothing is started then), else made afresh and marked. Answers the link's mark as it is
+ * now (the mark with what was linked to it since, see pods.ts).
+ */
+export async function ensurePodNetwork(network: PodNetwork, addressRange: string, owner: string): Promise<string> {
+  const mark = podNetworkMark(owner, network);
+  const found = await linkMark(network.hostVeth);
+  if (found !== undefined && (found === mark || found.startsWith(`${mark} `)) && (await netnsExists(network.netns))) return found;
+  await createPodNetwork(network, addressRange);
+  await setLinkMark(network.hostVeth, mark);
+  return mark;
+}
 
 /**
  * Creates the namespace and the veth pair, after removing leftovers of an earlier pod of the same workspace. The

@@ -12,10 +12,10 @@ import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from '../../agent/p
 import { shellQuote } from '../../agent/shell.ts';
 import { freeLoopbackPort } from '../../core/loopback.ts';
 import type { PhaseTimeline } from '../../core/phases.ts';
-import { RuntimeFailure, type WorkspaceRef } from '../driver.ts';
+import { RuntimeFailure, type StopOptions, type WorkspaceRef } from '../driver.ts';
 import { podNetworkOf, type PodNetwork } from './addresses.ts';
 import { podFailureReason } from './editor-status.ts';
-import { createPodNetwork, removePodNetwork } from './network.ts';
+import { ensurePodNetwork, networkOwner, podNetworkMark, removePodNetwork, setLinkMark } from './network.ts';
 import { isSameProcess, killProcess, minimalEnv, pidNamespaceOf, pollUntil, processesInNamespace, processStartTime } from './processes.ts';
 import { AGENT_MAIN, EDITOR_MAIN, stageAgentBundle } from './agent-bundle.ts';
 import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind } from './sandbox.ts';
@@ -95,8 +95,11 @@ export async function logFileTail(file: string): Promise<string | undefined> {
 export interface WorkspaceWiring {
   /** The workspace's /etc/hosts, bound read-only (it exists before the pod starts). */
   hostsFile: string;
-  /** Links the pod's network namespace to the workspace's service network (as root). */
-  attach?: (netns: string) => Promise<void>;
+  /**
+   * Links the pod's network namespace to the workspace's service network (as root); `mark` names that switch, so
+   * a pod network kept from before a sleep and still linked to the same switch is not linked again.
+   */
+  attach?: { mark: string; link: (netns: string) => Promise<void> };
 }
 
 /**
@@ -169,13 +172,24 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
   return record;
 }
 
-/** The pod's own network and the workspace's wiring, made at the same time; the pod is then linked to the service network. */
+/**
+ * The pod's own network and the workspace's wiring, made at the same time (or found as a sleep left them); the pod
+ * is then linked to the service network unless its host link's mark says it is linked to that switch already.
+ */
 async function wirePod(host: PodHost, wiringMade: Promise<WorkspaceWiring>, network: PodNetwork | undefined): Promise<WorkspaceWiring> {
-  const [wiring, created] = await Promise.allSettled([wiringMade, network ? createPodNetwork(network, host.addressRange) : Promise.resolve()]);
+  const owner = networkOwner(host.dataDir);
+  const [wiring, found] = await Promise.allSettled([wiringMade, network ? ensurePodNetwork(network, host.addressRange, owner) : Promise.resolve('')]);
   try {
     if (wiring.status === 'rejected') throw wiring.reason;
-    if (created.status === 'rejected') throw new RuntimeFailure('agent', (created.reason as Error).message);
-    if (network) await wiring.value.attach?.(network.netns);
+    if (found.status === 'rejected') throw new RuntimeFailure('agent', (found.reason as Error).message);
+    const attach = wiring.value.attach;
+    if (network && attach) {
+      const linked = `${podNetworkMark(owner, network)} ${attach.mark}`;
+      if (found.value !== linked) {
+        await attach.link(network.netns);
+        await setLinkMark(network.hostVeth, linked);
+      }
+    }
     return wiring.value;
   } catch (error) {
     if (network) await removePodNetwork(network);
@@ -282,13 +296,14 @@ function readInfo(stream: Readable): Promise<{ 'child-pid'?: number } | undefine
 
 /**
  * Ends every process of the pod (its process group, its PID 1, anything left in its PID namespace), removes its
- * network and its record. Idempotent; also cleans up after a pod that died or a start that failed half-way.
+ * network (kept when the workspace goes to sleep: its wake reuses it) and its record. Idempotent; also cleans up
+ * after a pod that died or a start that failed half-way.
  */
-export async function stopPod(host: PodHost, workspace: WorkspaceRef): Promise<void> {
+export async function stopPod(host: PodHost, workspace: WorkspaceRef, options?: StopOptions): Promise<void> {
   const record = await readPodRecord(host, workspace.id);
   if (record) await killPod(record);
   await removePodCgroup(host, host.cgroupNames.editor(workspace.id));
-  if (host.asRoot) await removePodNetwork(record?.network ?? podNetworkOf(workspace.id, host.addressRange));
+  if (host.asRoot && !options?.sleeping) await removePodNetwork(record?.network ?? podNetworkOf(workspace.id, host.addressRange));
   await rm(recordFile(host, workspace.id), { force: true });
 }
 

@@ -3,7 +3,7 @@
 // asked of their agents and their logs read from their directories. Changes to one workspace's replicas run one at
 // a time; a restarted server finds everything again under <data dir>/pods/<id>/.
 import { rm, stat } from 'node:fs/promises';
-import type { LogRead, ReplicaDriver, ReplicaObservation, ReplicaSpec, WorkspaceRef } from '../driver.ts';
+import type { LogRead, ReplicaDriver, ReplicaObservation, ReplicaSpec, StopOptions, WorkspaceRef } from '../driver.ts';
 import { RuntimeFailure } from '../driver.ts';
 import { REPLICA_SLOTS, replicaAddressOf, type ServiceNetwork } from './addresses.ts';
 import { fetchReplicaStatus } from './agent-client.ts';
@@ -17,7 +17,8 @@ import {
   workspaceRuntimeDir, writeReplicaRecord, type ReplicaRecord,
 } from './replica-files.ts';
 import { endReplicaPod, launchReplicaPod, type ReplicaPodHost } from './replica-pods.ts';
-import { EDITOR_SWITCH_LINK, attachToServiceNetwork, ensureServiceNetwork, removeRecordedServiceNetwork } from './service-network.ts';
+import { EDITOR_SWITCH_LINK, attachToServiceNetwork, ensureServiceNetwork, removeRecordedServiceNetwork, serviceLinkMark } from './service-network.ts';
+import { networkOwner } from './network.ts';
 import { exists, volumeDir } from './volumes.ts';
 import { listManagedPlacements, placeManaged, relinkManagedPlacements, unplaceManaged } from './managed-placement.ts';
 
@@ -31,8 +32,11 @@ export type WorkspaceQueue = <T>(id: number, work: () => Promise<T>) => Promise<
 export type LocalReplicaDriver = Omit<ReplicaDriver, 'runStageStep' | 'stageStepLogs'> & {
   /** The hosts file and (as root) the service network, ready before the workspace's editor pod starts. */
   wireEditor(workspace: WorkspaceRef): Promise<WorkspaceWiring>;
-  /** Stops every replica (they read `stopped`) and, once the editor pod is gone too, the service network. */
-  stopAll(workspace: WorkspaceRef): Promise<void>;
+  /**
+   * Stops every replica (they read `stopped`) and, once the editor pod is gone too, removes the service network,
+   * unless the workspace is going to sleep: its wake then finds the network as it was.
+   */
+  stopAll(workspace: WorkspaceRef, options?: StopOptions): Promise<void>;
   /** Stops every replica and forgets the workspace's runtime files (its volume is going away). */
   forgetAll(workspace: WorkspaceRef): Promise<void>;
 };
@@ -44,7 +48,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
 
   const ensureNetwork = async (id: number): Promise<ServiceNetwork | undefined> => {
     if (!host.asRoot) return undefined;
-    return ensureServiceNetwork(runtimeDir(id), id, host.serviceAddressRange).catch((error: Error) => {
+    return ensureServiceNetwork(runtimeDir(id), id, host.serviceAddressRange, networkOwner(host.dataDir)).catch((error: Error) => {
       throw new RuntimeFailure('agent', `the workspace's service network could not be set up: ${error.message}`);
     });
   };
@@ -59,8 +63,8 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
 
   const managedAddresses = async (id: number) => (await listManagedPlacements(host.dataDir, id)).map((p) => p.address);
 
-  const stopOne = async (record: ReplicaRecord): Promise<void> => {
-    await endReplicaPod(host, record);
+  const stopOne = async (record: ReplicaRecord, options?: StopOptions): Promise<void> => {
+    await endReplicaPod(host, record, { keepNetwork: options?.sleeping });
     await writeReplicaRecord(host.dataDir, { ...record, stoppedAt: record.stoppedAt ?? host.now().toISOString() });
   };
 
@@ -68,7 +72,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
     const earlier = await readReplicaRecord(host.dataDir, workspace.id, spec.service, spec.index);
     if (earlier) {
-      await endReplicaPod(host, earlier); // a start on a running replica starts it afresh
+      await endReplicaPod(host, earlier, { keepNetwork: true }); // a start on a running replica starts it afresh, in its namespace
       await rm(replicaRecordFile(host.dataDir, workspace.id, spec.service, spec.index), { force: true });
     }
     await createRuntimeDirs(host.dataDir, workspace.id);
@@ -163,16 +167,19 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
         const network = await ensureNetwork(workspace.id);
         // The workspace's managed services are reached again as soon as it runs, without a Sync.
         if (network) await relinkManagedPlacements(host.dataDir, workspace.id, network);
-        const attach = network && ((netns: string) => attachToServiceNetwork(network, netns, EDITOR_SWITCH_LINK, network.editorAddress));
+        const attach = network && {
+          mark: await serviceLinkMark(network),
+          link: (netns: string) => attachToServiceNetwork(network, netns, EDITOR_SWITCH_LINK, network.editorAddress),
+        };
         return { hostsFile: hostsFileOf(host.dataDir, workspace.id), attach };
       }),
 
-    stopAll: (workspace) =>
+    stopAll: (workspace, options) =>
       serialized(workspace.id, async () => {
         const records = await listReplicaRecords(host.dataDir, workspace.id);
-        for (const record of records) await stopOne(record);
+        for (const record of records) await stopOne(record, options);
         if (records.length > 0) await rewriteHostsFile(workspace.id);
-        if (host.asRoot) await removeRecordedServiceNetwork(runtimeDir(workspace.id));
+        if (host.asRoot && !options?.sleeping) await removeRecordedServiceNetwork(runtimeDir(workspace.id));
       }),
 
     placeManagedService: (workspace, name) =>

@@ -11,7 +11,7 @@ import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ContainerProcess
 import { shellQuote } from '../../agent/shell.ts';
 import { freeLoopbackPort } from '../../core/loopback.ts';
 import { RuntimeFailure, type PinnedRoot, type ReplicaSpec, type WorkspaceRef } from '../driver.ts';
-import { replicaNetnsOf, replicaSwitchLinkOf, type ServiceNetwork } from './addresses.ts';
+import { replicaNetnsOf, replicaSwitchLinkOf, SERVICE_SUBNET_PREFIX, type ServiceNetwork } from './addresses.ts';
 import { agentScript, bundleFor, killPod, newAgentToken, spawnDetached, type PodHost } from './pods.ts';
 import { runCommand } from './processes.ts';
 import { containerProcessOf, DEFAULT_CONTAINER_HOME, DEFAULT_CONTAINER_PATH, imageEnv } from '../container-process.ts';
@@ -22,8 +22,8 @@ import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } fro
 import { closeMounts, containerPodReserved, imageStepsPodReserved, openMounts, stepsPodReserved, type OpenMount } from './replica-mounts.ts';
 import { createReplicaDir, replicaDirOf, replicaOutputFile, replicaPasswdFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
 import { agentBinds, POD_APP_DIR, sandboxCommand, type DescriptorBind } from './sandbox.ts';
-import { removeNetns } from './network.ts';
-import { attachToServiceNetwork, createReplicaNetns } from './service-network.ts';
+import { netnsExists, removeNetns } from './network.ts';
+import { attachToServiceNetwork, createReplicaNetns, POD_LINK } from './service-network.ts';
 import { volumeDir } from './volumes.ts';
 import { createPodCgroup, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, replicaPlan } from './pod-limits.ts';
 
@@ -221,15 +221,25 @@ function containerOf(spec: ReplicaSpec, workspace: WorkspaceRef): ContainerProce
   return process;
 }
 
-/** Ends every process of the replica's pod, removes its cgroup and its network namespace (idempotent). */
-export async function endReplicaPod(host: ReplicaPodHost, record: ReplicaRecord): Promise<void> {
+/**
+ * Ends every process of the replica's pod, removes its cgroup and its network namespace (idempotent). `keepNetwork`:
+ * the namespace stays, linked to the switch, for the next start of the replica (a sleep, a restart).
+ */
+export async function endReplicaPod(host: ReplicaPodHost, record: ReplicaRecord, options?: { keepNetwork?: boolean }): Promise<void> {
   await killPod(record);
   await removePodCgroup(host, host.cgroupNames.replica(record.workspaceId, record.service, record.index));
-  if (record.netns) await removeNetns(record.netns);
+  if (record.netns && !options?.keepNetwork) await removeNetns(record.netns);
 }
 
+/**
+ * The replica's namespace linked to the switch at `address`: the one a sleep kept when its link is there with that
+ * address (one `ip` instead of six), else made afresh. Its link's other end is in the switch: a veth pair dies as a
+ * whole, so the link is there only while the switch it was made with is (a switch not this installation's is never
+ * kept, service-network.ts).
+ */
 async function joinServiceNetwork(netns: string, network: ServiceNetwork, link: string, address: string): Promise<void> {
   try {
+    if (await isLinkedAt(netns, address)) return;
     await createReplicaNetns(netns);
     await attachToServiceNetwork(network, netns, link, address);
   } catch (error) {
@@ -279,4 +289,10 @@ async function createVolumeDirectory(host: ReplicaPodHost, workspace: WorkspaceR
   if (result.code !== 0) {
     throw new RuntimeFailure('agent', `the mount source ${from} could not be created: ${result.stderr.trim().split('\n').at(-1) ?? `exit code ${result.code}`}`);
   }
+}
+
+async function isLinkedAt(netns: string, address: string): Promise<boolean> {
+  if (!(await netnsExists(netns))) return false;
+  const shown = await runCommand('ip', ['-n', netns, '-o', '-4', 'addr', 'show', 'dev', POD_LINK, 'up']);
+  return shown.code === 0 && shown.stdout.includes(` ${address}/${SERVICE_SUBNET_PREFIX} `);
 }

@@ -4,7 +4,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
-import { removeNetns, removePodNetwork } from './network.ts';
+import { linkIndex, linkMark, netnsExists, removeNetns, removePodNetwork, setLinkMark } from './network.ts';
 import { ipBatch, runChecked, runCommand } from './processes.ts';
 
 const BRIDGE = 'br0';
@@ -16,13 +16,17 @@ export const EDITOR_SWITCH_LINK = 'editor0';
 const recordFile = (workspaceDir: string) => path.join(workspaceDir, 'network.json');
 
 /**
- * The workspace's service network, created when it is not there or is broken (idempotent). Its block of `range`
- * is the first one, from the id on, that no interface of this host uses; `workspaceDir` keeps which.
+ * The workspace's service network, created when it is not there, is broken or is not this installation's
+ * (idempotent). Its block of `range` is the first one, from the id on, that no interface of this host uses;
+ * `workspaceDir` keeps which. The switch's host link carries `owner`'s mark (network.ts) once it is complete: a
+ * recorded network with it is taken as it is, without starting a process; a namespace of the same name without it
+ * (a leftover of a killed run or of another installation) is removed first, or `ip netns add` fails.
  */
-export async function ensureServiceNetwork(workspaceDir: string, id: number, range: string): Promise<ServiceNetwork> {
+export async function ensureServiceNetwork(workspaceDir: string, id: number, range: string, owner: string): Promise<ServiceNetwork> {
   const recorded = await readFile(recordFile(workspaceDir), 'utf8').then((text) => JSON.parse(text) as ServiceNetwork, () => undefined);
-  if (recorded && (await isServiceNetworkUp(recorded))) return recorded;
+  if (recorded && (await isServiceNetworkUp(recorded, owner))) return recorded;
   if (recorded) await removeServiceNetwork(recorded);
+  await removeServiceNetwork(serviceNetworkOf(id, range)); // names do not depend on the block
   const { prefix } = parsePrivateRange(range);
   const blocks = 2 ** (SERVICE_SUBNET_PREFIX - prefix);
   for (let attempt = 0; attempt < blocks; attempt++) {
@@ -33,12 +37,23 @@ export async function ensureServiceNetwork(workspaceDir: string, id: number, ran
       await removeServiceNetwork(network); // another workspace took the block at the same moment
       continue;
     }
+    await setLinkMark(network.hostVeth, serviceNetworkMark(owner, network));
     await mkdir(workspaceDir, { recursive: true });
     await writeFile(`${recordFile(workspaceDir)}.partial`, JSON.stringify(network), { mode: 0o600 });
     await rename(`${recordFile(workspaceDir)}.partial`, recordFile(workspaceDir));
     return network;
   }
   throw new Error(`every block of the service address range ${range} is in use on this host`);
+}
+
+const serviceNetworkMark = (owner: string, network: ServiceNetwork) => `${owner} ${network.subnet}`;
+
+/**
+ * What the editor pod's link to the switch is marked with on its own host link (pods.ts): the switch's identity
+ * (its host link's index) and the pod's address on it. A switch made again since has another index.
+ */
+export async function serviceLinkMark(network: ServiceNetwork): Promise<string> {
+  return `lan ${await linkIndex(network.hostVeth)} ${network.editorAddress}`;
 }
 
 /** Removes the switch and with it every link to it (pods keep running, without their service network). */
@@ -51,12 +66,9 @@ export async function removeRecordedServiceNetwork(workspaceDir: string): Promis
 /** Deleting the switch's namespace deletes the bridge and every link to it, the host's included. */
 const removeServiceNetwork = (network: ServiceNetwork) => removePodNetwork(network);
 
-async function isServiceNetworkUp(network: ServiceNetwork): Promise<boolean> {
-  const [bridge, host] = await Promise.all([
-    runCommand('ip', ['-n', network.netns, 'link', 'show', BRIDGE]),
-    runCommand('ip', ['-o', '-4', 'addr', 'show', 'dev', network.hostVeth]),
-  ]);
-  return bridge.code === 0 && host.code === 0 && host.stdout.includes(` ${network.hostAddress}/`);
+/** Complete and this installation's: the namespace is there and its host link carries the mark written last. */
+async function isServiceNetworkUp(network: ServiceNetwork, owner: string): Promise<boolean> {
+  return (await linkMark(network.hostVeth)) === serviceNetworkMark(owner, network) && (await netnsExists(network.netns));
 }
 
 /** Names of the host's interfaces with an address in `subnet`. */
