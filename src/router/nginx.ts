@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { freeLoopbackPort, freePortOn } from '../core/loopback.ts';
 import { admissionLua, directLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, tlsServers, workspaceLocations, type NginxSettings } from './nginx-config.ts';
 import { workspaceConfig } from './nginx-map.ts';
+import type { WildcardCertificate } from '../domains/wildcard.ts';
 import type { WorkspaceRouting } from './workspace-routes.ts';
 
 const run = promisify(execFile);
@@ -137,6 +138,8 @@ export class NginxDataPlane {
   private binary?: string;
   /** With --tls-listen: the `listen` address, the port, and the custom domains' certificates (name -> PEMs). */
   private tls?: { listen: string; port: number };
+  /** With --tls-wildcard-cert: the installation's wildcard certificate. */
+  private wildcard?: WildcardCertificate;
   private certificates = new Map<string, { certificate: string; key: string }>();
 
   /**
@@ -187,14 +190,24 @@ export class NginxDataPlane {
     return { name, certificate: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
   }
 
+  /** The wildcard certificate's files (a name no domain can have: labels hold no underscore). */
+  private wildcardFiles() {
+    const dir = path.join(this.settings!.dir, 'certs');
+    return { certificate: path.join(dir, '_wildcard.crt'), key: path.join(dir, '_wildcard.key') };
+  }
+
   private render(): string {
     const files = nginxFiles(this.settings!.dir);
-    const tls = this.tls ? tlsServers(this.settings!, this.tls.listen, [...this.certificates.keys()].map((name) => this.certificateFiles(name))) : '';
+    const wildcard = this.tls && this.wildcard ? { names: this.wildcard.names, ...this.wildcardFiles() } : undefined;
+    const tls = this.tls ? tlsServers(this.settings!, this.tls.listen, [...this.certificates.keys()].map((name) => this.certificateFiles(name)), wildcard) : '';
+    // Workspace hosts nginx serves itself take TLS too when the wildcard certificate covers them.
+    const workspaceTls = wildcard && this.wildcard!.covers(`w1.${this.workspaceDomain}`) ? { listen: this.tls!.listen, ...this.wildcardFiles() } : undefined;
     return tls + workspaceConfig(this.routings.values(), {
       domain: this.workspaceDomain,
       listen: listenOf(this.settings!),
       workspaceInclude: files.workspaceInclude,
       directInclude: files.directInclude,
+      tls: workspaceTls,
     });
   }
 
@@ -213,7 +226,7 @@ export class NginxDataPlane {
   }
 
   /** Starts nginx; the port it listens on (a free one when `listenPort` is 0). */
-  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number } }): Promise<number> {
+  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number }; wildcard?: WildcardCertificate }): Promise<number> {
     this.binary = await ensureNginx(this.log);
     await this.endLeftBehind();
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
@@ -223,6 +236,7 @@ export class NginxDataPlane {
     if (options.tlsListen) {
       const tlsPort = options.tlsListen.port || (await freePortOn(options.tlsListen.host));
       this.tls = { listen: listenOf({ listenHost: options.tlsListen.host, listenPort: tlsPort }), port: tlsPort };
+      this.wildcard = options.wildcard;
     }
     this.settings = { ...options, listenPort: port, dir, workerUser: root ? 'nobody nogroup' : undefined, controlPort: await freeLoopbackPort() };
     // Workers (not root when svc is root) write request bodies they buffer there; only their user may read them.
@@ -322,7 +336,11 @@ export class NginxDataPlane {
     await writeFile(files.admission, admissionLua(settings));
     await writeFile(files.workspaceInclude, workspaceLocations(settings));
     await writeFile(files.directInclude, directLocation(settings));
-    if (this.certificates.size > 0) await mkdir(path.join(settings.dir, 'certs'), { recursive: true, mode: 0o700 });
+    if (this.certificates.size > 0 || this.wildcard) await mkdir(path.join(settings.dir, 'certs'), { recursive: true, mode: 0o700 });
+    if (this.wildcard) {
+      await writeFile(this.wildcardFiles().certificate, this.wildcard.certificate, { mode: 0o600 });
+      await writeFile(this.wildcardFiles().key, this.wildcard.key, { mode: 0o600 });
+    }
     for (const [name, pems] of this.certificates) {
       const target = this.certificateFiles(name);
       await writeFile(target.certificate, pems.certificate, { mode: 0o600 });
