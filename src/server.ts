@@ -32,7 +32,7 @@ import { Router } from './router/router.ts';
 import { Domains } from './domains/index.ts';
 import { defaultVerificationSettings } from './domains/verification.ts';
 import { ServedCertificates } from './domains/served-certificates.ts';
-import { loadWildcardCertificate } from './domains/wildcard.ts';
+import { loadWildcardCertificate, WildcardFiles, type WildcardCertificate } from './domains/wildcard.ts';
 import { NodeTlsListener } from './router/node-tls.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
 
@@ -53,6 +53,8 @@ export interface RunningServer {
   dataPlane?: NginxDataPlane;
   /** The port where the data plane (nginx or node) terminates TLS, with --tls-listen. */
   tlsPort(): number | undefined;
+  /** The installation's wildcard certificate files, read again every minute (tests read them at once). */
+  wildcard?: WildcardFiles;
   /** Custom domains (tests run their checks after moving the clock). */
   domains: Domains;
   close(): Promise<void>;
@@ -130,6 +132,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   await mkdir(config.dataDir, { recursive: true });
   config.plans = await loadPlans(config.plansFile);
   const wildcard = config.tlsWildcardCert ? await loadWildcardCertificate(config.tlsWildcardCert, config.tlsWildcardKey!, clock.now()) : undefined;
+  // A renewed wildcard certificate (the operator's files change) reaches the data plane and the domains' states.
+  let onWildcardChange: (next: WildcardCertificate) => Promise<void> = () => Promise.resolve();
+  const wildcardFiles = wildcard && new WildcardFiles(wildcard, { certificateFile: config.tlsWildcardCert!, keyFile: config.tlsWildcardKey!, now: () => clock.now(), onChange: (next) => onWildcardChange(next), log: (m) => logger?.warn(m) });
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -196,11 +201,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       settings: { ...defaultVerificationSettings, lapseMs: config.domainLapseSeconds * 1000, unverifiedKeepMs: config.domainUnverifiedSeconds * 1000 },
       secrets,
       tls: servedCertificates !== undefined,
-      wildcard,
+      wildcard: wildcardFiles && (() => wildcardFiles.certificate),
       acme: config.acmeDirectory ? { directoryUrl: config.acmeDirectory, email: config.acmeEmail, caFile: config.acmeCaFile, accountKeyFile: path.join(config.dataDir, 'acme-account.pem') } : undefined,
       log: (m) => logger?.warn(m),
     });
     domains = domainsOfServer;
+    onWildcardChange = async (next) => {
+      await (nginx ?? nodeTls)?.wildcardChanged(next);
+      await domainsOfServer.wildcardChanged();
+    };
     // Mail of the outbox goes out through the configured server; without one, nothing is queued (links are shown).
     if (config.smtpUrl) {
       mail = new MailWorker({ pool: database.pool, clock, hub, serverId: presence.serverId, smtp: parseSmtpUrl(config.smtpUrl), from: config.mailFrom, firstRetryMs: config.mailRetrySeconds * 1000, log: (m) => logger?.warn(m) });
@@ -239,6 +248,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     );
     chores.start();
     await domainsOfServer.start();
+    wildcardFiles?.start();
     return {
       url: config.baseUrl,
       config,
@@ -250,9 +260,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       firstSignInLink,
       dataPlane: nginx,
       tlsPort: () => nginx?.tlsPort ?? nodeTls?.tlsPort,
+      wildcard: wildcardFiles,
       domains: domainsOfServer,
       async close() {
         chores.close();
+        await wildcardFiles?.close();
         await domainsOfServer.close();
         await nginx?.stop();
         await nodeTls?.close();

@@ -25,8 +25,8 @@ export interface DomainsOptions {
   acme?: AcmeSettings;
   /** Whether the data plane terminates TLS for custom domains (--tls-listen). */
   tls: boolean;
-  /** The installation's wildcard certificate: the names it covers are Covered (no ACME order). */
-  wildcard?: { covers(name: string): boolean };
+  /** The installation's wildcard certificate (as it is now): the names it covers are Covered (no ACME order). */
+  wildcard?: () => { covers(name: string): boolean };
   log: (message: string) => void;
 }
 
@@ -58,7 +58,7 @@ export class Domains {
    * edge objects for the domain, which is "Not managed" (3.6).
    */
   certificateWhenVerified(row: Pick<CustomDomainRow, 'name'>): CertificateState {
-    if (this.options.tls && this.options.wildcard?.covers(row.name)) return 'covered';
+    if (this.options.tls && this.options.wildcard?.().covers(row.name)) return 'covered';
     return this.issuer ? 'being-issued' : 'not-managed';
   }
 
@@ -66,6 +66,12 @@ export class Domains {
   async start(): Promise<void> {
     await this.reconcileCertificates();
     this.checker.start();
+  }
+
+  /** After the wildcard certificate changed (its names may have): verified domains follow it. */
+  async wildcardChanged(): Promise<void> {
+    await this.reconcileCertificates();
+    this.checker.checkSoon();
   }
 
   private async reconcileCertificates(): Promise<void> {

@@ -41,6 +41,57 @@ export async function loadWildcardCertificate(certificateFile: string, keyFile: 
   return { certificate, key, names, notAfter: checked.notAfter, covers: (name) => leaf.checkHost(name, { subject: 'never' }) !== undefined };
 }
 
+/** A data plane that serves the wildcard certificate (nginx reloads, node swaps its context). */
+export interface WildcardTarget {
+  wildcardChanged(wildcard: WildcardCertificate): Promise<void>;
+}
+
+/**
+ * The operator's files, read again every `intervalMs` (and when asked): a renewed wildcard certificate reaches the
+ * data plane without a restart of svc; one that does not check out is logged and the one served stays.
+ */
+export class WildcardFiles {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+
+  constructor(
+    private current: WildcardCertificate,
+    private readonly deps: { certificateFile: string; keyFile: string; now: () => Date; onChange: (next: WildcardCertificate) => Promise<void>; log: (m: string) => void; intervalMs?: number },
+  ) {}
+
+  get certificate(): WildcardCertificate {
+    return this.current;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.checkNow(), this.deps.intervalMs ?? 60_000);
+    this.timer.unref();
+  }
+
+  close(): Promise<void> | undefined {
+    clearInterval(this.timer);
+    return this.running;
+  }
+
+  /** Reads the files now; resolves once a changed certificate is served (true) or nothing changed (false). */
+  async checkNow(): Promise<boolean> {
+    await this.running;
+    let changed = false;
+    this.running = (async () => {
+      const [certificate, key] = await Promise.all([readFile(this.deps.certificateFile, 'utf8'), readFile(this.deps.keyFile, 'utf8')]);
+      if (certificate === this.current.certificate && key === this.current.key) return;
+      const next = await loadWildcardCertificate(this.deps.certificateFile, this.deps.keyFile, this.deps.now());
+      this.current = next;
+      await this.deps.onChange(next);
+      changed = true;
+      this.deps.log(`tls: the wildcard certificate for ${next.names.join(', ')} (valid until ${next.notAfter.toISOString()}) is served now`);
+    })().catch((error: Error) => this.deps.log(`tls: the wildcard certificate was not replaced: ${error.message}`));
+    await this.running;
+    this.running = undefined;
+    return changed;
+  }
+}
+
 /** A certificate the data plane serves for a name. */
 export interface NamedCertificate {
   name: string;

@@ -14,11 +14,11 @@ export class NodeTlsListener {
   private server?: https.Server;
   private own = new Map<string, SecureContext>();
   private pems = new Map<string, string>();
-  private readonly wildcardContext?: SecureContext;
+  private wildcardContext?: SecureContext;
   private boundPort?: number;
 
   constructor(
-    private readonly wildcard: WildcardCertificate | undefined,
+    private wildcard: WildcardCertificate | undefined,
     private readonly log: (m: string) => void,
   ) {
     this.wildcardContext = wildcard && tls.createSecureContext({ cert: wildcard.certificate, key: wildcard.key });
@@ -27,6 +27,12 @@ export class NodeTlsListener {
   /** The port it listens on, once started. */
   get tlsPort(): number | undefined {
     return this.boundPort;
+  }
+
+  /** A renewed wildcard certificate: the next handshake for a name it covers uses it. */
+  async wildcardChanged(wildcard: WildcardCertificate): Promise<void> {
+    this.wildcardContext = tls.createSecureContext({ cert: wildcard.certificate, key: wildcard.key });
+    this.wildcard = wildcard;
   }
 
   /** The custom domains' certificates: the next handshake for a name uses its new one. */

@@ -1,7 +1,8 @@
 // The installation's wildcard certificate over real TLS handshakes (issue 20), for either data plane: a custom
 // domain under its parent is Covered (no ACME order although a CA is configured) and served with it; workspace hosts
 // answer over HTTPS; a domain's own certificate wins over the wildcard by SNI; other names get no handshake; and a
-// request in flight over TLS finishes while new certificates are loaded (nginx reloads, node swaps contexts).
+// request in flight over TLS finishes while new certificates are loaded (nginx reloads, node swaps contexts); a
+// renewed wildcard certificate is served without a restart, and names it no longer covers are no longer Covered.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';
@@ -117,6 +118,7 @@ export function wildcardSuite(dataPlane: 'nginx' | 'node'): void {
   });
 
   let shopRecords: Record<string, string[]> = {};
+  let ownCa: string;
 
   test(`${dataPlane}: a custom domain under the wildcard's parent is Covered (no ACME order) and served over HTTPS with it; plain HTTP redirects`, async () => {
     const shop = await verifiedDomain('shop.custom.test', {});
@@ -151,6 +153,7 @@ export function wildcardSuite(dataPlane: 'nginx' | 'node'): void {
     const held = overTls(host, '/hold', wildcard.ca, auth);
     await until(async () => ((await overTls(host, '/held', wildcard.ca, auth)).text === '1' ? true : undefined), 'the request to be held by the workspace');
     const own = await madeCertificate(dir, ['own.custom.test']);
+    ownCa = own.ca;
     // Uploaded certificates are checked against the server's clock, which stands still in tests.
     server.clock.set(new Date(Date.now() + 60_000));
     const domain = await verifiedDomain('own.custom.test', shopRecords);
@@ -166,5 +169,29 @@ export function wildcardSuite(dataPlane: 'nginx' | 'node'): void {
     const finished = await held;
     assert.equal(finished.status, 200);
     assert.equal(finished.text, 'released');
+  });
+
+  test(`${dataPlane}: a renewed wildcard certificate is served without a restart; a broken one is not taken; names it drops are no longer Covered`, async () => {
+    const renewed = await madeCertificate(dir, ['*.apps.test', '*.custom.test']);
+    await writeFile(path.join(dir, 'wildcard.pem'), renewed.certificate);
+    await writeFile(path.join(dir, 'wildcard.key'), renewed.key);
+    assert.equal(await server.server.wildcard!.checkNow(), true);
+    assert.equal((await overTls('shop.custom.test', '/new', renewed.ca)).text, 'web saw /new');
+    await assert.rejects(overTls('shop.custom.test', '/', wildcard.ca), 'the old certificate is no longer served');
+
+    await writeFile(path.join(dir, 'wildcard.key'), (await madeCertificate(dir, ['*.apps.test'])).key);
+    assert.equal(await server.server.wildcard!.checkNow(), false, 'a key that does not match is not taken');
+    assert.equal((await overTls(`w${workspace}.apps.test`, '/still', renewed.ca, { 'svc-authorization': `Bearer ${key}` })).text, 'web saw /still');
+
+    const narrower = await madeCertificate(dir, ['*.apps.test']);
+    await writeFile(path.join(dir, 'wildcard.pem'), narrower.certificate);
+    await writeFile(path.join(dir, 'wildcard.key'), narrower.key);
+    assert.equal(await server.server.wildcard!.checkNow(), true);
+    const shop = (await owner.get(`/teams/${team}/domains`)).body.items.find((d: { name: string }) => d.name === 'shop.custom.test');
+    // An ACME order is due now (Being issued; the CA configured is unreachable, so it fails once acme-client gives up).
+    assert.ok(['being-issued', 'failed'].includes(shop.certificate.state), shop.certificate.state);
+    await assert.rejects(overTls('shop.custom.test', '/', narrower.ca), 'a name the wildcard no longer covers gets no handshake');
+    assert.equal((await overTls(`w${workspace}.apps.test`, '/', narrower.ca, { 'svc-authorization': `Bearer ${key}` })).status, 200);
+    assert.equal((await overTls('own.custom.test', '/', ownCa)).status, 200, 'an uploaded certificate stays');
   });
 }
