@@ -32,6 +32,8 @@ import { Router } from './router/router.ts';
 import { Domains } from './domains/index.ts';
 import { defaultVerificationSettings } from './domains/verification.ts';
 import { ServedCertificates } from './domains/served-certificates.ts';
+import { loadWildcardCertificate, WildcardFiles, type WildcardCertificate } from './domains/wildcard.ts';
+import { NodeTlsListener } from './router/node-tls.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
 
 export interface RunningServer {
@@ -49,6 +51,10 @@ export interface RunningServer {
   firstSignInLink?: string;
   /** nginx, with --data-plane nginx. */
   dataPlane?: NginxDataPlane;
+  /** The port where the data plane (nginx or node) terminates TLS, with --tls-listen. */
+  tlsPort(): number | undefined;
+  /** The installation's wildcard certificate files, read again every minute (tests read them at once). */
+  wildcard?: WildcardFiles;
   /** Custom domains (tests run their checks after moving the clock). */
   domains: Domains;
   close(): Promise<void>;
@@ -125,6 +131,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const log = (message: string) => logger?.info(message);
   await mkdir(config.dataDir, { recursive: true });
   config.plans = await loadPlans(config.plansFile);
+  const wildcard = config.tlsWildcardCert ? await loadWildcardCertificate(config.tlsWildcardCert, config.tlsWildcardKey!, clock.now()) : undefined;
+  // A renewed wildcard certificate (the operator's files change) reaches the data plane and the domains' states.
+  let onWildcardChange: (next: WildcardCertificate) => Promise<void> = () => Promise.resolve();
+  const wildcardFiles = wildcard && new WildcardFiles(wildcard, { certificateFile: config.tlsWildcardCert!, keyFile: config.tlsWildcardKey!, now: () => clock.now(), onChange: (next) => onWildcardChange(next), log: (m) => logger?.warn(m) });
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -145,6 +155,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const nginxPidFile = path.join(config.dataDir, presence.slot === 0 ? 'nginx.pid' : `nginx-${presence.slot}.pid`);
   const nginx = config.dataPlane === 'nginx' ? new NginxDataPlane(config.workspaceDomain, nginxPidFile, (m) => logger?.warn(m)) : undefined;
   const nginxAdmitSecret = nginx ? randomBytes(24).toString('hex') : undefined;
+  // TLS on the node data plane: node's own TLS server (nginx terminates TLS itself).
+  const nodeTls = !nginx && config.tlsListen ? new NodeTlsListener(wildcard, (m) => logger?.warn(m)) : undefined;
   let closeOnFailure: (() => Promise<void>) | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
   try {
@@ -155,7 +167,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
     workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource, serverId: presence.serverId, liveServerIds: () => presence.liveServerIds(database.pool) });
-    const servedCertificates = nginx && config.tlsListen ? new ServedCertificates({ pool: database.pool, secrets, target: nginx, log: (m) => logger?.warn(m) }) : undefined;
+    const tlsTarget = config.tlsListen ? (nginx ?? nodeTls) : undefined;
+    const servedCertificates = tlsTarget && new ServedCertificates({ pool: database.pool, secrets, target: tlsTarget, log: (m) => logger?.warn(m) });
     router = new Router({
       pool: database.pool,
       plans: config.plans,
@@ -175,7 +188,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       onRouting: nginx ? (id, routing) => nginx.routingChanged(id, routing) : undefined,
       onAccessChange: nginx ? () => void nginx.accessChanged() : undefined,
       onDomainChange: servedCertificates && (() => servedCertificates.schedule()),
-      tlsPort: () => nginx?.tlsPort,
+      tlsPort: () => nginx?.tlsPort ?? nodeTls?.tlsPort,
     });
     // A deleted key stops at once on workspace hosts served by nginx too: its cached admissions are dropped first.
     // Console sign-outs (`session:`) do not concern workspace hosts.
@@ -188,10 +201,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       settings: { ...defaultVerificationSettings, lapseMs: config.domainLapseSeconds * 1000, unverifiedKeepMs: config.domainUnverifiedSeconds * 1000 },
       secrets,
       tls: servedCertificates !== undefined,
+      wildcard: wildcardFiles && (() => wildcardFiles.certificate),
       acme: config.acmeDirectory ? { directoryUrl: config.acmeDirectory, email: config.acmeEmail, caFile: config.acmeCaFile, accountKeyFile: path.join(config.dataDir, 'acme-account.pem') } : undefined,
       log: (m) => logger?.warn(m),
     });
     domains = domainsOfServer;
+    onWildcardChange = async (next) => {
+      await (nginx ?? nodeTls)?.wildcardChanged(next);
+      await domainsOfServer.wildcardChanged();
+    };
     // Mail of the outbox goes out through the configured server; without one, nothing is queued (links are shown).
     if (config.smtpUrl) {
       mail = new MailWorker({ pool: database.pool, clock, hub, serverId: presence.serverId, smtp: parseSmtpUrl(config.smtpUrl), from: config.mailFrom, firstRetryMs: config.mailRetrySeconds * 1000, log: (m) => logger?.warn(m) });
@@ -207,7 +225,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
     if (nginx) {
       closeOnFailure = () => app.close();
-      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen });
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen, wildcard });
+      servedCertificates?.schedule();
+    }
+    if (nodeTls) {
+      closeOnFailure = () => app.close();
+      await nodeTls.start(config.tlsListen!.host, config.tlsListen!.port, app.server).catch((error: Error) => {
+        throw new Error(`--tls-listen ${config.tlsListen!.host}:${config.tlsListen!.port}: ${error.message}`);
+      });
       servedCertificates?.schedule();
     }
     if (config.baseUrlDerived) config.baseUrl = urlFor(config.listenHost, port);
@@ -222,7 +247,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       [...workspaces.chores, housekeeping(database, clock)],
     );
     chores.start();
-    domainsOfServer.start();
+    await domainsOfServer.start();
+    wildcardFiles?.start();
     return {
       url: config.baseUrl,
       config,
@@ -233,11 +259,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       collectImages: workspaces.collectImages,
       firstSignInLink,
       dataPlane: nginx,
+      tlsPort: () => nginx?.tlsPort ?? nodeTls?.tlsPort,
+      wildcard: wildcardFiles,
       domains: domainsOfServer,
       async close() {
         chores.close();
+        await wildcardFiles?.close();
         await domainsOfServer.close();
         await nginx?.stop();
+        await nodeTls?.close();
         await app.close();
         await mail?.close();
         router?.close();
@@ -250,6 +280,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       },
     };
   } catch (error) {
+    await nodeTls?.close();
     await closeOnFailure?.().catch(() => undefined);
     await domains?.close();
     await mail?.close();

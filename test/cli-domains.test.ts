@@ -1,10 +1,12 @@
 // `svc domains` as a process against a real server with dnsmasq on loopback: add with routes (a workspace by name),
-// the TXT record to create, show moving to Verified once the record exists, list, bad input, remove.
+// the TXT record to create, show moving to Verified once the record exists, list, bad input, remove; routes added
+// and removed, the settings changed, a re-check that waits for its outcome, a certificate uploaded and removed.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { madeCertificate } from './helpers/certificates.ts';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { startDns, type TestDns } from './helpers/dns.ts';
 import { runSvc } from './helpers/process.ts';
@@ -94,4 +96,77 @@ test('svc domains: add with routes, the TXT record to create, Verified once it e
   assert.equal(removed.code, 0, removed.stderr);
   assert.deepEqual(JSON.parse(removed.stdout), { name: 'shop.test', id: domain.id, deleted: true });
   assert.deepEqual((await owner.get(`/teams/${team}/domains`)).body.items, []);
+});
+
+test('svc domains route-add, route-remove, set, check (waits for the outcome), cert-upload (422 when it does not fit) and cert-remove', async () => {
+  const added = await svc('domains', 'add', 'docs.test', '--team', String(team), '--json');
+  assert.equal(added.code, 0, added.stderr);
+  const id = JSON.parse(added.stdout).id;
+  const read = async () => (await owner.get(`/teams/${team}/domains/${id}`)).body;
+
+  const first = await svc('domains', 'route-add', 'docs.test', '/=site', '--team', String(team));
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /docs\.test: \/ -> workspace \d+ \(dev URL\)/);
+  const second = await svc('domains', 'route-add', 'docs.test', '/api=site:api:9000', '--strip', '--team', String(team), '--json');
+  assert.equal(second.code, 0, second.stderr);
+  assert.deepEqual(JSON.parse(second.stdout).routes, [
+    { path: '/api', workspace_id: workspace, service: 'api', port: 9000, strip: true },
+    { path: '/', workspace_id: workspace, strip: false },
+  ]);
+  const replaced = await svc('domains', 'route-add', 'docs.test', '/api=site:api:9001', '--team', String(team), '--json');
+  assert.deepEqual(JSON.parse(replaced.stdout).routes[0], { path: '/api', workspace_id: workspace, service: 'api', port: 9001, strip: false });
+  const removedRoute = await svc('domains', 'route-remove', 'docs.test', '/', '--team', String(team));
+  assert.equal(removedRoute.code, 0, removedRoute.stderr);
+  assert.deepEqual((await read()).routes.map((r: { path: string }) => r.path), ['/api']);
+  const noRoute = await svc('domains', 'route-remove', 'docs.test', '/nope', '--team', String(team));
+  assert.equal(noRoute.code, 1);
+  assert.match(noRoute.stderr, /docs\.test has no route \/nope \(its routes: \/api\)/);
+  const badPath = await svc('domains', 'route-add', 'docs.test', 'nopath=site', '--team', String(team), '--json');
+  assert.equal(badPath.code, 1);
+  assert.equal(JSON.parse(badPath.stdout).problem.type, 'urn:svc:problem:validation');
+
+  const set = await svc('domains', 'set', 'docs.test', '--timeout', '5', '--body-limit', '1024', '--restricted', 'true', '--team', String(team));
+  assert.equal(set.code, 0, set.stderr);
+  assert.match(set.stdout, /Timeout 5 s, request bodies up to 1024 bytes/);
+  const settings = await read();
+  assert.deepEqual([settings.timeout_seconds, settings.body_limit_bytes, settings.restricted], [5, 1024, true]);
+  assert.equal((await svc('domains', 'set', 'docs.test', '--restricted', 'maybe', '--team', String(team))).code, 2);
+  assert.equal((await svc('domains', 'set', 'docs.test', '--team', String(team))).code, 2);
+
+  const failed = await svc('domains', 'check', 'docs.test', '--team', String(team));
+  assert.equal(failed.code, 0, failed.stderr);
+  assert.match(failed.stdout, /Verification: Failed/);
+  await dns.set({ '_svc.docs.test': [settings.txt_record.value] });
+  const verified = await svc('domains', 'check', 'docs.test', '--team', String(team), '--json');
+  assert.equal(verified.code, 0, verified.stderr);
+  assert.equal(JSON.parse(verified.stdout).verification.status, 'verified');
+
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-cli-cert-'));
+  try {
+    const good = await madeCertificate(dir, ['docs.test']);
+    const other = await madeCertificate(dir, ['elsewhere.test']);
+    // Certificates are checked against the server's clock, which stands still in tests.
+    server.clock.set(new Date(Date.now() + 60_000));
+    const file = async (name: string, text: string) => {
+      await writeFile(path.join(dir, name), text);
+      return path.join(dir, name);
+    };
+    const mismatch = await svc('domains', 'cert-upload', 'docs.test', '--cert', await file('good.pem', good.certificate), '--key', await file('other.key', other.key), '--team', String(team));
+    assert.equal(mismatch.code, 1);
+    assert.match(mismatch.stderr, /does not match the certificate/);
+    const wrongName = await svc('domains', 'cert-upload', 'docs.test', '--cert', await file('other.pem', other.certificate), '--key', await file('other.key', other.key), '--team', String(team));
+    assert.equal(wrongName.code, 1);
+    assert.match(wrongName.stderr, /does not name docs\.test/);
+    assert.equal((await svc('domains', 'cert-upload', 'docs.test', '--cert', path.join(dir, 'missing.pem'), '--key', path.join(dir, 'missing.key'), '--team', String(team))).code, 2);
+    const uploaded = await svc('domains', 'cert-upload', 'docs.test', '--cert', path.join(dir, 'good.pem'), '--key', await file('good.key', good.key), '--team', String(team));
+    assert.equal(uploaded.code, 0, uploaded.stderr);
+    assert.match(uploaded.stdout, /Uploaded the certificate of docs\.test/);
+    assert.match(uploaded.stdout, /Certificate: Uploaded/);
+    assert.equal((await read()).certificate.state, 'uploaded');
+    const removedCert = await svc('domains', 'cert-remove', 'docs.test', '--team', String(team), '--json');
+    assert.equal(removedCert.code, 0, removedCert.stderr);
+    assert.equal(JSON.parse(removedCert.stdout).certificate.state, 'not-managed');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

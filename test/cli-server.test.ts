@@ -1,12 +1,13 @@
 // `svc server` and `svc admin sign-in-link` as real processes against a real database.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
 import { NGINX_MODULES } from '../src/router/nginx-config.ts';
+import { madeCertificate } from './helpers/certificates.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { runSvc, startSvc, stopSvc } from './helpers/process.ts';
@@ -75,6 +76,25 @@ test('bad settings exit 2 with the reason and the usage', async () => {
   const help = await runSvc(['server', '--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /--listen \/ SVC_LISTEN/);
+});
+
+test('a wildcard certificate that cannot serve stops svc server with the reason (exit 2)', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-wildcard-bad-'));
+  try {
+    const wildcard = await madeCertificate(dir, ['*.apps.test']);
+    const other = await madeCertificate(dir, ['*.other.test']);
+    await writeFile(path.join(dir, 'w.pem'), wildcard.certificate);
+    await writeFile(path.join(dir, 'o.key'), other.key);
+    const tls = ['--tls-listen', '127.0.0.1:0', '--tls-wildcard-cert', path.join(dir, 'w.pem')];
+    const mismatch = await runSvc(['server', ...tls, '--tls-wildcard-key', path.join(dir, 'o.key')], { DATABASE_URL: database.url });
+    assert.equal(mismatch.code, 2, mismatch.stderr);
+    assert.match(mismatch.stderr, /the key does not match the certificate/);
+    const missing = await runSvc(['server', ...tls, '--tls-wildcard-key', path.join(dir, 'missing.key')], { DATABASE_URL: database.url });
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /--tls-wildcard-key: cannot read/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('admin sign-in-link without an installation says so and exits 2', async () => {

@@ -53,7 +53,7 @@ let domainPath: string;
 let token: string;
 let port: number;
 
-function call(host: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string; json?: any }> {
+function call(host: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string; json?: any; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const request = http.request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host, ...options.headers }, agent: false }, (response) => {
       let text = '';
@@ -66,7 +66,7 @@ function call(host: string, path: string, options: { method?: string; headers?: 
         } catch {
           json = undefined;
         }
-        resolve({ status: response.statusCode!, text, json });
+        resolve({ status: response.statusCode!, text, json, headers: response.headers });
       });
     });
     request.on('error', reject);
@@ -146,6 +146,21 @@ test('a restricted domain refuses requests without the team\'s credentials; a me
   assert.equal(member.status, 200, member.text);
   assert.equal(member.json.svc, undefined);
   assert.equal(member.json.authorization, 'Bearer app-token');
+});
+
+test("a restricted domain admits the team's sign-in: a link minted for the domain's host sets its cookie there", async () => {
+  const link = await owner.post(`/workspaces/${workspace}/sign-in-links`, { host: 'shop.test', next: '/after' });
+  assert.equal(link.status, 201, link.text);
+  const url = new URL(link.body.url);
+  assert.equal(url.hostname, 'shop.test');
+  const opened = await call('shop.test', `${url.pathname}${url.search}`);
+  assert.equal(opened.status, 303, opened.text);
+  assert.equal(opened.headers.location, '/after');
+  const cookie = String(opened.headers['set-cookie']).split(';')[0];
+  const answer = await call('shop.test', '/after', { headers: { cookie } });
+  assert.equal(answer.status, 200, answer.text);
+  assert.equal(answer.json.url, '/after');
+  assert.equal((await call('shop.test', '/after', { headers: { cookie: 'svc_ws_session=forged' } })).status, 401);
 });
 
 test('the record removed: the domain lapses after the lapse period and serves the 404 page', async () => {

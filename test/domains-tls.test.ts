@@ -1,17 +1,17 @@
-// Certificates of custom domains over ACME against Debian's pebble on loopback, served by the nginx data plane
-// (issue 20): issued after verification (HTTP-01 answered by the router), served over HTTPS by SNI to a client that
-// trusts pebble's root, plain HTTP redirected to HTTPS, renewed 30 days before expiry and reloaded into nginx.
+// Certificates of custom domains over ACME against Debian's pebble on loopback, served by the nginx data plane, or
+// node's TLS server with SVC_DATA_PLANE=node (issue 20): issued after verification (HTTP-01 answered by the router),
+// served over HTTPS by SNI to a client that trusts pebble's root, plain HTTP redirected to HTTPS, renewed 30 days
+// before expiry and reloaded into nginx.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import http from 'node:http';
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { after, before, test } from 'node:test';
 import { assertProblem } from './helpers/client.ts';
+import { madeCertificate } from './helpers/certificates.ts';
 import { DAY } from '../src/core/clock.ts';
 import type { ApiClient } from './helpers/client.ts';
 import { startDns, type TestDns } from './helpers/dns.ts';
@@ -57,10 +57,10 @@ before(async () => {
   dns = await startDns(['shop.test', 'docs.test']);
   pebble = await preparePebble();
   server = await startTestServer({
-    env: { SVC_DNS_RESOLVER: dns.address, SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_TLS_LISTEN: '127.0.0.1:0', SVC_ACME_DIRECTORY: pebble.directoryUrl, SVC_ACME_CA_FILE: pebble.caFile, SVC_DATA_PLANE: 'nginx' },
+    env: { SVC_DNS_RESOLVER: dns.address, SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_TLS_LISTEN: '127.0.0.1:0', SVC_ACME_DIRECTORY: pebble.directoryUrl, SVC_ACME_CA_FILE: pebble.caFile, SVC_DATA_PLANE: process.env.SVC_DATA_PLANE ?? 'nginx' },
   });
   port = Number(new URL(server.url).port);
-  tlsPort = server.server.dataPlane!.tlsPort!;
+  tlsPort = server.server.tlsPort()!;
   await pebble.start(port, dns.address);
   root = await pebble.root();
   const served = await servedWorkspace(server, 'tlssite');
@@ -108,26 +108,12 @@ test('30 days before expiry the certificate is renewed and nginx serves the new 
   assert.equal((await owner.get(domainPath)).body.certificate.state, 'issued');
 });
 
-const run = promisify(execFile);
-
-/** A CA and a certificate for `names` signed by it, made with openssl: { ca, certificate (leaf + CA), key }. */
-async function madeCertificate(dir: string, names: string[]): Promise<{ ca: string; certificate: string; key: string }> {
-  const file = (name: string) => path.join(dir, name);
-  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '30', '-subj', '/CN=upload test CA', '-keyout', file('ca.key'), '-out', file('ca.pem'),
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  await run('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${names[0]}`, '-keyout', file('leaf.key'), '-out', file('leaf.csr')]);
-  await writeFile(file('ext.cnf'), `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}\nextendedKeyUsage=serverAuth\n`);
-  await run('openssl', ['x509', '-req', '-in', file('leaf.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '10', '-out', file('leaf.pem'), '-extfile', file('ext.cnf')]);
-  const ca = await readFile(file('ca.pem'), 'utf8');
-  return { ca, certificate: (await readFile(file('leaf.pem'), 'utf8')) + ca, key: await readFile(file('leaf.key'), 'utf8') };
-}
-
 test('an uploaded certificate is checked (key, name, chain: 422) and served over HTTPS once the domain is verified', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-upload-'));
   try {
     // The renewal test moved the server's clock years ahead; uploaded certificates are checked against it.
-    const good = await madeCertificate(await mkdtemp(path.join(dir, 'good-')), ['docs.test']);
-    const other = await madeCertificate(await mkdtemp(path.join(dir, 'other-')), ['elsewhere.test']);
+    const good = await madeCertificate(dir, ['docs.test']);
+    const other = await madeCertificate(dir, ['elsewhere.test']);
     server.clock.set(new Date(Date.now() + 60_000));
     const team = (await owner.get(`/workspaces/${workspace}`)).body.team_id;
     const added = await owner.post(`/teams/${team}/domains`, { name: 'docs.test', routes: [{ path: '/', workspace_id: workspace, strip: false }] });
@@ -141,6 +127,13 @@ test('an uploaded certificate is checked (key, name, chain: 422) and served over
     const brokenChain = await owner.put(`${docs}/certificate`, { certificate: good.certificate.replace(good.ca, other.ca), private_key: good.key });
     assert.match(brokenChain.body.errors[0].message, /not signed by certificate 2/);
     assertProblem(await owner.put(`${docs}/certificate`, { certificate: 'not a pem', private_key: good.key }), 422, 'validation');
+    // A day's certificate two days on (the domain, never verified, keeps its name for 7 days).
+    const short = await madeCertificate(dir, ['docs.test'], 1);
+    server.clock.set(new Date(Date.now() + 2 * DAY));
+    const expired = await owner.put(`${docs}/certificate`, { certificate: short.certificate, private_key: short.key });
+    assertProblem(expired, 422, 'validation');
+    assert.match(expired.body.errors[0].message, /certificate 1 expired at/);
+    server.clock.set(new Date(Date.now() + 60_000));
     const uploaded = await owner.put(`${docs}/certificate`, { certificate: good.certificate, private_key: good.key });
     assert.equal(uploaded.status, 200, uploaded.text);
     assert.equal(uploaded.body.certificate.state, 'uploaded');
@@ -153,4 +146,29 @@ test('an uploaded certificate is checked (key, name, chain: 422) and served over
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test("a certificate the CA refuses is Failed with the CA's reason, and the domain keeps serving plain HTTP", async () => {
+  const team = (await owner.get(`/workspaces/${workspace}`)).body.team_id;
+  // A name the DNS server has no address for: pebble cannot reach the HTTP-01 answer.
+  const added = await owner.post(`/teams/${team}/domains`, { name: 'nowhere.example', routes: [{ path: '/', workspace_id: workspace }] });
+  assert.equal(added.status, 201, added.text);
+  const path = `/teams/${team}/domains/${added.body.id}`;
+  const records = (await owner.get(`/teams/${team}/domains`)).body.items.map((d: { name: string; txt_record: { value: string } }) => [`_svc.${d.name}`, [d.txt_record.value]]);
+  await dns.set(Object.fromEntries(records));
+  await owner.post(`${path}/check`);
+  const failed = await until(async () => {
+    const body = (await owner.get(path)).body;
+    return body.certificate.state === 'failed' ? body : undefined;
+  }, 'the issuance to fail', 60_000);
+  assert.equal(failed.verification.status, 'verified');
+  assert.match(failed.certificate.detail, /^The CA refused: .+/);
+  assert.doesNotMatch(failed.certificate.detail, /undefined/);
+  const answer = await new Promise<number>((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: '/x', headers: { host: 'nowhere.example' }, agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode!);
+    }).on('error', reject);
+  });
+  assert.equal(answer, 200, 'no redirect to HTTPS without a certificate');
 });

@@ -1,6 +1,8 @@
-// `svc domains list|add|show|remove`: a team's custom domains (docs/domains.md). A domain is named by its name on
-// the command line and looked up among the team's; `show` prints the TXT record to create and where verification
-// and the certificate stand.
+// `svc domains list|add|show|set|remove|check|route-add|route-remove|cert-upload|cert-remove`: a team's custom
+// domains (docs/domains.md). A domain is named by its name on the command line and looked up among the team's;
+// `show` prints the TXT record to create and where verification and the certificate stand. Changes read the domain
+// with its ETag and send it back in If-Match, so a change made meanwhile by someone else is refused (412), not lost.
+import { readFile } from 'node:fs/promises';
 import { certificateLabels, verificationLabels, type Domain, type DomainRoute, type Team } from '../../sdk/src/index.ts';
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
@@ -50,6 +52,23 @@ function showDomain(cli: Cli, domain: Domain): void {
     ...domain.routes.map((r) => `  ${routeText(r)}`),
   ];
   cli.say(`${lines.join('\n')}\n`);
+}
+
+/** The domain NAME as read now, and its ETag for If-Match. */
+async function readNamed(cli: Cli) {
+  const { api, team, path } = await teamPath(cli);
+  const found = await domainNamed(api, team, path, cli.args.positionals[0]);
+  const read = await api.get<Domain>(`${path}/${found.id}`);
+  return { api, team, path: `${path}/${found.id}`, domain: read.body, etag: read.headers.get('etag') ?? '*' };
+}
+
+/** Sends a change of the domain with If-Match and prints the changed domain. */
+async function change(cli: Cli, body: Record<string, unknown>, done: (d: Domain) => string): Promise<void> {
+  const { api, path, etag } = await readNamed(cli);
+  const changed = (await api.patch<Domain>(path, body, { headers: { 'if-match': etag } })).body;
+  if (cli.json) return cli.print(changed);
+  cli.say(`${done(changed)}\n`);
+  showDomain(cli, changed);
 }
 
 const list: Command = {
@@ -111,4 +130,125 @@ const remove: Command = {
   },
 };
 
-export const domainCommands: Record<string, Command> = { list, add, show, remove };
+const set: Command = {
+  usage: `svc domains set NAME [--timeout SECONDS] [--body-limit BYTES] [--restricted true|false] [--team T] [--json]
+  Changes how the domain serves: seconds a service may take before the 504 page, the largest request body before
+  the 413 page, and whether requests need the team's credentials.`,
+  options: { ...teamOptions, timeout: { type: 'string' }, 'body-limit': { type: 'string' }, restricted: { type: 'string' } },
+  positionals: [1, 1],
+  async run(cli) {
+    const restricted = cli.args.string('restricted');
+    if (restricted !== undefined && restricted !== 'true' && restricted !== 'false') throw usageError('--restricted takes true or false');
+    const body = {
+      ...(cli.args.string('timeout') !== undefined && { timeout_seconds: cli.args.integer('timeout', 1, 3600) }),
+      ...(cli.args.string('body-limit') !== undefined && { body_limit_bytes: cli.args.integer('body-limit', 1, 2 ** 40) }),
+      ...(restricted !== undefined && { restricted: restricted === 'true' }),
+    };
+    if (Object.keys(body).length === 0) throw usageError('give --timeout, --body-limit or --restricted');
+    await change(cli, body, (d) => `Changed ${d.name}.`);
+  },
+};
+
+const routeAdd: Command = {
+  usage: `svc domains route-add NAME PATH=WS[:SERVICE[:PORT]] [--strip] [--team T] [--json]
+  Adds a route to the domain (or replaces the route of the same path): the path prefix goes to the workspace's dev
+  URL, or to one of its services and port. --strip removes the prefix before the request goes on.`,
+  options: { ...teamOptions, strip: { type: 'boolean' } },
+  positionals: [2, 2],
+  async run(cli) {
+    const { api, path, domain, etag } = await readNamed(cli);
+    const route = { ...(await parseRoute(cli, api, cli.args.positionals[1])), strip: cli.args.flag('strip') };
+    const routes = [...domain.routes.filter((r) => r.path !== route.path), route];
+    const changed = (await api.patch<Domain>(path, { routes }, { headers: { 'if-match': etag } })).body;
+    if (cli.json) return cli.print(changed);
+    cli.say(`${domain.name}: ${routeText(route)}\n`);
+    showDomain(cli, changed);
+  },
+};
+
+const routeRemove: Command = {
+  usage: "svc domains route-remove NAME PATH [--team T] [--json]\n  Removes the domain's route of the path prefix PATH.",
+  options: teamOptions,
+  positionals: [2, 2],
+  async run(cli) {
+    const { api, path, domain, etag } = await readNamed(cli);
+    const wanted = cli.args.positionals[1];
+    if (!domain.routes.some((r) => r.path === wanted)) {
+      throw notFoundHere(`${domain.name} has no route ${wanted} (its routes: ${domain.routes.map((r) => r.path).join(', ') || 'none'}).`);
+    }
+    const changed = (await api.patch<Domain>(path, { routes: domain.routes.filter((r) => r.path !== wanted) }, { headers: { 'if-match': etag } })).body;
+    if (cli.json) return cli.print(changed);
+    cli.say(`Removed the route ${wanted} of ${domain.name}.\n`);
+    showDomain(cli, changed);
+  },
+};
+
+const check: Command = {
+  usage: `svc domains check NAME [--no-wait] [--team T] [--json]
+  Checks the TXT record _svc.NAME again now and waits for the outcome (--no-wait: only asks for the check).`,
+  options: { ...teamOptions, 'no-wait': { type: 'boolean' } },
+  positionals: [1, 1],
+  async run(cli) {
+    const { api, path } = await readNamed(cli);
+    let domain = (await api.post<Domain>(`${path}/check`)).body;
+    // The check asked for is due at once (next_check_at); once done, the next one is scheduled later.
+    const asked = domain.verification.next_check_at;
+    const deadline = Date.now() + 60_000;
+    while (!cli.args.flag('no-wait') && (domain.verification.status === 'checking' || domain.verification.next_check_at === asked)) {
+      if (Date.now() > deadline) throw new Error(`${domain.name} is still being checked after a minute; see svc domains show ${domain.name}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      domain = (await api.get<Domain>(path)).body;
+    }
+    if (cli.json) return cli.print(domain);
+    showDomain(cli, domain);
+  },
+};
+
+const certUpload: Command = {
+  usage: `svc domains cert-upload NAME --cert FILE --key FILE [--team T] [--json]
+  Uploads the domain's own certificate (PEM, the leaf first, then its chain) and unencrypted private key: the
+  installation serves it and no longer issues one. Refused (422) when the key does not match, the certificate does
+  not name the domain, its chain is out of order, or it is not valid now.`,
+  options: { ...teamOptions, cert: { type: 'string' }, key: { type: 'string' } },
+  positionals: [1, 1],
+  async run(cli) {
+    const certFile = cli.args.string('cert');
+    const keyFile = cli.args.string('key');
+    if (!certFile || !keyFile) throw usageError('give --cert FILE and --key FILE');
+    const read = (file: string) => readFile(file, 'utf8').catch((error: Error) => {
+      throw usageError(`cannot read ${file}: ${error.message}`);
+    });
+    const body = { certificate: await read(certFile), private_key: await read(keyFile) };
+    const { api, path } = await readNamed(cli);
+    const domain = (await api.put<Domain>(`${path}/certificate`, body)).body;
+    if (cli.json) return cli.print(domain);
+    cli.say(`Uploaded the certificate of ${domain.name}.\n`);
+    showDomain(cli, domain);
+  },
+};
+
+const certRemove: Command = {
+  usage: "svc domains cert-remove NAME [--team T] [--json]\n  Removes the uploaded certificate: the installation manages the domain's certificate again.",
+  options: teamOptions,
+  positionals: [1, 1],
+  async run(cli) {
+    const { api, path } = await readNamed(cli);
+    const domain = (await api.delete<Domain>(`${path}/certificate`)).body;
+    if (cli.json) return cli.print(domain);
+    cli.say(`Removed the uploaded certificate of ${domain.name}.\n`);
+    showDomain(cli, domain);
+  },
+};
+
+export const domainCommands: Record<string, Command> = {
+  list,
+  add,
+  show,
+  set,
+  remove,
+  check,
+  'route-add': routeAdd,
+  'route-remove': routeRemove,
+  'cert-upload': certUpload,
+  'cert-remove': certRemove,
+};

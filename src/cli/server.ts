@@ -5,6 +5,7 @@ import { managedCatalog } from '../managed/catalog.ts';
 import { parseSmtpUrl, redact, SmtpUrlError } from '../mail/smtp-url.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 import { startServer } from '../server.ts';
+import { loadWildcardCertificate } from '../domains/wildcard.ts';
 import type { CommandIo } from './main.ts';
 
 export async function serverCommand(argv: string[], io: CommandIo): Promise<number> {
@@ -20,6 +21,12 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
     // A disabled version the catalog does not have is a typo the operator hears about before the server starts.
     managedCatalog(config.managedDisabled);
     if (config.smtpUrl !== undefined) parseSmtpUrl(config.smtpUrl);
+    // A wildcard certificate that cannot serve (key, chain, expiry) stops the server here, saying why.
+    if (config.tlsWildcardCert) {
+      await loadWildcardCertificate(config.tlsWildcardCert, config.tlsWildcardKey!, new Date()).catch((error: Error) => {
+        throw new ConfigError(error.message);
+      });
+    }
   } catch (error) {
     if (!(error instanceof ConfigError) && !(error instanceof SmtpUrlError)) throw error;
     io.stderr(`svc server: ${error.message}\n\n${serverUsage()}\n`);
@@ -43,6 +50,8 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
   io.stdout(`svc ${SERVER_VERSION} listening on ${server.url}\n`);
   io.stdout(`Console: ${server.url}/\n`);
   io.stdout(`Database: ${server.database.embedded ? `embedded, in ${config.dataDir}/postgres` : 'DATABASE_URL'}\n`);
+  const tlsPort = server.tlsPort();
+  if (tlsPort !== undefined) io.stdout(`TLS: ${config.tlsListen!.host}:${tlsPort}${server.wildcard ? `, wildcard certificate for ${server.wildcard.certificate.names.join(', ')}` : ''}\n`);
   io.stdout(`Mail: ${config.smtpUrl ? `${redact(config.smtpUrl)}, from ${config.mailFrom}` : 'no mail server (--smtp-url); invitation links are shown to the inviter'}\n`);
   if (server.firstSignInLink) {
     io.stdout(`First start: sign in as ${config.adminEmail} with this one-time link (valid ${config.signInLinkMinutes} min):\n`);

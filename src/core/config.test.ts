@@ -57,3 +57,11 @@ test('--images-max-size takes MiB or a size with a unit; 20 GiB by default', () 
   assert.equal(loadServerConfig([], { SVC_IMAGES_MAX_SIZE: '1.5GiB' }, '/srv').imagesMaxBytes, 1.5 * 2 ** 30);
   for (const bad of ['0', 'lots', '-5', '10GB']) assert.throws(() => loadServerConfig(['--images-max-size', bad], {}), /size/, bad);
 });
+
+test('TLS: --tls-listen works with either data plane; the wildcard certificate needs its key and --tls-listen', () => {
+  assert.deepEqual(loadServerConfig(['--tls-listen', '0.0.0.0:443', '--data-plane', 'node'], {}, '/srv').tlsListen, { host: '0.0.0.0', port: 443 });
+  const wildcard = loadServerConfig(['--tls-listen', '127.0.0.1:0', '--tls-wildcard-cert', 'w.pem', '--tls-wildcard-key', 'w.key'], {}, '/srv');
+  assert.deepEqual([wildcard.tlsWildcardCert, wildcard.tlsWildcardKey], ['/srv/w.pem', '/srv/w.key']);
+  assert.throws(() => loadServerConfig(['--tls-listen', '127.0.0.1:0', '--tls-wildcard-cert', 'w.pem'], {}), /go together/);
+  assert.throws(() => loadServerConfig([], { SVC_TLS_WILDCARD_CERT: 'w.pem', SVC_TLS_WILDCARD_KEY: 'w.key' }), /needs --tls-listen/);
+});

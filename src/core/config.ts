@@ -56,8 +56,11 @@ export interface ServerConfig {
   /** How long a verified custom domain's TXT record may be missing before it lapses; how long an unverified one is kept. */
   domainLapseSeconds: number;
   domainUnverifiedSeconds: number;
-  /** `--tls-listen`: where nginx terminates TLS for custom domains; none without it. */
+  /** `--tls-listen`: where the data plane terminates TLS (custom domains, wildcard hosts); none without it. */
   tlsListen?: { host: string; port: number };
+  /** `--tls-wildcard-cert`, `--tls-wildcard-key`: the installation's wildcard certificate (src/domains/wildcard.ts). */
+  tlsWildcardCert?: string;
+  tlsWildcardKey?: string;
   /** The ACME CA issuing custom domains' certificates, the account's e-mail, CAs trusting its HTTPS. */
   acmeDirectory?: string;
   acmeEmail?: string;
@@ -111,7 +114,9 @@ export const serverSettings: Record<string, Setting> = {
   dnsResolver: { flag: '--dns-resolver', env: 'SVC_DNS_RESOLVER', describe: "DNS server (host:port) that checks custom domains' TXT records (default: the system's resolvers)" },
   domainLapseSeconds: { flag: '--domain-lapse-seconds', env: 'SVC_DOMAIN_LAPSE_SECONDS', describe: "seconds a verified custom domain's TXT record may be missing before it lapses (default 604800, 7 days)" },
   domainUnverifiedSeconds: { flag: '--domain-unverified-seconds', env: 'SVC_DOMAIN_UNVERIFIED_SECONDS', describe: 'seconds a custom domain that was never verified keeps its name before it is removed (default 604800, 7 days)' },
-  tlsListen: { flag: '--tls-listen', env: 'SVC_TLS_LISTEN', describe: 'HOST:PORT where the nginx data plane terminates TLS for custom domains with a certificate; port 0 picks a free port (default: no TLS)' },
+  tlsListen: { flag: '--tls-listen', env: 'SVC_TLS_LISTEN', describe: 'HOST:PORT where the data plane (nginx or node) terminates TLS for custom domains with a certificate and the names of the wildcard certificate; port 0 picks a free port (default: no TLS)' },
+  tlsWildcardCert: { flag: '--tls-wildcard-cert', env: 'SVC_TLS_WILDCARD_CERT', describe: "PEM file of the installation's wildcard certificate (leaf first, then its chain), e.g. for *.<workspace domain>: HTTPS for workspace hosts and custom domains it covers (needs --tls-listen and --tls-wildcard-key)" },
+  tlsWildcardKey: { flag: '--tls-wildcard-key', env: 'SVC_TLS_WILDCARD_KEY', describe: 'PEM file of the private key of --tls-wildcard-cert (unencrypted)' },
   acmeDirectory: { flag: '--acme-directory', env: 'SVC_ACME_DIRECTORY', describe: "ACME directory URL of the CA that issues custom domains' certificates, e.g. https://acme-v02.api.letsencrypt.org/directory (default: none, certificates are not managed)" },
   acmeEmail: { flag: '--acme-email', env: 'SVC_ACME_EMAIL', describe: 'contact e-mail of the ACME account (default none)' },
   acmeCaFile: { flag: '--acme-ca-file', env: 'SVC_ACME_CA_FILE', describe: "PEM file of CAs trusted for the ACME server's own HTTPS, for a private or test CA (default: the system's)" },
@@ -176,7 +181,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
   if (explicitBase !== undefined && !/^https?:\/\/[^/]+(\/.*)?$/.test(explicitBase)) {
     throw new ConfigError(`base URL must be an http(s) address, got "${explicitBase}"`);
   }
-  if (read('tlsListen') !== undefined && (read('dataPlane') ?? 'nginx') !== 'nginx') throw new ConfigError('--tls-listen needs the nginx data plane (--data-plane nginx): it terminates TLS');
+  if ((read('tlsWildcardCert') === undefined) !== (read('tlsWildcardKey') === undefined)) throw new ConfigError('--tls-wildcard-cert and --tls-wildcard-key go together');
+  if (read('tlsWildcardCert') !== undefined && read('tlsListen') === undefined) throw new ConfigError('--tls-wildcard-cert needs --tls-listen: where HTTPS is served');
   return {
     listenHost: listen.host,
     listenPort: listen.port,
@@ -207,6 +213,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     invitationDays: positiveInteger(read('invitationDays') ?? '7', 'invitation days', false),
     dnsResolver: dnsResolver(read('dnsResolver')),
     tlsListen: read('tlsListen') === undefined ? undefined : parseListen(read('tlsListen')!),
+    tlsWildcardCert: read('tlsWildcardCert') && path.resolve(cwd, read('tlsWildcardCert')!),
+    tlsWildcardKey: read('tlsWildcardKey') && path.resolve(cwd, read('tlsWildcardKey')!),
     acmeDirectory: httpsUrl(read('acmeDirectory'), 'ACME directory'),
     acmeEmail: read('acmeEmail'),
     acmeCaFile: read('acmeCaFile') && path.resolve(cwd, read('acmeCaFile')!),

@@ -9,7 +9,18 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE
 export type UploadCheck = { ok: true; notAfter: Date } | { ok: false; errors: ProblemFieldError[] };
 
 export function checkUploadedCertificate(name: string, certificatePem: string, keyPem: string, now: Date): UploadCheck {
-  const fail = (pointer: string, message: string): UploadCheck => ({ ok: false, errors: [{ pointer, message }] });
+  const checked = checkCertificateChain(certificatePem, keyPem, now);
+  if (!checked.ok) return checked;
+  const { leaf } = checked;
+  if (leaf.checkHost(name) === undefined) return { ok: false, errors: [{ pointer: '/certificate', message: `does not name ${name} (subject alternative names: ${leaf.subjectAltName ?? 'none'})` }] };
+  return { ok: true, notAfter: checked.notAfter };
+}
+
+export type ChainCheck = { ok: true; leaf: X509Certificate; notAfter: Date } | { ok: false; errors: ProblemFieldError[] };
+
+/** PEM certificates (leaf first, each signed by the next), a key matching the leaf, every one valid at `now`. */
+export function checkCertificateChain(certificatePem: string, keyPem: string, now: Date): ChainCheck {
+  const fail = (pointer: string, message: string): ChainCheck => ({ ok: false, errors: [{ pointer, message }] });
   const blocks = certificatePem.match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) return fail('/certificate', 'must hold PEM certificates (-----BEGIN CERTIFICATE-----), the leaf first');
   let chain: X509Certificate[];
@@ -26,7 +37,6 @@ export function checkUploadedCertificate(name: string, certificatePem: string, k
   }
   const [leaf] = chain;
   if (!leaf.checkPrivateKey(key)) return fail('/private_key', 'does not match the certificate');
-  if (leaf.checkHost(name) === undefined) return fail('/certificate', `does not name ${name} (subject alternative names: ${leaf.subjectAltName ?? 'none'})`);
   for (const [index, certificate] of chain.entries()) {
     if (Date.parse(certificate.validFrom) > now.getTime()) return fail('/certificate', `certificate ${index + 1} is not valid before ${new Date(certificate.validFrom).toISOString()}`);
     if (Date.parse(certificate.validTo) <= now.getTime()) return fail('/certificate', `certificate ${index + 1} expired at ${new Date(certificate.validTo).toISOString()}`);
@@ -35,5 +45,5 @@ export function checkUploadedCertificate(name: string, certificatePem: string, k
       return fail('/certificate', `certificate ${index + 1} is not signed by certificate ${index + 2}: give the chain in order, leaf first`);
     }
   }
-  return { ok: true, notAfter: new Date(leaf.validTo) };
+  return { ok: true, leaf, notAfter: new Date(leaf.validTo) };
 }

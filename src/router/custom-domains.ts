@@ -84,7 +84,7 @@ export interface DomainRouterDeps {
   signInUrl(host: string, next: string, workspaceId: number): string;
   /** The port where the data plane terminates TLS for custom domains; undefined without TLS. */
   tlsPort(): number | undefined;
-  /** Whether the request came over TLS (nginx says so in X-Forwarded-Proto). */
+  /** Whether the request came over TLS (node's TLS listener, or nginx's saying so in X-Forwarded-Proto). */
   overTls(request: IncomingMessage): boolean;
   pool: pg.Pool;
   log(message: string): void;
@@ -97,6 +97,9 @@ export type DomainAnswer =
   | { kind: 'upstream'; upstream: Upstream; timeoutMs: number; routing: WorkspaceRouting }
   | { kind: 'answer'; status: number; headers: Record<string, string>; body: string };
 
+/** The certificate states with which the data plane serves the domain over TLS (plain HTTP then redirects). */
+const SERVED_OVER_TLS = new Set<CustomDomainRow['certificate']>(['issued', 'uploaded', 'covered']);
+
 /** The HTTP-01 answer for a token, or a redirect to HTTPS once the domain has a certificate; undefined otherwise. */
 async function answerBeforeRoutes(deps: DomainRouterDeps, request: IncomingMessage, row: CustomDomainRow): Promise<DomainAnswer | undefined> {
   const url = request.url ?? '/';
@@ -106,7 +109,7 @@ async function answerBeforeRoutes(deps: DomainRouterDeps, request: IncomingMessa
     return { kind: 'answer', status: 200, headers: { 'content-type': 'text/plain', 'cache-control': 'no-store' }, body: keyAuthorization };
   }
   const port = deps.tlsPort();
-  if (port === undefined || deps.overTls(request) || !(row.certificate === 'issued' || row.certificate === 'uploaded')) return undefined;
+  if (port === undefined || deps.overTls(request) || !SERVED_OVER_TLS.has(row.certificate)) return undefined;
   const location = `https://${row.name}${port === 443 ? '' : `:${port}`}${url}`;
   return { kind: 'answer', status: 308, headers: { location, 'content-type': 'text/plain' }, body: `308 ${location}` };
 }

@@ -19,6 +19,8 @@ export interface ServerSettings {
   workspaceInclude: string;
   /** The directives of a directly served location (admission, headers, fallbacks). */
   directInclude: string;
+  /** With the installation's wildcard certificate covering workspace hosts: the TLS `listen` and its files. */
+  tls?: { listen: string; certificate: string; key: string };
 }
 
 const servable = (state: ServiceState | undefined): state is ServiceState =>
@@ -126,6 +128,7 @@ export function workspaceConfig(routings: Iterable<WorkspaceRouting>, settings: 
     for (const u of upstreams) text += `  upstream ${u.name} { ${u.servers.map((s) => `server ${s};`).join(' ')} keepalive 256; }\n`;
     for (const server of servers) {
       text += `  server {\n    listen ${settings.listen};\n    server_name ${server.host};\n    include ${settings.workspaceInclude};\n`;
+      if (settings.tls) text += `    listen ${settings.tls.listen} ssl;\n    ssl_certificate ${settings.tls.certificate};\n    ssl_certificate_key ${settings.tls.key};\n`;
       text += server.locations.map((l) => locationText(l, settings)).join('');
       text += '  }\n';
     }

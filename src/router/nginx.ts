@@ -10,8 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freeLoopbackPort, freePortOn } from '../core/loopback.ts';
-import { admissionLua, directLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, tlsServers, workspaceLocations, type NginxSettings } from './nginx-config.ts';
+import { admissionLua, directLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx-config.ts';
+import { NginxTls } from './nginx-tls.ts';
 import { workspaceConfig } from './nginx-map.ts';
+import type { NamedCertificate, WildcardCertificate } from '../domains/wildcard.ts';
 import type { WorkspaceRouting } from './workspace-routes.ts';
 
 const run = promisify(execFile);
@@ -135,9 +137,8 @@ export class NginxDataPlane {
   private launching = false;
   private exitedAt?: number;
   private binary?: string;
-  /** With --tls-listen: the `listen` address, the port, and the custom domains' certificates (name -> PEMs). */
-  private tls?: { listen: string; port: number };
-  private certificates = new Map<string, { certificate: string; key: string }>();
+  /** With --tls-listen: the certificates served over TLS. */
+  private tls?: NginxTls;
 
   /**
    * @param pidFile where the nginx master's pid is kept while it runs (in svc's data directory): a start after svc was
@@ -172,29 +173,31 @@ export class NginxDataPlane {
    * The custom domains' certificates to serve: written and loaded by a reload when they changed; resolves once
    * nginx's workers run them (connections of the old workers finish on the old certificates).
    */
-  certificatesChanged(certificates: Array<{ name: string; certificate: string; key: string }>): Promise<void> {
-    const next = new Map(certificates.map((c) => [c.name, { certificate: c.certificate, key: c.key }]));
-    const same = next.size === this.certificates.size && [...next].every(([name, c]) => this.certificates.get(name)?.certificate === c.certificate);
-    if (same || !this.tls) return Promise.resolve();
-    this.certificates = next;
+  certificatesChanged(certificates: NamedCertificate[]): Promise<void> {
+    if (!this.tls?.setCertificates(certificates) || !this.settings) return Promise.resolve();
+    this.loaded = this.render();
+    return this.reload();
+  }
+
+  /** A renewed wildcard certificate: written and loaded by a reload; resolves once nginx's workers serve it. */
+  wildcardChanged(wildcard: WildcardCertificate): Promise<void> {
+    if (!this.tls) return Promise.resolve();
+    this.tls.setWildcard(wildcard);
     if (!this.settings) return Promise.resolve();
     this.loaded = this.render();
     return this.reload();
   }
 
-  private certificateFiles(name: string) {
-    const dir = path.join(this.settings!.dir, 'certs');
-    return { name, certificate: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
-  }
-
   private render(): string {
     const files = nginxFiles(this.settings!.dir);
-    const tls = this.tls ? tlsServers(this.settings!, this.tls.listen, [...this.certificates.keys()].map((name) => this.certificateFiles(name))) : '';
-    return tls + workspaceConfig(this.routings.values(), {
+    const tls = this.tls?.config(this.settings!);
+    return (tls?.servers ?? '') + workspaceConfig(this.routings.values(), {
       domain: this.workspaceDomain,
       listen: listenOf(this.settings!),
       workspaceInclude: files.workspaceInclude,
       directInclude: files.directInclude,
+      // Workspace hosts nginx serves itself take TLS too when the wildcard certificate covers them.
+      tls: tls?.workspaces,
     });
   }
 
@@ -213,7 +216,7 @@ export class NginxDataPlane {
   }
 
   /** Starts nginx; the port it listens on (a free one when `listenPort` is 0). */
-  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number } }): Promise<number> {
+  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number }; wildcard?: WildcardCertificate }): Promise<number> {
     this.binary = await ensureNginx(this.log);
     await this.endLeftBehind();
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
@@ -222,7 +225,7 @@ export class NginxDataPlane {
     const port = options.listenPort || (await freePortOn(options.listenHost));
     if (options.tlsListen) {
       const tlsPort = options.tlsListen.port || (await freePortOn(options.tlsListen.host));
-      this.tls = { listen: listenOf({ listenHost: options.tlsListen.host, listenPort: tlsPort }), port: tlsPort };
+      this.tls = new NginxTls(listenOf({ listenHost: options.tlsListen.host, listenPort: tlsPort }), tlsPort, options.wildcard, this.workspaceDomain);
     }
     this.settings = { ...options, listenPort: port, dir, workerUser: root ? 'nobody nogroup' : undefined, controlPort: await freeLoopbackPort() };
     // Workers (not root when svc is root) write request bodies they buffer there; only their user may read them.
@@ -322,12 +325,7 @@ export class NginxDataPlane {
     await writeFile(files.admission, admissionLua(settings));
     await writeFile(files.workspaceInclude, workspaceLocations(settings));
     await writeFile(files.directInclude, directLocation(settings));
-    if (this.certificates.size > 0) await mkdir(path.join(settings.dir, 'certs'), { recursive: true, mode: 0o700 });
-    for (const [name, pems] of this.certificates) {
-      const target = this.certificateFiles(name);
-      await writeFile(target.certificate, pems.certificate, { mode: 0o600 });
-      await writeFile(target.key, pems.key, { mode: 0o600 });
-    }
+    await this.tls?.writeFiles(settings.dir);
     await writeFile(files.config, nginxConfig(settings, this.loaded, this.generation));
   }
 

@@ -3,6 +3,7 @@
 // refusal is a router page (pages.ts): HTML for browsers, `STATUS Title` for other clients.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { isLoopbackAddress } from '../core/loopback.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
@@ -78,7 +79,7 @@ export class Router {
       table: new CustomDomainTable({ pool: options.pool, hub: options.hub, log: options.log, onChange: options.onDomainChange }),
       pool: options.pool,
       tlsPort: () => options.tlsPort?.(),
-      overTls: (request) => options.frontProxy === true && isLoopbackAddress(request.socket.remoteAddress ?? '') && request.headers['x-forwarded-proto'] === 'https',
+      overTls: (request) => this.overTls(request),
       access: this.access,
       log: options.log,
       routing: (id) => this.routes.get(id),
@@ -187,7 +188,13 @@ export class Router {
       if (hops.length > 0) headers['x-forwarded-for'] = hops.join(', ');
       else delete headers['x-forwarded-for'];
     }
-    return forwardHeaders(headers, { for: client, proto: this.scheme(), host });
+    return forwardHeaders(headers, { for: client, proto: this.overTls(request) ? 'https' : this.scheme(), host });
+  }
+
+  /** Whether the request came over TLS: to node's TLS listener, or to nginx's (it says so in X-Forwarded-Proto). */
+  private overTls(request: IncomingMessage): boolean {
+    if ((request.socket as TLSSocket).encrypted === true) return true;
+    return this.options.frontProxy === true && isLoopbackAddress(request.socket.remoteAddress ?? '') && request.headers['x-forwarded-proto'] === 'https';
   }
 
   /**
@@ -277,7 +284,7 @@ export class Router {
   }
 
   private signIn(request: IncomingMessage, response: ServerResponse, host: string): Promise<void> {
-    return answerSignIn(this.access, request, response, host, this.scheme() === 'https');
+    return answerSignIn(this.access, request, response, host, this.scheme() === 'https' || this.overTls(request));
   }
 
   /** A state-changing request sent by a page of another site (not this host, not the console). */

@@ -62,6 +62,11 @@ export async function saveCertificate(db: Queryable, id: string, o: CertificateO
   return row;
 }
 
+/** The certificate state of every verified domain (a start brings them in step with its means). */
+export async function listCertificateStates(db: Queryable): Promise<Array<{ id: string; name: string; certificate: CertificateState }>> {
+  return (await db.query<{ id: string; name: string; certificate: CertificateState }>("SELECT id, name, certificate FROM custom_domains WHERE verification = 'verified' ORDER BY name")).rows;
+}
+
 /** The certificates the data plane serves: verified domains with an issued or uploaded certificate. */
 export async function listServedCertificates(db: Queryable): Promise<ServedCertificateRow[]> {
   const rows = (

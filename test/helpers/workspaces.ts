@@ -81,7 +81,7 @@ export async function servedWorkspace(server: TestServer, name: string, files: R
   const nginx = server.server.dataPlane;
   if (nginx) {
     // The first request loads the workspace's routing; nginx's map follows it.
-    await rawRequest(Number(new URL(server.url).port), `GET / HTTP/1.1\r\nHost: w${id}.localhost\r\nSvc-Authorization: Bearer ${key}\r\nConnection: close`);
+    await rawRequest(Number(new URL(server.url).port), `GET / HTTP/1.1\r\nHost: w${id}.${server.server.config.workspaceDomain}\r\nSvc-Authorization: Bearer ${key}\r\nConnection: close`);
     await until(async () => (nginx.servesDirectly(id) ? true : undefined), 'nginx to serve the workspace itself');
   }
   return { id, owner, key, repository };

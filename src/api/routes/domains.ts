@@ -227,7 +227,7 @@ export function registerDomainRoutes(server: FastifyInstance, deps: ApiDeps): vo
     async (request) => {
       const row = await domainOf(request, request.params, 'team.update');
       if (row.certificate !== 'uploaded') throw problem('conflict', 409, 'The domain has no uploaded certificate.');
-      const state = row.verification === 'verified' ? deps.domains.certificateWhenVerified() : 'waits-for-verification';
+      const state = row.verification === 'verified' ? deps.domains.certificateWhenVerified(row) : 'waits-for-verification';
       const saved = await saveCertificateChange(row, { state, detail: null, served: null });
       deps.domains.checker.checkSoon();
       return view(saved);
