@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgent } from './agent.ts';
-import { createLogWriter } from './log-file.ts';
+import { createLogWriter, createStdoutLogWriter } from './log-file.ts';
 import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from './protocol.ts';
 import { startReplicaAgent } from './replica-agent.ts';
-import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ReplicaConfig } from './replica-protocol.ts';
+import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaConfigWithIndex, replicaEnv, type ReplicaConfig } from './replica-protocol.ts';
 
 const env = process.env;
 const host = env[agentEnv.agentHost] ?? '0.0.0.0';
@@ -17,8 +17,8 @@ const workspaceDir = env[agentEnv.workspaceDir] ?? process.cwd();
 
 async function startReplicaMode() {
   const dir = env[replicaEnv.dir] ?? REPLICA_POD_DIR;
-  const config = JSON.parse(readFileSync(path.join(dir, REPLICA_CONFIG_FILE), 'utf8')) as ReplicaConfig;
-  const log = createLogWriter(dir);
+  const config = replicaConfigWithIndex(JSON.parse(readFileSync(path.join(dir, REPLICA_CONFIG_FILE), 'utf8')) as ReplicaConfig, env);
+  const log = env[replicaEnv.log] === 'stdout' ? createStdoutLogWriter() : createLogWriter(dir);
   return startReplicaAgent({ host, port, workspaceDir, config, log: (stream, text) => log.write(stream, text) });
 }
 
