@@ -225,6 +225,8 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       await cluster.remove('v1', 'Secret', namespace, agentTokenSecretName(workspace.id));
     },
     volumeUsage: async (workspace) => {
+      // a workspace without a volume (archived, deleted) uses nothing; a Job would wait for the claim forever
+      if (!(await cluster.read('v1', 'PersistentVolumeClaim', namespaceOf(workspace), volumeClaimName(workspace.id)))) return { bytes: 0 };
       const output = await runJob(workspace, 'usage', 'prepare-volume');
       const kib = Number(lastLine(output));
       if (!Number.isFinite(kib)) throw new RuntimeFailure('prepare-volume', `the usage job answered "${lastLine(output) ?? ''}"`);
