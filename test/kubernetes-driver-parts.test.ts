@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -19,6 +20,8 @@ import { ConfigError, loadServerConfig } from '../src/core/config.ts';
 import {
   agentTokenSecret, replicaConfigSecret, replicaPodManifest, volumeJobManifest, type KubernetesSettings, type WorkspaceManifestInput,
 } from '../src/runtime/kubernetes/manifests.ts';
+import { Cluster, loadKubeConfig } from '../src/runtime/kubernetes/cluster.ts';
+import { createKubernetesDriver } from '../src/runtime/kubernetes/driver.ts';
 import { ObjectStore } from '../src/runtime/kubernetes/object-store.ts';
 import { editorPodState, jobOutcome, podLossOf, replicaPodObservation } from '../src/runtime/kubernetes/pod-state.ts';
 import { parseLogOutput } from '../src/runtime/kubernetes/replica-driver.ts';
@@ -226,4 +229,32 @@ test('the archive Job reports the archive\'s sha256 and size; restore refills an
   await mkdir(restored);
   await runJobScript('restore', restored, archives);
   assert.equal(await readFile(path.join(restored, 'src', 'app.js'), 'utf8'), 'console.log(1);\n'.repeat(1000));
+});
+
+// ---- the configuration and an API server that does not answer ----
+
+test('without KUBECONFIG, ~/.kube/config or a pod\'s service account there is no cluster, and the driver says so', () => {
+  assert.throws(() => loadKubeConfig({ HOME: scratch }), /no Kubernetes cluster is configured: set KUBECONFIG, or run svc in a pod of the cluster/);
+});
+
+test('an API server that does not answer stops the driver\'s start with the reason (no silent start that waits forever)', async () => {
+  const closed = await new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+  const file = path.join(scratch, 'kubeconfig.yaml');
+  await writeFile(file, [
+    'apiVersion: v1', 'kind: Config', 'current-context: here',
+    `clusters: [{ name: here, cluster: { server: "https://127.0.0.1:${closed}" } }]`,
+    'contexts: [{ name: here, context: { cluster: here, user: svc } }]',
+    'users: [{ name: svc, user: { token: not-a-real-token } }]', '',
+  ].join('\n'));
+  const cluster = new Cluster(loadKubeConfig({ KUBECONFIG: file, HOME: scratch }));
+  await assert.rejects(
+    createKubernetesDriver({ cluster, settings, plans: builtInPlans, dataDir: scratch }),
+    new RegExp(`the Kubernetes API server at https://127\\.0\\.0\\.1:${closed} did not answer svc: .*ECONNREFUSED`),
+  );
+  await cluster.close();
 });

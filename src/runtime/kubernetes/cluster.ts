@@ -2,6 +2,8 @@
 // configuration (KUBECONFIG, ~/.kube/config, or the pod's service account in a cluster), creating and deleting the
 // objects the pure builders write, reading a pod's output, and the watches (informers) that feed the driver's
 // object store. Nothing here decides anything.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import {
   ApiException, BatchV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, makeInformer,
   type Informer, type KubernetesObject, type V1Job, type V1Pod,
@@ -13,11 +15,19 @@ import { ObjectStore, type WatchEvent } from './object-store.ts';
 /** Every object svc writes carries this label; the watches see only those. */
 export const MANAGED_SELECTOR = `${labelKeys.managedBy}=svc`;
 
-/** The cluster configuration: `KUBECONFIG` (or ~/.kube/config), else the service account of the pod svc runs in. */
-export function loadKubeConfig(): KubeConfig {
+/**
+ * The cluster configuration: `KUBECONFIG` (or ~/.kube/config), else the service account of the pod svc runs in.
+ * Without any of them it refuses (client-node alone would fall back to http://localhost:8080).
+ */
+export function loadKubeConfig(env: NodeJS.ProcessEnv = process.env): KubeConfig {
   const config = new KubeConfig();
-  config.loadFromDefault();
-  if (!config.getCurrentCluster()) throw new Error('no Kubernetes cluster is configured: set KUBECONFIG, or run svc in a pod of the cluster');
+  const home = env.HOME ? path.join(env.HOME, '.kube', 'config') : undefined;
+  const files = (env.KUBECONFIG ?? '').split(path.delimiter).filter(Boolean);
+  if (files.length === 1) config.loadFromFile(files[0]);
+  else if (files.length > 1 || (home && existsSync(home))) config.loadFromDefault(); // merges the files of process.env.KUBECONFIG
+  else if (env.KUBERNETES_SERVICE_HOST) config.loadFromCluster();
+  else throw new Error('no Kubernetes cluster is configured: set KUBECONFIG, or run svc in a pod of the cluster');
+  if (!config.getCurrentCluster()) throw new Error('the Kubernetes configuration names no current cluster');
   return config;
 }
 
@@ -48,6 +58,7 @@ export class Cluster {
   private readonly core: CoreV1Api;
   private readonly batch: BatchV1Api;
   private readonly informers: Array<Informer<KubernetesObject>> = [];
+  private closed = false;
 
   constructor(private readonly config: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(config);
@@ -60,6 +71,13 @@ export class Cluster {
    * holds everything that exists (what a restarted server finds again). A broken watch is listed and watched anew.
    */
   async watch(log: (message: string) => void): Promise<void> {
+    // one plain request first: an API server that cannot be reached (or refuses svc) stops the start with the reason,
+    // where the informers alone would start and retry in silence
+    try {
+      await this.core.listPodForAllNamespaces({ labelSelector: MANAGED_SELECTOR, limit: 1 });
+    } catch (error) {
+      throw new Error(`the Kubernetes API server at ${this.config.getCurrentCluster()?.server} did not answer svc: ${apiErrorText(error)}`);
+    }
     const pods = makeInformer<V1Pod>(this.config, '/api/v1/pods', () => this.core.listPodForAllNamespaces({ labelSelector: MANAGED_SELECTOR }), MANAGED_SELECTOR);
     const jobs = makeInformer<V1Job>(this.config, '/apis/batch/v1/jobs', () => this.batch.listJobForAllNamespaces({ labelSelector: MANAGED_SELECTOR }), MANAGED_SELECTOR);
     this.feed(pods, this.pods, 'pods', log);
@@ -74,7 +92,7 @@ export class Cluster {
     informer.on('error', (error) => {
       log(`kubernetes: the watch on ${what} broke (${apiErrorText(error)}); watching again`);
       // the informer stops on an error: list and watch again (its list replaces the store)
-      setTimeout(() => void informer.start().catch(() => undefined), 1000).unref();
+      if (!this.closed) setTimeout(() => void (this.closed ? undefined : informer.start().catch(() => undefined)), 1000).unref();
     });
     this.informers.push(informer as unknown as Informer<KubernetesObject>);
   }
@@ -142,6 +160,7 @@ export class Cluster {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const closed = new Error('the Kubernetes driver is closed');
     this.pods.close(closed);
     this.jobs.close(closed);
