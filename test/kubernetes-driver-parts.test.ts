@@ -115,6 +115,17 @@ test('the object store resolves a wait at the watch event that makes it true, ig
   const gone = store.waitFor('svc-team-7', 'ws-42-editor', (p) => p === undefined);
   store.apply('delete', pod({}, { metadata: { name: 'ws-42-editor', namespace: 'svc-team-7', uid: 'u1' } }));
   assert.equal(await gone, undefined);
+  // a wait on a pod just created does not end on "not there yet", only once the watch showed it and it then went
+  const created = store.waitForCreated('svc-team-7', 'ws-42-editor', (p) => p === undefined || p.status?.phase === 'Running');
+  let createdSettled = false;
+  void created.then(() => (createdSettled = true));
+  await Promise.resolve();
+  assert.equal(createdSettled, false);
+  store.apply('add', pod({ phase: 'Pending' }, { metadata: { name: 'ws-42-editor', namespace: 'svc-team-7', uid: 'u2', resourceVersion: '20' } }));
+  const next = store.nextChange('svc-team-7', 'ws-42-editor');
+  store.apply('update', pod({ phase: 'Running' }, { metadata: { name: 'ws-42-editor', namespace: 'svc-team-7', uid: 'u2', resourceVersion: '21' } }));
+  assert.equal((await created)?.status?.phase, 'Running');
+  assert.equal((await next)?.metadata?.resourceVersion, '21');
   const controller = new AbortController();
   const never = store.waitFor('svc-team-7', 'other', (p) => p !== undefined, controller.signal);
   controller.abort(new Error('gave up'));

@@ -117,10 +117,10 @@ export class Cluster {
     }
   }
 
-  /** Deletes the object (its dependents in the background); one that is gone already is fine. */
+  /** Deletes the object (its dependents in the background; a pod gets its grace period); one that is gone already is fine. */
   async remove(apiVersion: string, kind: string, namespace: string | undefined, name: string): Promise<void> {
     try {
-      await this.objects.delete({ apiVersion, kind, metadata: { name, namespace } }, undefined, undefined, 0, undefined, 'Background');
+      await this.objects.delete({ apiVersion, kind, metadata: { name, namespace } }, undefined, undefined, undefined, undefined, 'Background');
     } catch (error) {
       if (statusOf(error) !== 404) throw error;
     }

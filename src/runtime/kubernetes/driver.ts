@@ -4,7 +4,7 @@
 // never from polling the API server; the agents are reached at their Pod IPs. A restarted server lists and watches
 // again and so finds every pod and job of svc as it left them.
 import { randomBytes } from 'node:crypto';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { fetchAgentStatus, awaitAgentChange } from '../local/agent-client.ts';
 import { DEFAULT_AGENT_PORT } from '../../agent/protocol.ts';
 import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../core/channel-protocol.ts';
@@ -41,6 +41,8 @@ export interface KubernetesDriverOptions {
 const DEFAULT_START_TIMEOUT_MS = 10 * 60_000;
 /** The longest one wait for the agent's next change lasts, so a pod that died is noticed within it. */
 const CHANGE_WAIT_MS = 1000;
+/** How long the driver waits before asking an agent that did not answer again (a refused connection returns at once). */
+const AGENT_RETRY_MS = 200;
 
 export async function createKubernetesDriver(options: KubernetesDriverOptions): Promise<RuntimeDriver> {
   const { cluster, settings } = options;
@@ -113,18 +115,21 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     const namespace = namespaceOf(workspace);
     const name = jobName(workspace.id, kind, 1);
     const existing = cluster.jobs.get(namespace, name);
-    if (existing && jobOutcome(existing).state !== 'running') {
+    const adopted = existing !== undefined && jobOutcome(existing).state === 'running' && !existing.metadata?.deletionTimestamp;
+    if (existing && !adopted) {
       await cluster.remove('batch/v1', 'Job', namespace, name);
       await cluster.jobs.waitFor(namespace, name, (job) => job === undefined, AbortSignal.timeout(startTimeoutMs));
     }
-    if (!existing || jobOutcome(existing).state !== 'running') {
+    if (!adopted) {
       const input = await manifestInput(workspace);
       await cluster.ensure(volumeJobManifest(input, settings, { kind, attempt: 1, source }));
     }
     // The Job's own activeDeadlineSeconds ends it; the wait follows the Job, not a clock of the server's.
-    const job = await cluster.jobs.waitFor(namespace, name, (found) => found === undefined || jobOutcome(found).state !== 'running');
+    const ended = (found: V1Job | undefined) => found === undefined || jobOutcome(found).state !== 'running';
+    const job = adopted ? await cluster.jobs.waitFor(namespace, name, ended) : await cluster.jobs.waitForCreated(namespace, name, ended);
     const outcome = jobOutcome(job);
-    const pod = cluster.pods.list((p) => p.metadata?.namespace === namespace && p.metadata.labels?.['job-name'] === name)[0];
+    // the Job's own pod (an earlier Job of the same name may have left one): the controller labels it with the Job's uid
+    const pod = cluster.pods.list((p) => p.metadata?.namespace === namespace && p.metadata.labels?.['batch.kubernetes.io/controller-uid'] === job?.metadata?.uid)[0];
     const output = pod ? await cluster.podLog(namespace, pod.metadata!.name!, kind) : '';
     if (!job) throw new RuntimeFailure(stage, `the ${kind} job was deleted before it ended`);
     if (outcome.state === 'failed') throw new RuntimeFailure(stage, lastLine(output) ?? outcome.reason);
@@ -170,7 +175,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     const namespace = namespaceOf(workspace);
     const name = `${workspaceName(workspace.id)}-editor`;
     const found = editorPod(workspace);
-    if (found && (found.metadata?.deletionTimestamp || editorPodState(found).state === 'failed')) {
+    if (found && (isGone(found) || editorPodState(found).state === 'failed')) {
       await cluster.remove('v1', 'Pod', namespace, name);
       await waitGone(namespace, name);
     }
@@ -186,7 +191,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     };
     show(kubernetesProgress.starting);
     // the pod's state from the watch: scheduled, pulled, the agent's readiness probe passing
-    const pod = await cluster.pods.waitFor(namespace, name, (current) => {
+    const pod = await cluster.pods.waitForCreated(namespace, name, (current) => {
       const state = editorPodState(current);
       if (state.state === 'starting') show(state.statusText);
       return state.state !== 'starting';
@@ -204,7 +209,8 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       if (agent?.editor.state === 'ready') return state.address;
       if (agent?.editor.state === 'failed') throw new RuntimeFailure('ide', agent.editor.reason ?? 'the editor exited');
       if (isGone(editorPod(workspace))) throw new RuntimeFailure('agent', 'the editor pod ended while the editor started');
-      if (!agent) await cluster.pods.waitFor(namespace, name, () => true, AbortSignal.timeout(CHANGE_WAIT_MS)).catch(() => undefined);
+      // an agent that does not answer yet: wait for the pod's next change, or a moment
+      if (!agent) await cluster.pods.nextChange(namespace, name, AbortSignal.timeout(AGENT_RETRY_MS)).catch(() => undefined);
     }
     throw new RuntimeFailure('ide', `the editor did not answer within ${Math.round(startTimeoutMs / 1000)}s`);
   };

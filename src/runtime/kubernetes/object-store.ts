@@ -83,6 +83,24 @@ export class ObjectStore<T extends StoredObject> {
     });
   }
 
+  /**
+   * `waitFor` on an object the caller just created: its absence counts only once the watch has shown it (the
+   * create's answer comes before the watch event), so a wait never ends on "not there yet".
+   */
+  waitForCreated(namespace: string, name: string, check: (object: T | undefined) => boolean, signal?: AbortSignal): Promise<T | undefined> {
+    let seen = false;
+    return this.waitFor(namespace, name, (object) => {
+      if (object) seen = true;
+      return seen && check(object);
+    }, signal);
+  }
+
+  /** Resolves at the next watch event of the object (or when it goes); `signal` ends the wait. */
+  nextChange(namespace: string, name: string, signal?: AbortSignal): Promise<T | undefined> {
+    const now = this.get(namespace, name);
+    return this.waitFor(namespace, name, (object) => object !== now, signal);
+  }
+
   /** Rejects every wait (the driver closes). */
   close(error: Error): void {
     this.closedWith = error;

@@ -112,7 +112,7 @@ export function createReplicaDriver(host: ReplicaDriverHost): KubernetesReplicaD
       await cluster.ensure(replicaPodManifest(input, serviceInput(spec), spec.index, host.settings));
       const deadline = AbortSignal.timeout(host.startTimeoutMs);
       const running = (pod: V1Pod | undefined) => isGone(pod) || podFailure(pod!) !== undefined || Boolean(pod!.status?.podIP && pod!.status.containerStatuses?.some((s) => s.state?.running));
-      const pod = await cluster.pods.waitFor(namespace, name, running, deadline).catch(() => {
+      const pod = await cluster.pods.waitForCreated(namespace, name, running, deadline).catch(() => {
         const current = host.podNamed(workspace, name);
         const waiting = current && unschedulableReason(current);
         throw new RuntimeFailure('agent', waiting ? `Waiting for a node: ${waiting}` : `the replica's pod did not run within ${Math.round(host.startTimeoutMs / 1000)}s`);
@@ -125,7 +125,7 @@ export function createReplicaDriver(host: ReplicaDriverHost): KubernetesReplicaD
       while (!deadline.aborted) {
         if (await fetchReplicaStatus(ip, DEFAULT_AGENT_PORT)) return { host: ip };
         if (isGone(host.podNamed(workspace, name))) throw new RuntimeFailure('agent', `replica ${spec.index} of ${spec.service} ended before its agent answered`);
-        await cluster.pods.waitFor(namespace, name, () => false, AbortSignal.timeout(AGENT_WAIT_MS)).catch(() => undefined);
+        await cluster.pods.nextChange(namespace, name, AbortSignal.timeout(AGENT_WAIT_MS)).catch(() => undefined);
       }
       throw new RuntimeFailure('agent', `the agent of replica ${spec.index} of ${spec.service} did not answer`);
     },
