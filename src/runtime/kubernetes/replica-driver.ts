@@ -83,7 +83,7 @@ export function createReplicaDriver(host: ReplicaDriverHost): KubernetesReplicaD
 
   /** Every replica of the workspace: those with a config Secret (started once, not removed), by service and index. */
   const knownReplicas = async (workspace: WorkspaceRef): Promise<Array<{ service: string; index: number }>> => {
-    const secrets = await cluster.list<V1Pod>('v1', 'Secret', host.namespaceOf(workspace), `${labelKeys.workspace}=${workspace.id},${labelKeys.replica}`);
+    const secrets = await cluster.list<{ metadata?: { labels?: Record<string, string> } }>('v1', 'Secret', host.namespaceOf(workspace), `${labelKeys.workspace}=${workspace.id},${labelKeys.replica}`);
     return secrets
       .map((secret) => ({ service: secret.metadata?.labels?.[labelKeys.service], index: replicaIndexOf(secret) }))
       .filter((r): r is { service: string; index: number } => r.service !== undefined && r.index !== undefined);
