@@ -153,6 +153,23 @@ function contract(subject: Subject): void {
     assert.equal(log.dropped, 0);
   });
 
+  test(`${subject.name}: a stage step runs in the editor pod with its variables; its exit code and output are kept`, async () => {
+    const d = await open();
+    const w = ws(4);
+    cleanups.push(async () => {
+      await d.stopWorkspace(w);
+      await d.deleteVolume(w);
+    });
+    await d.createVolume(w);
+    await d.prepareEmptyVolume(w, () => undefined);
+    await d.startEditor(w, () => undefined);
+    const step = await d.runStageStep(w, 'contract-1', { run: 'echo "stage $GREETING in $(pwd)"; echo oops >&2; exit 3', env: { GREETING: 'hi' } });
+    assert.deepEqual(await step.exited, { exitCode: 3 });
+    const lines = (await d.stageStepLogs(w, 'contract-1')).lines.map((l) => `${l.stream}: ${l.text}`);
+    assert.ok(lines.includes('stdout: stage hi in /data/app'), lines.join('\n'));
+    assert.ok(lines.includes('stderr: oops'), lines.join('\n'));
+  });
+
   test(`${subject.name}: a stopped replica reads stopped and keeps its log; a removed one is gone`, async () => {
     const d = await open();
     const w = ws(3);
