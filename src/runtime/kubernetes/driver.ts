@@ -229,6 +229,12 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       await cluster.remove('v1', 'PersistentVolumeClaim', namespace, volumeClaimName(workspace.id));
       await cluster.remove('networking.k8s.io/v1', 'NetworkPolicy', namespace, workspaceName(workspace.id));
       await cluster.remove('v1', 'Secret', namespace, agentTokenSecretName(workspace.id));
+      // what its replicas left: their config Secrets and their services' names
+      for (const kind of ['Secret', 'Service']) {
+        for (const object of await cluster.list<{ metadata?: { name?: string } }>('v1', kind, namespace, `${labelKeys.workspace}=${workspace.id}`)) {
+          if (object.metadata?.name) await cluster.remove('v1', kind, namespace, object.metadata.name);
+        }
+      }
     },
     volumeUsage: async (workspace) => {
       // a workspace without a volume (archived, deleted) uses nothing; a Job would wait for the claim forever
