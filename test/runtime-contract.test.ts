@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { builtInPlans } from '../src/capacity/plans.ts';
+import { ExecChannel, parseFrame, readExecStatus } from '../src/core/channel-protocol.ts';
 import type { ReplicaSpec, RuntimeDriver, WorkspaceRef } from '../src/runtime/driver.ts';
 import { Cluster, loadKubeConfig } from '../src/runtime/kubernetes/cluster.ts';
 import { createKubernetesDriver } from '../src/runtime/kubernetes/driver.ts';
@@ -153,7 +154,7 @@ function contract(subject: Subject): void {
     assert.equal(log.dropped, 0);
   });
 
-  test(`${subject.name}: a stage step runs in the editor pod with its variables; its exit code and output are kept`, async () => {
+  test(`${subject.name}: a stage step and an exec stream run in the editor pod with their variables; exit codes and output come back`, async () => {
     const d = await open();
     const w = ws(4);
     cleanups.push(async () => {
@@ -168,6 +169,16 @@ function contract(subject: Subject): void {
     const lines = (await d.stageStepLogs(w, 'contract-1')).lines.map((l) => `${l.stream}: ${l.text}`);
     assert.ok(lines.includes('stdout: stage hi in /data/app'), lines.join('\n'));
     assert.ok(lines.includes('stderr: oops'), lines.join('\n'));
+    // a command through the pod's exec stream: its output on channel 1, its exit code in the status on channel 3
+    const socket = await d.openExec(w, { kind: 'editor' }, { command: ['sh', '-c', 'echo "exec $GREETING"; exit 4'], tty: false, stdin: false, env: { GREETING: 'hello' } });
+    const frames: Array<{ channel: number; data: Buffer }> = [];
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.on('message', (message: Buffer) => frames.push(parseFrame(message)!));
+    socket.resume();
+    await closed;
+    const stdout = Buffer.concat(frames.filter((f) => f.channel === ExecChannel.stdout).map((f) => f.data)).toString();
+    assert.equal(stdout, 'exec hello\n');
+    assert.deepEqual(readExecStatus(frames.find((f) => f.channel === ExecChannel.status)!.data), { exitCode: 4 });
   });
 
   test(`${subject.name}: a stopped replica reads stopped and keeps its log; a removed one is gone`, async () => {
