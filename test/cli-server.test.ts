@@ -23,6 +23,19 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+test('svc server --runtime kubernetes on a machine without a cluster stops at start and says why', async () => {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'svc-cli-home-'));
+  try {
+    const args = ['server', '--listen', '127.0.0.1:0', '--data-dir', path.join(home, 'data'), '--data-plane', 'node', '--runtime', 'kubernetes', '--kube-agent-image', 'agent:1', '--kube-base-image', 'base:1'];
+    const refused = await runSvc(args, { DATABASE_URL: database.url, KUBECONFIG: undefined, KUBERNETES_SERVICE_HOST: undefined, HOME: home });
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /^svc server: no Kubernetes cluster is configured: set KUBECONFIG, or run svc in a pod of the cluster$/m);
+    assert.doesNotMatch(refused.stdout, /listening on/);
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+});
+
 test('svc server prints its address and a first sign-in link; admin sign-in-link prints only a link; SIGTERM stops it', async () => {
   const server = startSvc(['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir], { DATABASE_URL: database.url });
   try {

@@ -20,6 +20,7 @@ const settings: KubernetesSettings = {
   agentImage: 'registry.example.com/svc/agent:1.5.0',
   baseImage: 'registry.example.com/svc/base:1.5.0',
   archiveClaim: 'svc-archives',
+  archiveClaimGib: 100,
 };
 const team: TeamRef = { id: 7 };
 const sha = (c: string) => `sha256:${c.repeat(64)}`;
@@ -84,7 +85,7 @@ const asYaml = (manifests: Manifest[]) => manifests.map((manifest) => YAML.strin
 
 test('every manifest for a team and a workspace with two services, replicas, a health check, a plan and the restricted flag passes the Kubernetes schemas', () => {
   const all = Object.values(sets).flat();
-  assert.equal(all.length, 3 + 7 + 3);
+  assert.equal(all.length, 4 + 7 + 3);
   assert.deepEqual(all.flatMap(manifestErrors), []);
 });
 

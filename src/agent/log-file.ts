@@ -62,6 +62,28 @@ export function createLogWriter(dir: string, options: LogWriterOptions = {}): Lo
   };
 }
 
+/**
+ * The same JSON lines on standard output (a pod whose container log Kubernetes keeps and bounds): a replica on the
+ * Kubernetes driver. `write` hands each line to `out` (process.stdout by default).
+ */
+export function createStdoutLogWriter(options: { now?: () => Date; out?: (line: string) => void } = {}): LogWriter {
+  const now = options.now ?? (() => new Date());
+  const out = options.out ?? ((line: string) => process.stdout.write(line));
+  let seq = 0;
+  let open = true;
+  return {
+    write(stream, text) {
+      if (!open) return;
+      seq += 1;
+      const cut = text.length > LOG_MAX_LINE_CHARS ? `${text.slice(0, LOG_MAX_LINE_CHARS)} [line cut]` : text;
+      out(`${JSON.stringify({ seq, at: now().toISOString(), stream, text: cut })}\n`);
+    },
+    close() {
+      open = false;
+    },
+  };
+}
+
 /** One line of a log file, or undefined for anything else (a line cut short by a crash, or not ours). */
 export function parseLogLine(line: string): LogLine | undefined {
   try {

@@ -8,7 +8,22 @@ export const replicaEnv = {
   mode: 'SVC_AGENT_MODE',
   /** The replica's directory inside the pod. */
   dir: 'SVC_REPLICA_DIR',
+  /**
+   * The replica's index when the pod knows it better than config.json: a StatefulSet's pods share one config and
+   * get their ordinal here (the `apps.kubernetes.io/pod-index` label); the Kubernetes driver's pods get it written in.
+   */
+  index: 'SVC_REPLICA_INDEX',
+  /** `stdout`: the replica's log lines go to the agent's standard output (the container log Kubernetes keeps) instead of a file. */
+  log: 'SVC_REPLICA_LOG',
 } as const;
+
+/** The config with the index of SVC_REPLICA_INDEX when that is set (a whole number); throws on anything else. */
+export function replicaConfigWithIndex(config: ReplicaConfig, env: NodeJS.ProcessEnv): ReplicaConfig {
+  const text = env[replicaEnv.index];
+  if (text === undefined || text === '') return config;
+  if (!/^\d{1,6}$/.test(text)) throw new Error(`${replicaEnv.index} must be a whole number, got "${text}"`);
+  return { ...config, index: Number(text) };
+}
 
 export const REPLICA_POD_DIR = '/run/svc';
 export const REPLICA_CONFIG_FILE = 'config.json';

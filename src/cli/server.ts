@@ -46,7 +46,14 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const server = await startServer(config, { logger: {} });
+  let server;
+  try {
+    server = await startServer(config, { logger: {} });
+  } catch (error) {
+    // a start that cannot go on (no cluster for --runtime kubernetes, a database that refuses) says why, in one line
+    io.stderr(`svc server: ${(error as Error).message}\n`);
+    return 1;
+  }
   io.stdout(`svc ${SERVER_VERSION} listening on ${server.url}\n`);
   io.stdout(`Console: ${server.url}/\n`);
   io.stdout(`Database: ${server.database.embedded ? `embedded, in ${config.dataDir}/postgres` : 'DATABASE_URL'}\n`);

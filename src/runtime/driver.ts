@@ -1,14 +1,19 @@
 // The runtime driver: everything the server asks of the machines that run workspaces. The server never touches
-// processes or volumes itself. First driver: `local` (directories and bubblewrap pods on this machine); a
-// `kubernetes` driver comes later behind the same interface.
+// processes or volumes itself. Drivers: `local` (directories and bubblewrap pods on this machine) and `kubernetes`
+// (a namespace per team, pods and Jobs on a cluster: src/runtime/kubernetes/).
 import type { WebSocket } from 'ws';
 import type { TerminalSize } from '../core/channel-protocol.ts';
 import type { PhaseTimeline } from '../core/phases.ts';
 import type { ImageConfig } from './image.ts';
+import type { WorkspaceFiles } from './workspace-files.ts';
 
 /** What a driver needs to know of a workspace. */
 export interface WorkspaceRef {
   id: number;
+  /** The workspace's team (the Kubernetes driver's namespace); the local driver does not need it. */
+  teamId?: number;
+  /** The workspace's `restricted` flag (spec 2.3), shown where its pods are; the router enforces it. */
+  restricted?: boolean;
   /** The workspace's own UID; processes run as this UID with group 0. */
   uid: number;
   storageGib: number;
@@ -91,6 +96,8 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   readonly name: string;
   /** The editor new editor pods run. */
   readonly editor?: EditorDescription;
+  /** How the server reads a workspace's landscape files when the volume is not on its machine; the local reader when absent. */
+  readonly files?: WorkspaceFiles;
 
   /** Creates the workspace's volume (idempotent). */
   createVolume(workspace: WorkspaceRef): Promise<void>;

@@ -35,7 +35,7 @@ export class LandscapeFileWatch {
     for (const id of this.seen.keys()) if (!running.has(id)) this.seen.delete(id);
     await Promise.all(
       rows.map(async (row) => {
-        const now = await this.deps.driver.landscapeFilesFingerprint({ id: row.id, uid: row.uid, storageGib: row.storage_gib });
+        const now = await this.deps.driver.landscapeFilesFingerprint({ id: row.id, teamId: row.team_id, uid: row.uid, storageGib: row.storage_gib });
         const known = this.seen.get(row.id);
         if (now === undefined) return; // no agent answers now (starting, or one that predates the watch)
         this.seen.set(row.id, now);

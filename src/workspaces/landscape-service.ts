@@ -54,7 +54,7 @@ export interface CheckedLandscape extends CurrentLandscape {
 /** Reads the selected file and checks it in a worker; with a plan request, the worker also fills it in and plans. */
 export async function readCurrentLandscape(source: LandscapeSource, row: WorkspaceRow, profile: string | null, plan?: PlanRequest): Promise<CheckedLandscape> {
   const fileName = profileFileName(profile);
-  const read = await source.files.readLandscapeFile({ id: row.id, uid: row.uid, storageGib: row.storage_gib }, fileName);
+  const read = await source.files.readLandscapeFile({ id: row.id, teamId: row.team_id, uid: row.uid, storageGib: row.storage_gib }, fileName);
   if (read.state === 'unreadable' && read.limitBytes !== undefined) {
     return { fileName, read, errors: [], omitted: 0, refused: problem('landscape-too-large', 413, read.reason, { extra: { limit_bytes: read.limitBytes } }) };
   }

@@ -15,6 +15,8 @@ import type { NotificationHub } from '../events/hub.ts';
 import { RETENTION_MS } from '../operations/lifecycle.ts';
 import { OperationWorker } from '../operations/worker.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
+import { Cluster, loadKubeConfig } from '../runtime/kubernetes/cluster.ts';
+import { createKubernetesDriver } from '../runtime/kubernetes/driver.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { openImageStore, RegistryImageSource, teamCredentialsForImage, type CollectResult } from '../images/index.ts';
 import { pinnedImageDigests } from '../store/landscapes.ts';
@@ -100,6 +102,15 @@ async function markUpgradePending(deps: WorkspaceOperationDeps, row: WorkspaceRo
   });
 }
 
+/** The driver `--runtime` names: the local driver on the data directory, or the Kubernetes driver on its cluster. */
+async function driverOf(config: ServerConfig, clock: Clock, log: (message: string) => void): Promise<RuntimeDriver> {
+  if (config.runtime === 'kubernetes') {
+    const cluster = new Cluster(loadKubeConfig());
+    return createKubernetesDriver({ cluster, settings: config.kubernetes!, plans: config.plans, dataDir: config.dataDir, log });
+  }
+  return createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans });
+}
+
 /** The image store under the data directory, pulling with the team's registry credentials. */
 async function openRegistryImages(pool: pg.Pool, config: ServerConfig, secrets: SecretBox, clock: Clock, log: (message: string) => void): Promise<RegistryImageSource> {
   return new RegistryImageSource({
@@ -127,12 +138,12 @@ export async function startWorkspaceRuntime(options: {
   images?: ImageSource | false;
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
-  const driver = options.driver ?? createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans });
+  const driver = options.driver ?? (await driverOf(config, clock, log));
   const registryImages = options.images === undefined && driver.name === 'local' ? await openRegistryImages(pool, config, options.secrets, clock, log) : undefined;
   const images = options.images === false ? undefined : (options.images ?? registryImages);
   const archiveDir = path.join(config.dataDir, 'archives');
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
-  const files = createLocalWorkspaceFiles({ dataDir: config.dataDir });
+  const files = driver.files ?? createLocalWorkspaceFiles({ dataDir: config.dataDir });
   const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled, plans: config.plans });
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
   const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log, serverId: options.serverId, liveServerIds: options.liveServerIds, hub: options.hub });

@@ -8,7 +8,7 @@ import { jobName, labelKeys, labelsOf, teamNamespace, volumeClaimName } from './
 import { containerSecurity, podSecurity, quietPodSpec, resourcesOf, sameNodeAffinity, WORKSPACE_DIR } from './pod-parts.ts';
 import type { KubernetesSettings, WorkspaceManifestInput } from './settings.ts';
 
-export type VolumeJobKind = 'clone' | 'archive' | 'restore';
+export type VolumeJobKind = 'clone' | 'prepare' | 'usage' | 'archive' | 'restore';
 
 const ARCHIVES_DIR = '/archives';
 
@@ -17,8 +17,16 @@ export const archivePath = (workspaceId: number) => `${ARCHIVES_DIR}/${workspace
 
 /** Shell scripts of each job; arguments come in as "$1", "$2", never spliced into the script. */
 const scripts: Record<VolumeJobKind, string> = {
-  clone: 'set -eu; umask 0002; git clone --no-tags --origin origin -- "$1" "$2"; if [ -n "$3" ]; then git -C "$2" checkout "$3"; fi',
-  archive: 'set -eu; umask 0077; tar -C "$1" -czf "$2.partial" . && mv "$2.partial" "$2" && sha256sum "$2"',
+  // Cloned beside the volume's root and moved in: a file system may keep `lost+found` there, which git would refuse.
+  clone:
+    'set -eu; umask 0002; rm -rf "$2/.svc-clone"; git clone --no-tags --no-checkout --origin origin -- "$1" "$2/.svc-clone"; ' +
+    'mv "$2/.svc-clone/.git" "$2/.git"; rmdir "$2/.svc-clone"; git -C "$2" reset --hard -q; if [ -n "$3" ]; then git -C "$2" checkout -q "$3"; fi',
+  // The volume is writable by the workspace UID with group 0 (fsGroup 0), as every pod of the workspace needs it.
+  prepare: 'set -eu; umask 0002; touch "$1/.svc-volume-check" && rm "$1/.svc-volume-check"',
+  // KiB in use: `du -sk` is in GNU and busybox alike.
+  usage: 'set -eu; du -sk "$1" | cut -f1',
+  // The last line is `<sha256> <bytes>` of the archive.
+  archive: 'set -eu; umask 0077; tar -C "$1" -czf "$2.partial" . && mv "$2.partial" "$2" && printf "%s %s\\n" "$(sha256sum < "$2" | cut -d" " -f1)" "$(wc -c < "$2" | tr -d " ")"',
   restore: 'set -eu; umask 0002; tar -C "$1" -xzf "$2"',
 };
 
@@ -27,6 +35,7 @@ function argumentsOf(kind: VolumeJobKind, workspaceId: number, source?: GitSourc
     if (!source) throw new Error('a clone job needs a repository');
     return [source.url, WORKSPACE_DIR, source.ref ?? ''];
   }
+  if (kind === 'prepare' || kind === 'usage') return [WORKSPACE_DIR];
   return [WORKSPACE_DIR, archivePath(workspaceId)];
 }
 
@@ -50,7 +59,7 @@ export function volumeJobManifest(
     volumeMounts: [{ name: 'data', mountPath: WORKSPACE_DIR }, { name: 'tmp', mountPath: '/tmp' }],
   };
   volumes.push({ name: 'tmp', emptyDir: {} });
-  if (job.kind !== 'clone') {
+  if (job.kind === 'archive' || job.kind === 'restore') {
     volumes.push({ name: 'archives', persistentVolumeClaim: { claimName: settings.archiveClaim } });
     container.volumeMounts!.push({ name: 'archives', mountPath: ARCHIVES_DIR, readOnly: job.kind === 'restore' });
   }

@@ -1,14 +1,14 @@
-// Every Kubernetes manifest the (future) Kubernetes driver writes for a team and a workspace, in the order it would
+// Every Kubernetes manifest the Kubernetes driver writes for a team and a workspace, in the order it would
 // apply them: namespace and its policies, the workspace's policy and volume, Services (their cluster IPs go into
 // every pod's /etc/hosts), the editor pod, the service replicas. Jobs are written per operation (jobs.ts). Pure.
 import type { KubernetesSettings, TeamRef, WorkspaceManifestInput } from './settings.ts';
-import { defaultDenyPolicy, routerIngressPolicy, teamNamespaceManifest, workspaceNetworkPolicy } from './namespace.ts';
+import { archiveClaimManifest, defaultDenyPolicy, routerIngressPolicy, teamNamespaceManifest, workspaceNetworkPolicy } from './namespace.ts';
 import { editorPodManifest, volumeClaimManifest } from './workspace-pods.ts';
 import { serviceManifest, statefulSetManifest } from './replicas.ts';
 
 export * from './names.ts';
 export * from './settings.ts';
-export { defaultDenyPolicy, routerIngressPolicy, teamNamespaceManifest, workspaceNetworkPolicy } from './namespace.ts';
+export { archiveClaimManifest, defaultDenyPolicy, routerIngressPolicy, teamNamespaceManifest, workspaceNetworkPolicy } from './namespace.ts';
 export { editorPodManifest, volumeClaimManifest } from './workspace-pods.ts';
 export { readinessProbe, serviceManifest, statefulSetManifest } from './replicas.ts';
 export { archivePath, volumeJobManifest, type VolumeJobKind } from './jobs.ts';
@@ -20,9 +20,9 @@ export interface Manifest {
   metadata?: { name?: string; namespace?: string };
 }
 
-/** The team's namespace and the policies every team namespace has. */
+/** The team's namespace, the policies every team namespace has, and its archive claim. */
 export function teamManifests(team: TeamRef, settings: KubernetesSettings): Manifest[] {
-  return [teamNamespaceManifest(team), defaultDenyPolicy(team), routerIngressPolicy(team, settings)];
+  return [teamNamespaceManifest(team), defaultDenyPolicy(team), routerIngressPolicy(team, settings), archiveClaimManifest(team, settings)];
 }
 
 /** A running workspace: its network policy, volume, Services, editor pod and service replicas. */
@@ -40,3 +40,4 @@ export function workspaceManifests(input: WorkspaceManifestInput, settings: Kube
     ...input.services.map((service) => statefulSetManifest(input, service, settings)),
   ];
 }
+export { replicaPodManifest, replicaConfigSecret, agentTokenSecret, replicaIndexOf, REPLICA_INDEX_ENV } from './replica-pods.ts';

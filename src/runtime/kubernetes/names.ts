@@ -25,6 +25,7 @@ export const labelKeys = {
   workspace: `${LABEL_PREFIX}/workspace`,
   service: `${LABEL_PREFIX}/service`,
   job: `${LABEL_PREFIX}/job`,
+  replica: `${LABEL_PREFIX}/replica`,
 } as const;
 
 export type Component = 'editor' | 'replica' | 'job' | 'volume' | 'network' | 'router' | 'server';
@@ -39,6 +40,10 @@ export const serviceObjectName = (workspaceId: number, service: string) => dnsLa
 /** The Secret (created by the driver) holding a service's replica config (`config.json`, as the local driver writes it). */
 export const replicaConfigSecretName = (workspaceId: number, service: string) => dnsLabel(`ws-${workspaceId}-${service}-config`);
 export const jobName = (workspaceId: number, kind: string, attempt: number) => dnsLabel(`ws-${workspaceId}-${kind}-${attempt}`);
+/** A replica of a service as a Pod of its own (the driver's form; the StatefulSet form names its pods the same). */
+export const replicaPodName = (workspaceId: number, service: string, index: number) => dnsLabel(`${serviceObjectName(workspaceId, service)}-${index}`);
+/** The Secret holding one replica's config (`config.json`): the driver writes one per replica pod. */
+export const replicaPodConfigSecretName = (workspaceId: number, service: string, index: number) => dnsLabel(`${serviceObjectName(workspaceId, service)}-${index}-config`);
 
 export interface LabelSubject {
   teamId: number;

@@ -1,6 +1,6 @@
 // A team's namespace and the NetworkPolicies that keep its workspaces apart: nothing reaches a pod of the namespace
 // (default deny), except the pods of the same workspace and svc's router. Pure.
-import type { INamespace } from 'kubernetes-models/v1';
+import type { INamespace, IPersistentVolumeClaim } from 'kubernetes-models/v1';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { labelKeys, labelsOf, teamNamespace, workspaceName } from './names.ts';
 import type { KubernetesSettings, TeamRef } from './settings.ts';
@@ -62,5 +62,19 @@ export function workspaceNetworkPolicy(team: TeamRef, workspaceId: number): INet
     kind: 'NetworkPolicy',
     metadata: { name: workspaceName(workspaceId), namespace: teamNamespace(team.id), labels: labelsOf({ teamId: team.id, workspaceId, component: 'network' }) },
     spec: { podSelector: own, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: own }] }] },
+  };
+}
+
+/** The team's archive claim (`settings.archiveClaim`): archived volumes as `<workspace id>.tar.gz`. */
+export function archiveClaimManifest(team: TeamRef, settings: KubernetesSettings): IPersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: settings.archiveClaim, namespace: teamNamespace(team.id), labels: labelsOf({ teamId: team.id, component: 'volume' }) },
+    spec: {
+      accessModes: [settings.volumeAccessMode],
+      ...(settings.storageClass ? { storageClassName: settings.storageClass } : {}),
+      resources: { requests: { storage: `${settings.archiveClaimGib}Gi` } },
+    },
   };
 }

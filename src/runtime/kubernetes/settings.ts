@@ -19,6 +19,8 @@ export interface KubernetesSettings {
   baseImage: string;
   /** A PersistentVolumeClaim in each team namespace holding volume archives (`archives/<workspace id>.tar.gz`). */
   archiveClaim: string;
+  /** The size of each team's archive claim (GiB). */
+  archiveClaimGib: number;
 }
 
 export interface TeamRef {
