@@ -139,6 +139,14 @@ test("on a wide screen the dock with another workspace's Syncs covers none of th
     await row.getByRole('button', { name: 'Delete' }).waitFor();
     assert.deepEqual(await unreachableControls(desk.page, 'details.menu[open]'), [], 'in the open row menu');
     await screenshot(desk.page, 'narrow-11-wide-dock-list');
+    for (const [path, ready] of [['/teams', 'table[aria-label="Members"]'], ['/settings', 'table[aria-label="API keys"]'], ['/operations', 'ul[aria-label="Operations"] li']]) {
+      await desk.page.goto(`${server.url}${path}`);
+      await desk.page.locator(ready).first().waitFor();
+      await desk.page.locator('.dock .dock-line').nth(2).waitFor();
+      await desk.page.locator('.dock a', { hasText: / more$/ }).waitFor();
+      await until(async () => ((await desk.page.locator('.loading').count()) === 0 ? true : undefined), `${path} to load`);
+      assert.deepEqual(await unreachableControls(desk.page), [], `on ${path}`);
+    }
     await server.server.database.pool.query("UPDATE operations SET state = 'succeeded', finished_at = now() WHERE id = ANY($1)", [held]);
   } finally {
     await desk.context.close();
@@ -254,7 +262,11 @@ test('a workspace in Error offers Retry and no Sleep; Retry starts it again unti
   assert.deepEqual(await unreachableControls(page), []);
   await screenshot(page, 'narrow-08-error');
   await head.getByRole('button', { name: 'Retry' }).click();
-  await head.getByRole('button', { name: 'Sleep' }).waitFor({ timeout: 120_000 });
+  await head.getByRole('button', { name: 'Sleep' }).waitFor({ timeout: 120_000 }).catch(async (error: Error) => {
+    const now = (await served.owner.get(`/workspaces/${served.id}`)).body;
+    const operations = (await served.owner.get(`/operations?workspace=${served.id}&limit=5`)).body.items;
+    throw new Error(`${error.message}\nthe workspace: ${now.state} ${now.status_detail}\nits operations: ${JSON.stringify(operations)}\nthe page: ${await page.locator('main').innerText()}`);
+  });
   assert.equal(await head.getByRole('button', { name: 'Retry' }).count(), 0);
   const workspace = (await served.owner.get(`/workspaces/${served.id}`)).body;
   assert.equal(workspace.state, 'running');

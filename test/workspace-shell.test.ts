@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
+import pg from 'pg';
 import pty from 'node-pty';
 import WebSocket from 'ws';
 import { EXEC_PROTOCOL } from '../src/core/channel-protocol.ts';
@@ -230,6 +231,24 @@ test('a viewer is refused a shell with 403, an upgrade without credentials with 
   assert.ok(entries.some((e) => e.outcome === 101 && e.actor_id === dev.auth.userId && e.target === `/workspaces/${ws}/exec`), JSON.stringify(entries));
   const forwarded = (await server.admin.get('/audit-log?action=workspace.port_forward&limit=200')).body.items as Array<{ target: string }>;
   assert.ok(forwarded.some((e) => e.target === `/workspaces/${ws}/port-forward?service=db&port=5432`), JSON.stringify(forwarded));
+});
+
+test('svc port-forward stops on Ctrl-C with a PostgreSQL session still open: the session is closed and it exits 0', { skip }, async () => {
+  const [port] = await forward('db:5432:0');
+  const tunnel = forwards.pop()!;
+  const session = new pg.Client({ host: '127.0.0.1', port, user: 'app', password: 'p@ss word', database: 'app' });
+  const ended = new Promise<void>((resolve) => session.on('end', resolve));
+  session.on('error', () => undefined);
+  await session.connect();
+  assert.equal((await session.query('SELECT 1 AS one')).rows[0].one, 1);
+  tunnel.child.kill('SIGINT');
+  const code = await until(async () => tunnel.child.exitCode ?? undefined, 'svc port-forward to exit with the session open', 30_000).catch(async (error: Error) => {
+    tunnel.child.kill('SIGKILL');
+    throw error;
+  });
+  assert.equal(code, 0, tunnel.stderr());
+  await ended;
+  await session.end().catch(() => undefined);
 });
 
 test('svc exec wakes a sleeping workspace first', { skip }, async () => {

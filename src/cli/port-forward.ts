@@ -37,6 +37,8 @@ export async function forwardPorts(cli: Cli, workspace: Workspace, forwards: For
   let stop: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const servers: net.Server[] = [];
+  /** Open local connections: Ctrl-C closes them (a listener's close waits for its connections, a psql session idles for ever). */
+  const connections = new Set<net.Socket>();
 
   const open = (forward: ForwardSpec) => {
     const query = new URLSearchParams({ port: String(forward.port) });
@@ -46,10 +48,16 @@ export async function forwardPorts(cli: Cli, workspace: Workspace, forwards: For
   };
 
   const carry = (forward: ForwardSpec, connection: net.Socket) => {
+    connections.add(connection);
+    connection.on('close', () => connections.delete(connection));
     connection.pause();
     connection.on('error', () => connection.destroy());
     open(forward).then(
-      (socket) => joinStreams(connection, socket, (text) => cli.note(`svc: port-forward ${describe(forward)}: ${text}\n`)),
+      (socket) => {
+        // stopped while the stream opened: nothing to carry any more
+        if (connection.destroyed) socket.close(1000);
+        else joinStreams(connection, socket, (text) => cli.note(`svc: port-forward ${describe(forward)}: ${text}\n`));
+      },
       (error: unknown) => {
         connection.destroy();
         if (!(error instanceof CliError)) throw error;
@@ -81,7 +89,10 @@ export async function forwardPorts(cli: Cli, workspace: Workspace, forwards: For
   await stopped;
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  const closed = Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  // each connection's end closes its stream too (joinStreams)
+  for (const connection of connections) connection.destroy();
+  await closed;
   if (fatal) throw new CliError(fatal.message, fatal.exitCode);
   return ExitCode.ok;
 }
