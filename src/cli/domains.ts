@@ -11,13 +11,15 @@ import { notFoundHere, resolveTeam, resolveWorkspace, teamOptions } from './targ
 async function teamPath(cli: Cli) {
   const api = await cli.api();
   const team = await resolveTeam(cli, api);
-  return { api, team, path: `/teams/${team.id}/domains` };
+  return { api, team, path: { team: team.id } };
 }
 
+const listDomains = (api: Api, path: { team: number }) => api.all((page) => api.client.GET('/api/v1/teams/{team}/domains', { params: { path, query: page } }));
+
 /** The team's domain named NAME (as typed: any case, a trailing dot). */
-async function domainNamed(api: Api, team: Team, path: string, name: string): Promise<Domain> {
+async function domainNamed(api: Api, team: Team, path: { team: number }, name: string): Promise<Domain> {
   const wanted = name.toLowerCase().replace(/\.$/, '');
-  const found = (await api.all<Domain>(path)).find((d) => d.name === wanted);
+  const found = (await listDomains(api, path)).find((d) => d.name === wanted);
   if (!found) throw notFoundHere(`Team ${team.name} has no domain ${wanted}.`);
   return found;
 }
@@ -57,7 +59,7 @@ const list: Command = {
   options: teamOptions,
   async run(cli) {
     const { api, team, path } = await teamPath(cli);
-    const items = await api.all<Domain>(path);
+    const items = await listDomains(api, path);
     if (cli.json) return cli.print(items);
     if (items.length === 0) return cli.say(`${team.name} has no custom domains.\n`);
     const rows = items.map((d) => [d.name, verificationLabels[d.verification.status], certificateLabels[d.certificate.state], d.routes.length, d.restricted ? 'yes' : 'no']);
@@ -77,7 +79,7 @@ const add: Command = {
     const routes: DomainRoute[] = [];
     for (const text of cli.args.strings('route')) routes.push(await parseRoute(cli, api, text));
     const body = { name: cli.args.positionals[0], routes, ...(cli.args.flag('restricted') && { restricted: true }) };
-    const domain = (await api.post<Domain>(path, body)).body;
+    const domain = await api.answer(api.client.POST('/api/v1/teams/{team}/domains', { params: { path }, body }));
     if (cli.json) return cli.print(domain);
     cli.say(`Added ${domain.name}.\n`);
     showDomain(cli, domain);
@@ -104,8 +106,9 @@ const remove: Command = {
   async run(cli) {
     const { api, team, path } = await teamPath(cli);
     const domain = await domainNamed(api, team, path, cli.args.positionals[0]);
-    const read = await api.get<Domain>(`${path}/${domain.id}`);
-    await api.delete(`${path}/${domain.id}`, { headers: { 'if-match': read.headers.get('etag') ?? '*' } });
+    const one = { ...path, domain: domain.id };
+    const { etag } = await api.withEtag(api.client.GET('/api/v1/teams/{team}/domains/{domain}', { params: { path: one } }));
+    await api.answer(api.client.DELETE('/api/v1/teams/{team}/domains/{domain}', { params: { path: one, header: { 'if-match': etag } } }));
     if (cli.json) cli.print({ name: domain.name, id: domain.id, deleted: true });
     else cli.say(`Removed ${domain.name} from ${team.name}.\n`);
   },
