@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiClient } from '../test/helpers/client.ts';
+import { createBareRepository, serveOverHttp } from '../test/helpers/git.ts';
 import { until } from '../test/helpers/wait.ts';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -76,6 +77,53 @@ const groupAlive = () => {
   }
 };
 
+const conformanceYml = `schema: svc/v1
+services:
+  web:
+    type: steps
+    steps:
+      - run: node -e "require('http').createServer((q, s) => s.end('hi')).listen(8080, '0.0.0.0')"
+    ports:
+      - port: 8080
+        routes:
+          - path: /
+`;
+
+/**
+ * `svc conformance` (the clone's CLI) against the installation, in a team of its own, with a repository it can sync:
+ * every rule must pass (none skipped), else CI fails.
+ */
+async function conformance(url: string, admin: ApiClient): Promise<void> {
+  const org = await admin.post('/orgs', { name: 'Conformance' });
+  assert.equal(org.status, 201, org.text);
+  const team = await admin.post('/teams', { org_id: org.body.id, name: 'Conformance' });
+  assert.equal(team.status, 201, team.text);
+  const repository = await createBareRepository({ 'svc.yml': conformanceYml });
+  const served = await serveOverHttp(repository);
+  try {
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(clone, 'bin/svc.js'), 'conformance', url, '--team', String(team.body.id), '--repo', served.url], {
+        cwd: clone,
+        env: { ...env, SVC_TOKEN: admin.auth.token! },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk;
+        process.stdout.write(chunk.toString().replace(/^(?=.)/gm, '  '));
+      });
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+      child.on('error', reject);
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+    assert.equal(run.code, 0, `svc conformance failed:\n${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout, /\nconformance: \d+ passed, 0 failed, 0 skipped\n$/, run.stdout);
+  } finally {
+    await served.close();
+    await repository.remove();
+  }
+}
+
 try {
   const [, url] = await printed(/listening on (\S+)\n/);
   const [, link] = await printed(/^\s+(http\S+\/sign-in#token=\S+)$/m);
@@ -94,6 +142,7 @@ try {
   const key = await admin.mintKey('smoke');
   const me = await key.get('/me');
   assert.equal(me.status, 200, me.text);
+  await conformance(url, key);
 
   // A process manager stops the command it started: SIGTERM to npm reaches the server, which stops its data plane
   // and its PostgreSQL.
@@ -103,7 +152,7 @@ try {
 
   const offline = execFileSync(process.execPath, [path.join(clone, 'bin/svc.js'), 'admin', 'sign-in-link', '--data-dir', path.join(clone, '.svc')], { cwd: clone, env, encoding: 'utf8' });
   assert.match(offline, /^http\S+\/sign-in#token=\S+\n$/);
-  console.log(`npm run up from a clean clone: installed (code-server ${editorVersion}), signed in as ${me.body.email}, stopped by SIGTERM, sign-in link printed offline`);
+  console.log(`npm run up from a clean clone: installed (code-server ${editorVersion}), signed in as ${me.body.email}, svc conformance passed, stopped by SIGTERM, sign-in link printed offline`);
 } finally {
   if (groupAlive()) process.kill(-up.pid!, 'SIGKILL');
   await rm(scratch, { recursive: true, force: true });

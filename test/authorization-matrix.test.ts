@@ -14,6 +14,7 @@ import { ApiClient, createPerson, type Answer } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 import { all, any, callers, onlyAdmin, stale, unique, type Caller, type Row, type World } from './helpers/authorization-matrix.ts';
+import { streamRows } from './helpers/authorization-rows-streams.ts';
 import { teamSettingRows } from './helpers/authorization-rows-team.ts';
 
 const rows: Row[] = [
@@ -288,6 +289,7 @@ const rows: Row[] = [
     expect: { ...all(200), outsider: 404 },
   },
   ...teamSettingRows,
+  ...streamRows,
 ];
 
 /** The status of an event stream's answer, without waiting for the stream to end. */

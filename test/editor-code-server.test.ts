@@ -1,5 +1,6 @@
 // code-server as the workspace editor: a server whose tools directory holds the install of scripts/setup-editor.sh
-// runs VS Code in the browser at urls.ide, as the workspace UID, on /data/app, reached through the router. Skipped,
+// runs VS Code in the browser at urls.ide, as the workspace UID, on /data/app, reached through the router, with the
+// svc-yaml extension (scripts/setup-editor-yaml.sh) built in. Skipped,
 // saying why, when the tools are not installed (`npm test` does not install them; `npm run up` and .ci/run do).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -7,6 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { svcSchema } from '../src/landscape/schema.ts';
 import { DEFAULT_TOOLS_DIR, installedCodeServer } from '../src/runtime/local/editor-tools.ts';
 import { processesInNamespace } from '../src/runtime/local/processes.ts';
 import { ensureConsoleBuilt, launchBrowser, screenshot } from './helpers/browser.ts';
@@ -168,4 +170,20 @@ test("the workspace names code-server, its version and why; the console's worksp
   } finally {
     await browser.close();
   }
+});
+
+test('the running editor has the svc-yaml extension built in: code-server serves its manifest, its language server and the svc.yml schema', { skip }, async () => {
+  const extension = '/_static/lib/vscode/extensions/svc-yaml';
+  const manifest = await callEditor(`${extension}/package.json`);
+  assert.equal(manifest.status, 200, manifest.body.toString());
+  const { name, main, activationEvents } = JSON.parse(manifest.body.toString()) as { name: string; main: string; activationEvents: string[] };
+  assert.equal(name, 'svc-yaml');
+  assert.ok(activationEvents.includes('workspaceContains:svc.yml'), JSON.stringify(activationEvents));
+  assert.equal((await callEditor(`${extension}/${main.replace(/^\.\//, '')}`)).status, 200, 'its entry point is there');
+  const server = await callEditor(`${extension}/node_modules/yaml-language-server/package.json`);
+  assert.equal(server.status, 200, 'the YAML language server it starts is installed beside it');
+  const schema = await callEditor(`${extension}/svc.schema.json`);
+  assert.equal(schema.status, 200);
+  assert.deepEqual(JSON.parse(schema.body.toString()), JSON.parse(JSON.stringify(svcSchema)), 'the schema the API serves');
+  assert.equal((await callEditor(`${extension}/no-such-file.json`)).status, 404, 'a file the extension does not have is not found');
 });

@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import { openApiDocument, type OpenApiDocument } from '../src/api/openapi-document.ts';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
-/** Statuses that have no body by definition. */
-const BODILESS = new Set(['204', '205', '304']);
+/** Statuses that have no body by definition (101: a WebSocket route's upgrade). */
+const BODILESS = new Set(['101', '204', '205', '304']);
 
 /** `METHOD path status: what is missing` for each response without a schema. */
 export function responsesWithoutSchema(document: OpenApiDocument): string[] {
@@ -15,7 +15,8 @@ export function responsesWithoutSchema(document: OpenApiDocument): string[] {
     for (const method of METHODS.filter((m) => item[m])) {
       const where = `${method.toUpperCase()} ${path}`;
       const responses = Object.entries<any>(item[method].responses ?? {});
-      if (!responses.some(([status]) => /^[23]/.test(status))) missing.push(`${where}: no success response`);
+      const success = item[method]['x-svc-websocket'] ? /^101$/ : /^[23]/;
+      if (!responses.some(([status]) => success.test(status))) missing.push(`${where}: no success response`);
       for (const [status, response] of responses) {
         const content = Object.entries<any>(response.content ?? {});
         if (BODILESS.has(status)) {
@@ -42,4 +43,19 @@ test('the walk finds a response without a schema (it is no test that cannot fail
     'GET /api/v1/version 200 application/json: no schema',
     'GET /api/v1/me: no success response',
   ]);
+});
+
+test('the WebSocket routes are in the document: GET with the upgrade answered 101, the subprotocol each speaks', async () => {
+  const document = await openApiDocument();
+  const streams = Object.entries<any>(document.paths).flatMap(([path, item]) => (item.get?.['x-svc-websocket'] ? [[path, item.get]] : []));
+  assert.deepEqual(Object.fromEntries(streams.map(([path, get]) => [path, get['x-svc-websocket'].subprotocol])), {
+    '/api/v1/workspaces/{ws}/exec': 'v5.channel.k8s.io',
+    '/api/v1/workspaces/{ws}/port-forward': 'v4.channel.k8s.io',
+  });
+  for (const [path, get] of streams) {
+    assert.deepEqual(Object.keys(get.responses).sort(), ['101', '4XX', '5XX'], path);
+    assert.deepEqual(get.parameters.filter((p: any) => p.in === 'header').map((p: any) => p.name), ['upgrade', 'sec-websocket-protocol'], path);
+  }
+  const port = document.paths['/api/v1/workspaces/{ws}/port-forward'].get.parameters.find((p: any) => p.name === 'port');
+  assert.equal(port.required, true);
 });

@@ -1,7 +1,7 @@
 // The console: who is signed in, the layout, and which page a path shows. Without a session every page but the
 // sign-in page sends the browser to /sign-in and comes back to the page afterwards.
 import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
-import { api, asProblem, whenSignedOut, type ApiProblem } from './api.ts';
+import { answer, asProblem, svcApi, whenSignedOut, type ApiProblem } from './api.ts';
 import { events } from './events.ts';
 import { useLinkState } from './hooks.ts';
 import { OperationsDock, OperationsProvider, useOperations } from './operations.tsx';
@@ -30,7 +30,7 @@ export function App() {
 
   useEffect(() => {
     whenSignedOut(() => setMe(null));
-    api<Me>('GET', '/me', { quiet401: true }).then(setMe, (error: unknown) => {
+    answer(svcApi.GET('/api/v1/me'), { quiet401: true }).then(setMe, (error: unknown) => {
       const failure = asProblem(error);
       if (failure.status === 401) setMe(null);
       else setProblem(failure);
@@ -117,7 +117,7 @@ function Shell({ me, location, children }: { me: Me; location: Location; childre
   const [signingOut, setSigningOut] = useState(false);
   const signOut = async () => {
     setSigningOut(true);
-    await api('DELETE', '/sessions/current', { quiet401: true }).catch(() => undefined);
+    await answer(svcApi.DELETE('/api/v1/sessions/current'), { quiet401: true }).catch(() => undefined);
     events.stop();
     window.location.replace('/sign-in');
   };

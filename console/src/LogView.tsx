@@ -1,19 +1,20 @@
 // A log (a service replica's, a stage step's): the last lines, and with Follow the lines as they come (the API's
 // `follow=true` JSON lines). The platform's own lines (stream `system`) stand out from the program's output.
 import { useEffect, useRef, useState } from 'react';
-import { api, asProblem, followLog, type ApiProblem } from './api.ts';
+import { asProblem, followLog, logTail, type ApiProblem, type LogSource } from './api.ts';
 import type { LogLine } from './types.ts';
 import { Button, ProblemNotice, Spinner } from './ui.tsx';
 
 const MAX_LINES = 5000;
 
-export function LogView({ path, title, onClose, followable = true }: { path: string; title: string; onClose?: () => void; followable?: boolean }) {
+export function LogView({ source, title, onClose, followable = true }: { source: LogSource; title: string; onClose?: () => void; followable?: boolean }) {
   const [lines, setLines] = useState<LogLine[]>([]);
   const [follow, setFollow] = useState(followable);
   const [state, setState] = useState<'loading' | 'following' | 'idle' | 'ended'>('loading');
   const [problem, setProblem] = useState<ApiProblem>();
   const box = useRef<HTMLPreElement>(null);
 
+  const key = JSON.stringify(source);
   useEffect(() => {
     const abort = new AbortController();
     setLines([]);
@@ -35,18 +36,18 @@ export function LogView({ path, title, onClose, followable = true }: { path: str
         });
       };
       setState('following');
-      followLog(path, onLine, abort.signal).then(
+      followLog(source, onLine, abort.signal).then(
         () => !abort.signal.aborted && setState('ended'),
         (error: unknown) => !abort.signal.aborted && (setProblem(asProblem(error)), setState('idle')),
       );
     } else {
-      api<{ lines: LogLine[] }>('GET', `${path}${path.includes('?') ? '&' : '?'}tail=1000`, { signal: abort.signal }).then(
-        (page) => (add(page.lines), setState('idle')),
+      logTail(source, 1000, abort.signal).then(
+        (tail) => (add(tail), setState('idle')),
         (error: unknown) => !abort.signal.aborted && (setProblem(asProblem(error)), setState('idle')),
       );
     }
     return () => abort.abort();
-  }, [path, follow]);
+  }, [key, follow]);
 
   useEffect(() => {
     const element = box.current;

@@ -2,7 +2,7 @@
 // it again after a growing delay when it breaks. Every `ready` (the first one, and after each reconnect) tells every
 // view to re-read what it shows; other events name what changed.
 import { svcEvents } from '../../sdk/src/index.ts';
-import { api, svcOptions } from './api.ts';
+import { answer, svcApi, svcOptions } from './api.ts';
 import type { SvcEvent } from './types.ts';
 
 export type LinkState = 'connecting' | 'live' | 'reconnecting';
@@ -38,7 +38,7 @@ export class EventHub {
     const onReconnect = () => {
       this.setState('reconnecting');
       // A 401 here means the session ended: reading /me lets the console notice and show the sign-in page.
-      void api('GET', '/me').catch(() => undefined);
+      void answer(svcApi.GET('/api/v1/me')).catch(() => undefined);
     };
     const retryDelay = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1));
     try {

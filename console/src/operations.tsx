@@ -3,12 +3,24 @@
 // last hour (GET /operations), so a reload forgets nothing. Unfinished ones are read again after every `ready`.
 // The dock under the header shows their progress text and failures, one line each.
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
-import { api, ApiProblem } from './api.ts';
+import { answer, ApiProblem, svcApi } from './api.ts';
 import { useEvents } from './hooks.ts';
 import { labelOf, operationKinds, operationStates } from './labels.ts';
 import { Link } from './router.tsx';
-import type { Operation, Page, Workspace } from './types.ts';
+import type { paths } from '../../sdk/src/index.ts';
+import type { Operation } from './types.ts';
 import { Badge, ProblemNotice, Time } from './ui.tsx';
+
+type OperationsQuery = NonNullable<paths['/api/v1/operations']['get']['parameters']['query']>;
+
+/** The operations page's filters as the address holds them (empty: none), as the query of GET /operations. */
+export function operationFilters(filters: { state: string; kind: string; team: string }): Pick<OperationsQuery, 'state' | 'kind' | 'team'> {
+  return {
+    ...(filters.state ? { state: filters.state as OperationsQuery['state'] } : {}),
+    ...(filters.kind ? { kind: filters.kind } : {}),
+    ...(filters.team ? { team: Number(filters.team) } : {}),
+  };
+}
 
 interface Tracked {
   operation: Operation;
@@ -52,7 +64,7 @@ function useWorkspaceNames(operations: Operation[]): void {
   useEffect(() => {
     for (const id of missing) {
       namesAsked.add(id);
-      void api<Workspace>('GET', `/workspaces/${id}`).then((ws) => rememberWorkspaces([ws]), () => undefined);
+      void answer(svcApi.GET('/api/v1/workspaces/{ws}', { params: { path: { ws: id } } })).then((ws) => rememberWorkspaces([ws]), () => undefined);
     }
   }, [missing.join(',')]);
 }
@@ -103,12 +115,12 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
     if (event.type === 'operation.updated' && event.operation) upsert(event.operation);
     if (event.type === 'ready') {
       for (const { operation } of tracked.values()) {
-        if (!finished(operation)) void api<Operation>('GET', `/operations/${operation.id}`).then(upsert, () => undefined);
+        if (!finished(operation)) void answer(svcApi.GET('/api/v1/operations/{id}', { params: { path: { id: operation.id } } })).then(upsert, () => undefined);
       }
       // What runs now and what failed lately, also when it started before this page was opened.
       const since = Date.now() - RECENT_FAILURES_MS;
-      void api<Page<Operation>>('GET', '/operations?active=true&limit=50').then((page) => page.items.forEach(upsert), () => undefined);
-      void api<Page<Operation>>('GET', '/operations?state=failed&limit=20').then(
+      void answer(svcApi.GET('/api/v1/operations', { params: { query: { active: true, limit: 50 } } })).then((page) => page.items.forEach(upsert), () => undefined);
+      void answer(svcApi.GET('/api/v1/operations', { params: { query: { state: 'failed', limit: 20 } } })).then(
         (page) => page.items.filter((o) => new Date(o.finished_at ?? o.updated_at).getTime() > since).forEach(upsert),
         () => undefined,
       );

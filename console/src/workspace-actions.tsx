@@ -3,11 +3,11 @@
 // and purge once deleted.
 // Long actions answer an operation, which the operations dock follows.
 import { useState, type FormEvent } from 'react';
-import { api, getWithEtag } from './api.ts';
+import { answer, answerWithEtag, idempotent, ifMatch, svcApi } from './api.ts';
 import { useAction } from './hooks.ts';
 import { useOperations } from './operations.tsx';
 import { workspaceLink } from './pages/WorkspaceSignInPage.tsx';
-import type { Operation, Workspace } from './types.ts';
+import type { Workspace } from './types.ts';
 import { Button, ConfirmButton, FieldHint, Menu, ProblemNotice } from './ui.tsx';
 
 const can = (ws: Workspace, permission: string) => ws.permissions?.includes(permission) ?? false;
@@ -32,28 +32,30 @@ export async function openAddress(ws: Workspace, which: 'ide' | 'dev'): Promise<
 
 export function useWorkspaceActions(ws: Workspace, onChanged?: () => void) {
   const { track } = useOperations();
-  const operation = (path: string, method = 'POST', ifMatch?: string) =>
-    api<Operation>(method, `/workspaces/${ws.id}${path}`, { idempotent: method === 'POST', ifMatch }).then(track);
+  const path = { ws: ws.id };
+  type Action = 'wake' | 'start' | 'archive' | 'restore-archive' | 'restore' | 'purge';
+  const operation = (action: Action) => answer(svcApi.POST(`/api/v1/workspaces/{ws}/${action}`, { params: { path }, headers: idempotent() })).then(track);
+  const current = () => answerWithEtag(svcApi.GET('/api/v1/workspaces/{ws}', { params: { path } }));
   const done = <T,>(value: T) => {
     onChanged?.();
     return value;
   };
   return {
     open: (which: 'ide' | 'dev') => openAddress(ws, which),
-    sleep: () => api<Workspace>('POST', `/workspaces/${ws.id}/sleep`).then(done),
-    wake: () => operation('/wake').then(done),
-    start: () => operation('/start').then(done),
-    archive: () => operation('/archive').then(done),
-    restoreArchive: () => operation('/restore-archive').then(done),
-    restore: () => operation('/restore').then(done),
-    purge: () => operation('/purge').then(done),
+    sleep: () => answer(svcApi.POST('/api/v1/workspaces/{ws}/sleep', { params: { path } })).then(done),
+    wake: () => operation('wake').then(done),
+    start: () => operation('start').then(done),
+    archive: () => operation('archive').then(done),
+    restoreArchive: () => operation('restore-archive').then(done),
+    restore: () => operation('restore').then(done),
+    purge: () => operation('purge').then(done),
     remove: async () => {
-      const { etag } = await getWithEtag<Workspace>(`/workspaces/${ws.id}`);
-      return operation('', 'DELETE', etag).then(done);
+      const { etag } = await current();
+      return answer(svcApi.DELETE('/api/v1/workspaces/{ws}', { params: { path }, headers: ifMatch(etag) })).then(track).then(done);
     },
     rename: async (name: string) => {
-      const { etag } = await getWithEtag<Workspace>(`/workspaces/${ws.id}`);
-      return api<Workspace>('PATCH', `/workspaces/${ws.id}`, { body: { name }, ifMatch: etag }).then(done);
+      const { etag } = await current();
+      return answer(svcApi.PATCH('/api/v1/workspaces/{ws}', { params: { path }, body: { name }, headers: ifMatch(etag) })).then(done);
     },
   };
 }

@@ -10,6 +10,7 @@ export * from './resources.ts';
 export { conventionHeaders, createSvcApi, idempotencyKey, ok, type SvcApi, type SvcOptions } from './client.ts';
 export { isProblem, NOT_A_PROBLEM, problemOfAnswer, SvcProblem, unreachableProblem, type ProblemName, type ProblemType } from './problems.ts';
 export { svcEvents, type EventStreamOptions } from './events.ts';
+export { streamAddress, streamProtocols, type StreamAddress, type StreamParams, type StreamPath } from './streams.ts';
 export { certificateLabels, verificationLabels } from './domains.ts';
 export { followOperation, isFinished, OperationFailed, type FollowOptions } from './operations.ts';
 

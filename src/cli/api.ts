@@ -1,10 +1,13 @@
-// The CLI's HTTP client of the public API: a key in Authorization, problems turned into CliErrors, network
+// The CLI's connection to the public API, through the SDK's typed client (openapi-fetch): a key in Authorization, problems turned into CliErrors, network
 // failures into "could not reach", and the one-time warning when the server's version differs (spec 9.2). An answer
 // that is not svc's (every svc answer carries Svc-Version; its API answers JSON) is refused in one line, never shown:
 // a web page or another API at the address, or a path in front of /api/v1 that is not svc's.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import createClient, { type Client } from 'openapi-fetch';
 import type WebSocket from 'ws';
+import type { paths } from '../../sdk/src/generated/openapi.ts';
+import { streamAddress, type StreamParams, type StreamPath } from '../../sdk/src/streams.ts';
 import type { ProblemBody } from '../core/problems.ts';
 import { CliError, ExitCode, problemError, unreachable } from './errors.ts';
 
@@ -36,61 +39,75 @@ export interface ApiAnswer<T> {
   body: T;
 }
 
+/** The SDK's typed client (openapi-fetch over the generated paths): `api.client.GET('/api/v1/me')`. */
+export type ApiClient = Client<paths>;
+
+/** An answer of the typed client. */
+type Answer = { data?: unknown; error?: unknown; response: Response };
+/** The body of an answer's success. */
+type Data<A extends Answer> = Exclude<A, { error: {} }>['data'];
+
+/**
+ * The CLI's connection to the API: every request goes through the SDK's typed client, whose fetch adds the key,
+ * the User-Agent and an Idempotency-Key on every POST, checks the server's version once, and throws what is not a
+ * success as a CliError (the server's problem, "could not reach", or "not an svc server"). Commands call
+ * `await api.answer(api.client.GET('/api/v1/workspaces/{ws}', { params: { path: { ws } } }))`.
+ */
 export class Api {
+  readonly client: ApiClient;
+
   constructor(
     /** The console's address, without a trailing slash. */
     readonly url: string,
     private readonly token: string | undefined,
     private readonly warn: (text: string) => void,
-  ) {}
-
-  get<T = any>(path: string, options?: RequestOptions) {
-    return this.request<T>('GET', path, options);
-  }
-  post<T = any>(path: string, body?: unknown, options: RequestOptions = {}) {
-    return this.request<T>('POST', path, { idempotent: true, ...options, body });
-  }
-  put<T = any>(path: string, body: unknown, options: RequestOptions = {}) {
-    return this.request<T>('PUT', path, { ...options, body });
-  }
-  patch<T = any>(path: string, body: unknown, options: RequestOptions = {}) {
-    return this.request<T>('PATCH', path, { ...options, body });
-  }
-  delete<T = any>(path: string, options?: RequestOptions) {
-    return this.request<T>('DELETE', path, options);
+  ) {
+    this.client = createClient<paths>({ baseUrl: url, fetch: (request) => this.send(request) });
   }
 
-  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiAnswer<T>> {
-    const response = await this.send(method, path, options, 'application/json');
-    const text = await response.text();
-    if (text && !isJson(response.headers)) throw this.notSvc(method, path, response.status, response.headers);
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : text;
-    } catch {
-      throw this.notSvc(method, path, response.status, response.headers);
-    }
-    return { status: response.status, headers: response.headers, body: body as T };
+  /** The body of a successful answer (undefined for 204); `file` is where a landscape problem's positions point. */
+  async answer<A extends Answer>(pending: Promise<A>, options: { file?: string } = {}): Promise<Data<A>> {
+    return (await this.call(pending, options.file)).data as Data<A>;
   }
 
-  /** Opens a streaming answer (ndjson logs, the event stream); errors are thrown like any other. */
-  async stream(path: string, options: RequestOptions, accept: string): Promise<Response> {
-    const response = await this.send('GET', path, options, accept);
+  /** The body with the answer's ETag, for a later If-Match. */
+  async withEtag<A extends Answer>(pending: Promise<A>): Promise<{ body: Data<A>; etag: string }> {
+    const answer = await this.call(pending);
+    return { body: answer.data as Data<A>, etag: answer.response.headers.get('etag') ?? '*' };
+  }
+
+  /** Every item of a paged list: `api.all((page) => api.client.GET('/api/v1/teams', { params: { query: page } }))`. */
+  async all<T>(read: (page: { limit: number; cursor?: string }) => Promise<{ data?: { items: T[]; next_cursor?: string | null }; error?: unknown; response: Response }>): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = (await this.answer(read({ limit: 200, cursor })))!;
+      items.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    return items;
+  }
+
+  /**
+   * A streaming answer (ndjson logs, the event stream), asked for with `parseAs: 'stream'` and Accept: `accept`;
+   * anything else than that media type is not svc's.
+   */
+  async stream(pending: Promise<Answer>, accept: string): Promise<Response> {
+    const { response } = await this.call(pending);
     if (!contentType(response.headers).startsWith(accept)) {
       await response.body?.cancel().catch(() => undefined);
-      throw this.notSvc('GET', path, response.status, response.headers);
+      throw this.notSvc(response.status, response.headers, new URL(response.url || this.url));
     }
     return response;
   }
 
   /**
-   * Opens a WebSocket stream of the API (a shell, a forwarded port) speaking `protocol`, paused until the caller
-   * listens; a refusal before the upgrade is thrown as the server's problem, like any other answer.
+   * Opens a WebSocket stream of the API (a shell, a forwarded port) at the address the SDK makes from the route,
+   * offering the route's subprotocol, paused until the caller listens; a refusal before the upgrade is thrown as
+   * the server's problem, like any other answer.
    */
-  async openStream(path: string, query: URLSearchParams, protocol: string): Promise<WebSocket> {
-    const address = new URL(`${this.url}/api/v1${path}`);
-    address.protocol = address.protocol === 'https:' ? 'wss:' : 'ws:';
-    address.search = query.toString();
+  async openStream<P extends StreamPath>(route: P, params: StreamParams<P>): Promise<WebSocket> {
+    const { url: address, protocol } = streamAddress(this.url, route, params);
     const headers: Record<string, string> = { 'user-agent': `svc-cli/${CLI_VERSION}` };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     // ws loads only for the commands that open a stream (svc ssh, exec, port-forward).
@@ -116,67 +133,78 @@ export class Api {
         response.on('data', (chunk: string) => (text += chunk));
         response.on('end', () => {
           const headers = new Headers(Object.entries(response.headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value]] : [])) as [string, string][]);
-          settle(this.failureOf('GET', path, response.statusCode ?? 0, response.statusMessage ?? '', headers, text, undefined));
+          settle(this.failureOf(address, response.statusCode ?? 0, response.statusMessage ?? '', headers, text));
         });
       });
     });
   }
 
-  /** Every item of a paged list (`{ items, next_cursor }`). */
-  async all<T>(path: string, query: RequestOptions['query'] = {}): Promise<T[]> {
-    const items: T[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = (await this.get<{ items: T[]; next_cursor?: string }>(path, { query: { ...query, limit: 200, cursor } })).body;
-      items.push(...page.items);
-      cursor = page.next_cursor;
-    } while (cursor);
-    return items;
+  /** The whole answer of a typed call (its status, its headers); a failure is thrown, with `file` for positions. */
+  async call<A extends Answer>(pending: Promise<A>, file?: string): Promise<A> {
+    try {
+      return await pending;
+    } catch (error) {
+      if (file && error instanceof CliError && error.problem) throw new CliError(error.message, error.exitCode, error.problem, file);
+      throw error;
+    }
   }
 
-  private async send(method: string, path: string, options: RequestOptions, accept: string): Promise<Response> {
-    const headers: Record<string, string> = { accept, 'user-agent': `svc-cli/${CLI_VERSION}`, ...options.headers };
-    if (this.token) headers.authorization = `Bearer ${this.token}`;
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
-    if (options.idempotent && method === 'POST') headers['idempotency-key'] = randomUUID();
-    const address = new URL(`${this.url}/api/v1${path}`);
-    for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) address.searchParams.set(name, String(value));
+  /** The typed client's fetch: svc's conventions on the request, every answer but svc's own success thrown. */
+  private async send(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    request.headers.set('user-agent', `svc-cli/${CLI_VERSION}`);
+    if (!request.headers.has('accept') || request.headers.get('accept') === '*/*') request.headers.set('accept', 'application/json');
+    if (this.token) request.headers.set('authorization', `Bearer ${this.token}`);
+    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', randomUUID());
     let response: Response;
     try {
-      response = await fetch(address, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: options.signal });
+      response = await fetch(request);
     } catch (error) {
       if ((error as Error).name === 'AbortError') throw error;
       throw unreachable(`could not reach the server at ${this.url}: ${networkReason(error)}`);
     }
     this.checkVersion(response.headers.get('svc-version'));
-    if (response.ok && response.headers.has('svc-version')) return response;
+    if (response.ok && response.headers.has('svc-version')) {
+      // a JSON answer that is not JSON, or not JSON at all where JSON was asked for: not svc's
+      if (request.headers.get('accept') === 'application/json' && response.status !== 204 && response.headers.get('content-length') !== '0') {
+        const text = await response.clone().text();
+        if (text && !isJson(response.headers)) throw this.notSvc(response.status, response.headers, url, request.method);
+        try {
+          if (text) JSON.parse(text);
+        } catch {
+          throw this.notSvc(response.status, response.headers, url, request.method);
+        }
+      }
+      return response;
+    }
     const text = await response.text().catch(() => '');
-    if (response.ok) throw this.notSvc(method, path, response.status, response.headers);
-    throw this.failureOf(method, path, response.status, response.statusText, response.headers, text, options.file);
+    if (response.ok) throw this.notSvc(response.status, response.headers, url, request.method);
+    throw this.failureOf(url, response.status, response.statusText, response.headers, text, request.method);
   }
 
-  private failureOf(method: string, path: string, status: number, statusText: string, headers: Headers, text: string, file: string | undefined): CliError {
+  private failureOf(url: URL, status: number, statusText: string, headers: Headers, text: string, method = 'GET'): CliError {
     if (contentType(headers) === 'application/problem+json') {
       try {
-        return problemError(JSON.parse(text) as ProblemBody, file);
+        return problemError(JSON.parse(text) as ProblemBody);
       } catch {
-        return this.notSvc(method, path, status, headers);
+        return this.notSvc(status, headers, url, method);
       }
     }
     // Not svc's own answer: a proxy or load balancer in front of a server that is down.
     if ([502, 503, 504].includes(status)) {
       return unreachable(`could not reach the server at ${this.url}: ${status} ${statusText}`);
     }
-    if (!headers.has('svc-version')) return this.notSvc(method, path, status, headers);
+    if (!headers.has('svc-version')) return this.notSvc(status, headers, url, method);
     const plain = contentType(headers) === 'text/plain' ? text.trim().slice(0, 200) : '';
     const problem: ProblemBody = { type: 'about:blank', title: `${status} ${statusText}`, status, detail: plain || undefined };
-    return problemError(problem, file);
+    return problemError(problem);
   }
 
   /** What answered is not svc's API: said in one line, without what it sent (a web page, another API's error). */
-  private notSvc(method: string, path: string, status: number, headers: Headers): CliError {
+  private notSvc(status: number, headers: Headers, url: URL, method = 'GET'): CliError {
     const type = contentType(headers) || 'no content type';
-    return new CliError(`${this.url} is not an svc server: it answered ${status} ${type} to ${method} /api/v1${path}`, ExitCode.unreachable);
+    const path = url.pathname.slice(new URL(this.url).pathname.replace(/\/+$/, '').length);
+    return new CliError(`${this.url} is not an svc server: it answered ${status} ${type} to ${method} ${path}`, ExitCode.unreachable);
   }
 
   private checkVersion(server: string | null): void {

@@ -3,7 +3,7 @@
 // `show` prints the TXT record to create and where verification and the certificate stand. Changes read the domain
 // with its ETag and send it back in If-Match, so a change made meanwhile by someone else is refused (412), not lost.
 import { readFile } from 'node:fs/promises';
-import { certificateLabels, verificationLabels, type Domain, type DomainRoute, type Team } from '../../sdk/src/index.ts';
+import { certificateLabels, verificationLabels, type Domain, type DomainRoute, type paths, type Team } from '../../sdk/src/index.ts';
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
@@ -13,13 +13,15 @@ import { notFoundHere, resolveTeam, resolveWorkspace, teamOptions } from './targ
 async function teamPath(cli: Cli) {
   const api = await cli.api();
   const team = await resolveTeam(cli, api);
-  return { api, team, path: `/teams/${team.id}/domains` };
+  return { api, team, path: { team: team.id } };
 }
 
+const listDomains = (api: Api, path: { team: number }) => api.all((page) => api.client.GET('/api/v1/teams/{team}/domains', { params: { path, query: page } }));
+
 /** The team's domain named NAME (as typed: any case, a trailing dot). */
-async function domainNamed(api: Api, team: Team, path: string, name: string): Promise<Domain> {
+async function domainNamed(api: Api, team: Team, path: { team: number }, name: string): Promise<Domain> {
   const wanted = name.toLowerCase().replace(/\.$/, '');
-  const found = (await api.all<Domain>(path)).find((d) => d.name === wanted);
+  const found = (await listDomains(api, path)).find((d) => d.name === wanted);
   if (!found) throw notFoundHere(`Team ${team.name} has no domain ${wanted}.`);
   return found;
 }
@@ -58,14 +60,22 @@ function showDomain(cli: Cli, domain: Domain): void {
 async function readNamed(cli: Cli) {
   const { api, team, path } = await teamPath(cli);
   const found = await domainNamed(api, team, path, cli.args.positionals[0]);
-  const read = await api.get<Domain>(`${path}/${found.id}`);
-  return { api, team, path: `${path}/${found.id}`, domain: read.body, etag: read.headers.get('etag') ?? '*' };
+  const one = { ...path, domain: found.id };
+  const { body, etag } = await api.withEtag(api.client.GET('/api/v1/teams/{team}/domains/{domain}', { params: { path: one } }));
+  return { api, team, one, domain: body, etag };
+}
+
+type DomainChange = NonNullable<paths['/api/v1/teams/{team}/domains/{domain}']['patch']['requestBody']>['content']['application/json'];
+
+/** Sends a change of the domain with the If-Match of the read. */
+function patchDomain(api: Api, one: { team: number; domain: string }, etag: string, body: DomainChange): Promise<Domain> {
+  return api.answer(api.client.PATCH('/api/v1/teams/{team}/domains/{domain}', { params: { path: one, header: { 'if-match': etag } }, body }));
 }
 
 /** Sends a change of the domain with If-Match and prints the changed domain. */
-async function change(cli: Cli, body: Record<string, unknown>, done: (d: Domain) => string): Promise<void> {
-  const { api, path, etag } = await readNamed(cli);
-  const changed = (await api.patch<Domain>(path, body, { headers: { 'if-match': etag } })).body;
+async function change(cli: Cli, body: DomainChange, done: (d: Domain) => string): Promise<void> {
+  const { api, one, etag } = await readNamed(cli);
+  const changed = await patchDomain(api, one, etag, body);
   if (cli.json) return cli.print(changed);
   cli.say(`${done(changed)}\n`);
   showDomain(cli, changed);
@@ -76,7 +86,7 @@ const list: Command = {
   options: teamOptions,
   async run(cli) {
     const { api, team, path } = await teamPath(cli);
-    const items = await api.all<Domain>(path);
+    const items = await listDomains(api, path);
     if (cli.json) return cli.print(items);
     if (items.length === 0) return cli.say(`${team.name} has no custom domains.\n`);
     const rows = items.map((d) => [d.name, verificationLabels[d.verification.status], certificateLabels[d.certificate.state], d.routes.length, d.restricted ? 'yes' : 'no']);
@@ -96,7 +106,7 @@ const add: Command = {
     const routes: DomainRoute[] = [];
     for (const text of cli.args.strings('route')) routes.push(await parseRoute(cli, api, text));
     const body = { name: cli.args.positionals[0], routes, ...(cli.args.flag('restricted') && { restricted: true }) };
-    const domain = (await api.post<Domain>(path, body)).body;
+    const domain = await api.answer(api.client.POST('/api/v1/teams/{team}/domains', { params: { path }, body }));
     if (cli.json) return cli.print(domain);
     cli.say(`Added ${domain.name}.\n`);
     showDomain(cli, domain);
@@ -123,8 +133,9 @@ const remove: Command = {
   async run(cli) {
     const { api, team, path } = await teamPath(cli);
     const domain = await domainNamed(api, team, path, cli.args.positionals[0]);
-    const read = await api.get<Domain>(`${path}/${domain.id}`);
-    await api.delete(`${path}/${domain.id}`, { headers: { 'if-match': read.headers.get('etag') ?? '*' } });
+    const one = { ...path, domain: domain.id };
+    const { etag } = await api.withEtag(api.client.GET('/api/v1/teams/{team}/domains/{domain}', { params: { path: one } }));
+    await api.answer(api.client.DELETE('/api/v1/teams/{team}/domains/{domain}', { params: { path: one, header: { 'if-match': etag } } }));
     if (cli.json) cli.print({ name: domain.name, id: domain.id, deleted: true });
     else cli.say(`Removed ${domain.name} from ${team.name}.\n`);
   },
@@ -156,10 +167,10 @@ const routeAdd: Command = {
   options: { ...teamOptions, strip: { type: 'boolean' } },
   positionals: [2, 2],
   async run(cli) {
-    const { api, path, domain, etag } = await readNamed(cli);
+    const { api, one, domain, etag } = await readNamed(cli);
     const route = { ...(await parseRoute(cli, api, cli.args.positionals[1])), strip: cli.args.flag('strip') };
     const routes = [...domain.routes.filter((r) => r.path !== route.path), route];
-    const changed = (await api.patch<Domain>(path, { routes }, { headers: { 'if-match': etag } })).body;
+    const changed = await patchDomain(api, one, etag, { routes });
     if (cli.json) return cli.print(changed);
     cli.say(`${domain.name}: ${routeText(route)}\n`);
     showDomain(cli, changed);
@@ -171,12 +182,12 @@ const routeRemove: Command = {
   options: teamOptions,
   positionals: [2, 2],
   async run(cli) {
-    const { api, path, domain, etag } = await readNamed(cli);
+    const { api, one, domain, etag } = await readNamed(cli);
     const wanted = cli.args.positionals[1];
     if (!domain.routes.some((r) => r.path === wanted)) {
       throw notFoundHere(`${domain.name} has no route ${wanted} (its routes: ${domain.routes.map((r) => r.path).join(', ') || 'none'}).`);
     }
-    const changed = (await api.patch<Domain>(path, { routes: domain.routes.filter((r) => r.path !== wanted) }, { headers: { 'if-match': etag } })).body;
+    const changed = await patchDomain(api, one, etag, { routes: domain.routes.filter((r) => r.path !== wanted) });
     if (cli.json) return cli.print(changed);
     cli.say(`Removed the route ${wanted} of ${domain.name}.\n`);
     showDomain(cli, changed);
@@ -189,15 +200,15 @@ const check: Command = {
   options: { ...teamOptions, 'no-wait': { type: 'boolean' } },
   positionals: [1, 1],
   async run(cli) {
-    const { api, path } = await readNamed(cli);
-    let domain = (await api.post<Domain>(`${path}/check`)).body;
+    const { api, one } = await readNamed(cli);
+    let domain = await api.answer(api.client.POST('/api/v1/teams/{team}/domains/{domain}/check', { params: { path: one } }));
     // The check asked for is due at once (next_check_at); once done, the next one is scheduled later.
     const asked = domain.verification.next_check_at;
     const deadline = Date.now() + 60_000;
     while (!cli.args.flag('no-wait') && (domain.verification.status === 'checking' || domain.verification.next_check_at === asked)) {
       if (Date.now() > deadline) throw new Error(`${domain.name} is still being checked after a minute; see svc domains show ${domain.name}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
-      domain = (await api.get<Domain>(path)).body;
+      domain = await api.answer(api.client.GET('/api/v1/teams/{team}/domains/{domain}', { params: { path: one } }));
     }
     if (cli.json) return cli.print(domain);
     showDomain(cli, domain);
@@ -219,8 +230,8 @@ const certUpload: Command = {
       throw usageError(`cannot read ${file}: ${error.message}`);
     });
     const body = { certificate: await read(certFile), private_key: await read(keyFile) };
-    const { api, path } = await readNamed(cli);
-    const domain = (await api.put<Domain>(`${path}/certificate`, body)).body;
+    const { api, one } = await readNamed(cli);
+    const domain = await api.answer(api.client.PUT('/api/v1/teams/{team}/domains/{domain}/certificate', { params: { path: one }, body }));
     if (cli.json) return cli.print(domain);
     cli.say(`Uploaded the certificate of ${domain.name}.\n`);
     showDomain(cli, domain);
@@ -232,8 +243,8 @@ const certRemove: Command = {
   options: teamOptions,
   positionals: [1, 1],
   async run(cli) {
-    const { api, path } = await readNamed(cli);
-    const domain = (await api.delete<Domain>(`${path}/certificate`)).body;
+    const { api, one } = await readNamed(cli);
+    const domain = await api.answer(api.client.DELETE('/api/v1/teams/{team}/domains/{domain}/certificate', { params: { path: one } }));
     if (cli.json) return cli.print(domain);
     cli.say(`Removed the uploaded certificate of ${domain.name}.\n`);
     showDomain(cli, domain);

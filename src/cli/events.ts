@@ -39,7 +39,7 @@ async function follow(cli: Cli, team: number | undefined): Promise<never> {
   const api = await cli.api();
   for (let attempt = 0; ; attempt++) {
     try {
-      const response = await api.stream('/events', { query: { team } }, 'text/event-stream');
+      const response = await api.stream(api.client.GET('/api/v1/events', { params: { query: { team } }, parseAs: 'stream', headers: { accept: 'text/event-stream' } }), 'text/event-stream');
       for await (const message of serverSentEvents(response)) {
         const event = JSON.parse(message.data) as SvcEvent;
         if (event.type === 'ready') attempt = 0;

@@ -1,6 +1,5 @@
 // `svc keys list|rm`: your API keys. Minting needs the browser session (svc login, or the console); deleting
 // works with any key, also the one this command line uses (which signs it out).
-import type { ApiKey } from '../../sdk/src/index.ts';
 import type { Command } from './command.ts';
 import { readLogin, removeLogin } from './config.ts';
 import { usageError } from './errors.ts';
@@ -11,7 +10,7 @@ const list: Command = {
   usage: 'svc keys list [--json]\n  Your API keys; * marks the one this command line uses.',
   async run(cli) {
     const api = await cli.api();
-    const [keys, stored] = await Promise.all([api.all<ApiKey>('/me/api-keys'), readLogin(cli.env)]);
+    const [keys, stored] = await Promise.all([api.all((page) => api.client.GET('/api/v1/me/api-keys', { params: { query: page } })), readLogin(cli.env)]);
     if (cli.json) return cli.print(keys);
     const current = cli.env.SVC_TOKEN ?? stored?.token ?? '';
     const rows = keys.map((k) => [current.startsWith(k.prefix) ? '*' : '', k.id, k.name, k.source, when(k.created_at), when(k.last_used_at) || 'never', when(k.expires_at)]);
@@ -26,11 +25,11 @@ const remove: Command = {
     const api = await cli.api();
     const given = cli.args.positionals[0].replace(/^svc_/, '').replace(/_.*$/, '').toLowerCase();
     if (given.length < 4) throw usageError('give at least the first 4 characters of the key id');
-    const matches = (await api.all<ApiKey>('/me/api-keys')).filter((k) => k.id.startsWith(given));
+    const matches = (await api.all((page) => api.client.GET('/api/v1/me/api-keys', { params: { query: page } }))).filter((k) => k.id.startsWith(given));
     if (matches.length > 1) throw usageError(`"${given}" fits ${matches.length} keys: give more of the id`);
     if (matches.length === 0) throw notFoundHere(`You have no API key ${given}.`);
     const key = matches[0];
-    await api.delete(`/me/api-keys/${key.id}`);
+    await api.answer(api.client.DELETE('/api/v1/me/api-keys/{key}', { params: { path: { key: key.id } } }));
     const stored = await readLogin(cli.env);
     const ownKey = stored?.key_id === key.id;
     if (ownKey) await removeLogin(cli.env);

@@ -1,6 +1,6 @@
 // `svc sync`, `svc teardown`, `svc landscape` (docs/landscapes.md): the plan as a diff, a confirmed Sync that sends
 // the reviewed plan's hash, and the landscape's banner (spec 3.7) with a table of its services.
-import type { Landscape, Operation, Plan, Service as ServiceView } from '../../sdk/src/index.ts';
+import type { Landscape, Plan, Service as ServiceView } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 
 export type { Plan, ServiceView };
@@ -76,10 +76,10 @@ const sync: Command = {
     const workspace = await selectedWorkspace(cli, api);
     const profile = cli.args.string('profile');
     const file = fileOf(profile);
-    const base = `/workspaces/${workspace.id}/landscape`;
+    const path = { ws: workspace.id };
     const [plan, landscape] = await Promise.all([
-      api.get<Plan>(`${base}/plan`, { query: { profile }, file }).then((a) => a.body),
-      api.get<Landscape>(base, { query: { profile } }).then((a) => a.body),
+      api.answer(api.client.GET('/api/v1/workspaces/{ws}/landscape/plan', { params: { path, query: { profile } } }), { file }),
+      api.answer(api.client.GET('/api/v1/workspaces/{ws}/landscape', { params: { path, query: { profile } } })),
     ]);
     const tell = (text: string) => (cli.json ? cli.note(text) : cli.say(text));
     if (!cli.json || (!cli.args.flag('yes') && !cli.args.flag('dry-run'))) tell(`Plan for ${label(workspace)} from ${file}:\n${formatPlan(plan)}`);
@@ -91,11 +91,11 @@ const sync: Command = {
       tell(`The file is as last synced; a Sync applies: ${landscape.banner.detail ?? landscape.banner.state}.\n`);
     }
     await cli.confirm('Apply this plan?', 'syncing');
-    const started = (await api.post<Operation>(`${base}/sync`, { plan_hash: plan.hash, profile }, { file })).body;
+    const started = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/landscape/sync', { params: { path }, body: { plan_hash: plan.hash, profile } }), { file });
     if (cli.args.flag('no-wait')) return cli.json ? cli.print({ plan, operation: started }) : cli.say(`Sync started (operation ${started.id}).\n`);
     const operation = await followOperation(cli, api, started, `Syncing ${label(workspace)}`, file);
     if (cli.json) return cli.print({ plan, operation });
-    const now = (await api.get<Landscape>(base, { query: { profile } })).body;
+    const now = await api.answer(api.client.GET('/api/v1/workspaces/{ws}/landscape', { params: { path, query: { profile } } }));
     cli.say(`Synced.\n\n${formatLandscape(now, label(workspace))}`);
   },
 };
@@ -106,7 +106,7 @@ const teardown: Command = {
   async run(cli) {
     const api = await cli.api();
     const workspace = await selectedWorkspace(cli, api);
-    const started = (await api.post<Operation>(`/workspaces/${workspace.id}/landscape/teardown`)).body;
+    const started = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/landscape/teardown', { params: { path: { ws: workspace.id } } }));
     if (cli.args.flag('no-wait')) return cli.json ? cli.print(started) : cli.say(`Teardown started (operation ${started.id}).\n`);
     const operation = await followOperation(cli, api, started, `Tearing down ${label(workspace)}`);
     if (cli.json) cli.print(operation);
@@ -121,7 +121,7 @@ const landscape: Command = {
     const api = await cli.api();
     const workspace = await selectedWorkspace(cli, api);
     const profile = cli.args.string('profile');
-    const answer = (await api.get<Landscape>(`/workspaces/${workspace.id}/landscape`, { query: { profile } })).body;
+    const answer = await api.answer(api.client.GET('/api/v1/workspaces/{ws}/landscape', { params: { path: { ws: workspace.id }, query: { profile } } }));
     if (cli.json) cli.print(answer);
     else cli.say(formatLandscape(answer, label(workspace)));
   },

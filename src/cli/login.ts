@@ -1,7 +1,6 @@
 // `svc login`, `svc logout`, `svc whoami`. The browser login: a listener on 127.0.0.1 with a random state, the
 // console's /cli-login page (src/api/cli-login-page.ts) mints a key with source `cli` using the browser session
 // and posts it back to the listener; the state proves the answer belongs to this command.
-import type { Me } from '../../sdk/src/index.ts';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,7 +41,8 @@ async function readForm(request: http.IncomingMessage): Promise<URLSearchParams>
 
 /** Listens on 127.0.0.1, opens the console's /cli-login page, and waits for the key it posts back. */
 async function keyFromBrowser(cli: Cli, url: string): Promise<Handback> {
-  await new Api(url, undefined, (text) => cli.note(text)).get('/version');
+  const anonymous = new Api(url, undefined, (text) => cli.note(text));
+  await anonymous.answer(anonymous.client.GET('/api/v1/version'));
   const state = randomBytes(24).toString('base64url');
   let settle!: { resolve: (h: Handback) => void; reject: (e: Error) => void };
   const answered = new Promise<Handback>((resolve, reject) => (settle = { resolve, reject }));
@@ -88,8 +88,9 @@ async function retire(previous: StoredLogin | undefined, url: string, keyId: str
   if (!previous || previous.url !== url || previous.key_id === keyId) return;
   const api = new Api(previous.url, previous.token, () => undefined);
   try {
-    const key = (await api.get<{ source: string }>(`/me/api-keys/${previous.key_id}`)).body;
-    if (key.source === 'cli') await api.delete(`/me/api-keys/${previous.key_id}`);
+    const path = { key: previous.key_id };
+    const key = await api.answer(api.client.GET('/api/v1/me/api-keys/{key}', { params: { path } }));
+    if (key.source === 'cli') await api.answer(api.client.DELETE('/api/v1/me/api-keys/{key}', { params: { path } }));
   } catch {
     // Already gone or unreachable: nothing to retire.
   }
@@ -108,7 +109,8 @@ export const loginCommand: Command = {
     const given = cli.args.string('token') ?? cli.env.SVC_TOKEN;
     if (given !== undefined && !tokenPattern.test(given)) throw usageError('--token takes an API key: svc_<id>_<secret>');
     const { token, keyId } = given ? { token: given, keyId: tokenPattern.exec(given)![1] } : await keyFromBrowser(cli, url);
-    const me = (await new Api(url, token, (text) => cli.note(text)).get<Me>('/me')).body;
+    const signedIn = new Api(url, token, (text) => cli.note(text));
+    const me = await signedIn.answer(signedIn.client.GET('/api/v1/me'));
     const file = await writeLogin(cli.env, { url, token, key_id: keyId });
     await retire(previous, url, keyId);
     if (cli.json) cli.print({ url, key_id: keyId, config: file, user: me });
@@ -131,7 +133,8 @@ export const logoutCommand: Command = {
     let deleted = false;
     if (!cli.args.flag('local')) {
       try {
-        await new Api(stored.url, stored.token, (text) => cli.note(text)).delete(`/me/api-keys/${stored.key_id}`);
+        const api = new Api(stored.url, stored.token, (text) => cli.note(text));
+        await api.answer(api.client.DELETE('/api/v1/me/api-keys/{key}', { params: { path: { key: stored.key_id } } }));
         deleted = true;
       } catch (error) {
         if (!(error instanceof CliError)) throw error;
@@ -150,7 +153,7 @@ export const whoamiCommand: Command = {
   usage: 'svc whoami [--json]\n  Shows who the stored key (or SVC_TOKEN) acts as.',
   async run(cli) {
     const api = await cli.api();
-    const me = (await api.get<Me>('/me')).body;
+    const me = await api.answer(api.client.GET('/api/v1/me'));
     if (cli.json) cli.print({ url: api.url, user: me });
     else cli.say(`${me.name} <${me.email}> on ${api.url}\n`);
   },

@@ -1,8 +1,8 @@
 // `svc logs SERVICE [-f] [--replica N] [--tail N]`: a replica's log, each line after its local time; -f follows it (JSON
 // lines streamed by the server) and reads on from the last line seen when the connection breaks.
-import type { LogLine, LogPage } from '../../sdk/src/index.ts';
+import type { LogLine } from '../../sdk/src/index.ts';
 import type { Command } from './command.ts';
-import { CliError, ExitCode, unreachable } from './errors.ts';
+import { CliError, ExitCode, failure, unreachable } from './errors.ts';
 import { sleep } from './operations.ts';
 import { logTime } from './output.ts';
 import { formatLogLine, logLines } from './streams.ts';
@@ -25,7 +25,8 @@ export const logsCommand: Command = {
     const api = await cli.api();
     const workspace = await selectedWorkspace(cli, api);
     const service = cli.args.positionals[0];
-    const path = `/workspaces/${workspace.id}/landscape/services/${encodeURIComponent(service)}/logs`;
+    const route = '/api/v1/workspaces/{ws}/landscape/services/{service}/logs';
+    const path = { ws: workspace.id, service };
     const replica = cli.args.integer('replica', 0, 99);
     const tail = cli.args.integer('tail', 1, 10000);
     let since = cli.args.integer('since', 0, Number.MAX_SAFE_INTEGER);
@@ -33,7 +34,8 @@ export const logsCommand: Command = {
     const show = (line: LogLine) =>
       cli.terminal.stdout(cli.json ? `${JSON.stringify(line)}\n` : `${stamped ? `${logTime(line.at)} ` : ''}${formatLogLine(line)}`);
     if (!cli.args.flag('follow')) {
-      const page = (await api.get<LogPage>(path, { query: { replica, tail, since } })).body;
+      const page = await api.answer(api.client.GET(route, { params: { path, query: { replica, tail, since } } }));
+      if (!('lines' in page)) throw failure(`${api.url} answered no log page`);
       if (cli.json) return cli.print(page);
       if (page.dropped > 0) cli.note(`(${page.dropped} earlier lines not shown)\n`);
       page.lines.forEach(show);
@@ -43,7 +45,8 @@ export const logsCommand: Command = {
     for (let attempt = 0; ; attempt++) {
       try {
         const first = since === undefined;
-        const response = await api.stream(path, { query: { replica, follow: true, tail: first ? tail : undefined, since } }, 'application/x-ndjson');
+        const query = { replica, follow: true, tail: first ? tail : undefined, since };
+        const response = await api.stream(api.client.GET(route, { params: { path, query }, parseAs: 'stream', headers: { accept: 'application/x-ndjson' } }), 'application/x-ndjson');
         for await (const line of logLines(response)) {
           show(line);
           since = line.seq;

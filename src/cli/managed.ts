@@ -1,7 +1,7 @@
 // `svc managed list|show|pause|resume` (docs/cli.md): a team's managed services (or one workspace's), one with its
 // details, and pause and resume by hand (operations, followed until they end). A service is named by its id, or by
 // its name in the landscape of `--ws`.
-import type { ManagedService, Operation } from '../../sdk/src/index.ts';
+import type { ManagedService } from '../../sdk/src/index.ts';
 import { didYouMean, quotedList } from '../core/suggest.ts';
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
@@ -14,9 +14,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The managed service of the positional argument: an id, or a name in the landscape of --ws (SVC_WORKSPACE). */
 async function resolveManaged(cli: Cli, api: Api): Promise<ManagedService> {
   const reference = cli.args.positionals[0];
-  if (UUID.test(reference)) return (await api.get<ManagedService>(`/managed-services/${reference}`)).body;
+  if (UUID.test(reference)) return api.answer(api.client.GET('/api/v1/managed-services/{ms}', { params: { path: { ms: reference } } }));
   const workspace = await selectedWorkspace(cli, api);
-  const services = await api.all<ManagedService>(`/teams/${workspace.team_id}/managed-services`, { workspace: workspace.id });
+  const services = await api.all((page) => api.client.GET('/api/v1/teams/{team}/managed-services', { params: { path: { team: workspace.team_id }, query: { workspace: workspace.id, ...page } } }));
   const found = services.find((m) => m.name === reference);
   if (found) return found;
   const names = services.map((m) => m.name).sort();
@@ -41,7 +41,8 @@ const list: Command = {
     const workspace = wsGiven ? await resolveWorkspace(cli, api, wsGiven) : undefined;
     const teamId = workspace?.team_id ?? (await resolveTeam(cli, api)).id;
     const deleted = cli.args.flag('deleted');
-    const items = await api.all<ManagedService>(`/teams/${teamId}/managed-services`, { workspace: workspace?.id, status: cli.args.string('status'), deleted });
+    const query = { workspace: workspace?.id, status: cli.args.string('status') as ManagedService['status'] | undefined, deleted };
+    const items = await api.all((page) => api.client.GET('/api/v1/teams/{team}/managed-services', { params: { path: { team: teamId }, query: { ...query, ...page } } }));
     if (cli.json) return cli.print(items);
     if (items.length === 0) return cli.say(deleted ? 'No managed service was deleted in the last 7 days.\n' : 'No managed services.\n');
     const rows = items.map((m) => [m.name, m.workspace_id, `${m.provider} ${m.version}`, m.plan, m.status, deleted ? `deleted ${when(m.deleted_at)}` : (m.details.reason as string | undefined) ?? detailsText(m.details), m.id]);
@@ -81,11 +82,12 @@ const action = (verb: 'pause' | 'resume', doing: string, done: string): Command 
   async run(cli) {
     const api = await cli.api();
     const found = await resolveManaged(cli, api);
-    const started = (await api.post<Operation>(`/managed-services/${found.id}/${verb}`)).body;
+    const path = { ms: found.id };
+    const started = await api.answer(api.client.POST(`/api/v1/managed-services/{ms}/${verb}`, { params: { path } }));
     if (cli.args.flag('no-wait')) return cli.json ? cli.print(started) : cli.say(`${doing} ${found.name} (operation ${started.id}).\n`);
     const operation = await followOperation(cli, api, started, `${doing} ${found.name}`);
     if (cli.json) return cli.print(operation);
-    const now = (await api.get<ManagedService>(`/managed-services/${found.id}`)).body;
+    const now = await api.answer(api.client.GET('/api/v1/managed-services/{ms}', { params: { path } }));
     cli.say(`${done} ${found.name}: ${now.status}.\n`);
   },
 });

@@ -61,7 +61,7 @@ export async function followOperation(cli: Cli, api: Api, started: Operation, la
       progress.update(`${label}: ${operation.detail ?? (operation.state === 'pending' ? 'waiting to start' : 'running')}`);
       await sleep(delay);
       delay = Math.min(1000, delay * 1.5);
-      operation = (await api.get<Operation>(`/operations/${operation.id}`)).body;
+      operation = await api.answer(api.client.GET('/api/v1/operations/{id}', { params: { path: { id: operation.id } } }));
     }
   } finally {
     process.off('SIGINT', interrupted);

@@ -1,6 +1,8 @@
 // `svc invite create|list|revoke|renew` and `svc transfer offer|list|accept|decline|cancel`: invitations of an
 // organization (by e-mail, optionally into teams with a role) and ownership transfers of workspaces.
-import type { Invitation, NewInvitation, OwnerTransfer as Transfer, Team } from '../../sdk/src/index.ts';
+import type { Invitation, NewInvitation, OwnerTransfer as Transfer, RequestOf } from '../../sdk/src/index.ts';
+
+type NewInvitationBody = RequestOf<'/api/v1/orgs/{org}/invitations', 'post'>;
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
@@ -11,7 +13,7 @@ const orgOptions = { org: { type: 'string' as const } };
 
 /** The organization of `--org ID|NAME`, or your only one. */
 async function resolveOrg(cli: Cli, api: Api): Promise<{ id: string; name: string }> {
-  const orgs = await api.all<{ id: string; name: string }>('/orgs');
+  const orgs = await api.all((page) => api.client.GET('/api/v1/orgs', { params: { query: page } }));
   const given = cli.args.string('org') ?? cli.env.SVC_ORG;
   if (given !== undefined) {
     const found = orgs.find((o) => o.id === given || o.name.toLowerCase() === given.toLowerCase());
@@ -24,16 +26,16 @@ async function resolveOrg(cli: Cli, api: Api): Promise<{ id: string; name: strin
 }
 
 /** `--teams NAME:ROLE,ID:ROLE` into team ids of the org. */
-async function teamsOf(cli: Cli, api: Api, orgId: string): Promise<Array<{ team_id: number; role: string }>> {
+async function teamsOf(cli: Cli, api: Api, orgId: string): Promise<NewInvitationBody['teams']> {
   const text = cli.args.string('teams');
   if (!text) return [];
-  const teams = await api.all<Team>('/teams', { org: orgId });
+  const teams = await api.all((page) => api.client.GET('/api/v1/teams', { params: { query: { org: orgId, ...page } } }));
   return text.split(',').map((entry) => {
     const [name, role] = entry.split(':').map((s) => s.trim());
     if (!name || !role) throw usageError(`--teams takes TEAM:ROLE entries separated by commas, got "${entry}"`);
     const team = teams.find((t) => String(t.id) === name || t.name.toLowerCase() === name.toLowerCase());
     if (!team) throw notFoundHere(`The organization has no team "${name}" you can see.`);
-    return { team_id: team.id, role };
+    return { team_id: team.id, role: role as NonNullable<NewInvitationBody['teams']>[number]['role'] };
   });
 }
 
@@ -52,8 +54,8 @@ const create: Command = {
   async run(cli) {
     const api = await cli.api();
     const org = await resolveOrg(cli, api);
-    const body = { email: cli.args.positionals[0], role: cli.args.flag('owner') ? 'owner' : 'member', teams: await teamsOf(cli, api, org.id) };
-    showInvitation(cli, (await api.post<NewInvitation>(`/orgs/${org.id}/invitations`, body)).body, `Invited to ${org.name}:`);
+    const body: NewInvitationBody = { email: cli.args.positionals[0], role: cli.args.flag('owner') ? 'owner' : 'member', teams: await teamsOf(cli, api, org.id) };
+    showInvitation(cli, await api.answer(api.client.POST('/api/v1/orgs/{org}/invitations', { params: { path: { org: org.id } }, body })), `Invited to ${org.name}:`);
   },
 };
 
@@ -64,7 +66,8 @@ const list: Command = {
   async run(cli) {
     const api = await cli.api();
     const org = await resolveOrg(cli, api);
-    const items = await api.all<Invitation>(`/orgs/${org.id}/invitations`, { state: cli.args.string('state') });
+    const state = cli.args.string('state') as Invitation['state'] | undefined;
+    const items = await api.all((page) => api.client.GET('/api/v1/orgs/{org}/invitations', { params: { path: { org: org.id }, query: { state, ...page } } }));
     if (cli.json) return cli.print(items);
     if (items.length === 0) return cli.say(`${org.name} has no invitations${cli.args.string('state') ? ` ${cli.args.string('state')}` : ''}.\n`);
     cli.say(table(['ID', 'EMAIL', 'STATE', 'MAIL', 'EXPIRES'], items.map((i) => [i.id, i.email, i.state, i.mail.detail, when(i.expires_at)])));
@@ -76,7 +79,7 @@ const invitationAction = (action: 'revoke' | 'renew', usage: string, verb: strin
   positionals: [1, 1],
   async run(cli) {
     const api = await cli.api();
-    showInvitation(cli, (await api.post<Invitation>(`/invitations/${cli.args.positionals[0]}/${action}`)).body, verb);
+    showInvitation(cli, await api.answer(api.client.POST(`/api/v1/invitations/{id}/${action}`, { params: { path: { id: cli.args.positionals[0] } } })), verb);
   },
 });
 
@@ -90,7 +93,7 @@ export const inviteCommands: Record<string, Command> = {
 /** A member of the workspace's team by user id or e-mail. */
 async function memberId(api: Api, teamId: number, reference: string): Promise<number> {
   if (/^\d+$/.test(reference)) return Number(reference);
-  const members = await api.all<{ user_id: number; email: string }>(`/teams/${teamId}/members`);
+  const members = await api.all((page) => api.client.GET('/api/v1/teams/{team}/members', { params: { path: { team: teamId }, query: page } }));
   const found = members.find((m) => m.email.toLowerCase() === reference.toLowerCase());
   if (!found) throw notFoundHere(`The team has no member ${reference}.`);
   return found.user_id;
@@ -110,7 +113,7 @@ const offer: Command = {
     const api = await cli.api();
     const workspace = await resolveWorkspace(cli, api, cli.args.positionals[0]);
     const to = await memberId(api, workspace.team_id, cli.args.positionals[1]);
-    const transfer = (await api.post<Transfer>(`/workspaces/${workspace.id}/owner-transfers`, { to_user_id: to })).body;
+    const transfer = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/owner-transfers', { params: { path: { ws: workspace.id } }, body: { to_user_id: to } }));
     showTransfer(cli, transfer, `Offered ${workspace.name} (${workspace.id}) to user ${to}: transfer ${transfer.id}.`);
   },
 };
@@ -122,8 +125,13 @@ const transferList: Command = {
   async run(cli) {
     const api = await cli.api();
     const reference = cli.args.string('ws');
-    const path = reference ? `/workspaces/${(await resolveWorkspace(cli, api, reference)).id}/owner-transfers` : '/me/owner-transfers';
-    const items = await api.all<Transfer>(path, { state: cli.args.string('state') });
+    const state = cli.args.string('state') as Transfer['state'] | undefined;
+    const ws = reference ? (await resolveWorkspace(cli, api, reference)).id : undefined;
+    const items = await api.all((page) =>
+      ws === undefined
+        ? api.client.GET('/api/v1/me/owner-transfers', { params: { query: { state, ...page } } })
+        : api.client.GET('/api/v1/workspaces/{ws}/owner-transfers', { params: { path: { ws }, query: { state, ...page } } }),
+    );
     if (cli.json) return cli.print(items);
     if (items.length === 0) return cli.say('No ownership transfers.\n');
     cli.say(table(['ID', 'WORKSPACE', 'FROM', 'TO', 'STATE', 'OFFERED'], items.map((t) => [t.id, t.workspace_id, t.from_user_id, t.to_user_id, t.state, when(t.created_at)])));
@@ -135,7 +143,7 @@ const transferAction = (action: 'accept' | 'decline' | 'cancel', usage: string, 
   positionals: [1, 1],
   async run(cli) {
     const api = await cli.api();
-    const transfer = (await api.post<Transfer>(`/owner-transfers/${cli.args.positionals[0]}/${action}`)).body;
+    const transfer = await api.answer(api.client.POST(`/api/v1/owner-transfers/{id}/${action}`, { params: { path: { id: cli.args.positionals[0] } } }));
     showTransfer(cli, transfer, `${done} transfer ${transfer.id} of workspace ${transfer.workspace_id}.`);
   },
 });

@@ -3,7 +3,7 @@
 import type { Workspace } from '../../sdk/src/index.ts';
 import net from 'node:net';
 import type { WebSocket } from 'ws';
-import { ForwardChannel, frame, parseFrame, PORT_FORWARD_PROTOCOL, sendPaced } from '../core/channel-protocol.ts';
+import { ForwardChannel, frame, parseFrame, sendPaced } from '../core/channel-protocol.ts';
 import type { Cli } from './command.ts';
 import { CliError, ExitCode, usageError } from './errors.ts';
 import { formatProblem } from './output.ts';
@@ -41,10 +41,8 @@ export async function forwardPorts(cli: Cli, workspace: Workspace, forwards: For
   const connections = new Set<net.Socket>();
 
   const open = (forward: ForwardSpec) => {
-    const query = new URLSearchParams({ port: String(forward.port) });
-    if (forward.service) query.set('service', forward.service);
-    if (forward.service && options.replica !== undefined) query.set('replica', String(options.replica));
-    return api.openStream(`/workspaces/${workspace.id}/port-forward`, query, PORT_FORWARD_PROTOCOL);
+    const query = { port: forward.port, service: forward.service || undefined, replica: forward.service ? options.replica : undefined };
+    return api.openStream('/api/v1/workspaces/{ws}/port-forward', { path: { ws: workspace.id }, query });
   };
 
   const carry = (forward: ForwardSpec, connection: net.Socket) => {

@@ -1,7 +1,6 @@
 // `svc registry add|list|remove`: a team's container registry credentials. The password comes from standard input
 // or a prompt without echo; on the command line only with --password (where shell history and `ps` see it). It is
 // never printed: lists show the registry and the username.
-import type { RegistryCredential } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
 import { table, when } from './output.ts';
@@ -11,7 +10,7 @@ import { resolveTeam, teamOptions } from './targets.ts';
 async function teamPath(cli: Cli) {
   const api = await cli.api();
   const team = await resolveTeam(cli, api);
-  return { api, team, path: `/teams/${team.id}/registry-credentials` };
+  return { api, team, path: { team: team.id } };
 }
 
 async function password(cli: Cli, registry: string): Promise<string> {
@@ -33,9 +32,10 @@ const add: Command = {
     const username = cli.args.string('username');
     if (!username) throw usageError('--username is required');
     const { api, team, path } = await teamPath(cli);
-    const answer = await api.post<RegistryCredential>(path, { registry, username, password: await password(cli, registry) });
-    if (cli.json) return cli.print(answer.body);
-    cli.say(`${answer.status === 201 ? 'Added' : 'Replaced'} the credentials of ${team.name} for ${answer.body.registry} (user ${answer.body.username}).\n`);
+    const body = { registry, username, password: await password(cli, registry) };
+    const { data: saved, response } = await api.call(api.client.POST('/api/v1/teams/{team}/registry-credentials', { params: { path }, body }));
+    if (cli.json) return cli.print(saved);
+    cli.say(`${response.status === 201 ? 'Added' : 'Replaced'} the credentials of ${team.name} for ${saved!.registry} (user ${saved!.username}).\n`);
   },
 };
 
@@ -44,7 +44,7 @@ const list: Command = {
   options: teamOptions,
   async run(cli) {
     const { api, team, path } = await teamPath(cli);
-    const items = (await api.get<{ items: RegistryCredential[] }>(path)).body.items;
+    const items = (await api.answer(api.client.GET('/api/v1/teams/{team}/registry-credentials', { params: { path } }))).items;
     if (cli.json) return cli.print(items);
     if (items.length === 0) return cli.say(`${team.name} has no registry credentials.\n`);
     cli.say(table(['REGISTRY', 'USERNAME', 'UPDATED'], items.map((c) => [c.registry, c.username, when(c.updated_at)])));
@@ -58,7 +58,7 @@ const remove: Command = {
   async run(cli) {
     const registry = cli.args.positionals[0];
     const { api, team, path } = await teamPath(cli);
-    await api.delete(`${path}/${encodeURIComponent(registry)}`);
+    await api.answer(api.client.DELETE('/api/v1/teams/{team}/registry-credentials/{registry}', { params: { path: { ...path, registry } } }));
     if (cli.json) cli.print({ registry, deleted: true });
     else cli.say(`Removed the credentials of ${team.name} for ${registry}.\n`);
   },

@@ -24,7 +24,7 @@ function switchCommand(action: 'start' | 'stop'): Command {
       const api = await cli.api();
       const workspace = await selectedWorkspace(cli, api);
       const name = cli.args.positionals[0];
-      const service = (await api.post<ServiceView>(`/workspaces/${workspace.id}/landscape/services/${encodeURIComponent(name)}/${action}`)).body;
+      const service = await api.answer(api.client.POST(`/api/v1/workspaces/{ws}/landscape/services/{service}/${action}`, { params: { path: { ws: workspace.id, service: name } } }));
       if (cli.json) return cli.print(service);
       cli.say(`${action === 'start' ? 'Started' : 'Stopped'} ${name} in ${label(workspace)}.\n${formatSwitched(service)}`);
     },

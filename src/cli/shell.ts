@@ -1,7 +1,6 @@
 // `svc ssh`, `svc exec` and `svc port-forward`: a shell or a command in the workspace's editor pod (or a service's
 // replica), and TCP ports of the workspace on this machine, each over an authenticated WebSocket of the API.
 import type { Workspace } from '../../sdk/src/index.ts';
-import { EXEC_PROTOCOL } from '../core/channel-protocol.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
 import { forwardPorts, parseForwardSpec } from './port-forward.ts';
@@ -21,27 +20,18 @@ async function workspaceOf(cli: Cli, reference: string | undefined): Promise<Wor
 }
 
 /** service and replica as the API takes them; --replica alone is a usage error. */
-function podQuery(cli: Cli): URLSearchParams {
-  const query = new URLSearchParams();
+function podQuery(cli: Cli): { service?: string; replica?: number } {
   const service = cli.args.string('service');
   const replica = cli.args.integer('replica', 0, 99);
   if (replica !== undefined && service === undefined) throw usageError('--replica needs --service');
-  if (service !== undefined) query.set('service', service);
-  if (replica !== undefined) query.set('replica', String(replica));
-  return query;
+  return { service, replica };
 }
 
-async function execute(cli: Cli, workspace: Workspace, query: URLSearchParams, io: { command: string[]; tty: boolean; stdin: boolean }): Promise<number> {
+async function execute(cli: Cli, workspace: Workspace, pod: { service?: string; replica?: number }, io: { command: string[]; tty: boolean; stdin: boolean }): Promise<number> {
   const api = await cli.api();
-  for (const word of io.command) query.append('command', word);
-  if (io.tty) query.set('tty', 'true');
-  if (io.stdin) query.set('stdin', 'true');
   const size = io.tty ? terminalSize(process.stdout) : undefined;
-  if (size) {
-    query.set('cols', String(size.cols));
-    query.set('rows', String(size.rows));
-  }
-  const socket = await api.openStream(`/workspaces/${workspace.id}/exec`, query, EXEC_PROTOCOL);
+  const query = { ...pod, command: io.command, tty: io.tty || undefined, stdin: io.stdin || undefined, cols: size?.cols, rows: size?.rows };
+  const socket = await api.openStream('/api/v1/workspaces/{ws}/exec', { path: { ws: workspace.id }, query });
   return runRemoteCommand(socket, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, sendStdin: io.stdin, tty: io.tty });
 }
 

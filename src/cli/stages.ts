@@ -1,6 +1,6 @@
 // `svc stage run|show|stop prepare|test|run` (spec 3.3): `run` starts a run and follows it step by step, streaming
 // each step's log until the step ends; the exit status says whether the run succeeded.
-import type { Stage, StageRun as Run, Step, Workspace } from '../../sdk/src/index.ts';
+import type { StageRun as Run, Step, Workspace } from '../../sdk/src/index.ts';
 import type { Api } from './api.ts';
 import type { Cli, Command } from './command.ts';
 import { ExitCode, usageError } from './errors.ts';
@@ -9,20 +9,21 @@ import { duration, table, when } from './output.ts';
 import { formatLogLine, logLines } from './streams.ts';
 import { label, selectedWorkspace, workspaceOptions } from './targets.ts';
 
-const stages = ['prepare', 'test', 'run'];
+type StageName = 'prepare' | 'test' | 'run';
+const stages: string[] = ['prepare', 'test', 'run'] satisfies StageName[];
 const runEnded = (run: Run) => !['waiting', 'running'].includes(run.state);
 const stepMark: Record<Step['state'], string> = { waiting: ' ', running: '>', success: '✓', failure: '✗', aborted: '!', skipped: '-' };
 
 /** The stage named on the command line (checked before any request), the API and the selected workspace. */
-async function stageTarget(cli: Cli): Promise<{ stage: string; api: Api; workspace: Workspace }> {
-  const stage = cli.args.positionals[0];
+async function stageTarget(cli: Cli): Promise<{ stage: StageName; api: Api; workspace: Workspace }> {
+  const stage = cli.args.positionals[0] as StageName;
   if (!stages.includes(stage)) throw usageError(`the stage is prepare, test or run, not "${stage}"`);
   const api = await cli.api();
   return { stage, api, workspace: await selectedWorkspace(cli, api) };
 }
 
-async function readRun(api: Api, workspace: Workspace, stage: string, id: number): Promise<Run> {
-  const answer = (await api.get<Stage>(`/workspaces/${workspace.id}/stages/${stage}`)).body;
+async function readRun(api: Api, workspace: Workspace, stage: StageName, id: number): Promise<Run> {
+  const answer = await api.answer(api.client.GET('/api/v1/workspaces/{ws}/stages/{stage}', { params: { path: { ws: workspace.id, stage } } }));
   return answer.runs.find((r) => r.id === id) ?? answer.current!;
 }
 
@@ -33,14 +34,15 @@ function stepResult(step: Step): string {
 }
 
 /** Streams each step's log in turn (the server ends a step's stream when the step ends), then waits for the run. */
-async function followRun(cli: Cli, api: Api, workspace: Workspace, stage: string, started: Run): Promise<Run> {
+async function followRun(cli: Cli, api: Api, workspace: Workspace, stage: StageName, started: Run): Promise<Run> {
   let run = started;
-  const base = `/workspaces/${workspace.id}/stages/${stage}/runs/${run.id}/steps`;
+  const route = '/api/v1/workspaces/{ws}/stages/{stage}/runs/{run}/steps/{step}/logs';
   for (let index = 0; index < run.steps.length && !cli.json; index++) {
     let step = run.steps[index];
     if (step.state !== 'skipped' && step.state !== 'aborted') {
       cli.say(`▶ [${index + 1}/${run.steps.length}] ${step.name}\n`);
-      const response = await api.stream(`${base}/${index + 1}/logs`, { query: { follow: true } }, 'application/x-ndjson');
+      const params = { path: { ws: workspace.id, stage, run: run.id, step: index + 1 }, query: { follow: true } };
+      const response = await api.stream(api.client.GET(route, { params, parseAs: 'stream', headers: { accept: 'application/x-ndjson' } }), 'application/x-ndjson');
       for await (const line of logLines(response)) cli.say(formatLogLine(line, '  '));
       run = await readRun(api, workspace, stage, run.id);
       step = run.steps[index];
@@ -67,7 +69,7 @@ const run: Command = {
   async run(cli) {
     const { stage, api, workspace } = await stageTarget(cli);
     const profile = cli.args.string('profile');
-    const started = (await api.post<Run>(`/workspaces/${workspace.id}/stages/${stage}/start`, profile ? { profile } : {})).body;
+    const started = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/stages/{stage}/start', { params: { path: { ws: workspace.id, stage } }, body: profile ? { profile } : {} }));
     cli.say(`Started ${stage} run ${started.id} in ${label(workspace)}.\n`);
     const finished = await followRun(cli, api, workspace, stage, started);
     if (cli.json) cli.print(finished);
@@ -82,7 +84,7 @@ const show: Command = {
   positionals: [1, 1],
   async run(cli) {
     const { stage, api, workspace } = await stageTarget(cli);
-    const answer = (await api.get<Stage>(`/workspaces/${workspace.id}/stages/${stage}`)).body;
+    const answer = await api.answer(api.client.GET('/api/v1/workspaces/{ws}/stages/{stage}', { params: { path: { ws: workspace.id, stage } } }));
     if (cli.json) return cli.print(answer);
     if (!answer.current) return cli.say(`No ${stage} run in ${label(workspace)} yet: svc stage run ${stage}\n`);
     const current = answer.current;
@@ -100,7 +102,7 @@ const stop: Command = {
   positionals: [1, 1],
   async run(cli) {
     const { stage, api, workspace } = await stageTarget(cli);
-    const stopped = (await api.post<Run>(`/workspaces/${workspace.id}/stages/${stage}/stop`)).body;
+    const stopped = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/stages/{stage}/stop', { params: { path: { ws: workspace.id, stage } } }));
     if (cli.json) cli.print(stopped);
     else cli.say(`Stopped: ${runSummary(stopped)}`);
   },

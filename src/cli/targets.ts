@@ -18,7 +18,7 @@ export const workspaceOptions = { ws: { type: 'string' as const }, team: { type:
 
 export async function resolveTeam(cli: Cli, api: Api): Promise<Team> {
   const given = cli.args.string('team') ?? cli.env.SVC_TEAM;
-  const teams = await api.all<Team>('/teams');
+  const teams = await api.all((page) => api.client.GET('/api/v1/teams', { params: { query: page } }));
   if (given !== undefined) {
     const matches = /^\d+$/.test(given) ? teams.filter((t) => t.id === Number(given)) : teams.filter((t) => t.name.toLowerCase() === given.toLowerCase());
     if (matches.length === 1) return matches[0];
@@ -33,9 +33,9 @@ export async function resolveTeam(cli: Cli, api: Api): Promise<Team> {
 
 /** A workspace by id, or by name in the team; `deleted` looks among the recently deleted ones instead. */
 export async function resolveWorkspace(cli: Cli, api: Api, reference: string, deleted = false): Promise<Workspace> {
-  if (/^\d+$/.test(reference)) return (await api.get<Workspace>(`/workspaces/${reference}`)).body;
+  if (/^\d+$/.test(reference)) return api.answer(api.client.GET('/api/v1/workspaces/{ws}', { params: { path: { ws: Number(reference) } } }));
   const team = await resolveTeam(cli, api);
-  const workspaces = await api.all<Workspace>('/workspaces', { team: team.id, deleted });
+  const workspaces = await api.all((page) => api.client.GET('/api/v1/workspaces', { params: { query: { team: team.id, deleted, ...page } } }));
   const matches = workspaces.filter((w) => w.name === reference);
   if (matches.length === 1) return matches[0];
   if (matches.length > 1) throw usageError(`several deleted workspaces are named "${reference}": pick one by id (${matches.map((w) => w.id).join(', ')})`);

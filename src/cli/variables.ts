@@ -15,7 +15,7 @@ type Kind = 'variables' | 'secrets';
 async function target(cli: Cli, kind: Kind) {
   const api = await cli.api();
   const workspace = await selectedWorkspace(cli, api);
-  return { api, workspace, path: `/workspaces/${workspace.id}/${kind}` };
+  return { api, workspace, path: { ws: workspace.id } };
 }
 
 /** A name refused by the schema said with the name as typed (`"1BAD" must be a variable name: ...`), not its pointer. */
@@ -45,7 +45,7 @@ function listCommand(kind: Kind, usage: string): Command {
     options: workspaceOptions,
     async run(cli) {
       const { api, workspace, path } = await target(cli, kind);
-      const items = (await api.get<{ items: Variable[] }>(path)).body.items;
+      const items: Variable[] = (await api.answer(api.client.GET(`/api/v1/workspaces/{ws}/${kind}`, { params: { path } }))).items;
       if (cli.json) return cli.print(items);
       if (items.length === 0) return cli.say(`No ${kind} in ${label(workspace)}.\n`);
       const rows = items.map((v) => (kind === 'variables' ? [v.name, 'value' in v ? v.value : '', when(v.updated_at)] : [v.name, when(v.updated_at)]));
@@ -62,7 +62,7 @@ function removeCommand(kind: Kind, usage: string): Command {
     async run(cli) {
       const { api, workspace, path } = await target(cli, kind);
       const name = cli.args.positionals[0];
-      await naming(name, api.delete(`${path}/${encodeURIComponent(name)}`));
+      await naming(name, api.answer(api.client.DELETE(`/api/v1/workspaces/{ws}/${kind}/{name}`, { params: { path: { ...path, name } } })));
       if (cli.json) cli.print({ name, deleted: true });
       else cli.say(`Removed ${name} from ${label(workspace)}.\n`);
     },
@@ -79,7 +79,7 @@ const envSet: Command = {
     if (second === undefined && !split) throw usageError('give NAME VALUE or NAME=VALUE');
     const [name, value] = split ? [split[1], split[2]] : [first, second];
     const { api, workspace, path } = await target(cli, 'variables');
-    const saved = (await naming(name, api.put<Variable>(`${path}/${encodeURIComponent(name)}`, { value }))).body;
+    const saved = await naming(name, api.answer(api.client.PUT('/api/v1/workspaces/{ws}/variables/{name}', { params: { path: { ...path, name } }, body: { value } })));
     if (cli.json) cli.print(saved);
     else cli.say(`Set ${name} in ${label(workspace)}.\n`);
   },
@@ -95,7 +95,7 @@ const secretSet: Command = {
     const name = cli.args.positionals[0];
     const { api, workspace, path } = await target(cli, 'secrets');
     const value = await secretValue(cli, name);
-    const saved = (await naming(name, api.put<Variable>(`${path}/${encodeURIComponent(name)}`, { value }))).body;
+    const saved = await naming(name, api.answer(api.client.PUT('/api/v1/workspaces/{ws}/secrets/{name}', { params: { path: { ...path, name } }, body: { value } })));
     if (cli.json) cli.print(saved);
     else cli.say(`Set secret ${name} in ${label(workspace)}.\n`);
   },

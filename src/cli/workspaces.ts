@@ -1,5 +1,5 @@
 // `svc ws list|create|show|rename|sleep|wake|stop|start|delete|restore|purge|archive|open` (docs/workspaces.md).
-import type { Operation, Team, Workspace } from '../../sdk/src/index.ts';
+import type { Operation, Workspace } from '../../sdk/src/index.ts';
 import { openInBrowser } from './browser.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
@@ -22,7 +22,7 @@ async function afterOperation(cli: Cli, started: Operation, workspace: Workspace
     return cli.say(`${what} ${label(workspace)}: started (operation ${started.id}).\n`);
   }
   await followOperation(cli, api, started, `${what} ${label(workspace)}`);
-  const now = (await api.get<Workspace>(`/workspaces/${workspace.id}`)).body;
+  const now = await api.answer(api.client.GET('/api/v1/workspaces/{ws}', { params: { path: { ws: workspace.id } } }));
   showWorkspace(cli, now, `${label(now)}: ${now.state.replace('_', ' ')}, ${now.status_detail}`);
 }
 
@@ -40,16 +40,18 @@ function action(usage: string, run: (cli: Cli, workspace: Workspace) => Promise<
 }
 
 /** Sleep and stop answer the workspace at once; the rest are operations. */
-function quick(path: string, usage: string): Command {
+function quick(verb: 'sleep' | 'stop', usage: string): Command {
   return action(usage, async (cli, workspace) => {
-    const now = (await (await cli.api()).post<Workspace>(`/workspaces/${workspace.id}/${path}`)).body;
+    const api = await cli.api();
+    const now = await api.answer(api.client.POST(`/api/v1/workspaces/{ws}/${verb}`, { params: { path: { ws: workspace.id } } }));
     showWorkspace(cli, now, `${label(now)}: ${now.state}, ${now.status_detail}`);
   });
 }
 
-function queued(path: string, what: string, usage: string, deleted = false): Command {
+function queued(verb: 'wake' | 'start' | 'restore' | 'archive' | 'restore-archive', what: string, usage: string, deleted = false): Command {
   return action(usage, async (cli, workspace) => {
-    const started = (await (await cli.api()).post<Operation>(`/workspaces/${workspace.id}/${path}`)).body;
+    const api = await cli.api();
+    const started = await api.answer(api.client.POST(`/api/v1/workspaces/{ws}/${verb}`, { params: { path: { ws: workspace.id } } }));
     await afterOperation(cli, started, workspace, what);
   }, waitOption, deleted);
 }
@@ -68,8 +70,8 @@ const list: Command = {
     const api = await cli.api();
     const team = (cli.args.string('team') ?? cli.env.SVC_TEAM) !== undefined ? await resolveTeam(cli, api) : undefined;
     const [workspaces, teams] = await Promise.all([
-      api.all<Workspace>('/workspaces', { team: team?.id, deleted: cli.args.flag('deleted') }),
-      api.all<Team>('/teams'),
+      api.all((page) => api.client.GET('/api/v1/workspaces', { params: { query: { team: team?.id, deleted: cli.args.flag('deleted'), ...page } } })),
+      api.all((page) => api.client.GET('/api/v1/teams', { params: { query: page } })),
     ]);
     if (cli.json) return cli.print(workspaces);
     if (workspaces.length === 0) return cli.say(cli.args.flag('deleted') ? 'No recently deleted workspaces.\n' : 'No workspaces yet: svc ws create NAME [--git URL]\n');
@@ -111,7 +113,7 @@ const create: Command = {
     };
     const api = await cli.api();
     const team = await resolveTeam(cli, api);
-    const started = (await api.post<Operation>('/workspaces', { team_id: team.id, ...body })).body;
+    const started = await api.answer(api.client.POST('/api/v1/workspaces', { body: { team_id: team.id, ...body } }));
     const id = Number(started.target?.split('/')[2]);
     await afterOperation(cli, started, { id, name: body.name } as Workspace, 'Creating');
   },
@@ -143,24 +145,25 @@ const rename: Command = {
   async run(cli) {
     const api = await cli.api();
     const workspace = await resolveWorkspace(cli, api, cli.args.positionals[0]);
-    const current = await api.get<Workspace>(`/workspaces/${workspace.id}`);
-    const etag = current.headers.get('etag') ?? '*';
-    const renamed = (await api.patch<Workspace>(`/workspaces/${workspace.id}`, { name: cli.args.positionals[1] }, { headers: { 'if-match': etag } })).body;
+    const path = { ws: workspace.id };
+    const { etag } = await api.withEtag(api.client.GET('/api/v1/workspaces/{ws}', { params: { path } }));
+    const renamed = await api.answer(api.client.PATCH('/api/v1/workspaces/{ws}', { params: { path }, headers: { 'if-match': etag }, body: { name: cli.args.positionals[1] } }));
     showWorkspace(cli, renamed, `Renamed ${label(workspace)} to ${renamed.name}.`);
   },
 };
 
 const remove = action('svc ws delete WS [--team T] [--no-wait] [--json]\n  Deletes a workspace; svc ws restore brings it back within 7 days.', async (cli, workspace) => {
   const api = await cli.api();
-  const etag = (await api.get(`/workspaces/${workspace.id}`)).headers.get('etag') ?? '*';
-  const started = (await api.delete<Operation>(`/workspaces/${workspace.id}`, { headers: { 'if-match': etag } })).body;
+  const path = { ws: workspace.id };
+  const { etag } = await api.withEtag(api.client.GET('/api/v1/workspaces/{ws}', { params: { path } }));
+  const started = await api.answer(api.client.DELETE('/api/v1/workspaces/{ws}', { params: { path }, headers: { 'if-match': etag } }));
   await afterOperation(cli, started, workspace, 'Deleting');
 }, waitOption);
 
 const purge = action('svc ws purge WS [--team T] [--yes] [--no-wait] [--json]\n  Removes a deleted workspace and its files for good (asks first).', async (cli, workspace) => {
   await cli.confirm(`Purge ${label(workspace)} and its files for good?`, 'purging');
   const api = await cli.api();
-  const started = (await api.post<Operation>(`/workspaces/${workspace.id}/purge`)).body;
+  const started = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/purge', { params: { path: { ws: workspace.id } } }));
   if (cli.args.flag('no-wait')) return cli.json ? cli.print(started) : cli.say(`Purging ${label(workspace)}: started (operation ${started.id}).\n`);
   const finished = await followOperation(cli, api, started, `Purging ${label(workspace)}`);
   if (cli.json) cli.print(finished);
@@ -170,7 +173,7 @@ const purge = action('svc ws purge WS [--team T] [--yes] [--no-wait] [--json]\n 
 const open = action('svc ws open WS [--team T] [--dev] [--json]\n  Opens the editor (--dev: the dev URL) in the browser, signed in by a single-use link; prints both.', async (cli, workspace) => {
   const api = await cli.api();
   const url = cli.args.flag('dev') ? workspace.urls.dev : workspace.urls.ide;
-  const link = (await api.post<{ url: string; expires_at: string }>(`/workspaces/${workspace.id}/sign-in-links`, { host: new URL(url).hostname })).body;
+  const link = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/sign-in-links', { params: { path: { ws: workspace.id } }, body: { host: new URL(url).hostname } }));
   if (cli.json) return cli.print({ url, sign_in_url: link.url, expires_at: link.expires_at });
   const opened = openInBrowser(link.url, cli.env);
   cli.say(`${cli.args.flag('dev') ? 'Dev URL' : 'Editor'}: ${url}\n${opened ? 'Opened in your browser with' : 'Sign in there once with'} this link (single use, 2 minutes):\n  ${link.url}\n`);

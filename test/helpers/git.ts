@@ -1,7 +1,9 @@
 // Local git repositories for clone tests: real `git`, no network. A bare one, and the repository with a work tree
 // it was pushed from.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -58,4 +60,42 @@ export async function createBareRepository(
   if (options.head) await git(bare, 'symbolic-ref', 'HEAD', `refs/heads/${options.head}`);
   await run('chmod', ['-R', 'a+rX', root]);
   return { path: bare, url: `file://${bare}`, workPath: work, commits, remove: () => rm(root, { recursive: true, force: true }) };
+}
+
+export interface ServedRepository {
+  /** `http://127.0.0.1:<port>/repo.git`: a remote URL, which an installation clones without allowing local paths. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a bare repository over git's "dumb" HTTP protocol (its files as they are, after `git update-server-info`),
+ * for a server that only clones remote URLs, as a default installation does.
+ */
+export async function serveOverHttp(repository: BareRepository): Promise<ServedRepository> {
+  await run('git', ['update-server-info'], { cwd: repository.path });
+  const root = path.resolve(repository.path);
+  const server = http.createServer(async (request, response) => {
+    const pathname = decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname);
+    const file = path.resolve(root, `.${pathname.replace(/^\/repo\.git/, '')}`);
+    if (request.method !== 'GET' || !pathname.startsWith('/repo.git/') || !file.startsWith(`${root}${path.sep}`)) {
+      response.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body);
+    } catch {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/repo.git`,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
 }

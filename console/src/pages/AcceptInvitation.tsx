@@ -3,8 +3,8 @@
 // in; then it says which organization and teams they joined. A used, revoked, replaced or expired link says
 // "This link has expired" (spec 7) with the reason.
 import { useEffect, useRef, useState } from 'react';
-import { api, asProblem, type ApiProblem } from '../api.ts';
-import type { InvitationAccepted, Org, Page, Team } from '../types.ts';
+import { answer, asProblem, svcApi, type ApiProblem } from '../api.ts';
+import type { InvitationAccepted, Org, Team } from '../types.ts';
 import { Button, ProblemNotice, Spinner } from '../ui.tsx';
 
 interface Joined {
@@ -25,10 +25,10 @@ export function AcceptInvitation({ token }: { token: string }) {
     window.history.replaceState(null, '', `/sign-in${window.location.search}`);
     void (async () => {
       try {
-        const accepted = await api<InvitationAccepted>('POST', '/invitations/accept', { body: { token }, quiet401: true });
+        const accepted = await answer(svcApi.POST('/api/v1/invitations/accept', { body: { token } }), { quiet401: true });
         // Signed in now (the answer set the session cookie): read the names of what they joined.
-        const org = await api<Org>('GET', `/orgs/${accepted.invitation.org_id}`, { quiet401: true }).catch(() => undefined);
-        const mine = await api<Page<Team>>('GET', '/teams?limit=200', { quiet401: true }).catch(() => undefined);
+        const org = await answer(svcApi.GET('/api/v1/orgs/{org}', { params: { path: { org: accepted.invitation.org_id } } }), { quiet401: true }).catch(() => undefined);
+        const mine = await answer(svcApi.GET('/api/v1/teams', { params: { query: { limit: 200 } } }), { quiet401: true }).catch(() => undefined);
         const teams = accepted.invitation.teams.map((t) => ({ team: mine?.items.find((m) => m.id === t.team_id), id: t.team_id, role: t.role }));
         setJoined({ accepted, org, teams });
       } catch (error) {

@@ -2,18 +2,17 @@
 // move live on domain.updated; adding one shows the TXT record to create (with copy buttons); a domain's routes
 // (path prefix → a workspace's dev URL, or one of its services and port) are edited and saved with If-Match.
 import { useState, type FormEvent } from 'react';
-import { api, getWithEtag, listAll } from '../api.ts';
+import { answer, answerWithEtag, ifMatch, listAll, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { domainCertificate, domainVerification } from '../labels.ts';
-import type { Domain, DomainRoute, SvcEvent, Team, Workspace } from '../types.ts';
+import type { Domain, DomainRoute, SvcEvent, Team } from '../types.ts';
 import { Badge, Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 const aboutTeam = (team: Team) => (e: SvcEvent) => e.type === 'domain.updated' && e.team_id === team.id;
 
 export function Domains({ team }: { team: Team }) {
   const manage = team.permissions.includes('team.update');
-  const path = `/teams/${team.id}/domains`;
-  const list = useResource(() => listAll<Domain>(path), [path], aboutTeam(team));
+  const list = useResource(() => listAll((page) => svcApi.GET('/api/v1/teams/{team}/domains', { params: { path: { team: team.id }, query: page } })), [team.id], aboutTeam(team));
   const [open, setOpen] = useState<string>();
 
   return (
@@ -55,17 +54,17 @@ export function Domains({ team }: { team: Team }) {
           </tbody>
         </table>
       )}
-      {open && list.data?.some((d) => d.id === open) && <DomainDetail key={open} team={team} path={`${path}/${open}`} manage={manage} onRemoved={() => setOpen(undefined)} />}
-      {manage && <AddDomain path={path} onAdded={(domain) => setOpen(domain.id)} />}
+      {open && list.data?.some((d) => d.id === open) && <DomainDetail key={open} team={team} id={open} manage={manage} onRemoved={() => setOpen(undefined)} />}
+      {manage && <AddDomain team={team} onAdded={(domain) => setOpen(domain.id)} />}
     </Section>
   );
 }
 
-function AddDomain({ path, onAdded }: { path: string; onAdded: (domain: Domain) => void }) {
+function AddDomain({ team, onAdded }: { team: Team; onAdded: (domain: Domain) => void }) {
   const [name, setName] = useState('');
   const [restricted, setRestricted] = useState(false);
   const add = useAction(async () => {
-    const domain = await api<Domain>('POST', path, { body: { name: name.trim(), restricted } });
+    const domain = await answer(svcApi.POST('/api/v1/teams/{team}/domains', { params: { path: { team: team.id } }, body: { name: name.trim(), restricted } }));
     setName('');
     setRestricted(false);
     onAdded(domain);
@@ -92,12 +91,12 @@ function AddDomain({ path, onAdded }: { path: string; onAdded: (domain: Domain) 
   );
 }
 
-function DomainDetail({ team, path, manage, onRemoved }: { team: Team; path: string; manage: boolean; onRemoved: () => void }) {
-  const id = path.split('/').pop();
-  const read = useResource(() => getWithEtag<Domain>(path), [path], (e) => aboutTeam(team)(e) && e.domain_id === id);
-  const check = useAction(() => api('POST', `${path}/check`));
+function DomainDetail({ team, id, manage, onRemoved }: { team: Team; id: string; manage: boolean; onRemoved: () => void }) {
+  const path = { team: team.id, domain: id };
+  const read = useResource(() => answerWithEtag(svcApi.GET('/api/v1/teams/{team}/domains/{domain}', { params: { path } })), [team.id, id], (e) => aboutTeam(team)(e) && e.domain_id === id);
+  const check = useAction(() => answer(svcApi.POST('/api/v1/teams/{team}/domains/{domain}/check', { params: { path } })));
   const remove = useAction(async () => {
-    await api('DELETE', path, { ifMatch: read.data?.etag });
+    await answer(svcApi.DELETE('/api/v1/teams/{team}/domains/{domain}', { params: { path, header: ifMatch(read.data?.etag) } }));
     onRemoved();
   });
   if (!read.data) return read.error ? <ProblemNotice problem={read.error} /> : <Loading what="the domain" />;
@@ -162,7 +161,7 @@ function DomainDetail({ team, path, manage, onRemoved }: { team: Team; path: str
           </ConfirmButton>
         </div>
       )}
-      <RoutesEditor team={team} path={path} etag={etag} routes={domain.routes} manage={manage} />
+      <RoutesEditor team={team} id={id} etag={etag} routes={domain.routes} manage={manage} />
     </section>
   );
 }
@@ -177,7 +176,7 @@ const routeOf = (r: RouteRow) => ({
   strip: r.strip,
 });
 
-function RoutesEditor({ team, path, etag, routes, manage }: { team: Team; path: string; etag: string; routes: DomainRoute[]; manage: boolean }) {
+function RoutesEditor({ team, id, etag, routes, manage }: { team: Team; id: string; etag: string; routes: DomainRoute[]; manage: boolean }) {
   const [rows, setRows] = useState<RouteRow[]>(routes.map(rowOf));
   // The routes the edit started from: status changes (new ETags) keep the edit; a change of the routes themselves
   // by someone else stops the save until the person starts again from the new routes.
@@ -187,9 +186,9 @@ function RoutesEditor({ team, path, etag, routes, manage }: { team: Team; path: 
     setRows(routes.map(rowOf));
     setBase(JSON.stringify(routes));
   };
-  const workspaces = useResource(() => listAll<Workspace>(`/workspaces?team=${team.id}`), [team.id]);
+  const workspaces = useResource(() => listAll((page) => svcApi.GET('/api/v1/workspaces', { params: { query: { team: team.id, ...page } } })), [team.id]);
   const save = useAction(async () => {
-    const saved = await api<Domain>('PATCH', path, { body: { routes: rows.map(routeOf) }, ifMatch: etag });
+    const saved = await answer(svcApi.PATCH('/api/v1/teams/{team}/domains/{domain}', { params: { path: { team: team.id, domain: id }, header: ifMatch(etag) }, body: { routes: rows.map(routeOf) } }));
     setRows(saved.routes.map(rowOf));
     setBase(JSON.stringify(saved.routes));
   });

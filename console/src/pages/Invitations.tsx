@@ -2,11 +2,13 @@
 // admin into the teams they administer. The pending ones show their mail state (live from invites.updated); without
 // a mail server the link is shown once to the inviter, with a copy button, to hand over another way.
 import { useState, type FormEvent } from 'react';
-import { api, listAll } from '../api.ts';
+import { answer, listAll, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { invitationStates, labelOf, mailStates } from '../labels.ts';
 import type { Invitation, MailState, Org, Team } from '../types.ts';
 import { Badge, Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
+
+type TeamRole = Invitation['teams'][number]['role'];
 
 const TEAM_ROLES = ['admin', 'developer', 'viewer'];
 
@@ -17,7 +19,7 @@ export function Invitations({ team, org, teams }: { team: Team; org?: Org; teams
   const managed = teams.filter((t) => t.org_id === orgId && t.permissions.includes('team.members.manage'));
   const mayInvite = wholeOrg || managed.length > 0;
   const list = useResource(
-    async () => (mayInvite ? listAll<Invitation>(`/orgs/${orgId}/invitations`) : []),
+    async () => (mayInvite ? listAll((page) => svcApi.GET('/api/v1/orgs/{org}/invitations', { params: { path: { org: orgId }, query: page } })) : []),
     [orgId, mayInvite],
     (e) => e.type === 'invites.updated' && e.org_id === orgId,
   );
@@ -25,8 +27,8 @@ export function Invitations({ team, org, teams }: { team: Team; org?: Org; teams
   const open = (list.data ?? []).filter((i) => i.state === 'pending' || i.state === 'expired');
   const teamName = (id: number) => teams.find((t) => t.id === id)?.name ?? `team ${id}`;
   const act = useAction(async (invitation: Invitation, action: 'revoke' | 'renew') => {
-    const answer = await api<Invitation>('POST', `/invitations/${invitation.id}/${action}`);
-    setShown(answer.url ? answer : undefined);
+    const changed = await answer(svcApi.POST(`/api/v1/invitations/{id}/${action}`, { params: { path: { id: invitation.id } } }));
+    setShown('url' in changed && changed.url ? changed : undefined);
     await list.reload();
   });
   if (!mayInvite) return null;
@@ -124,10 +126,10 @@ function LinkOnce({ invitation, onDone }: { invitation: Invitation; onDone: () =
 function InviteForm({ orgId, wholeOrg, teams, preselected, onInvited }: { orgId: string; wholeOrg: boolean; teams: Team[]; preselected: number; onInvited: (made: Invitation) => void }) {
   const [email, setEmail] = useState('');
   const [owner, setOwner] = useState(false);
-  const [roles, setRoles] = useState<Record<number, string | undefined>>({ [preselected]: 'developer' });
+  const [roles, setRoles] = useState<Record<number, TeamRole | undefined>>({ [preselected]: 'developer' });
   const invite = useAction(async () => {
     const chosen = teams.filter((t) => roles[t.id]).map((t) => ({ team_id: t.id, role: roles[t.id]! }));
-    const made = await api<Invitation>('POST', `/orgs/${orgId}/invitations`, { body: { email: email.trim(), role: owner ? 'owner' : 'member', teams: chosen } });
+    const made = await answer(svcApi.POST('/api/v1/orgs/{org}/invitations', { params: { path: { org: orgId } }, body: { email: email.trim(), role: owner ? 'owner' : 'member', teams: chosen } }));
     setEmail('');
     onInvited(made);
   });
@@ -157,7 +159,7 @@ function InviteForm({ orgId, wholeOrg, teams, preselected, onInvited }: { orgId:
               <input type="checkbox" aria-label={`Into ${t.name}`} checked={roles[t.id] !== undefined} onChange={(e) => setRoles({ ...roles, [t.id]: e.target.checked ? 'developer' : undefined })} /> {t.name}
             </label>
             {roles[t.id] && (
-              <select aria-label={`Role in ${t.name}`} value={roles[t.id]} onChange={(e) => setRoles({ ...roles, [t.id]: e.target.value })}>
+              <select aria-label={`Role in ${t.name}`} value={roles[t.id]} onChange={(e) => setRoles({ ...roles, [t.id]: e.target.value as TeamRole })}>
                 {TEAM_ROLES.map((r) => (
                   <option key={r}>{r}</option>
                 ))}

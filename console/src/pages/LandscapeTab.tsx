@@ -2,12 +2,12 @@
 // routes (their URLs, to open or copy), its run switch and log, its managed services, and Plan (a diff of what a
 // Sync would do) → Sync with that plan's hash, and Teardown.
 import { useState } from 'react';
-import { api } from '../api.ts';
+import { answer, idempotent, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { bannerStates, devUrlStates, errorPlace, labelOf, serviceStatuses, shortDigest } from '../labels.ts';
 import { LogView } from '../LogView.tsx';
 import { useOperations } from '../operations.tsx';
-import type { Landscape, Operation, Plan, Service, Workspace } from '../types.ts';
+import type { Plan, Service, Workspace } from '../types.ts';
 import { Badge, Button, ConfirmButton, CopyButton, Empty, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 import { openAddress } from '../workspace-actions.tsx';
 import { ManagedServices } from './ManagedServices.tsx';
@@ -16,10 +16,10 @@ import { PlanView } from './PlanView.tsx';
 export function LandscapeTab({ ws }: { ws: Workspace }) {
   const [profile, setProfile] = useState('');
   const [profileInput, setProfileInput] = useState('');
-  const query = profile ? `?profile=${encodeURIComponent(profile)}` : '';
+  const query = profile ? { profile } : {};
   const landscape = useResource(
-    () => api<Landscape>('GET', `/workspaces/${ws.id}/landscape${query}`),
-    [ws.id, query],
+    () => answer(svcApi.GET('/api/v1/workspaces/{ws}/landscape', { params: { path: { ws: ws.id }, query } })),
+    [ws.id, profile],
     (e) => e.workspace_id === ws.id && (e.type === 'landscape.updated' || e.type === 'workspace.updated'),
   );
   const [plan, setPlan] = useState<Plan>();
@@ -27,8 +27,8 @@ export function LandscapeTab({ ws }: { ws: Workspace }) {
   const { track } = useOperations();
   const mayChange = ws.permissions?.includes('landscape.sync') ?? false;
 
-  const planning = useAction(async () => setPlan(await api<Plan>('GET', `/workspaces/${ws.id}/landscape/plan${query}`)));
-  const teardown = useAction(async () => track(await api<Operation>('POST', `/workspaces/${ws.id}/landscape/teardown`, { idempotent: true })));
+  const planning = useAction(async () => setPlan(await answer(svcApi.GET('/api/v1/workspaces/{ws}/landscape/plan', { params: { path: { ws: ws.id }, query } }))));
+  const teardown = useAction(async () => track(await answer(svcApi.POST('/api/v1/workspaces/{ws}/landscape/teardown', { params: { path: { ws: ws.id } }, headers: idempotent() }))));
   const openDev = useAction(() => openAddress(ws, 'dev'));
 
   const data = landscape.data;
@@ -135,7 +135,7 @@ export function LandscapeTab({ ws }: { ws: Workspace }) {
 }
 
 function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services: Service[]; mayChange: boolean; onLogs: (service: string) => void }) {
-  const toggle = useAction((service: string, action: 'start' | 'stop') => api('POST', `/workspaces/${ws.id}/landscape/services/${service}/${action}`));
+  const toggle = useAction((service: string, action: 'start' | 'stop') => answer(svcApi.POST(`/api/v1/workspaces/{ws}/landscape/services/{service}/${action}`, { params: { path: { ws: ws.id, service } } })));
   return (
     <>
       <ProblemNotice problem={toggle.problem} onDismiss={toggle.clear} />
@@ -257,7 +257,7 @@ function ServiceLogs({ ws, service, selected, onSelect, onClose }: { ws: Workspa
     >
       <LogView
         key={`${selected.service}/${selected.replica}`}
-        path={`/workspaces/${ws.id}/landscape/services/${selected.service}/logs?replica=${selected.replica}`}
+        source={{ kind: 'service', ws: ws.id, service: selected.service, replica: selected.replica }}
         title={`${selected.service}, replica ${selected.replica}`}
         onClose={onClose}
       />

@@ -1,17 +1,17 @@
 // The managed services of a workspace in its landscape view (spec 3.4): each instance's provider and version, plan,
 // status and the details its provider publishes (last known when it does not answer), with Pause and Resume for
 // those who may sync; the recently deleted below (tombstones kept 7 days). Re-read on managed_service.updated.
-import { api } from '../api.ts';
+import { answer, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { labelOf, managedStatuses } from '../labels.ts';
 import { useOperations } from '../operations.tsx';
-import type { ManagedService, Operation, Page, Workspace } from '../types.ts';
+import type { ManagedService, Workspace } from '../types.ts';
 import { Badge, Button, ConfirmButton, ProblemNotice, Time } from '../ui.tsx';
 
 const DAY_MS = 24 * 3600_000;
 
 export function ManagedServices({ ws, mayChange }: { ws: Workspace; mayChange: boolean }) {
-  const list = (deleted: boolean) => api<Page<ManagedService>>('GET', `/teams/${ws.team_id}/managed-services?workspace=${ws.id}&deleted=${deleted}&limit=200`);
+  const list = (deleted: boolean) => answer(svcApi.GET('/api/v1/teams/{team}/managed-services', { params: { path: { team: ws.team_id }, query: { workspace: ws.id, deleted, limit: 200 } } }));
   const instances = useResource(
     async () => {
       const [live, deleted] = await Promise.all([list(false), list(true)]);
@@ -21,7 +21,7 @@ export function ManagedServices({ ws, mayChange }: { ws: Workspace; mayChange: b
     (e) => e.type === 'managed_service.updated' && e.workspace_id === ws.id,
   );
   const { track } = useOperations();
-  const act = useAction(async (instance: ManagedService, action: 'pause' | 'resume') => track(await api<Operation>('POST', `/managed-services/${instance.id}/${action}`)));
+  const act = useAction(async (instance: ManagedService, action: 'pause' | 'resume') => track(await answer(svcApi.POST(`/api/v1/managed-services/{ms}/${action}`, { params: { path: { ms: instance.id } } }))));
   const data = instances.data;
   if (!data || (data.live.length === 0 && data.deleted.length === 0)) return <ProblemNotice problem={instances.error} />;
   return (

@@ -2,12 +2,12 @@
 // filtered by state, kind and team in the address (?state=failed&kind=landscape.sync&team=3), read again as
 // `operation.updated` events arrive; "Show older" follows the pages.
 import { useState } from 'react';
-import { api, listAll } from '../api.ts';
+import { answer, listAll, svcApi } from '../api.ts';
 import { useResource } from '../hooks.ts';
 import { operationKinds } from '../labels.ts';
-import { OperationRow, rememberWorkspaces } from '../operations.tsx';
+import { operationFilters, OperationRow, rememberWorkspaces } from '../operations.tsx';
 import { setQuery, useLocation } from '../router.tsx';
-import type { Operation, Page, Team, Workspace } from '../types.ts';
+import type { Operation } from '../types.ts';
 import { Button, Empty, Loading, ProblemNotice, Section } from '../ui.tsx';
 
 const STATES: [string, string][] = [
@@ -22,12 +22,12 @@ export function OperationsPage() {
   const query = useLocation().query;
   const filters = { state: query.get('state') ?? '', kind: query.get('kind') ?? '', team: query.get('team') ?? '' };
   const search = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ''));
-  const teams = useResource(() => listAll<Team>('/teams'), []);
+  const teams = useResource(() => listAll((page) => svcApi.GET('/api/v1/teams', { params: { query: page } })), []);
   const [older, setOlder] = useState<{ items: Operation[]; cursor?: string }>({ items: [] });
   // Names of the workspaces the operations act on, so each row can say which one (read once; a re-render follows).
-  useResource(() => listAll<Workspace>('/workspaces').then(rememberWorkspaces), []);
+  useResource(() => listAll((page) => svcApi.GET('/api/v1/workspaces', { params: { query: page } })).then(rememberWorkspaces), []);
   const history = useResource(
-    () => api<Page<Operation>>('GET', `/operations?limit=50${search.size ? `&${search}` : ''}`),
+    () => answer(svcApi.GET('/api/v1/operations', { params: { query: { limit: 50, ...operationFilters(filters) } } })),
     [search.toString()],
     (event) => event.type === 'operation.updated',
   );
@@ -37,7 +37,7 @@ export function OperationsPage() {
     if (!cursor) return;
     setMoreBusy(true);
     try {
-      const page = await api<Page<Operation>>('GET', `/operations?limit=50&cursor=${encodeURIComponent(cursor)}${search.size ? `&${search}` : ''}`);
+      const page = await answer(svcApi.GET('/api/v1/operations', { params: { query: { limit: 50, cursor, ...operationFilters(filters) } } }));
       setOlder((before) => ({ items: [...before.items, ...page.items], cursor: page.next_cursor }));
     } finally {
       setMoreBusy(false);

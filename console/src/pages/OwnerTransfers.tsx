@@ -2,12 +2,12 @@
 // owner, and its transfers: the owner or a team admin offers it to a team member, that person accepts or declines,
 // the offerer cancels. Everything follows owner_transfers.updated live.
 import { useState, type FormEvent } from 'react';
-import { api, listAll } from '../api.ts';
+import { answer, listAll, svcApi } from '../api.ts';
 import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
 import { NEEDS_OWNER } from '../labels.ts';
 import { Link } from '../router.tsx';
-import type { Member, OwnerTransfer, SvcEvent, Team, Workspace } from '../types.ts';
+import type { Member, OwnerTransfer, SvcEvent, Workspace } from '../types.ts';
 import { Badge, Button, ConfirmButton, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 const transfersChanged = (e: SvcEvent) => e.type === 'owner_transfers.updated';
@@ -15,7 +15,7 @@ const transfersChanged = (e: SvcEvent) => e.type === 'owner_transfers.updated';
 /** Accept, decline or cancel a transfer; the caller re-reads what it shows on success. */
 function useTransferAction(done: () => Promise<void>) {
   return useAction(async (transfer: OwnerTransfer, action: 'accept' | 'decline' | 'cancel') => {
-    await api('POST', `/owner-transfers/${transfer.id}/${action}`);
+    await answer(svcApi.POST(`/api/v1/owner-transfers/{id}/${action}`, { params: { path: { id: transfer.id } } }));
     await done();
   });
 }
@@ -23,9 +23,9 @@ function useTransferAction(done: () => Promise<void>) {
 /** The owner of one workspace, a "needs an owner" notice, its open transfer and the form to offer it. */
 export function WorkspaceOwnership({ ws, onChanged }: { ws: Workspace; onChanged: () => void }) {
   const me = useMe();
-  const team = useResource(() => api<Team>('GET', `/teams/${ws.team_id}`), [ws.team_id], (e) => e.type.startsWith('team.') || (e.type === 'members.updated' && e.team_id === ws.team_id));
-  const members = useResource(() => listAll<Member>(`/teams/${ws.team_id}/members`), [ws.team_id], (e) => e.type === 'members.updated' && e.team_id === ws.team_id);
-  const transfers = useResource(() => listAll<OwnerTransfer>(`/workspaces/${ws.id}/owner-transfers?state=open`), [ws.id], (e) => transfersChanged(e) && e.workspace_id === ws.id);
+  const team = useResource(() => answer(svcApi.GET('/api/v1/teams/{team}', { params: { path: { team: ws.team_id } } })), [ws.team_id], (e) => e.type.startsWith('team.') || (e.type === 'members.updated' && e.team_id === ws.team_id));
+  const members = useResource(() => listAll((page) => svcApi.GET('/api/v1/teams/{team}/members', { params: { path: { team: ws.team_id }, query: page } })), [ws.team_id], (e) => e.type === 'members.updated' && e.team_id === ws.team_id);
+  const transfers = useResource(() => listAll((page) => svcApi.GET('/api/v1/workspaces/{ws}/owner-transfers', { params: { path: { ws: ws.id }, query: { state: 'open', ...page } } })), [ws.id], (e) => transfersChanged(e) && e.workspace_id === ws.id);
   const act = useTransferAction(async () => {
     await transfers.reload();
     onChanged();
@@ -83,7 +83,7 @@ function OfferForm({ ws, members, includeOwner, onOffered }: { ws: Workspace; me
   const candidates = members.filter((m) => includeOwner || m.user_id !== ws.owner_id);
   const [to, setTo] = useState('');
   const offer = useAction(async () => {
-    await api('POST', `/workspaces/${ws.id}/owner-transfers`, { body: { to_user_id: Number(to || candidates[0]?.user_id) } });
+    await answer(svcApi.POST('/api/v1/workspaces/{ws}/owner-transfers', { params: { path: { ws: ws.id } }, body: { to_user_id: Number(to || candidates[0]?.user_id) } }));
     onOffered();
   });
   if (candidates.length === 0) return <p className="muted">No other member of the team to offer it to.</p>;
@@ -116,15 +116,16 @@ export function TransferOffers() {
   const me = useMe();
   const offers = useResource(
     async () => {
-      const open = await listAll<OwnerTransfer>('/me/owner-transfers?state=open');
+      const open = await listAll((page) => svcApi.GET('/api/v1/me/owner-transfers', { params: { query: { state: 'open', ...page } } }));
       const names = new Map<number, string>();
       for (const id of new Set(open.map((t) => t.workspace_id))) {
-        const ws = await api<Workspace>('GET', `/workspaces/${id}`).catch(() => undefined);
+        const ws = await answer(svcApi.GET('/api/v1/workspaces/{ws}', { params: { path: { ws: id } } })).catch(() => undefined);
         if (ws) names.set(id, ws.name);
       }
       const people = new Map<number, string>();
       for (const team of new Set(open.filter((t) => t.to_user_id !== me.id).map((t) => t.team_id))) {
-        for (const m of await listAll<Member>(`/teams/${team}/members`).catch(() => [])) people.set(m.user_id, m.name);
+        const members = await listAll((page) => svcApi.GET('/api/v1/teams/{team}/members', { params: { path: { team }, query: page } })).catch(() => []);
+        for (const m of members) people.set(m.user_id, m.name);
       }
       return open.map((transfer) => ({
         transfer,

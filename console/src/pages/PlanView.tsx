@@ -2,7 +2,7 @@
 // variables whose value changes, and whether it restarts), replace (±) or remove (−), the prepare and test steps,
 // and what stays; then each container service's image with the digest Sync will run. Sync sends this plan's hash, so it applies exactly what was shown (409 plan-changed when the
 // file or a variable moved on: plan again).
-import { api } from '../api.ts';
+import { answer, idempotent, svcApi } from '../api.ts';
 import { useAction } from '../hooks.ts';
 import { planActions, shortDigest } from '../labels.ts';
 import type { Operation, Plan, PlanService, Workspace } from '../types.ts';
@@ -24,7 +24,7 @@ function fileChanges(service: PlanService): string[] {
 export function PlanView({ ws, plan, profile, onSynced, onReplan, onClose }: { ws: Workspace; plan: Plan; profile: string; onSynced: (operation: Operation) => void; onReplan: () => void; onClose: () => void }) {
   const sync = useAction(async () => {
     const body = { plan_hash: plan.hash, ...(profile ? { profile } : {}) };
-    onSynced(await api<Operation>('POST', `/workspaces/${ws.id}/landscape/sync`, { body, idempotent: true }));
+    onSynced(await answer(svcApi.POST('/api/v1/workspaces/{ws}/landscape/sync', { params: { path: { ws: ws.id } }, body, headers: idempotent() })));
   });
   const stages = (['prepare', 'test'] as const).filter((stage) => plan[stage].changed);
 

@@ -1,17 +1,17 @@
 // A team's container registry credentials (docs/images.md): pulls of the team's private images from a registry
 // host use them. Listed with the username only; the password is never shown again. Team admins change them.
 import { useState, type FormEvent } from 'react';
-import { api } from '../api.ts';
+import { answer, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import type { RegistryCredential, Team } from '../types.ts';
+import type { Team } from '../types.ts';
 import { Button, ConfirmButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 export function RegistryCredentials({ team }: { team: Team }) {
   const manage = team.permissions.includes('team.update');
-  const path = `/teams/${team.id}/registry-credentials`;
-  const list = useResource(() => api<{ items: RegistryCredential[] }>('GET', path).then((page) => page.items), [path], (e) => e.type === 'team.updated' && e.team_id === team.id);
+  const path = { team: team.id };
+  const list = useResource(() => answer(svcApi.GET('/api/v1/teams/{team}/registry-credentials', { params: { path } })).then((page) => page.items), [team.id], (e) => e.type === 'team.updated' && e.team_id === team.id);
   const remove = useAction(async (registry: string) => {
-    await api('DELETE', `${path}/${encodeURIComponent(registry)}`);
+    await answer(svcApi.DELETE('/api/v1/teams/{team}/registry-credentials/{registry}', { params: { path: { ...path, registry } } }));
     await list.reload();
   });
 
@@ -55,17 +55,17 @@ export function RegistryCredentials({ team }: { team: Team }) {
           </tbody>
         </table>
       )}
-      {manage && <CredentialForm path={path} onDone={() => void list.reload()} />}
+      {manage && <CredentialForm team={team} onDone={() => void list.reload()} />}
     </Section>
   );
 }
 
-function CredentialForm({ path, onDone }: { path: string; onDone: () => void }) {
+function CredentialForm({ team, onDone }: { team: Team; onDone: () => void }) {
   const [registry, setRegistry] = useState('');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const save = useAction(async () => {
-    await api('POST', path, { body: { registry: registry.trim(), username: username.trim(), password } });
+    await answer(svcApi.POST('/api/v1/teams/{team}/registry-credentials', { params: { path: { team: team.id } }, body: { registry: registry.trim(), username: username.trim(), password } }));
     setRegistry('');
     setUsername('');
     setPassword('');

@@ -1,10 +1,10 @@
 // Settings: the account, personal API keys (with an expiry; a new key's token is shown once, with a copy button) and
 // the password.
 import { useState, type FormEvent } from 'react';
-import { api, listAll } from '../api.ts';
+import { answer, listAll, svcApi } from '../api.ts';
 import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
-import type { ApiKey, ApiKeyWithToken } from '../types.ts';
+import type { ApiKeyWithToken } from '../types.ts';
 import { Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 /** Lifetimes offered for a new key, in days (0: never); the API takes at most a year. */
@@ -38,20 +38,20 @@ export function SettingsPage() {
 }
 
 function ApiKeys() {
-  const keys = useResource(() => listAll<ApiKey>('/me/api-keys'), []);
+  const keys = useResource(() => listAll((page) => svcApi.GET('/api/v1/me/api-keys', { params: { query: page } })), []);
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState('90');
   const [created, setCreated] = useState<ApiKeyWithToken>();
   const create = useAction(async () => {
     const days = Number(expiry);
     const expires = days > 0 ? { expires_at: new Date(Date.now() + days * 86_400_000).toISOString() } : {};
-    const key = await api<ApiKeyWithToken>('POST', '/me/api-keys', { body: { name: name.trim(), ...expires } });
+    const key = await answer(svcApi.POST('/api/v1/me/api-keys', { body: { name: name.trim(), ...expires } }));
     setCreated(key);
     setName('');
     await keys.reload();
   });
   const remove = useAction(async (id: string) => {
-    await api('DELETE', `/me/api-keys/${id}`);
+    await answer(svcApi.DELETE('/api/v1/me/api-keys/{key}', { params: { path: { key: id } } }));
     if (created?.id === id) setCreated(undefined);
     await keys.reload();
   });
@@ -164,7 +164,7 @@ function PasswordForm({ hasPassword }: { hasPassword: boolean }) {
   const [next, setNext] = useState('');
   const [done, setDone] = useState(false);
   const save = useAction(async () => {
-    await api('PUT', '/me/password', { body: hasPassword || current ? { current_password: current, new_password: next } : { new_password: next } });
+    await answer(svcApi.PUT('/api/v1/me/password', { body: hasPassword || current ? { current_password: current, new_password: next } : { new_password: next } }));
     setCurrent('');
     setNext('');
     setDone(true);

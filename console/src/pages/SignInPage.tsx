@@ -3,7 +3,7 @@
 // (AcceptInvitation). `?return=/path` comes back to the page that needed it
 // (the console's own, /workspace-sign-in or /cli-login) by a full navigation, so server pages work too.
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { api, asProblem, type ApiProblem } from '../api.ts';
+import { answer, asProblem, svcApi, type ApiProblem } from '../api.ts';
 import { safeReturnPath } from '../router.tsx';
 import type { Me } from '../types.ts';
 import { Button, ProblemNotice, Spinner } from '../ui.tsx';
@@ -25,7 +25,7 @@ export function SignInPage({ signedIn }: { signedIn?: Me }) {
     setBusy(true);
     setProblem(undefined);
     try {
-      await api('POST', '/sessions', { body, quiet401: true });
+      await answer(svcApi.POST('/api/v1/sessions', { body }), { quiet401: true });
       window.location.replace(back);
     } catch (error) {
       setProblem(asProblem(error));

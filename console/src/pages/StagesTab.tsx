@@ -2,12 +2,12 @@
 // log (followed while the step runs; a failed step's log is open from the start). Each stage is read again on its
 // `stage.updated` events.
 import { useState } from 'react';
-import { api } from '../api.ts';
+import { answer, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { labelOf, runStates } from '../labels.ts';
 import { LogView } from '../LogView.tsx';
 import { duration } from '../operations.tsx';
-import type { Stage, StageName, StageRun, Workspace } from '../types.ts';
+import type { StageName, StageRun, Workspace } from '../types.ts';
 import { Badge, Button, Empty, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 const STAGES: [StageName, string][] = [
@@ -29,19 +29,19 @@ export function StagesTab({ ws }: { ws: Workspace }) {
 const active = (run: StageRun | null | undefined) => run?.state === 'running' || run?.state === 'waiting';
 
 function StageCard({ ws, stage, about }: { ws: Workspace; stage: StageName; about: string }) {
-  const data = useResource(() => api<Stage>('GET', `/workspaces/${ws.id}/stages/${stage}`), [ws.id, stage], (e) => e.type === 'stage.updated' && e.workspace_id === ws.id && e.stage === stage);
+  const data = useResource(() => answer(svcApi.GET('/api/v1/workspaces/{ws}/stages/{stage}', { params: { path: { ws: ws.id, stage } } })), [ws.id, stage], (e) => e.type === 'stage.updated' && e.workspace_id === ws.id && e.stage === stage);
   const [runId, setRunId] = useState<number>();
   // undefined: the run's first failed step opens by itself; null: the person closed it.
   const [step, setStep] = useState<number | null>();
   const mayRun = ws.permissions?.includes('workspace.use') ?? false;
   const start = useAction(async () => {
-    const run = await api<StageRun>('POST', `/workspaces/${ws.id}/stages/${stage}/start`, { body: {} });
+    const run = await answer(svcApi.POST('/api/v1/workspaces/{ws}/stages/{stage}/start', { params: { path: { ws: ws.id, stage } }, body: {} }));
     setRunId(run.id);
     setStep(undefined);
     await data.reload();
   });
   const stop = useAction(async () => {
-    await api('POST', `/workspaces/${ws.id}/stages/${stage}/stop`);
+    await answer(svcApi.POST('/api/v1/workspaces/{ws}/stages/{stage}/stop', { params: { path: { ws: ws.id, stage } } }));
     await data.reload();
   });
   const runs = data.data?.runs ?? [];
@@ -116,7 +116,7 @@ function StageCard({ ws, stage, about }: { ws: Workspace; stage: StageName; abou
                 {open === s.index && (
                   <LogView
                     key={`${run.id}/${s.index}/${s.state === 'running' || s.state === 'waiting'}`}
-                    path={`/workspaces/${ws.id}/stages/${stage}/runs/${run.id}/steps/${s.index}/logs`}
+                    source={{ kind: 'step', ws: ws.id, stage, run: run.id, step: s.index }}
                     title={`Log of step ${s.index}: ${s.name}`}
                     followable={s.state === 'running' || s.state === 'waiting'}
                   />

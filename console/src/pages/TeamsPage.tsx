@@ -1,10 +1,10 @@
 // Organizations, their teams, and a team's members with their roles (docs/permissions.md).
 import { useState, type FormEvent } from 'react';
-import { api, listAll } from '../api.ts';
+import { answer, listAll, svcApi } from '../api.ts';
 import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
 import { setQuery, useLocation } from '../router.tsx';
-import type { Member, Org, Team, User } from '../types.ts';
+import type { Org, Team, User } from '../types.ts';
 import { Invitations } from './Invitations.tsx';
 import { Domains } from './Domains.tsx';
 import { RegistryCredentials } from './RegistryCredentials.tsx';
@@ -14,8 +14,8 @@ const TEAM_ROLES = ['admin', 'developer', 'viewer'];
 const isOrgEvent = (type: string) => type.startsWith('org.') || type.startsWith('team.');
 
 export function TeamsPage() {
-  const orgs = useResource(() => listAll<Org>('/orgs'), [], (e) => isOrgEvent(e.type));
-  const teams = useResource(() => listAll<Team>('/teams'), [], (e) => isOrgEvent(e.type));
+  const orgs = useResource(() => listAll((page) => svcApi.GET('/api/v1/orgs', { params: { query: page } })), [], (e) => isOrgEvent(e.type));
+  const teams = useResource(() => listAll((page) => svcApi.GET('/api/v1/teams', { params: { query: page } })), [], (e) => isOrgEvent(e.type));
   const selectedId = Number(useLocation().query.get('team')) || undefined;
   const selected = teams.data?.find((t) => t.id === selectedId) ?? teams.data?.[0];
   const orgName = (id: string) => orgs.data?.find((o) => o.id === id)?.name ?? 'another organization';
@@ -73,7 +73,7 @@ function Organizations({ orgs, loading, onCreated }: { orgs?: Org[]; loading: bo
   const [name, setName] = useState('');
   const [created, setCreated] = useState<Org>();
   const create = useAction(async () => {
-    const org = await api<Org>('POST', '/orgs', { body: { name: name.trim() } });
+    const org = await answer(svcApi.POST('/api/v1/orgs', { body: { name: name.trim() } }));
     setName('');
     setCreated(org);
     onCreated();
@@ -132,7 +132,7 @@ function NewTeam({ orgs, onCreated }: { orgs: Org[]; onCreated: (team: Team) => 
   const [org, setOrg] = useState('');
   const [name, setName] = useState('');
   const create = useAction(async () => {
-    const team = await api<Team>('POST', '/teams', { body: { org_id: org || owned[0]?.id, name: name.trim() } });
+    const team = await answer(svcApi.POST('/api/v1/teams', { body: { org_id: org || owned[0]?.id, name: name.trim() } }));
     setName('');
     onCreated(team);
   });
@@ -164,20 +164,20 @@ function NewTeam({ orgs, onCreated }: { orgs: Org[]; onCreated: (team: Team) => 
 function Members({ team }: { team: Team }) {
   const me = useMe();
   const manage = team.permissions.includes('team.members.manage');
-  const members = useResource(() => listAll<Member>(`/teams/${team.id}/members`), [team.id], (e) => e.type === 'members.updated' && e.team_id === team.id);
+  const members = useResource(() => listAll((page) => svcApi.GET('/api/v1/teams/{team}/members', { params: { path: { team: team.id }, query: page } })), [team.id], (e) => e.type === 'members.updated' && e.team_id === team.id);
   const candidates = useResource(
     async (): Promise<User[]> => {
       if (!manage) return [];
-      if (me.permissions.includes('platform.admin')) return listAll<User>('/users');
-      return (await listAll<Member>(`/orgs/${team.org_id}/members`)).map((m) => ({ id: m.user_id, email: m.email, name: m.name }));
+      if (me.permissions.includes('platform.admin')) return listAll((page) => svcApi.GET('/api/v1/users', { params: { query: page } }));
+      return (await listAll((page) => svcApi.GET('/api/v1/orgs/{org}/members', { params: { path: { org: team.org_id }, query: page } }))).map((m) => ({ id: m.user_id, email: m.email, name: m.name }));
     },
     [team.id, manage],
   );
   const [adding, setAdding] = useState('');
   const [role, setRole] = useState('developer');
   const change = useAction(async (user: number, newRole: string | null) => {
-    if (newRole) await api('PUT', `/teams/${team.id}/members/${user}`, { body: { role: newRole } });
-    else await api('DELETE', `/teams/${team.id}/members/${user}`);
+    if (newRole) await answer(svcApi.PUT('/api/v1/teams/{team}/members/{user}', { params: { path: { team: team.id, user } }, body: { role: newRole as 'admin' | 'developer' | 'viewer' } }));
+    else await answer(svcApi.DELETE('/api/v1/teams/{team}/members/{user}', { params: { path: { team: team.id, user } } }));
     await members.reload();
   });
   const others = (candidates.data ?? []).filter((u) => !members.data?.some((m) => m.user_id === u.id));

@@ -6,19 +6,20 @@ import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import { useEffect, useRef, useState } from 'react';
-import { api } from '../api.ts';
+import { streamAddress, streamProtocols } from '../../../sdk/src/index.ts';
+import { answer, svcApi } from '../api.ts';
 import { useResource } from '../hooks.ts';
-import type { Landscape, Workspace } from '../types.ts';
+import type { Workspace } from '../types.ts';
 import { Button, Section } from '../ui.tsx';
 
-const PROTOCOL = 'v5.channel.k8s.io';
+const PROTOCOL = streamProtocols['/api/v1/workspaces/{ws}/exec'];
 const Channel = { stdin: 0, stdout: 1, stderr: 2, status: 3, resize: 4 } as const;
 
 type Target = { service?: string; replica?: number };
 type Link = { state: 'connecting' } | { state: 'open' } | { state: 'ended'; text: string };
 
 export default function TerminalTab({ ws }: { ws: Workspace }) {
-  const landscape = useResource(() => api<Landscape>('GET', `/workspaces/${ws.id}/landscape`), [ws.id]);
+  const landscape = useResource(() => answer(svcApi.GET('/api/v1/workspaces/{ws}/landscape', { params: { path: { ws: ws.id } } })), [ws.id]);
   const [target, setTarget] = useState<Target>({});
   const [session, setSession] = useState(0);
   const [link, setLink] = useState<Link>({ state: 'connecting' });
@@ -136,18 +137,9 @@ function TerminalView({ ws, target, onLink }: { ws: Workspace; target: Target; o
 }
 
 function execUrl(id: number, target: Target, cols: number, rows: number): string {
-  const url = new URL(`/api/v1/workspaces/${id}/exec`, window.location.href);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const query = url.searchParams;
-  query.set('tty', 'true');
-  query.set('stdin', 'true');
-  query.set('cols', String(Math.max(1, cols)));
-  query.set('rows', String(Math.max(1, rows)));
-  if (target.service) {
-    query.set('service', target.service);
-    query.set('replica', String(target.replica ?? 0));
-  }
-  return url.toString();
+  const service = target.service ? { service: target.service, replica: target.replica ?? 0 } : {};
+  const query = { tty: true, stdin: true, cols: Math.max(1, cols), rows: Math.max(1, rows), ...service };
+  return streamAddress('', '/api/v1/workspaces/{ws}/exec', { path: { ws: id }, query }).url.toString();
 }
 
 /** The final status (a Kubernetes Status) as a line for people. */

@@ -1,7 +1,7 @@
 // Environment variables (values shown) and secrets (never shown again once set) of a workspace. A Sync fills them
 // into the services' `env`; the landscape banner says when they changed since the last Sync.
 import { useState, type FormEvent } from 'react';
-import { api } from '../api.ts';
+import { answer, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import type { Secret, Variable, Workspace } from '../types.ts';
 import { Button, ConfirmButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
@@ -19,10 +19,10 @@ export function VariablesTab({ ws }: { ws: Workspace }) {
 }
 
 function Entries({ ws, kind, manage }: { ws: Workspace; kind: Kind; manage: boolean }) {
-  const list = useResource(() => api<{ items: (Variable | Secret)[] }>('GET', `/workspaces/${ws.id}/${kind}`).then((page) => page.items), [ws.id, kind]);
+  const list = useResource(() => answer(svcApi.GET(`/api/v1/workspaces/{ws}/${kind}`, { params: { path: { ws: ws.id } } })).then((page): (Variable | Secret)[] => page.items), [ws.id, kind]);
   const [editing, setEditing] = useState<string>();
   const remove = useAction(async (name: string) => {
-    await api('DELETE', `/workspaces/${ws.id}/${kind}/${encodeURIComponent(name)}`);
+    await answer(svcApi.DELETE(`/api/v1/workspaces/{ws}/${kind}/{name}`, { params: { path: { ws: ws.id, name } } }));
     await list.reload();
   });
   const secret = kind === 'secrets';
@@ -94,7 +94,7 @@ function EntryForm({ ws, kind, name: fixed, initial = '', onDone }: { ws: Worksp
   const [name, setName] = useState(fixed ?? '');
   const [value, setValue] = useState(initial);
   const save = useAction(async () => {
-    await api('PUT', `/workspaces/${ws.id}/${kind}/${encodeURIComponent(name.trim())}`, { body: { value } });
+    await answer(svcApi.PUT(`/api/v1/workspaces/{ws}/${kind}/{name}`, { params: { path: { ws: ws.id, name: name.trim() } }, body: { value } }));
     if (!fixed) {
       setName('');
       setValue('');

@@ -1,12 +1,12 @@
 // One workspace: its state and status text (live), its addresses, its actions and operations, and tabs for the
 // landscape, the stages, the variables and secrets, and a terminal (for those with workspace.exec).
 import { lazy, Suspense } from 'react';
-import { api } from '../api.ts';
+import { answer, svcApi } from '../api.ts';
 import { useResource } from '../hooks.ts';
 import { NEEDS_OWNER, labelOf, workspaceStates } from '../labels.ts';
 import { OperationRow, rememberWorkspaces, useOperations } from '../operations.tsx';
 import { Link, setQuery, useLocation } from '../router.tsx';
-import type { EditorInfo, Workspace } from '../types.ts';
+import type { EditorInfo } from '../types.ts';
 import { Badge, CopyButton, Empty, Loading, ProblemNotice, Tabs, Time } from '../ui.tsx';
 import { DeletedButtons, WorkspaceButtons } from '../workspace-actions.tsx';
 import { LandscapeTab } from './LandscapeTab.tsx';
@@ -32,7 +32,7 @@ function editorText(editor: EditorInfo): string {
 }
 
 export function WorkspacePage({ id }: { id: number }) {
-  const ws = useResource(() => api<Workspace>('GET', `/workspaces/${id}`).then((w) => (rememberWorkspaces([w]), w)), [id], (e) => e.workspace_id === id && e.type.startsWith('workspace.'));
+  const ws = useResource(() => answer(svcApi.GET('/api/v1/workspaces/{ws}', { params: { path: { ws: id } } })).then((w) => (rememberWorkspaces([w]), w)), [id], (e) => e.workspace_id === id && e.type.startsWith('workspace.'));
   const { visible, dismiss } = useOperations();
   const operations = visible.filter((o) => o.target === `/workspaces/${id}`).slice(0, 3);
   const wanted = useLocation().query.get('tab') as Tab | null;

@@ -2,7 +2,7 @@
 // page sends a browser. With the console session it mints a single-use link for that workspace host and goes
 // there; opening it sets the host's cookie.
 import { useEffect, useRef, useState } from 'react';
-import { api, asProblem, type ApiProblem } from '../api.ts';
+import { answer, asProblem, svcApi, type ApiProblem } from '../api.ts';
 import { Link } from '../router.tsx';
 import { ProblemNotice, Spinner } from '../ui.tsx';
 
@@ -14,7 +14,7 @@ export function workspaceOfHost(host: string): number | undefined {
 
 /** Mints a sign-in link for `host` of workspace `id` and answers its address. */
 export async function workspaceLink(id: number, host: string, next = '/'): Promise<string> {
-  const link = await api<{ url: string }>('POST', `/workspaces/${id}/sign-in-links`, { body: { host, next } });
+  const link = await answer(svcApi.POST('/api/v1/workspaces/{ws}/sign-in-links', { params: { path: { ws: id } }, body: { host, next } }));
   return link.url;
 }
 

@@ -1,12 +1,12 @@
 // The workspaces of a team, live: state and status text follow the event stream (the list is read again on every
 // workspace event of the team and after every `ready`). New workspace (from git or empty), and Recently deleted.
 import { useState, type FormEvent } from 'react';
-import { api, listAll } from '../api.ts';
+import { answer, idempotent, listAll, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { NEEDS_OWNER, labelOf, workspaceStates } from '../labels.ts';
 import { rememberWorkspaces, useOperations } from '../operations.tsx';
 import { Link, setQuery, useLocation } from '../router.tsx';
-import type { Operation, SvcEvent, Team, Workspace, WorkspacePlan } from '../types.ts';
+import type { SvcEvent, Team, WorkspacePlan } from '../types.ts';
 import { Badge, Button, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 import { DeletedButtons, WorkspaceButtons } from '../workspace-actions.tsx';
 import { TransferOffers } from './OwnerTransfers.tsx';
@@ -16,7 +16,7 @@ const NAME_FORMAT = 'Use lowercase letters, digits and dashes, starting and endi
 const concerns = (team: number | undefined) => (event: SvcEvent) => event.type.startsWith('workspace.') && event.team_id === team;
 
 export function WorkspacesPage() {
-  const teams = useResource(() => listAll<Team>('/teams'), [], (e) => e.type.startsWith('team.'));
+  const teams = useResource(() => listAll((page) => svcApi.GET('/api/v1/teams', { params: { query: page } })), [], (e) => e.type.startsWith('team.'));
   const wanted = Number(useLocation().query.get('team')) || undefined;
   const team = teams.data?.find((t) => t.id === wanted) ?? teams.data?.[0];
 
@@ -59,8 +59,8 @@ export function WorkspacesPage() {
 }
 
 function TeamWorkspaces({ team }: { team: Team }) {
-  const live = useResource(() => listAll<Workspace>(`/workspaces?team=${team.id}`).then((list) => (rememberWorkspaces(list), list)), [team.id], concerns(team.id));
-  const deleted = useResource(() => listAll<Workspace>(`/workspaces?team=${team.id}&deleted=true`), [team.id], concerns(team.id));
+  const live = useResource(() => listAll((page) => svcApi.GET('/api/v1/workspaces', { params: { query: { team: team.id, ...page } } })).then((list) => (rememberWorkspaces(list), list)), [team.id], concerns(team.id));
+  const deleted = useResource(() => listAll((page) => svcApi.GET('/api/v1/workspaces', { params: { query: { team: team.id, deleted: true, ...page } } })), [team.id], concerns(team.id));
   const [creating, setCreating] = useState(false);
   const mayCreate = team.permissions.includes('workspace.create');
 
@@ -186,7 +186,7 @@ function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
   const [repo, setRepo] = useState('');
   const [ref, setRef] = useState('');
   // the installation's workspace plans (GET /plans): the default chosen, its storage proposed
-  const plans = useResource(() => api<{ items: WorkspacePlan[] }>('GET', '/plans?kind=workspace').then((page) => page.items), []);
+  const plans = useResource(() => answer(svcApi.GET('/api/v1/plans', { params: { query: { kind: 'workspace' } } })).then((page) => page.items as WorkspacePlan[]), []);
   const [chosen, setPlan] = useState<string | undefined>();
   const plan = chosen ?? plans.data?.find((p) => p.default)?.id ?? 'standard';
   const [storageTyped, setStorage] = useState<string | undefined>();
@@ -195,7 +195,7 @@ function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
   const create = useAction(async () => {
     const git = source === 'git' ? { provider: providerOf(repo.trim()), repo: repo.trim(), ...(ref.trim() ? { ref: ref.trim() } : {}) } : undefined;
     const body = { team_id: team.id, name: name.trim(), plan, storage_gib: Number(storage), idle_timeout_minutes: Number(idle), ...(git ? { git } : {}) };
-    track(await api<Operation>('POST', '/workspaces', { body, idempotent: true }));
+    track(await answer(svcApi.POST('/api/v1/workspaces', { body, headers: idempotent() })));
     onClose();
   });
   const submit = (event: FormEvent) => {

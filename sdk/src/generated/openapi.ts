@@ -5249,6 +5249,149 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{ws}/exec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A command or shell in the workspace: a WebSocket upgrade with the subprotocol v5.channel.k8s.io
+         * @description Send GET with Upgrade: websocket and Sec-WebSocket-Protocol: v5.channel.k8s.io, authenticated like any request (Authorization or Svc-Authorization, or the session cookie). Every refusal (no upgrade, no such workspace, no workspace.exec, a workspace that cannot run) is answered before the upgrade, as a problem. A sleeping workspace is woken first. After 101 each binary message is one frame: a channel byte, then the data; channels 0 stdin, 1 stdout, 2 stderr, 3 the final status (a Kubernetes Status as JSON), 4 terminal size ({"Width":80,"Height":24}), 255 close a stream ([255, 0] ends stdin).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description argv (repeat the parameter); a login shell when absent */
+                    command?: string[];
+                    /** @description a pseudo-terminal (stdout and stderr together) */
+                    tty?: boolean;
+                    /** @description the caller sends stdin on channel 0 */
+                    stdin?: boolean;
+                    cols?: number;
+                    rows?: number;
+                    service?: string;
+                    /** @description replica index of --service; default 0 */
+                    replica?: number;
+                };
+                header?: {
+                    /** @description websocket */
+                    upgrade?: string;
+                    /** @description the subprotocols offered; must include v5.channel.k8s.io */
+                    "sec-websocket-protocol"?: string;
+                };
+                path: {
+                    /** @description int64 >= 1 */
+                    ws: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Switching Protocols: the WebSocket speaks v5.channel.k8s.io */
+                101: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/port-forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A port of the workspace forwarded: a WebSocket upgrade with the subprotocol v4.channel.k8s.io
+         * @description Send GET with Upgrade: websocket and Sec-WebSocket-Protocol: v4.channel.k8s.io, authenticated like any request (Authorization or Svc-Authorization, or the session cookie). Every refusal (no upgrade, no such workspace, no workspace.exec, a workspace that cannot run) is answered before the upgrade, as a problem. A sleeping workspace is woken first. After 101 each binary message is one frame: a channel byte, then the data; channels 0 data, 1 error text; the first frame the server sends on each channel is the port as two bytes, little-endian.
+         */
+        get: {
+            parameters: {
+                query: {
+                    port: number;
+                    service?: string;
+                    /** @description replica index of --service; default 0 */
+                    replica?: number;
+                };
+                header?: {
+                    /** @description websocket */
+                    upgrade?: string;
+                    /** @description the subprotocols offered; must include v4.channel.k8s.io */
+                    "sec-websocket-protocol"?: string;
+                };
+                path: {
+                    /** @description int64 >= 1 */
+                    ws: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Switching Protocols: the WebSocket speaks v4.channel.k8s.io */
+                101: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{ws}/variables": {
         parameters: {
             query?: never;

@@ -49,6 +49,33 @@ const ForwardQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const tags = ['workspaces'];
+
+/**
+ * The document's mark of a WebSocket route (OpenAPI has no word for one): `x-svc-websocket: { subprotocol }`. The
+ * SDK reads it to list the stream routes and the subprotocol each speaks (sdk/src/streams.ts).
+ */
+export const WEBSOCKET_EXTENSION = 'x-svc-websocket';
+
+const streamDescription = (protocol: string, channels: string) =>
+  `Send GET with Upgrade: websocket and Sec-WebSocket-Protocol: ${protocol}, authenticated like any request ` +
+  `(Authorization or Svc-Authorization, or the session cookie). Every refusal (no upgrade, no such workspace, ` +
+  `no workspace.exec, a workspace that cannot run) is answered before the upgrade, as a problem. A sleeping ` +
+  `workspace is woken first. After 101 each binary message is one frame: a channel byte, then the data; ${channels}.`;
+
+const upgradeHeaders = (protocol: string) =>
+  Type.Object({
+    upgrade: Type.Optional(Type.String({ description: 'websocket' })),
+    'sec-websocket-protocol': Type.Optional(Type.String({ description: `the subprotocols offered; must include ${protocol}` })),
+  });
+
+const switching = (protocol: string) => Type.Null({ description: `Switching Protocols: the WebSocket speaks ${protocol}` });
+
+/** The answer to a plain GET of a stream route: it only takes an upgrade. */
+function refuseWithoutUpgrade(): never {
+  throw problem('bad-request', 400, 'This address takes a WebSocket upgrade (Upgrade: websocket).');
+}
+
 type ExecQueryValue = { command?: string[]; tty?: boolean; stdin?: boolean; cols?: number; rows?: number; service?: string; replica?: number };
 type ForwardQueryValue = { port: number; service?: string; replica?: number };
 
@@ -108,7 +135,7 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
 
   /** Checks, wakes and opens the pod's stream before the upgrade; refusals are audited with their status. */
   const admit = (action: string, protocol: string, open: (request: FastifyRequest, row: WorkspaceRow) => Promise<WebSocket>) => async (request: FastifyRequest) => {
-    if (!request.ws) throw problem('bad-request', 400, 'This address takes a WebSocket upgrade (Upgrade: websocket).');
+    if (!request.ws) refuseWithoutUpgrade();
     const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!offered.includes(protocol)) throw problem('bad-request', 400, `Offer the subprotocol ${protocol} (Sec-WebSocket-Protocol).`);
     try {
@@ -137,37 +164,53 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
     relayStreams(socket, stream.pod, stream.held(), { onTick: touch });
   };
 
-  app.get(
-    '/workspaces/:ws/exec',
-    {
-      websocket: true,
-      config: { access: 'user' },
-      schema: { params: Type.Object({ ws: Id }), querystring: ExecQuery },
-      preHandler: admit('workspace.exec', EXEC_PROTOCOL, async (request, row) => {
-        const query = request.query as ExecQueryValue;
-        const target = await targetOf(deps, row, query.service, query.replica, false);
-        const env = target.pod.kind === 'editor' ? Object.fromEntries((await listVariables(deps.pool, row.id)).map((v) => [v.name, v.value])) : {};
-        const size = query.cols && query.rows ? { cols: query.cols, rows: query.rows } : undefined;
-        return deps.driver.openExec(workspaceRef(row), target.pod, { command: query.command ?? [], tty: query.tty ?? false, stdin: query.stdin ?? false, size, env });
-      }),
+  app.route({
+    method: 'GET',
+    url: '/workspaces/:ws/exec',
+    config: { access: 'user' },
+    schema: {
+      summary: `A command or shell in the workspace: a WebSocket upgrade with the subprotocol ${EXEC_PROTOCOL}`,
+      description: streamDescription(EXEC_PROTOCOL, 'channels 0 stdin, 1 stdout, 2 stderr, 3 the final status (a Kubernetes Status as JSON), 4 terminal size ({"Width":80,"Height":24}), 255 close a stream ([255, 0] ends stdin)'),
+      tags,
+      params: Type.Object({ ws: Id }),
+      querystring: ExecQuery,
+      headers: upgradeHeaders(EXEC_PROTOCOL),
+      response: { 101: switching(EXEC_PROTOCOL) },
+      [WEBSOCKET_EXTENSION]: { subprotocol: EXEC_PROTOCOL },
     },
-    relay,
-  );
+    preHandler: admit('workspace.exec', EXEC_PROTOCOL, async (request, row) => {
+      const query = request.query as ExecQueryValue;
+      const target = await targetOf(deps, row, query.service, query.replica, false);
+      const env = target.pod.kind === 'editor' ? Object.fromEntries((await listVariables(deps.pool, row.id)).map((v) => [v.name, v.value])) : {};
+      const size = query.cols && query.rows ? { cols: query.cols, rows: query.rows } : undefined;
+      return deps.driver.openExec(workspaceRef(row), target.pod, { command: query.command ?? [], tty: query.tty ?? false, stdin: query.stdin ?? false, size, env });
+    }),
+    wsHandler: relay,
+    handler: refuseWithoutUpgrade,
+  });
 
-  app.get(
-    '/workspaces/:ws/port-forward',
-    {
-      websocket: true,
-      config: { access: 'user' },
-      schema: { params: Type.Object({ ws: Id }), querystring: ForwardQuery },
-      preHandler: admit('workspace.port_forward', PORT_FORWARD_PROTOCOL, async (request, row) => {
-        const query = request.query as ForwardQueryValue;
-        const target = await targetOf(deps, row, query.service, query.replica, true);
-        return deps.driver.openPortForward(workspaceRef(row), target.pod, { host: target.host, port: query.port });
-      }),
+  app.route({
+    method: 'GET',
+    url: '/workspaces/:ws/port-forward',
+    config: { access: 'user' },
+    schema: {
+      summary: `A port of the workspace forwarded: a WebSocket upgrade with the subprotocol ${PORT_FORWARD_PROTOCOL}`,
+      description: streamDescription(PORT_FORWARD_PROTOCOL, 'channels 0 data, 1 error text; the first frame the server sends on each channel is the port as two bytes, little-endian'),
+      tags,
+      params: Type.Object({ ws: Id }),
+      querystring: ForwardQuery,
+      headers: upgradeHeaders(PORT_FORWARD_PROTOCOL),
+      response: { 101: switching(PORT_FORWARD_PROTOCOL) },
+      [WEBSOCKET_EXTENSION]: { subprotocol: PORT_FORWARD_PROTOCOL },
     },
-    relay,
-  );
+    preHandler: admit('workspace.port_forward', PORT_FORWARD_PROTOCOL, async (request, row) => {
+      const query = request.query as ForwardQueryValue;
+      const target = await targetOf(deps, row, query.service, query.replica, true);
+      return deps.driver.openPortForward(workspaceRef(row), target.pod, { host: target.host, port: query.port });
+    }),
+    wsHandler: relay,
+    handler: refuseWithoutUpgrade,
+  });
 }
 
 function auditTarget(request: FastifyRequest): string {
