@@ -331,7 +331,8 @@ test('a pod that died is reported absent, and starting the editor again starts a
   await waitUntil(async () => (await driver.editorState(ws)).state === 'absent', 'the dead pod is reported absent');
   const texts: string[] = [];
   const address = await driver.startEditor(ws, (text) => texts.push(text));
-  assert.deepEqual(texts, ['Starting', 'Starting IDE']);
+  // The agent starts the editor before its own status server: a quick editor may answer before "Starting IDE" is seen.
+  assert.ok([['Starting'], ['Starting', 'Starting IDE']].some((expected) => JSON.stringify(expected) === JSON.stringify(texts)), texts.join(', '));
   assert.equal((await fetchText(`http://${address.host}:${address.port}/`)).status, 200);
   await driver.stopWorkspace(ws);
   assert.deepEqual(await networkLeftovers(ws.id), []);
