@@ -37,8 +37,9 @@ export const postgresEngine: ProviderEngine = {
       updating = true;
       await options.updating?.();
     };
-    const { pendingRestart } = await createPostgresInstance(host, spec, { changing: wasRunning ? announce : undefined });
-    if (pendingRestart.length > 0 || (wasRunning && options.restart)) {
+    const { pendingRestart, restarted } = await createPostgresInstance(host, spec, { changing: wasRunning ? announce : undefined });
+    // A restart that gave the server a new password already applied what the plan restarts it for.
+    if (pendingRestart.length > 0 || (wasRunning && options.restart && !restarted)) {
       await announce();
       host.log(`managed PostgreSQL instance ${request.id} restarts to apply ${pendingRestart.join(', ') || 'its plan'}`);
       await stopPostgresInstance(host, request.id);

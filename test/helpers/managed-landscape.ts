@@ -82,7 +82,7 @@ export interface ManagedLandscape {
  * A test server with the local driver whose tools directory holds only PostgreSQL (the editor stays the built-in one,
  * quick to start), cloning local repositories. Remove `tools` when done.
  */
-export async function startManagedServer(env: Record<string, string> = {}): Promise<{ server: TestServer; driver: RuntimeDriver; tools: string }> {
+export async function startManagedServer(env: Record<string, string> = {}, onLog?: (message: string) => void): Promise<{ server: TestServer; driver: RuntimeDriver; tools: string }> {
   const tools = await mkdtemp(path.join(os.tmpdir(), 'svc-managed-tools-'));
   await chmod(tools, 0o755); // the instances' UID reaches the binaries through it
   await symlink(path.join(postgresToolsDir, 'postgres'), path.join(tools, 'postgres'));
@@ -90,12 +90,14 @@ export async function startManagedServer(env: Record<string, string> = {}): Prom
   const server = await startTestServer({
     env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_TOOLS_DIR: tools, ...env },
     driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock })),
+    ...(onLog && { onLog }),
   });
   return { server, driver, tools };
 }
 
-export async function startManagedLandscape(options: { env?: Record<string, string> } = {}): Promise<ManagedLandscape> {
-  const { server, driver, tools } = await startManagedServer(options.env);
+/** `onLog` receives the server's log messages (info and above). */
+export async function startManagedLandscape(options: { env?: Record<string, string>; onLog?: (message: string) => void } = {}): Promise<ManagedLandscape> {
+  const { server, driver, tools } = await startManagedServer(options.env, options.onLog);
   const owner = await createPerson(server.admin, 'ms-owner@example.com');
   const org = (await owner.key.post('/orgs', { name: 'Managed' })).body.id;
   const team = (await owner.key.post('/teams', { org_id: org, name: 'Managed' })).body.id;
