@@ -19,6 +19,7 @@ import { nodePackageFiles } from './helpers/node-packages.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
+import { removeManagedInstances } from './helpers/managed-landscape.ts';
 
 const skip =
   process.getuid?.() !== 0
@@ -114,6 +115,7 @@ before(async () => {
 after(async () => {
   if (skip) return;
   await removeWorkspaces(driver, [ws]);
+  await removeManagedInstances(server.server.config.dataDir);
   await server?.close();
   await repository?.remove();
 });

@@ -3,17 +3,16 @@
 // restarted with 17 on again, the default is 17, yet Plan changes nothing of db and Sync keeps it on 16 with its row.
 // Needs root (the service network) and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { after, before, test } from 'node:test';
-import { postgresEngine } from '../src/managed/postgres-engine.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { managedSkip as skip, postgresToolsDir } from './helpers/managed-landscape.ts';
+import { managedSkip as skip, postgresToolsDir, removeManagedInstances } from './helpers/managed-landscape.ts';
 import { startSvc, stopSvc, type SvcProcess } from './helpers/process.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
@@ -67,9 +66,7 @@ after(async () => {
   if (skip) return;
   await stopSvc(running);
   await removeWorkspaces(createLocalDriver({ dataDir }), [ws]);
-  // An instance outlives the server (as pods do); the test purges the workspace, this is for a test that failed before.
-  const instances = await readdir(path.join(dataDir, 'managed')).catch(() => []);
-  for (const id of instances) await postgresEngine.remove({ dataDir, toolsDir: tools, log: () => undefined }, Number(id));
+  await removeManagedInstances(dataDir); // the test purges the workspace; this is for a test that failed before
   await repository?.remove();
   await database?.drop();
   await rm(dataDir, { recursive: true, force: true });
