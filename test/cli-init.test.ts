@@ -13,7 +13,7 @@ import { lintCommand } from '../src/cli/lint.ts';
 import { installedRedisMajor } from '../src/managed/redis-instance.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { managedSkip, startManagedServer } from './helpers/managed-landscape.ts';
+import { managedSkip, removeManagedInstances, startManagedServer } from './helpers/managed-landscape.ts';
 import type { TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
@@ -155,6 +155,7 @@ describe('the compose repository\'s landscape runs', { skip: managedSkip || redi
   });
   after(async () => {
     if (driver) await removeWorkspaces(driver, [ws]);
+    if (server) await removeManagedInstances(server.server.config.dataDir);
     await server?.close();
     await repository?.remove();
     await rm(tools, { recursive: true, force: true });

@@ -57,7 +57,7 @@ test('GET /providers lists postgres, redis and nats with versions (the disabled 
   ]);
   assert.equal(postgres.default_version, '17');
   assert.equal(postgres.default_plan, 'small');
-  assert.deepEqual(postgres.resources.map((r: { name: string; update: string }) => [r.name, r.update]), [['cpu', 'restart'], ['memory', 'restart'], ['storage', 'grow'], ['connections', 'restart']]);
+  assert.deepEqual(postgres.resources.map((r: { name: string; update: string }) => [r.name, r.update]), [['cpu', 'live'], ['memory', 'restart'], ['storage', 'grow'], ['connections', 'restart']]);
   assert.equal(postgres.config_schema.properties.locale['x-update'], 'never');
   assert.deepEqual(postgres.secrets.map((s: { name: string }) => s.name), ['password']);
   assert.ok(postgres.details.some((d: { name: string }) => d.name === 'host'));

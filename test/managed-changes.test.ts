@@ -2,13 +2,16 @@
 // file's config reach the server; Plan says whether Sync restarts it and why; a change within the bounds is applied
 // by Sync (a restart for max_connections, a reload for live settings); one outside the bounds or against the update
 // constraints is refused at Plan with its place in svc.yml; the instance keeps its version when the file stops
-// naming one; a password the file leaves out is generated. Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
+// naming one; a password the file leaves out is generated; the server runs in a cgroup with the plan's CPU (changed
+// live) and memory (changed by a restart). Needs root, cgroups and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { managedInstanceDir, readInstanceProcess } from '../src/managed/instance-process.ts';
 import { installedPostgresMajors } from '../src/managed/postgres-instance.ts';
+import { cgroupNames, hostCgroups } from '../src/runtime/local/cgroups.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { DEFAULT_TOOLS_DIR } from '../src/runtime/local/editor-tools.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
@@ -18,11 +21,15 @@ import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
+import { removeManagedInstances } from './helpers/managed-landscape.ts';
 
 const toolsDir = process.env.SVC_TOOLS_DIR || DEFAULT_TOOLS_DIR;
+const cgroups = hostCgroups(process.getuid?.() === 0);
 const skip =
   process.getuid?.() !== 0
     ? 'needs root: managed services sit on the service network'
+    : !cgroups
+      ? 'needs cgroups with the cpu and memory controllers'
     : (await installedPostgresMajors(toolsDir)).includes(16)
       ? false
       : `PostgreSQL 16 is not installed in ${toolsDir}; run scripts/setup-postgres.sh`;
@@ -88,6 +95,7 @@ before(async () => {
 after(async () => {
   if (skip) return;
   await removeWorkspaces(driver, [ws]);
+  await removeManagedInstances(server.server.config.dataDir);
   await server?.close();
   await repository?.remove();
   await rm(tools, { recursive: true, force: true });
@@ -124,6 +132,20 @@ const instance = async () => {
 const dbChanges = (body: { services: Array<{ name: string; action: string; restarts: boolean; reason?: string }> }) =>
   body.services.map(({ name, action, restarts, reason }) => ({ name, action, restarts, reason }));
 
+/** The instance's cgroup as the kernel has it: memory limit (MiB), CPU quota (thousandths of a core), whether its server is in it. */
+async function cgroupOf(): Promise<{ memoryMiB: number; cpuMillis: number; serverInside: boolean } | undefined> {
+  const { rows } = await server.server.database.pool.query<{ number: number }>('SELECT number FROM managed_services WHERE workspace_id = $1 AND deleted_at IS NULL', [ws]);
+  const name = cgroupNames(server.server.config.dataDir).managed(String(rows[0].number));
+  const v1 = cgroups!.version === 1;
+  const read = (controller: string, file: string) => readFile(path.join('/sys/fs/cgroup', v1 ? controller : '', name, file), 'utf8').catch(() => undefined);
+  const memory = await read('memory', v1 ? 'memory.limit_in_bytes' : 'memory.max');
+  if (memory === undefined) return undefined;
+  const quota = Number((await read('cpu', v1 ? 'cpu.cfs_quota_us' : 'cpu.max'))!.split(' ')[0]);
+  const record = await readInstanceProcess(managedInstanceDir(server.server.config.dataDir, rows[0].number));
+  const ofServer = record ? await readFile(`/proc/${record.pid}/cgroup`, 'utf8').catch(() => '') : '';
+  return { memoryMiB: Number(memory) / 2 ** 20, cpuMillis: quota / 100, serverInside: ofServer.includes(`${name}\n`) };
+}
+
 const placesOf = (body: { errors: Array<Record<string, unknown>> }) => body.errors.map(({ code, pointer, line, column }) => ({ code, pointer, line, column }));
 
 test('a file with no password gets one generated; Sync starts the server with the plan connections and a quarter of its memory', { skip }, async () => {
@@ -134,6 +156,8 @@ test('a file with no password gets one generated; Sync starts the server with th
   assert.equal(await ask('SHOW max_connections'), '100');
   assert.equal(await ask('SHOW shared_buffers'), '128MB');
   assert.equal(await ask('SHOW effective_cache_size'), '384MB');
+  // its server runs in a cgroup of its own with the plan's memory and CPU, as pods do
+  assert.deepEqual(await cgroupOf(), { memoryMiB: 512, cpuMillis: 500, serverInside: true });
 });
 
 test('connections 100 -> 150 within the bounds: Plan says the server restarts and why; Sync restarts it (updating, then synchronized)', { skip }, async () => {
@@ -167,6 +191,22 @@ test('a live change (statement_timeout, work_mem, timezone) is no restart: Sync 
   assert.equal(await ask('SELECT extract(epoch FROM pg_postmaster_start_time())'), startedAt);
 });
 
+test('cpu 500 -> 750 is live: no restart, the cgroup gets its new quota; memory 512 -> 768 restarts the server in a cgroup of 768 MiB', { skip }, async () => {
+  const startedAt = await ask('SELECT extract(epoch FROM pg_postmaster_start_time())');
+  const config = '    config:\n      statement_timeout: 5000\n      work_mem: 8\n      timezone: Europe/Berlin\n';
+  await writeFile(path.join(volume, 'svc.yml'), svcYml(`    providerVersion: "16"\n    resources:\n      connections: 150\n      cpu: 750\n${config}`));
+  assert.deepEqual(dbChanges((await plan()).body), [{ name: 'db', action: 'change', restarts: false, reason: undefined }]);
+  await sync();
+  assert.deepEqual(await cgroupOf(), { memoryMiB: 512, cpuMillis: 750, serverInside: true });
+  assert.equal(await ask('SELECT extract(epoch FROM pg_postmaster_start_time())'), startedAt);
+  await writeFile(path.join(volume, 'svc.yml'), svcYml(`    providerVersion: "16"\n    resources:\n      connections: 150\n      cpu: 750\n      memory: 768Mi\n${config}`));
+  assert.deepEqual(dbChanges((await plan()).body), [{ name: 'db', action: 'change', restarts: true, reason: 'the server restarts to apply memory 512 MiB -> 768 MiB' }]);
+  await sync();
+  assert.deepEqual(await cgroupOf(), { memoryMiB: 768, cpuMillis: 750, serverInside: true });
+  assert.equal(await ask('SHOW shared_buffers'), '192MB');
+  assert.deepEqual((await instance()).resources, { cpu: 750, memory: 768, storage: 1024, connections: 150 });
+});
+
 test('out of the bounds, against the update constraints, or an unknown secret: refused at Plan with the place in svc.yml', { skip }, async () => {
   const cases: Array<[string, Array<{ code: string; pointer: string; line: number; column: number }>]> = [
     ['    providerVersion: "16"\n    resources:\n      connections: 500\n', [{ code: 'out-of-range', pointer: '/services/db/resources/connections', line: 8, column: 20 }]],
@@ -192,6 +232,7 @@ test('after a Teardown the paused instance keeps its constraints; without provid
   const teardown = await dev.post(`/workspaces/${ws}/landscape/teardown`);
   assert.equal((await finished(teardown.body.id)).state, 'succeeded');
   assert.equal((await instance()).status, 'paused');
+  assert.equal(await cgroupOf(), undefined, 'a paused instance leaves no cgroup');
   await writeFile(path.join(volume, 'svc.yml'), svcYml('    resources:\n      connections: 150\n      storage: 512\n'));
   assert.deepEqual(placesOf((await plan()).body), [{ code: 'update-forbidden', pointer: '/services/db/resources/storage', line: 8, column: 16 }]);
   assert.equal((await dev.get('/providers')).body.items[0].default_version, '17');

@@ -25,6 +25,7 @@ import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
+import { removeManagedInstances } from './helpers/managed-landscape.ts';
 
 const toolsDir = process.env.SVC_TOOLS_DIR || DEFAULT_TOOLS_DIR;
 const skip =
@@ -110,6 +111,7 @@ before(async () => {
 after(async () => {
   if (skip) return;
   await removeWorkspaces(driver, [workspaces.a, workspaces.b]);
+  await removeManagedInstances(server.server.config.dataDir);
   await server?.close();
   await repository?.remove();
   await rm(tools, { recursive: true, force: true });

@@ -1,8 +1,8 @@
 // A managed NATS bound to a real landscape, and its managed-service host through the real router: Sync creates
 // it on the workspace's service network, a `steps` service reaches it by `${{ services.mq.dsn }}` and keeps a
 // JetStream message across Teardown and Sync; ms-<number>.<domain> refuses a request without sign-in, answers the
-// monitoring JSON with a team key (or the host's cookie), and gives the paused, did-not-answer and nothing-here
-// pages. Needs root and Debian's nats-server.
+// monitoring JSON with a team key (or the host's cookie), and gives the paused, starting, did-not-answer and
+// nothing-here pages. Needs root and Debian's nats-server.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,12 +12,14 @@ import { after, before, test } from 'node:test';
 import { isNatsInstanceRunning, installedNatsMajor, stopNatsInstance } from '../src/managed/nats-instance.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
+import { setManagedServiceStatus } from '../src/store/managed-services.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { nodePackageFiles } from './helpers/node-packages.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
+import { removeManagedInstances } from './helpers/managed-landscape.ts';
 
 const skip =
   process.getuid?.() !== 0
@@ -113,6 +115,7 @@ before(async () => {
 after(async () => {
   if (skip) return;
   await removeWorkspaces(driver, [ws]);
+  await removeManagedInstances(server.server.config.dataDir);
   await server?.close();
   await repository?.remove();
 });
@@ -217,6 +220,18 @@ test('a broker that stopped answering gives 502; the next Sync starts it again',
   await stopNatsInstance({ dataDir, toolsDir: '', log: () => undefined }, number); // as if it crashed
   assert.equal((await call(msHost(number), '/varz', withKey())).text, '502 The managed service did not answer\n');
   await sync();
+  assert.equal((await call(msHost(number), '/healthz', withKey())).status, 200);
+});
+
+test('while its instance is being created, resumed or changed, the host asks to wait (503 starting); synchronized, it answers', { skip }, async () => {
+  const { id, number } = await instance();
+  const pool = server.server.database.pool;
+  for (const status of ['creating', 'unpausing', 'updating'] as const) {
+    await setManagedServiceStatus(pool, id, { status }, server.clock.now()); // as a Sync or a resume holds it meanwhile
+    const waiting = await call(msHost(number), '/varz', withKey());
+    assert.deepEqual([waiting.status, waiting.text], [503, '503 This service is starting\n'], status);
+  }
+  await setManagedServiceStatus(pool, id, { status: 'synchronized' }, server.clock.now());
   assert.equal((await call(msHost(number), '/healthz', withKey())).status, 200);
 });
 

@@ -4,19 +4,23 @@
 // it from the file deletes it with its data (a tombstone left). Needs root and Debian's redis-server.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { managedInstanceDir, readInstanceProcess } from '../src/managed/instance-process.ts';
 import { installedRedisMajor } from '../src/managed/redis-instance.ts';
 import { instanceDir } from '../src/managed/redis-rules.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
+import { cgroupNames, hostCgroups } from '../src/runtime/local/cgroups.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
+import { removeManagedInstances } from './helpers/managed-landscape.ts';
 
+const cgroups = hostCgroups(process.getuid?.() === 0);
 const skip =
   process.getuid?.() !== 0
     ? 'needs root: managed services sit on the service network'
@@ -89,6 +93,7 @@ before(async () => {
 after(async () => {
   if (skip) return;
   await removeWorkspaces(driver, [ws]);
+  await removeManagedInstances(server.server.config.dataDir);
   await server?.close();
   await repository?.remove();
 });
@@ -133,6 +138,16 @@ test('Sync creates the redis instance with its plan and config; web writes and r
   const settings = (await ask('/settings')).split('\n');
   const setting = (name: string) => settings[settings.indexOf(name) + 1];
   assert.deepEqual([setting('maxmemory'), setting('maxmemory-policy'), setting('maxclients')], [String(128 * 1024 * 1024), 'allkeys-lru', '1000']);
+  if (cgroups) {
+    // its server runs in a cgroup of its own: the plan's CPU, twice maxmemory (a snapshot's fork may copy every page)
+    const name = cgroupNames(server.server.config.dataDir).managed(String(instance.number));
+    const v1 = cgroups.version === 1;
+    const read = (controller: string, file: string) => readFile(path.join('/sys/fs/cgroup', v1 ? controller : '', name, file), 'utf8');
+    assert.equal(Number(await read('memory', v1 ? 'memory.limit_in_bytes' : 'memory.max')), 256 * 2 ** 20);
+    assert.equal((await read('cpu', v1 ? 'cpu.cfs_quota_us' : 'cpu.max')).split(' ')[0].trim(), '25000');
+    const record = await readInstanceProcess(managedInstanceDir(server.server.config.dataDir, instance.number));
+    assert.match(await readFile(`/proc/${record!.pid}/cgroup`, 'utf8'), new RegExp(`${name}\n`));
+  }
 });
 
 test('Teardown pauses the redis instance with its data; the next Sync resumes it and the key is still there', { skip }, async () => {
@@ -141,7 +156,28 @@ test('Teardown pauses the redis instance with its data; the next Sync resumes it
   assert.equal((await finished(teardown.body.id)).state, 'succeeded');
   assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'paused');
   assert.ok(existsSync(path.join(instanceDir(server.server.config.dataDir, instance.number), 'data', 'dump.rdb')), 'the pause saved a snapshot');
+  if (cgroups) assert.equal(existsSync(path.join('/sys/fs/cgroup', cgroups.version === 1 ? 'memory' : '', cgroupNames(server.server.config.dataDir).managed(String(instance.number)))), false, 'no cgroup while paused');
   await sync();
+  assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'synchronized');
+  assert.equal(await ask('/'), 'kept');
+});
+
+test('a dump through the API is an operation ending in an RDB snapshot that downloads; restoring it is an operation too and the key is there', { skip }, async () => {
+  const [instance] = await instances();
+  const started = await dev.post(`/managed-services/${instance.id}/dumps`);
+  assert.equal(started.status, 202, started.text);
+  assert.equal(started.body.kind, 'managed_service.dump');
+  assert.equal((await finished(started.body.id)).state, 'succeeded');
+  const [dump] = (await dev.get(`/managed-services/${instance.id}/dumps`)).body.items;
+  assert.deepEqual([dump.provider, dump.version, dump.format, dump.kind], ['redis', '7', 'redis RDB', 'manual']);
+  const download = await fetch(`${server.url}/api/v1/managed-services/${instance.id}/dumps/${dump.id}`, { headers: { authorization: `Bearer ${dev.auth.token}` } });
+  assert.equal(download.status, 200);
+  assert.match(download.headers.get('content-disposition') ?? '', /^attachment; filename="cache-[\dT:-]+Z\.rdb"$/);
+  const bytes = Buffer.from(await download.arrayBuffer());
+  assert.deepEqual([bytes.length, bytes.subarray(0, 5).toString()], [dump.size_bytes, 'REDIS']);
+  const restore = await dev.post(`/managed-services/${instance.id}/restore`, { dump: dump.id });
+  assert.equal(restore.status, 202, restore.text);
+  assert.equal((await finished(restore.body.id)).state, 'succeeded');
   assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'synchronized');
   assert.equal(await ask('/'), 'kept');
 });

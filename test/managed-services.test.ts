@@ -4,10 +4,11 @@
 // and the tombstone purged 7 days after the deletion. Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { DAY } from '../src/core/clock.ts';
 import { postgresEngine } from '../src/managed/postgres-engine.ts';
+import { instanceDataDir } from '../src/managed/postgres-rules.ts';
 import { insertManagedService, setManagedServiceStatus } from '../src/store/managed-services.ts';
 import { assertProblem } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
@@ -16,13 +17,15 @@ import { managedSkip as skip, startManagedLandscape, webService, type ManagedLan
 import { stoppedWorkspace } from './helpers/workspaces.ts';
 
 let m: ManagedLandscape;
+/** The server's log messages. */
+const logged: string[] = [];
 let db: { id: string; number: number };
 /** A workspace made in the store (no pod) with instances inserted as rows: a paused one of a disabled version and a tombstone. */
 let other: { ws: number; old: string; tombstone: string };
 
 before(async () => {
   if (skip) return;
-  m = await startManagedLandscape({ env: { SVC_MANAGED_DISABLE: 'postgres:15' } });
+  m = await startManagedLandscape({ env: { SVC_MANAGED_DISABLE: 'postgres:15' }, onLog: (message) => logged.push(message) });
   await m.sync();
   const pool = m.server.server.database.pool;
   db = (await pool.query('SELECT id, number FROM managed_services WHERE workspace_id = $1', [m.ws])).rows[0];
@@ -159,6 +162,56 @@ test('an instance of a version the operator disabled is invalid-provider; its re
   assertProblem(refused, 409, 'conflict');
   assert.match(refused.body.detail, /cannot resume: postgres 15 is disabled/);
   assertProblem(await m.dev.post(`/managed-services/${other.tombstone}/resume`), 409, 'conflict');
+});
+
+test('a new password in the vault: Plan says db restarts to take it and web gets a new DSN; Sync restarts db once and web connects with it', { skip }, async () => {
+  const ofDb = (text: string) => text.includes(`managed PostgreSQL instance ${db.number}`) && /password of app changed|restarts to apply/.test(text);
+  // postmaster.pid's third line: when the server started (its PID is the sandbox's, the same at every start)
+  const postmaster = async () => (await readFile(path.join(instanceDataDir(m.server.server.config.dataDir, db.number), 'postmaster.pid'), 'utf8')).split('\n')[2];
+  const before = await postmaster();
+  assert.equal((await m.dev.put(`/workspaces/${m.ws}/secrets/DB_PASSWORD`, { value: "n3w 'pass'" })).status, 200);
+  const planned = await m.dev.get(`/workspaces/${m.ws}/landscape/plan`);
+  assert.equal(planned.status, 200, planned.text);
+  assert.deepEqual(planned.body.services.map(({ name, action, changes, environment, restarts, reason }: Record<string, unknown>) => ({ name, action, changes, environment, restarts, reason })), [
+    { name: 'db', action: 'change', changes: ['/services/db/secrets/password'], environment: ['password'], restarts: true, reason: 'the server restarts to apply the new password' },
+    { name: 'web', action: 'change', changes: ['/services/web/env/DSN'], environment: ['DSN'], restarts: true, reason: undefined },
+  ]);
+  assert.ok(!planned.text.includes('n3w'), 'the plan names the secret, never its value');
+  const events = await EventStream.open(m.dev);
+  await events.until('ready');
+  const logStart = logged.length;
+  await m.sync();
+  // One restart that gives the server its new password, not another one for the plan's restart.
+  assert.deepEqual(logged.slice(logStart).filter(ofDb), [`managed PostgreSQL instance ${db.number}: the password of app changed`]);
+  // updating, then synchronized
+  const seen = [...(await events.until('managed_service.updated', (d) => d.managed_service_id === db.id)), ...(await events.until('managed_service.updated', (d) => d.managed_service_id === db.id))];
+  events.close();
+  assert.equal(seen.filter((e) => e.event === 'managed_service.updated').length, 2);
+  assert.equal(await status(db.id), 'synchronized');
+  assert.notEqual(await postmaster(), before, 'the server was restarted');
+  assert.equal(await m.ask('/'), '1');
+  const again = await m.dev.get(`/workspaces/${m.ws}/landscape/plan`);
+  assert.deepEqual([again.body.changed, again.body.services], [false, []]);
+});
+
+test('a server that cannot start: Sync still succeeds, db is unknown with PostgreSQL\'s reason and web runs; once it can, the next Sync brings it back', { skip }, async () => {
+  assert.equal((await m.finished((await m.dev.post(`/workspaces/${m.ws}/landscape/teardown`)).body.id)).state, 'succeeded');
+  const control = path.join(instanceDataDir(m.server.server.config.dataDir, db.number), 'global', 'pg_control');
+  await rename(control, `${control}.kept`);
+  await m.sync();
+  const shown = (await m.dev.get(`/managed-services/${db.id}`)).body;
+  assert.equal(shown.status, 'unknown');
+  assert.match(shown.details.reason, /^PostgreSQL instance \d+ did not start: .*pg_control/);
+  assert.equal(shown.details.host, 'db', 'its last known details stay');
+  const web = await m.askRaw('/'); // web runs; its database does not answer
+  assert.equal(web.status, 500);
+  assert.match(web.text, /psql/);
+  const services = (await m.dev.get(`/workspaces/${m.ws}/landscape`)).body.services;
+  assert.deepEqual(services.map((s: { name: string; status: string }) => [s.name, s.status]), [['db', 'failure'], ['web', 'internal']]); // internal: running, reachable inside the workspace
+  await rename(`${control}.kept`, control);
+  await m.sync();
+  assert.equal(await status(db.id), 'synchronized');
+  assert.equal(await m.ask('/'), '1');
 });
 
 test('removed from the file, the instance is deleted; its tombstone is purged 7 days later (an event), then GET answers 404', { skip }, async () => {

@@ -21,7 +21,8 @@ export interface ServiceChange {
   changes: string[];
   /**
    * Names of the service's environment variables whose value at Sync differs from the one its replicas run with,
-   * whether the file or a workspace variable or secret changed it. Names only: values never leave the server.
+   * whether the file or a workspace variable or secret changed it; for a managed service, the names of its
+   * `secrets` whose value changed (a new password in the vault). Names only: values never leave the server.
    */
   environment: string[];
   /**
@@ -99,7 +100,8 @@ function serviceChange(name: string, old: NormalService | undefined, now: Normal
   if (old === undefined && now !== undefined) return { name, action: 'create', type: now.type, changes: [base], environment: [], restarts: true };
   if (now === undefined) return old === undefined ? undefined : { name, action: 'remove', type: old.type, changes: [base], environment: [], restarts: false };
   const fileChanges = diffPointers(old, now, base);
-  const changes = [...new Set([...fileChanges, ...environment.map((key) => jsonPointer(['services', name, 'env', key]))])];
+  const filled = now.type === 'managed' ? 'secrets' : 'env';
+  const changes = [...new Set([...fileChanges, ...environment.map((key) => jsonPointer(['services', name, filled, key]))])];
   if (changes.length === 0) return undefined;
   const replaced = old!.type !== now.type || (old!.type === 'managed' && now.type === 'managed' && old!.provider !== now.provider);
   if (replaced) return { name, action: 'replace', type: now.type, previousType: old!.type, changes, environment, restarts: true };

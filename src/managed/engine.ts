@@ -2,6 +2,7 @@
 // from what the file asks, pauses it, deletes it with its data. The lifecycle (lifecycle.ts) calls engines by
 // provider name (engines.ts) and knows nothing of PostgreSQL, Redis or NATS.
 import type { NormalManagedService } from '../landscape/index.ts';
+import type { Cgroups } from '../runtime/local/cgroups.ts';
 import type { ManagedPlanDefinition } from './providers.ts';
 
 /** Where instances keep their data and find their binaries; `log` goes to the server's log. */
@@ -10,6 +11,11 @@ export interface ManagedHost {
   /** SVC_TOOLS_DIR: where the set-up scripts installed providers' binaries (e.g. <tools>/postgres/<major>). */
   toolsDir: string;
   log: (message: string) => void;
+  /**
+   * The host's cgroups (the local runtime as root): each instance's server runs in a cgroup of its own with its
+   * plan's CPU and memory limits (instance-process.ts). None: instances run without limits.
+   */
+  cgroups?: Cgroups;
 }
 
 /** A start, stop or creation that did not succeed; `reason` is what the provider's server or the sandbox said. */

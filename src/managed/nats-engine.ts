@@ -2,6 +2,7 @@
 // become a NatsInstanceSpec that nats-instance.ts creates, resumes, stops and deletes. Its monitoring endpoint is
 // the HTTP endpoint served on the managed-service host.
 import type { InstanceDetails, InstanceRequest, ProviderEngine } from './engine.ts';
+import { applyInstanceLimits, instanceLimits } from './instance-process.ts';
 import { deleteNatsInstance, ensureNatsInstance, isNatsInstanceRunning, stopNatsInstance } from './nats-instance.ts';
 import { DEFAULT_MAX_PAYLOAD, NATS_MONITORING_PORT, natsLimits, type NatsInstanceSpec } from './nats-rules.ts';
 import { natsParameters } from './service-values.ts';
@@ -16,6 +17,7 @@ export function natsSpec(request: InstanceRequest): NatsInstanceSpec {
     port: p.port, monitoringPort: p.monitoringPort, jetstream: p.jetstream,
     maxPayload: typeof maxPayload === 'number' ? maxPayload : DEFAULT_MAX_PAYLOAD,
     ...natsLimits(resources),
+    limits: instanceLimits(request.plan),
   };
 }
 
@@ -26,7 +28,9 @@ export function natsDetails(request: InstanceRequest): InstanceDetails {
 
 export const natsEngine: ProviderEngine = {
   async ensure(host, request) {
-    await ensureNatsInstance(host, natsSpec(request), request.version);
+    const spec = natsSpec(request);
+    await ensureNatsInstance(host, spec, request.version);
+    await applyInstanceLimits(host, request.id, spec.limits); // cpu is live; memory changes its configuration (a restart)
     return natsDetails(request);
   },
   stop: stopNatsInstance,

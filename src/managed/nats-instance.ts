@@ -9,7 +9,7 @@ import path from 'node:path';
 import { runCommand, isSameProcess, pollUntil } from '../runtime/local/processes.ts';
 import { sandboxCommand } from '../runtime/local/sandbox.ts';
 import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
-import { isInstanceProcessRunning, managedInstanceDir, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
+import { instanceCgroup, isInstanceProcessRunning, managedInstanceDir, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
 import { checkNatsClient, type NatsReadiness } from './nats-client-check.ts';
 import { CONFIG_FILE, NATS_SERVER_BINARY, STORE_DIR, natsConfig, natsFailureReason, natsMajor, natsServerScript, natsSpecErrors, type NatsInstanceSpec } from './nats-rules.ts';
 
@@ -92,7 +92,8 @@ async function startNatsInstance(host: ManagedHost, spec: NatsInstanceSpec): Pro
     dieWithParent: false,
     script: natsServerScript(),
   });
-  const record = await startInstanceProcess(dir, logFile(dir), command, { netns: spec.netns, address: spec.address, port: spec.port }).catch((error: Error) => {
+  const place = { netns: spec.netns, address: spec.address, port: spec.port };
+  const record = await startInstanceProcess(dir, logFile(dir), command, place, { cgroup: instanceCgroup(host, spec.id), limits: spec.limits }).catch((error: Error) => {
     throw new NatsInstanceFailure(`the sandbox of NATS instance ${spec.id} did not start: ${error.message}`);
   });
   let exited = false;
@@ -119,7 +120,7 @@ async function startNatsInstance(host: ManagedHost, spec: NatsInstanceSpec): Pro
 
 /** Pauses the instance: nats-server shuts down cleanly on SIGINT (JetStream flushed); the data stays. Idempotent. */
 export async function stopNatsInstance(host: ManagedHost, id: number): Promise<void> {
-  const clean = await stopInstanceProcess(managedInstanceDir(host.dataDir, id), id, 'SIGINT', STOP_TIMEOUT_MS);
+  const clean = await stopInstanceProcess(managedInstanceDir(host.dataDir, id), id, 'SIGINT', STOP_TIMEOUT_MS, Infinity, instanceCgroup(host, id));
   if (!clean) host.log(`managed NATS instance ${id} did not shut down within ${STOP_TIMEOUT_MS / 1000} s; it was killed`);
 }
 

@@ -1,6 +1,7 @@
 // What a managed NATS instance is, as pure data and decisions: the names and sizes it accepts, its configuration
 // file (listen addresses, the user and password, JetStream limits from the plan), the command line of its server
 // and the reason a start failed. nats-instance.ts carries them out.
+import type { PodLimits } from '../runtime/local/cgroups.ts';
 
 /** Debian's nats-server: the host's /usr is bound read-only in every sandbox. */
 export const NATS_SERVER_BINARY = '/usr/sbin/nats-server';
@@ -13,6 +14,8 @@ export const CONFIG_FILE = 'nats.conf';
 export const STORE_DIR = 'store';
 
 export interface NatsInstanceSpec {
+  /** The plan's CPU and memory as the limits of the instance's cgroup (where the host has cgroups). */
+  limits?: PodLimits;
   /** The managed service's number: its directory is <data dir>/managed/<id>. */
   id: number;
   user: string;

@@ -1,6 +1,7 @@
 // What a change of a managed service does to its running instance, from its provider's update rules (spec 2.8,
 // 9 item 5): the plan marks it `restarts` only when a value whose rule is `restart` changes, and says which in
-// `reason`; a change of live values (or of the version's spelling, the plan's name, backups) restarts nothing.
+// `reason`, or when a secret's value changed (its server takes a new password at a start); a change of live values
+// (or of the version's spelling, the plan's name, backups) restarts nothing.
 // Pure: the landscape-check worker applies it to the plan, and Sync restarts exactly what the plan says.
 import { canonicalJson, type LandscapePlan, type NormalLandscape, type NormalManagedService, type ServiceChange } from '../landscape/index.ts';
 import { findProvider, type Catalog, type Provider } from './catalog.ts';
@@ -14,7 +15,7 @@ export function withManagedRestarts(plan: LandscapePlan, previous: NormalLandsca
     if (change.action !== 'change' || old?.type !== 'managed' || now?.type !== 'managed') return change;
     const provider = findProvider(catalog, now.provider);
     if (!provider) return change;
-    const restartItems = restartingChanges(provider, old, now);
+    const restartItems = [...restartingChanges(provider, old, now), ...change.environment.map((secret) => `the new ${secret}`)];
     const { reason: _unused, ...rest } = change;
     if (restartItems.length === 0) return { ...rest, restarts: false };
     return { ...rest, restarts: true, reason: `the server restarts to apply ${restartItems.join(', ')}` };

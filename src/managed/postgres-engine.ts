@@ -2,6 +2,7 @@
 // postgres-instance.ts creates, resumes, stops and deletes. A change that waits for a restart (or that the plan
 // says restarts) restarts the server during the Sync.
 import type { InstanceDetails, InstanceRequest, ProviderEngine } from './engine.ts';
+import { applyInstanceLimits, instanceLimits } from './instance-process.ts';
 import { findPgClientTools, pgClientMissing } from './pg-client.ts';
 import { dumpPostgresInstance, restorePostgresInstance } from './postgres-dump.ts';
 import { createPostgresInstance, deletePostgresInstance, isPostgresInstanceRunning, startPostgresInstance, stopPostgresInstance } from './postgres-instance.ts';
@@ -17,7 +18,7 @@ export function postgresSpec(request: InstanceRequest): PostgresInstanceSpec {
   const locale = typeof service.config.locale === 'string' ? service.config.locale : undefined;
   return {
     id: request.id, major: Number(request.version), database: p.database, user: p.user, password: p.password, uid: request.uid,
-    netns: request.netns, address: request.address, port: p.port, settings: postgresSettings(request.plan, service.config),
+    netns: request.netns, address: request.address, port: p.port, settings: postgresSettings(request.plan, service.config), limits: instanceLimits(request.plan),
     ...(extensions && { extensions }), ...(locale && { locale }),
   };
 }
@@ -37,13 +38,15 @@ export const postgresEngine: ProviderEngine = {
       updating = true;
       await options.updating?.();
     };
-    const { pendingRestart } = await createPostgresInstance(host, spec, { changing: wasRunning ? announce : undefined });
-    if (pendingRestart.length > 0 || (wasRunning && options.restart)) {
+    const { pendingRestart, restarted } = await createPostgresInstance(host, spec, { changing: wasRunning ? announce : undefined });
+    // A restart that gave the server a new password already applied what the plan restarts it for.
+    if (pendingRestart.length > 0 || (wasRunning && options.restart && !restarted)) {
       await announce();
       host.log(`managed PostgreSQL instance ${request.id} restarts to apply ${pendingRestart.join(', ') || 'its plan'}`);
       await stopPostgresInstance(host, request.id);
       await startPostgresInstance(host, spec);
     }
+    await applyInstanceLimits(host, request.id, spec.limits); // cpu is live; memory came with the restart above
     return postgresDetails(request);
   },
   stop: stopPostgresInstance,

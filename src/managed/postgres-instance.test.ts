@@ -68,7 +68,7 @@ async function query(spec: PostgresInstanceSpec, text: string): Promise<pg.Query
 
 test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete removes its data', { skip }, async () => {
   const spec = await specOf(1, 16, { settings: { max_connections: '42' }, extensions: ['pg_trgm'] });
-  assert.deepEqual(await createPostgresInstance(host, spec), { pendingRestart: [] });
+  assert.deepEqual(await createPostgresInstance(host, spec), { pendingRestart: [], restarted: false });
   assert.deepEqual(await checkPostgresReady(spec), { ready: true });
   assert.deepEqual((await query(spec, 'SHOW max_connections')).rows, [{ max_connections: '42' }]);
   assert.deepEqual((await query(spec, "SELECT extname FROM pg_extension WHERE extname = 'pg_trgm'")).rows, [{ extname: 'pg_trgm' }]);
@@ -88,8 +88,8 @@ test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete
   await startPostgresInstance(host, renewed);
   assert.deepEqual(await checkPostgresReady(renewed), { ready: true });
   assert.equal((await checkPostgresReady(spec)).ready, false, 'the old password no longer works');
-  // A running instance takes a changed password at the next create (a Sync): the settings were already as asked.
-  assert.deepEqual(await createPostgresInstance(host, spec), { pendingRestart: [] });
+  // A running instance takes a changed password at the next create (a Sync), by a restart: the settings were already as asked.
+  assert.deepEqual(await createPostgresInstance(host, spec), { pendingRestart: [], restarted: true });
   assert.deepEqual(await checkPostgresReady(spec), { ready: true });
   assert.deepEqual((await query(spec, 'SELECT body FROM notes')).rows, [{ body: 'kept' }]);
   await stopPostgresInstance(host, spec.id);
@@ -98,7 +98,7 @@ test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete
   assert.deepEqual((await query(spec, 'SELECT body FROM notes')).rows, [{ body: 'kept' }]);
   // A second Sync with changed settings: the live one applies, the other waits for a restart and says so.
   const changed = { ...spec, settings: { max_connections: '50', statement_timeout: '5s' } };
-  assert.deepEqual(await createPostgresInstance(host, changed), { pendingRestart: ['max_connections'] });
+  assert.deepEqual(await createPostgresInstance(host, changed), { pendingRestart: ['max_connections'], restarted: false });
   assert.deepEqual((await query(spec, 'SELECT count(*)::int AS n FROM notes')).rows, [{ n: 1 }]);
   assert.ok(await pollUntil(async () => (await query(spec, 'SHOW statement_timeout')).rows[0].statement_timeout === '5s', 10_000));
   assert.deepEqual((await query(spec, 'SHOW max_connections')).rows, [{ max_connections: '42' }]);
@@ -109,8 +109,8 @@ test('a PostgreSQL 16 instance keeps its row across a pause and a resume; delete
   let changes = 0;
   const changing = async () => void changes++;
   const zoned = { ...changed, settings: { ...changed.settings, timezone: 'Europe/Berlin' } };
-  assert.deepEqual(await createPostgresInstance(host, zoned, { changing }), { pendingRestart: [] });
-  assert.deepEqual(await createPostgresInstance(host, zoned, { changing }), { pendingRestart: [] });
+  assert.deepEqual(await createPostgresInstance(host, zoned, { changing }), { pendingRestart: [], restarted: false });
+  assert.deepEqual(await createPostgresInstance(host, zoned, { changing }), { pendingRestart: [], restarted: false });
   assert.equal(changes, 1);
   assert.ok(await pollUntil(async () => (await query(spec, 'SHOW timezone')).rows[0].TimeZone === 'Europe/Berlin', 10_000));
   await assert.rejects(createPostgresInstance(host, { ...zoned, settings: { timezone: 'Mars/Olympus' } }), (error: Error) => {

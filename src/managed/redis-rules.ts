@@ -2,6 +2,7 @@
 // (the password in it, never on a command line), whether its append-only file may be trusted at a start, the
 // settings applied live or by a restart, and why a server did not start. redis-instance.ts carries them out.
 import path from 'node:path';
+import type { PodLimits } from '../runtime/local/cgroups.ts';
 
 /** Where the sandbox sees the instance's directory and its data directory. */
 export const INSTANCE_DIR_IN_SANDBOX = '/data/app';
@@ -17,6 +18,8 @@ const SAVE_POINTS = '3600 1 300 100 60 10000';
 export const MAXMEMORY_POLICIES = ['noeviction', 'allkeys-lru', 'allkeys-lfu', 'volatile-lru', 'volatile-lfu', 'allkeys-random', 'volatile-random', 'volatile-ttl'] as const;
 
 export interface RedisInstanceSpec {
+  /** The plan's CPU and memory as the limits of the instance's cgroup (where the host has cgroups). */
+  limits?: PodLimits;
   /** The managed service's number: its directory is <data dir>/managed/<id>. */
   id: number;
   /** The major version asked for; the installed redis-server must be it. */

@@ -39,6 +39,11 @@ export interface PlanRequest {
   created?: NormalLandscape | null;
   /** The workspace's seed of the managed secrets the file leaves out (generated-secrets.ts); none: not generated. */
   generatedSecretsSeed?: string;
+  /**
+   * Each deployed managed service's `secrets` as the last Sync filled them in, by service name: one whose value
+   * changed since (a new password in the vault) restarts its server, and the plan says so.
+   */
+  managedSecretsBefore?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 export interface LandscapeCheckRequest {
@@ -95,7 +100,10 @@ function planFilled(text: string, normal: NormalLandscape, request: PlanRequest,
   }
   const landscape = withGeneratedSecrets(filled.landscape!, catalog, request.generatedSecretsSeed);
   const env = environmentsOf(landscape);
-  const plan = planLandscape(request.previous, normal, { before: request.before, after: env });
+  // A managed service's filled-in secrets compare as its environment does (names only reach the plan).
+  const secretsBefore = request.managedSecretsBefore ?? {};
+  const secretsAfter = managedSecretsOf(landscape, Object.keys(secretsBefore));
+  const plan = planLandscape(request.previous, normal, { before: { ...request.before, ...secretsBefore }, after: { ...env, ...secretsAfter } });
   return { filled: landscape, env, plan: withManagedRestarts(plan, request.previous, normal, catalog) };
 }
 
@@ -108,6 +116,18 @@ function servicesContext(normal: NormalLandscape, request: PlanRequest, catalog:
   const filled = fillTemplates({ ...normal, services: managed }, { ...request.context, services: {} });
   if (!filled.landscape) return {};
   return managedServiceValues(withGeneratedSecrets(filled.landscape, catalog, request.generatedSecretsSeed), catalog, request.managedVersions ?? {});
+}
+
+/**
+ * The filled-in `secrets` of the managed services of `filled` among `names` (those the last Sync recorded: a
+ * deployment from before secrets were recorded has none to compare with).
+ */
+export function managedSecretsOf(filled: NormalLandscape, names?: readonly string[]): Record<string, Record<string, string>> {
+  const secrets: Record<string, Record<string, string>> = {};
+  for (const [name, service] of Object.entries(filled.services)) {
+    if (service.type === 'managed' && (names === undefined || names.includes(name))) secrets[name] = service.secrets;
+  }
+  return secrets;
 }
 
 /** The environment each steps or container service gets, templates filled in. */

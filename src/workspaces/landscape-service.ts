@@ -21,7 +21,7 @@ import { generatedSecretsPurpose } from '../managed/generated-secrets.ts';
 import { managedOf, syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
-import { openDeployedEnv, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
+import { openDeployedValues, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
 import { refuseOverDiskQuota, type VolumeUsageOf } from './disk-quota.ts';
 import { pinImages, refuseContainersWithoutImages, refuseRunAsUser, refuseUnresolvedImages, resolveImages, servicesWithNewImages } from './container-images.ts';
 import type { ImageSource } from '../runtime/image.ts';
@@ -108,12 +108,14 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
   const deployed = await findDeployedLandscape(db, row.id);
   const running = deployed && !deployed.torn_down ? deployed : undefined;
   const instances = await liveManagedServices(db, row.id);
+  const deployedValues = running && openDeployedValues(values.secrets, running);
   const current = await readCurrentLandscape(source, row, profile, {
     managedVersions: Object.fromEntries(instances.map((instance) => [instance.name, instance.version])),
     previous: running?.normal ?? null,
     created: deployed?.normal ?? null,
     generatedSecretsSeed: values.secrets.derive(generatedSecretsPurpose(row.id)),
-    before: running ? openDeployedEnv(values.secrets, running) : {},
+    before: deployedValues ? deployedValues.env : {},
+    ...(deployedValues && { managedSecretsBefore: Object.fromEntries(Object.entries(deployedValues.managed ?? {}).map(([name, service]) => [name, service.secrets])) }),
     context: {
       workspace: { id: row.id, devDomain: new URL(workspaceAddresses(row.id, values.urls).dev).host },
       team: { id: row.team_id },

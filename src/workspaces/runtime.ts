@@ -20,6 +20,7 @@ import { createKubernetesDriver } from '../runtime/kubernetes/driver.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { openImageStore, RegistryImageSource, teamCredentialsForImage, type CollectResult } from '../images/index.ts';
 import { pinnedImageDigests } from '../store/landscapes.ts';
+import { hostCgroups } from '../runtime/local/cgroups.ts';
 import { createLocalDriver } from '../runtime/local/index.ts';
 import type { Chore } from '../cluster/chores.ts';
 import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
@@ -151,7 +152,8 @@ export async function startWorkspaceRuntime(options: {
     pool,
     driver,
     catalog: managedCatalog(config.managedDisabled, config.plans),
-    host: { dataDir: config.dataDir, toolsDir: config.toolsDir, log },
+    // On the local runtime as root each instance runs in a cgroup of its own with its plan's CPU and memory limits.
+    host: { dataDir: config.dataDir, toolsDir: config.toolsDir, log, cgroups: driver.name === 'local' ? hostCgroups(process.getuid?.() === 0) : undefined },
     now: () => clock.now(),
   };
   const deps: WorkspaceOperationDeps = {

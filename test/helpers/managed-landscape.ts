@@ -2,10 +2,12 @@
 // through `${{ services.db.dsn }}`, in a workspace of a team with a developer and an outsider (a member of another
 // team). Needs root (the service network) and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { instanceCgroup, managedInstanceDir, stopInstanceProcess } from '../../src/managed/instance-process.ts';
 import { installedPostgresMajors } from '../../src/managed/postgres-instance.ts';
+import { hostCgroups } from '../../src/runtime/local/cgroups.ts';
 import type { RuntimeDriver } from '../../src/runtime/driver.ts';
 import { DEFAULT_TOOLS_DIR } from '../../src/runtime/local/editor-tools.ts';
 import { createLocalDriver } from '../../src/runtime/local/index.ts';
@@ -79,10 +81,21 @@ export interface ManagedLandscape {
 }
 
 /**
+ * Ends the managed instances of a test server's data directory and removes their cgroups: they outlive the server
+ * (as they outlive a restart in production), so a test ends them before it removes the data directory.
+ */
+export async function removeManagedInstances(dataDir: string): Promise<void> {
+  const host = { dataDir, toolsDir: '', log: () => undefined, cgroups: hostCgroups(process.getuid?.() === 0) };
+  for (const id of await readdir(path.join(dataDir, 'managed')).catch(() => [] as string[])) {
+    if (/^\d+$/.test(id)) await stopInstanceProcess(managedInstanceDir(dataDir, Number(id)), Number(id), 'SIGINT', 10_000, 1000, instanceCgroup(host, Number(id)));
+  }
+}
+
+/**
  * A test server with the local driver whose tools directory holds only PostgreSQL (the editor stays the built-in one,
  * quick to start), cloning local repositories. Remove `tools` when done.
  */
-export async function startManagedServer(env: Record<string, string> = {}): Promise<{ server: TestServer; driver: RuntimeDriver; tools: string }> {
+export async function startManagedServer(env: Record<string, string> = {}, onLog?: (message: string) => void): Promise<{ server: TestServer; driver: RuntimeDriver; tools: string }> {
   const tools = await mkdtemp(path.join(os.tmpdir(), 'svc-managed-tools-'));
   await chmod(tools, 0o755); // the instances' UID reaches the binaries through it
   await symlink(path.join(postgresToolsDir, 'postgres'), path.join(tools, 'postgres'));
@@ -90,12 +103,14 @@ export async function startManagedServer(env: Record<string, string> = {}): Prom
   const server = await startTestServer({
     env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_TOOLS_DIR: tools, ...env },
     driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock })),
+    ...(onLog && { onLog }),
   });
   return { server, driver, tools };
 }
 
-export async function startManagedLandscape(options: { env?: Record<string, string> } = {}): Promise<ManagedLandscape> {
-  const { server, driver, tools } = await startManagedServer(options.env);
+/** `onLog` receives the server's log messages (info and above). */
+export async function startManagedLandscape(options: { env?: Record<string, string>; onLog?: (message: string) => void } = {}): Promise<ManagedLandscape> {
+  const { server, driver, tools } = await startManagedServer(options.env, options.onLog);
   const owner = await createPerson(server.admin, 'ms-owner@example.com');
   const org = (await owner.key.post('/orgs', { name: 'Managed' })).body.id;
   const team = (await owner.key.post('/teams', { org_id: org, name: 'Managed' })).body.id;
@@ -138,6 +153,7 @@ export async function startManagedLandscape(options: { env?: Record<string, stri
     },
     async close() {
       await removeWorkspaces(driver, [ws]);
+      await removeManagedInstances(server.server.config.dataDir);
       await server.close();
       await repository.remove();
       await rm(tools, { recursive: true, force: true });

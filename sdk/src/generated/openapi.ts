@@ -5914,7 +5914,7 @@ export interface paths {
                                 previousType?: string;
                                 /** @description JSON Pointers into the normal form of what changes */
                                 changes: string[];
-                                /** @description names (never values) of the environment variables whose value changes at Sync */
+                                /** @description names (never values) of the environment variables whose value changes at Sync; for a managed service, of its secrets whose value changed (a new password) */
                                 environment: string[];
                                 /** @description whether Sync starts the service afresh; for a managed service, whether Sync restarts its server (a value whose update rule is restart changes) */
                                 restarts: boolean;

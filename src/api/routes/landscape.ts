@@ -44,7 +44,7 @@ const ServiceChangeSchema = Type.Object({
   type: Type.String({ description: 'type in the new file; for remove, the type it had' }),
   previousType: Type.Optional(Type.String({ description: 'the type it had, for replace' })),
   changes: Type.Array(Type.String(), { description: 'JSON Pointers into the normal form of what changes' }),
-  environment: Type.Array(Type.String(), { description: 'names (never values) of the environment variables whose value changes at Sync' }),
+  environment: Type.Array(Type.String(), { description: 'names (never values) of the environment variables whose value changes at Sync; for a managed service, of its secrets whose value changed (a new password)' }),
   restarts: Type.Boolean({ description: "whether Sync starts the service afresh; for a managed service, whether Sync restarts its server (a value whose update rule is restart changes)" }),
   reason: Type.Optional(Type.String({ description: 'why a changed service restarts: a managed service\'s values that need it (e.g. "connections 100 -> 150"), or a container image whose tag names another digest now' })),
 });

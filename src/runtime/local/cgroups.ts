@@ -27,6 +27,8 @@ export interface Cgroups {
   readonly version: 1 | 2;
   /** Creates the pod's cgroup afresh with `limits`. */
   create(name: string, limits: PodLimits): Promise<void>;
+  /** Sets the limits of the existing cgroup `name` while its processes run (a managed instance's live change). */
+  setLimits(name: string, limits: PodLimits): Promise<void>;
   /** `command` wrapped so that its first process joins the cgroup before it runs. */
   wrap(name: string, command: Command): Command;
   /** The file whose `oom_kill N` line counts the pod's processes killed for memory (v1 memory.oom_control, v2 memory.events). */
@@ -93,9 +95,19 @@ class CgroupsV1 implements Cgroups {
   async create(name: string, limits: PodLimits): Promise<void> {
     await this.remove(name);
     for (const dir of this.dirs(name)) await mkdir(dir, { recursive: true });
-    await writeFile(path.join(this.dir('memory', name), 'memory.limit_in_bytes'), String(limits.memoryMiB * 2 ** 20));
+    await this.setLimits(name, limits);
+  }
+
+  async setLimits(name: string, limits: PodLimits): Promise<void> {
+    const bytes = String(limits.memoryMiB * 2 ** 20);
+    const [limit, memsw] = ['memory.limit_in_bytes', 'memory.memsw.limit_in_bytes'].map((file) => path.join(this.dir('memory', name), file));
+    // the memory limit may not pass the memory+swap one: a raise of a running pod's limit moves that one first
+    await writeFile(limit, bytes).catch(async (error: Error) => {
+      await writeFile(memsw, bytes).catch(() => Promise.reject(error));
+      await writeFile(limit, bytes);
+    });
     // without swap accounting the limit above is all; with it, swap must not become a way around the limit
-    await writeFile(path.join(this.dir('memory', name), 'memory.memsw.limit_in_bytes'), String(limits.memoryMiB * 2 ** 20)).catch(() => undefined);
+    await writeFile(memsw, bytes).catch(() => undefined);
     await writeFile(path.join(this.dir('cpu', name), 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
     await writeFile(path.join(this.dir('cpu', name), 'cpu.cfs_quota_us'), String(quotaUs(limits)));
   }
@@ -134,6 +146,10 @@ class CgroupsV2 implements Cgroups {
       await mkdir(path.join(parent, parts[i]), { recursive: true });
       await writeFile(path.join(parent, 'cgroup.subtree_control'), '+cpu +memory');
     }
+    await this.setLimits(name, limits);
+  }
+
+  async setLimits(name: string, limits: PodLimits): Promise<void> {
     const dir = path.join(this.root, name);
     await writeFile(path.join(dir, 'memory.max'), String(limits.memoryMiB * 2 ** 20));
     await writeFile(path.join(dir, 'memory.swap.max'), '0').catch(() => undefined);
