@@ -21,7 +21,7 @@ import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
-import { removeManagedInstances } from './helpers/managed-landscape.ts';
+import { removeManagedInstances, sqlWebJs } from './helpers/managed-landscape.ts';
 
 const toolsDir = process.env.SVC_TOOLS_DIR || DEFAULT_TOOLS_DIR;
 const cgroups = hostCgroups(process.getuid?.() === 0);
@@ -50,17 +50,6 @@ ${db}  web:
       DSN: \${{ services.db.dsn }}
 `;
 
-// psql from the host's /usr (bound read-only in pods) answers the query in ?sql= through the DSN.
-const webJs = `const http = require('node:http');
-const { execFile } = require('node:child_process');
-http.createServer((req, res) => {
-  const sql = new URL(req.url, 'http://web').searchParams.get('sql') ?? 'SELECT 1';
-  execFile('psql', [process.env.DSN, '-tAc', sql], (error, stdout, stderr) => {
-    res.statusCode = error ? 500 : 200;
-    res.end(error ? stderr || error.message : stdout.trim());
-  });
-}).listen(8080, '0.0.0.0');
-`;
 
 let server: TestServer;
 let dev: ApiClient;
@@ -84,7 +73,7 @@ before(async () => {
   const org = (await owner.key.post('/orgs', { name: 'Changes' })).body.id;
   const team = (await owner.key.post('/teams', { org_id: org, name: 'Changes' })).body.id;
   dev = owner.key;
-  repository = await createBareRepository({ 'svc.yml': svcYml(), 'web.js': webJs });
+  repository = await createBareRepository({ 'svc.yml': svcYml(), 'web.js': sqlWebJs });
   const created = await dev.post('/workspaces', { team_id: team, name: 'changes', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
   assert.equal(created.status, 202, created.text);
   ws = Number(created.body.target.split('/')[2]);

@@ -160,3 +160,15 @@ export async function startManagedLandscape(options: { env?: Record<string, stri
     },
   };
 }
+
+/** `web`: psql from the host's /usr (bound read-only in pods) answers the query in ?sql= through the DSN in `DSN`. */
+export const sqlWebJs = `const http = require('node:http');
+const { execFile } = require('node:child_process');
+http.createServer((req, res) => {
+  const sql = new URL(req.url, 'http://web').searchParams.get('sql') ?? 'SELECT 1';
+  execFile('psql', [process.env.DSN, '-tAc', sql], (error, stdout, stderr) => {
+    res.statusCode = error ? 500 : 200;
+    res.end(error ? stderr || error.message : stdout.trim());
+  });
+}).listen(8080, '0.0.0.0');
+`;
