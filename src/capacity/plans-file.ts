@@ -35,7 +35,20 @@ const ServicePlanEntry = Type.Object(
 const Kind = <T extends typeof WorkspacePlanEntry | typeof ServicePlanEntry>(entry: T) =>
   Type.Object({ default: PlanId, plans: Type.Record(Type.String({ pattern: planIdPattern }), entry, { minProperties: 1 }) }, { additionalProperties: false });
 
-export const PlansFileSchema = Type.Object({ workspace: Kind(WorkspacePlanEntry), service: Kind(ServicePlanEntry) }, { additionalProperties: false });
+const Bound = Type.Integer({ minimum: 0 });
+const ManagedPlanEntry = Type.Object(
+  { title: Type.Optional(Title), resources: Type.Record(Type.String({ pattern: '^[a-z][a-zA-Z]*$' }), Type.Object({ value: Bound, min: Bound, max: Bound }, { additionalProperties: false }), { minProperties: 1 }) },
+  { additionalProperties: false },
+);
+const ManagedProvider = Type.Object(
+  { default: PlanId, plans: Type.Record(Type.String({ pattern: planIdPattern }), ManagedPlanEntry, { minProperties: 1 }) },
+  { additionalProperties: false },
+);
+
+export const PlansFileSchema = Type.Object(
+  { workspace: Kind(WorkspacePlanEntry), service: Kind(ServicePlanEntry), managed: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), ManagedProvider)) },
+  { additionalProperties: false },
+);
 type PlansFile = Static<typeof PlansFileSchema>;
 
 let validate: ReturnType<Ajv['compile']> | undefined;
@@ -63,9 +76,28 @@ export function parsePlansFile(text: string, file = 'plans file'): InstallationP
       })),
     },
   };
+  if (plans.managed) result.managed = managedPlansOf(plans.managed, file);
   for (const kind of ['workspace', 'service'] as const) {
     const ids = result[kind].plans.map((plan) => plan.id);
     if (!ids.includes(result[kind].default)) throw new ConfigError(`${file}: ${kind}.default is "${result[kind].default}", which is not one of its plans (${ids.join(', ')})`);
+  }
+  return result;
+}
+
+/** The `managed` section: each provider's plans with values within their bounds and a default among them. */
+function managedPlansOf(section: NonNullable<PlansFile['managed']>, file: string): NonNullable<InstallationPlans['managed']> {
+  const result: NonNullable<InstallationPlans['managed']> = {};
+  for (const [provider, entry] of Object.entries(section)) {
+    const plans = Object.entries(entry.plans).map(([id, plan]) => ({ id, title: plan.title ?? id, resources: plan.resources }));
+    for (const plan of plans) {
+      for (const [name, { value, min, max }] of Object.entries(plan.resources)) {
+        if (!(min <= value && value <= max)) throw new ConfigError(`${file}: managed.${provider}.plans.${plan.id}.resources.${name}: value ${value} is not within min ${min} and max ${max}`);
+      }
+    }
+    if (!plans.some((plan) => plan.id === entry.default)) {
+      throw new ConfigError(`${file}: managed.${provider}.default is "${entry.default}", which is not one of its plans (${plans.map((plan) => plan.id).join(', ')})`);
+    }
+    result[provider] = { default: entry.default, plans };
   }
   return result;
 }

@@ -27,9 +27,18 @@ export interface ServicePlan extends PlanLimits {
   availability: Availability;
 }
 
+/** A plan of a managed-service provider: a value and bounds per resource of the provider (docs/managed.md). */
+export interface ManagedProviderPlan {
+  id: string;
+  title: string;
+  resources: Record<string, { value: number; min: number; max: number }>;
+}
+
 export interface InstallationPlans {
   workspace: { default: string; plans: WorkspacePlan[] };
   service: { default: string; plans: ServicePlan[] };
+  /** Providers whose plans the operator's file replaces (the catalog checks them against each provider's resources). */
+  managed?: Record<string, { default: string; plans: ManagedProviderPlan[] }>;
 }
 
 /** What an installation without a plans file offers. */

@@ -18,8 +18,9 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
     config = loadServerConfig(argv, process.env, io.cwd);
     // A plans file that breaks a rule stops the server here, with the place and the rule.
     config.plans = await loadPlans(config.plansFile);
-    // A disabled version the catalog does not have is a typo the operator hears about before the server starts.
-    managedCatalog(config.managedDisabled);
+    // A disabled version the catalog does not have, or managed plans that do not fit their provider, is a mistake
+    // the operator hears about before the server starts.
+    managedCatalog(config.managedDisabled, config.plans);
     if (config.smtpUrl !== undefined) parseSmtpUrl(config.smtpUrl);
     // A wildcard certificate that cannot serve (key, chain, expiry) stops the server here, saying why.
     if (config.tlsWildcardCert) {

@@ -42,11 +42,37 @@ export function managedCatalog(disabled: readonly string[] = [], plans: Installa
       throw new CatalogSettingError(`--managed-disable: "${entry}" is not a provider version of the catalog (${allVersions().join(', ')})`);
     }
   }
-  const providers = providerDefinitions.map((definition): Provider => {
+  const unknown = unknownProviders(plans);
+  if (unknown.length > 0) throw new CatalogSettingError(`plans file: managed.${unknown[0]} is not a provider of the catalog (${providerDefinitions.map((p) => p.name).join(', ')})`);
+  const providers = providerDefinitions.map((defined): Provider => {
+    const definition = withOperatorPlans(defined, plans.managed?.[defined.name]);
     const versionStates = definition.versions.map((version) => ({ version, enabled: !disabled.includes(`${definition.name}:${version}`) }));
     return { ...definition, versionStates, defaultVersion: versionStates.filter((v) => v.enabled).at(-1)?.version };
   });
   return { providers, plans: [...installationPlans(plans), ...providers.flatMap(managedPlans)] };
+}
+
+/**
+ * The provider with the plans of the operator's plans file instead of its own, when the file has a section for it:
+ * each plan must give a value and bounds for exactly the provider's resources (a CatalogSettingError otherwise).
+ */
+function withOperatorPlans(definition: ProviderDefinition, section: NonNullable<InstallationPlans['managed']>[string] | undefined): ProviderDefinition {
+  if (!section) return definition;
+  const names = definition.resources.map((r) => r.name);
+  for (const plan of section.plans) {
+    const keys = Object.keys(plan.resources);
+    const missing = names.filter((name) => !keys.includes(name));
+    const unknown = keys.filter((key) => !names.includes(key));
+    if (missing.length + unknown.length > 0) {
+      const what = [missing.length > 0 && `lacks ${missing.join(', ')}`, unknown.length > 0 && `has no resource ${unknown.join(', ')} of ${definition.name}`].filter(Boolean).join(' and ');
+      throw new CatalogSettingError(`plans file: managed.${definition.name}.plans.${plan.id} ${what} (${definition.name} has ${names.join(', ')})`);
+    }
+  }
+  return { ...definition, plans: section.plans, defaultPlan: section.default };
+}
+
+function unknownProviders(plans: InstallationPlans): string[] {
+  return Object.keys(plans.managed ?? {}).filter((name) => !providerDefinitions.some((p) => p.name === name));
 }
 
 function allVersions(): string[] {

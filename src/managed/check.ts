@@ -170,3 +170,35 @@ function withoutTemplates(config: Record<string, ConfigValue>): Record<string, C
 function shown(value: ConfigValue | undefined): string {
   return value === undefined ? 'its default' : JSON.stringify(value);
 }
+
+/** What of an instance's deployed settings the health check holds against the catalog of now. */
+export interface StoredSettings {
+  name: string;
+  provider: string;
+  /** The plan it was last synced with and the values it got then (the plan's with the file's overrides). */
+  plan: string;
+  resources: Record<string, number>;
+  /** The `config` of the deployed file (templates are filled in at Sync and not checked here). */
+  config: Record<string, ConfigValue>;
+}
+
+/**
+ * Why the catalog of now no longer accepts an instance's deployed settings (an operator's plans file or a catalog
+ * change since its last Sync): its plan is gone, a value is out of the plan's bounds, its config breaks the schema.
+ * Undefined when they are accepted. Its version is judged apart (isVersionEnabled).
+ */
+export function storedSettingsRefusal(catalog: Catalog, stored: StoredSettings): string | undefined {
+  const provider = findProvider(catalog, stored.provider);
+  if (!provider) return `provider ${quote(stored.provider)} of service ${stored.name} is not in this installation's catalog any more`;
+  const error: MakeError = (pointer, code, message) => ({ pointer, code, message, subject: stored.name });
+  const plan = provider.plans.find((p) => p.id === stored.plan);
+  const errors: Unplaced[] = [];
+  if (!plan) {
+    errors.push(error('', 'unknown-plan', `plan ${quote(stored.plan)} of service ${stored.name} is not a plan of provider ${provider.name} any more; choose ${listWords(provider.plans.map((p) => p.id))}`));
+  } else {
+    const service: ManagedService = { type: 'managed', provider: provider.name, plan: plan.id, resources: stored.resources };
+    errors.push(...resourceErrors(stored.name, service, undefined, provider, plan, error));
+  }
+  errors.push(...configErrors(stored.name, { type: 'managed', provider: provider.name, config: stored.config }, undefined, provider, error));
+  return errors.length === 0 ? undefined : errors.map((e) => e.message).join('; ');
+}

@@ -1,10 +1,12 @@
 // The managed-service chores of a server (run at its start and every minute with the workspace chores): the health
 // check that shows an instance `unknown` when its process is gone and `invalid-provider` when the operator disabled
-// its version (statuses.ts decides, this carries it out), and the purge of tombstones 7 days after their deletion.
+// its version or the catalog no longer accepts its deployed plan, resources or config (statuses.ts decides, this carries it out), and the purge of tombstones 7 days after their deletion.
 import { DAY } from '../core/clock.ts';
 import { publishEvent } from '../events/publish.ts';
+import { findDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import { allLiveManagedServices, moveManagedServiceStatus, purgeManagedTombstones, type ManagedServiceRow } from '../store/managed-services.ts';
-import { isVersionEnabled } from './catalog.ts';
+import { isVersionEnabled, type Catalog } from './catalog.ts';
+import { storedSettingsRefusal } from './check.ts';
 import { engineOf } from './engines.ts';
 import type { ManagedLifecycleDeps } from './lifecycle.ts';
 import { movingStatuses, observedStatus } from './statuses.ts';
@@ -21,11 +23,14 @@ async function announce(deps: ChoreDeps, row: ManagedServiceRow, at: Date): Prom
 /** Looks at every settled live instance; answers those whose status moved, as `id: status`. */
 export async function checkManagedHealth(deps: ChoreDeps): Promise<string[]> {
   const moved: string[] = [];
+  const deployed = new Map<number, DeployedLandscapeRow | undefined>();
   for (const row of await allLiveManagedServices(deps.pool)) {
     if (movingStatuses.has(row.status)) continue;
     const engine = engineOf(row.provider);
     const running = engine ? await engine.isRunning(deps.host, row.number).catch(() => false) : false;
-    const next = observedStatus(row, { versionEnabled: isVersionEnabled(deps.catalog, row.provider, row.version), running });
+    if (!deployed.has(row.workspace_id)) deployed.set(row.workspace_id, await findDeployedLandscape(deps.pool, row.workspace_id));
+    const settingsRefusal = refusalOf(deps.catalog, row, deployed.get(row.workspace_id));
+    const next = observedStatus(row, { versionEnabled: isVersionEnabled(deps.catalog, row.provider, row.version), running, settingsRefusal });
     if (!next) continue;
     const at = deps.now();
     // Only from the status it was read in: a Sync or pause that moved it meanwhile wins.
@@ -35,6 +40,13 @@ export async function checkManagedHealth(deps: ChoreDeps): Promise<string[]> {
     moved.push(`${row.id}: ${updated.status}`);
   }
   return moved;
+}
+
+/** Why the catalog refuses the instance's settings as its workspace's last Sync deployed them (none: accepted). */
+function refusalOf(catalog: Catalog, row: ManagedServiceRow, deployed: DeployedLandscapeRow | undefined): string | undefined {
+  const service = deployed?.normal.services[row.name];
+  const config = service?.type === 'managed' && service.provider === row.provider ? service.config : {};
+  return storedSettingsRefusal(catalog, { name: row.name, provider: row.provider, plan: row.plan, resources: row.resources, config });
 }
 
 /** Purges the tombstones older than the retention (GET then answers 404); each purge sends managed_service.updated. */

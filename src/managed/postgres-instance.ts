@@ -192,6 +192,8 @@ export async function startPostgresInstance(host: PostgresHost, spec: PostgresIn
   if (decision.kind === 'refuse') throw new PostgresInstanceFailure(decision.reason);
   if (decision.kind === 'initialise') throw new PostgresInstanceFailure(`the managed PostgreSQL instance ${spec.id} has no data directory; create it first`);
   if (await isPostgresInstanceRunning(host, spec.id)) return;
+  // As the instance's UID now (a volume owner change gives the workspace another one).
+  await writeFile(passwdFile(host, spec.id), passwdEntry(spec.uid), { mode: 0o644 });
   const command = sandboxCommand(sandboxOf(host, spec, serverScript(spec), true));
   const place = { netns: spec.netns, address: spec.address, port: spec.port };
   const limited = { cgroup: instanceCgroup(host, spec.id), limits: spec.limits };

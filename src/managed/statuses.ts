@@ -12,6 +12,8 @@ export interface Observation {
   versionEnabled: boolean;
   /** Whether its server process runs (the engine's isRunning). */
   running: boolean;
+  /** Why the catalog of now refuses its deployed plan, resources or config (check.ts storedSettingsRefusal); none: accepted. */
+  settingsRefusal?: string;
 }
 
 export interface InstanceState {
@@ -24,10 +26,13 @@ export interface InstanceState {
 export const notRunningReason = 'its server process does not run';
 export const disabledVersionReason = (provider: string, version: string) =>
   `${provider} ${version} is disabled on this installation (--managed-disable); the instance keeps its data but is not started`;
+export const refusedSettingsReason = (refusal: string) =>
+  `its settings are no longer accepted by this installation: ${refusal}; its data is kept, and a Sync with settings this installation accepts brings it back`;
 
 /**
  * The status and details the health check gives an instance it observed, or undefined when it stays as it is: a
- * disabled version makes it `invalid-provider`; enabled again, it is `synchronized` when it runs and `paused` (data
+ * disabled version, or deployed settings the catalog no longer accepts, make it `invalid-provider` (nothing is
+ * stopped: it runs or rests as it did); accepted again, it is `synchronized` when it runs and `paused` (data
  * kept, no server) when not. A `synchronized` one whose process is gone is `unknown` with its last known details and
  * the reason; an `unknown` one that runs again is `synchronized`. Moving and deleted instances are left alone.
  */
@@ -38,6 +43,11 @@ export function observedStatus(state: InstanceState, observation: Observation): 
   if (!observation.versionEnabled) {
     if (status === 'invalid-provider') return undefined;
     return { status: 'invalid-provider', details: { ...known, reason: disabledVersionReason(state.provider, state.version) } };
+  }
+  if (observation.settingsRefusal !== undefined) {
+    const reason = refusedSettingsReason(observation.settingsRefusal);
+    if (status === 'invalid-provider' && details.reason === reason) return undefined;
+    return { status: 'invalid-provider', details: { ...known, reason } };
   }
   if (status === 'invalid-provider') return { status: observation.running ? 'synchronized' : 'paused', details: known };
   if (status === 'synchronized' && !observation.running) return { status: 'unknown', details: { ...known, reason: notRunningReason } };
@@ -77,7 +87,8 @@ export function manualActionRefusal(name: string, state: InstanceState, action: 
     return state.status === 'paused' ? conflict(`Managed service ${name} is paused already.`) : undefined;
   }
   if (state.status === 'synchronized') return conflict(`Managed service ${name} runs already.`);
-  if (state.status === 'invalid-provider' || !context.versionEnabled) return conflict(`Managed service ${name} cannot resume: ${disabledVersionReason(state.provider, state.version)}.`);
+  if (!context.versionEnabled) return conflict(`Managed service ${name} cannot resume: ${disabledVersionReason(state.provider, state.version)}.`);
+  if (state.status === 'invalid-provider') return conflict(`Managed service ${name} cannot resume: ${state.details.reason ?? 'its provider does not accept it'}.`);
   if (context.tornDown) return conflict(`The landscape of managed service ${name} is torn down: Sync brings it back.`);
   if (!context.workspaceRunning) {
     return { type: 'workspace-not-running', detail: `Managed service ${name} resumes on its workspace's service network: start or wake the workspace first.` };

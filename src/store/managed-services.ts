@@ -23,6 +23,8 @@ export interface ManagedServiceRow {
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+  /** Paused by a volume owner change: it starts again with its workspace (cleared by anything that starts it). */
+  resume_with_workspace: boolean;
 }
 
 export async function findManagedService(db: Queryable, id: string): Promise<ManagedServiceRow | undefined> {
@@ -47,7 +49,10 @@ export async function insertManagedService(
   return result.rows[0];
 }
 
-/** Sets the status (and details, plan and resources when given); `deleted` also marks the row a tombstone. */
+/**
+ * Sets the status (and details, plan and resources when given); `deleted` also marks the row a tombstone. A status
+ * that starts or deletes the instance clears `resume_with_workspace`.
+ */
 export async function setManagedServiceStatus(
   db: Queryable,
   id: string,
@@ -56,11 +61,17 @@ export async function setManagedServiceStatus(
 ): Promise<ManagedServiceRow> {
   const result = await db.query<ManagedServiceRow>(
     `UPDATE managed_services SET status = $2, details = COALESCE($3, details), plan = COALESCE($4, plan), updated_at = $5,
-       resources = COALESCE($6, resources), deleted_at = CASE WHEN $2 = 'deleted' THEN $5 ELSE deleted_at END
+       resources = COALESCE($6, resources), deleted_at = CASE WHEN $2 = 'deleted' THEN $5 ELSE deleted_at END,
+       resume_with_workspace = resume_with_workspace AND $2 NOT IN ('creating', 'unpausing', 'synchronized', 'deleting', 'deleted')
      WHERE id = $1 RETURNING *`,
     [id, change.status, change.details === undefined ? null : JSON.stringify(change.details), change.plan ?? null, at, change.resources === undefined ? null : JSON.stringify(change.resources)],
   );
   return result.rows[0];
+}
+
+/** Marks (or unmarks) the instance to start again with its workspace (a volume owner change paused it). */
+export async function setResumeWithWorkspace(db: Queryable, id: string, resume: boolean): Promise<void> {
+  await db.query('UPDATE managed_services SET resume_with_workspace = $2 WHERE id = $1', [id, resume]);
 }
 
 /** The instance of managed-service host ms-<number>, tombstones included. */

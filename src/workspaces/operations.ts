@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DAY } from '../core/clock.ts';
 import { problem } from '../core/problems.ts';
 import type { JobContext, OperationHandler } from '../operations/worker.ts';
-import { RuntimeFailure, type RuntimeDriver, type StopOptions, type WorkspaceRef } from '../runtime/driver.ts';
+import { RuntimeFailure, type RuntimeDriver, type StopOptions, type VolumeOwnerResult, type WorkspaceRef } from '../runtime/driver.ts';
 import { withTransaction } from '../store/database.ts';
 import { deleteWorkspaceRow, findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { publishEvent } from '../events/publish.ts';
@@ -30,10 +30,22 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   gates: PodGates;
   /** Deletes the workspace's managed-service instances and their data (at purge). */
   deleteManagedServices: (row: WorkspaceRow) => Promise<void>;
+  /** Its managed-service instances through a volume owner change (src/managed/owner-change.ts); none: it has none. */
+  managedOwner?: ManagedOwnerChange;
   /** Makes a workspace's `base_image` ready; without one, only the installation's base image runs. */
   images?: ImageSource;
   /** Where each wake's phases go (`wake of workspace 3 took 812 ms: ...`; bench/workspaces reads them). */
   log?: (message: string) => void;
+}
+
+/** What a volume owner change does to the workspace's managed-service instances (spec 4.7). */
+export interface ManagedOwnerChange {
+  /** Ends their servers; those that ran are marked to start again with the workspace. */
+  pause(row: WorkspaceRow): Promise<void>;
+  /** Hands their data to `uid`; answers what could not be changed. */
+  reown(row: WorkspaceRow, uid: number, signal?: AbortSignal): Promise<VolumeOwnerResult>;
+  /** Starts the marked ones again (under the workspace's UID now); run when the workspace starts or wakes. */
+  resume(row: WorkspaceRow): Promise<void>;
 }
 
 export const SOFT_DELETE_MS = 7 * DAY;
@@ -91,6 +103,8 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
   // failure in the landscape and does not fail the workspace.
   const servicesStarted = (options?: { waking: boolean }) =>
     deps.services.apply(row.id, options).catch((error: Error) => void job.progress(`Running; services not all started: ${error.message}`).catch(() => undefined));
+  // Instances a volume owner change paused start first (as the workspace's UID now), so its services find them.
+  await deps.managedOwner?.resume(row).catch((error: Error) => void job.progress(`Managed services not all resumed: ${error.message}`).catch(() => undefined));
   const early = row.state === 'waking_up' || row.state === 'sleeping' ? servicesStarted({ waking: true }) : undefined;
   try {
     row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));

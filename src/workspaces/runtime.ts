@@ -4,6 +4,7 @@ import { managedCatalog } from '../managed/catalog.ts';
 import { deleteManagedServices } from '../managed/lifecycle.ts';
 import { checkManagedHealth, purgeExpiredManagedTombstones } from '../managed/health.ts';
 import { manualActionHandlers } from '../managed/manual-actions.ts';
+import { pauseForOwnerChange, reownManagedData, resumeWithWorkspace } from '../managed/owner-change.ts';
 import { queueNightlyDumps, removeOrphanDumpFiles } from '../managed/backups.ts';
 import { dumpOperationHandlers } from '../managed/dumps.ts';
 import { mkdir } from 'node:fs/promises';
@@ -165,6 +166,11 @@ export async function startWorkspaceRuntime(options: {
     archiveDir,
     gates: new PodGates(pool),
     deleteManagedServices: (row) => deleteManagedServices(managed, row),
+    managedOwner: {
+      pause: (row) => pauseForOwnerChange(managed, row).then(() => undefined),
+      reown: (row, uid, signal) => reownManagedData(managed, row, uid, signal),
+      resume: (row) => resumeWithWorkspace(managed, options.secrets, row),
+    },
     images,
     log,
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.

@@ -49,7 +49,11 @@ const volumeOwnerHandler = (deps: WorkspaceOperationDeps): OperationHandler => a
   return { detail: `${changed} of ${rows.length} volumes now belong to their new UID` };
 };
 
-/** One workspace: stop, re-own, go back. Answers why its files could not all be changed (nothing when they were). */
+/**
+ * One workspace: stop (its managed-service instances paused too), re-own its volume and then its instances' data, go
+ * back. Answers why its files could not all be changed (nothing when they were); then its instances' data goes back
+ * to the old UID, which the workspace keeps.
+ */
 async function reownWorkspace(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, uid: number): Promise<string | undefined> {
   if (!row.before_reown) {
     const held = await holdForReown(deps, row);
@@ -57,17 +61,27 @@ async function reownWorkspace(deps: WorkspaceOperationDeps, job: JobContext, row
   } else {
     await stopWorkspaceProcesses(deps, row, STOP_REASON); // resumed: whatever ran meanwhile ends
   }
-  let result: VolumeOwnerResult;
+  let failure: string | undefined;
   try {
-    result = await deps.driver.reownVolume!(workspaceRef(row), uid, job.signal);
+    await deps.managedOwner?.pause(row);
+    failure = unchangedText(await deps.driver.reownVolume!(workspaceRef(row), uid, job.signal));
+    if (!failure && deps.managedOwner) failure = unchangedText(await deps.managedOwner.reown(row, uid, job.signal));
   } catch (error) {
     if (job.signal.aborted) throw error; // the server stops: the job runs again from here
-    await finishReown(deps, row.id, undefined, job);
-    return (error as Error).message;
+    failure = (error as Error).message;
   }
-  const done = result.unchanged.length === 0;
-  await finishReown(deps, row.id, done ? uid : undefined, job);
-  if (done) return undefined;
+  if (failure && deps.managedOwner) {
+    // Their modes are the provider's (user only): data left half on the new UID would be closed to the old one.
+    const back = await deps.managedOwner.reown(row, row.uid, job.signal).catch((error: Error) => ({ unchanged: [{ path: '', reason: error.message }], moreUnchanged: 0 }));
+    if (back.unchanged.length > 0) deps.log?.(`workspace ${row.id}: the data of its managed services did not all go back to UID ${row.uid}: ${unchangedText(back)}`);
+  }
+  await finishReown(deps, row.id, failure ? undefined : uid, job);
+  return failure;
+}
+
+/** "could not change /data/app/x (reason), ... and 3 more", or nothing when everything changed. */
+function unchangedText(result: VolumeOwnerResult): string | undefined {
+  if (result.unchanged.length === 0) return undefined;
   const first = result.unchanged.map((entry) => `${entry.path} (${entry.reason})`).join(', ');
   const more = result.moreUnchanged > 0 ? ` and ${result.moreUnchanged} more` : '';
   return `could not change ${first}${more}`;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, rm, symlink, writeFile, chmod, chown } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, rm, symlink, writeFile, chmod, chown, lchown } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -49,6 +49,38 @@ test('reownTree hands every entry to the UID with group 0, leaves symlink target
     assert.equal((await of('locked')).uid, 0);
   } finally {
     execFileSync('chattr', ['-i', path.join(volume, 'locked')]);
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+test("a managed instance's data: owner changed, modes kept, root's files and symlink targets left alone", { skip: !asRoot && 'needs root' }, async () => {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'svc-reown-managed-'));
+  const instance = path.join(root, 'instance');
+  const outside = path.join(root, 'outside');
+  try {
+    await writeFile(outside, 'host file\n', { mode: 0o600 });
+    await mkdir(path.join(instance, 'data', 'base'), { recursive: true, mode: 0o700 });
+    await chmod(instance, 0o755);
+    await writeFile(path.join(instance, 'data', 'base', '1'), 'rows\n', { mode: 0o600 });
+    await writeFile(path.join(instance, 'postgres.log'), 'log\n', { mode: 0o600 });
+    await symlink(outside, path.join(instance, 'data', 'escape'));
+    for (const rel of ['data', 'data/base', 'data/base/1']) await chown(path.join(instance, rel), 4242, 0);
+    await chmod(path.join(instance, 'data'), 0o700);
+    await lchown(path.join(instance, 'data', 'escape'), 4242, 0);
+    await chown(outside, 4242, 0);
+    const result = await reownTree(instance, '/managed/db', 300124, undefined, { keepModes: true, skipRootOwned: true });
+    assert.deepEqual(result.unchanged, []);
+    const of = async (file: string) => {
+      const s = await lstat(file);
+      return [s.uid, s.gid, s.mode & 0o7777];
+    };
+    assert.deepEqual(await of(instance), [0, 0, 0o755], "the instance's directory stays root's");
+    assert.deepEqual(await of(path.join(instance, 'postgres.log')), [0, 0, 0o600]);
+    assert.deepEqual(await of(path.join(instance, 'data')), [300124, 0, 0o700], 'PostgreSQL asks for u=rwx');
+    assert.deepEqual(await of(path.join(instance, 'data', 'base', '1')), [300124, 0, 0o600]);
+    assert.equal((await lstat(path.join(instance, 'data', 'escape'))).uid, 300124);
+    assert.equal((await lstat(outside)).uid, 4242, 'the link is not followed');
+  } finally {
     await rm(root, { recursive: true, force: true });
   }
 });

@@ -32,8 +32,18 @@ export function reownedMode(mode: number, isDirectory: boolean): number {
   return isDirectory ? withGroup | 0o2000 : withGroup & ~0o6000;
 }
 
+/**
+ * How the tree is re-owned. A volume's entries all go to the UID with the group permissions of the user (the
+ * default); a managed instance's data keeps its modes (`keepModes`: PostgreSQL refuses a group-writable data
+ * directory) and its root-owned files (`skipRootOwned`: its log and process record stay the server's).
+ */
+export interface ReownRule {
+  keepModes?: boolean;
+  skipRootOwned?: boolean;
+}
+
 /** Re-owns `root` and everything under it; `shownAs` is the path the workspace knows `root` by. */
-export async function reownTree(root: string, shownAs: string, uid: number, signal?: AbortSignal): Promise<ReownResult> {
+export async function reownTree(root: string, shownAs: string, uid: number, signal?: AbortSignal, rule: ReownRule = {}): Promise<ReownResult> {
   const result: ReownResult = { entries: 0, unchanged: [], moreUnchanged: 0 };
   const failed = (file: string, error: unknown) => {
     const entry = { path: path.posix.join(shownAs, path.relative(root, file).split(path.sep).join('/')), reason: reasonOf(error) };
@@ -44,7 +54,7 @@ export async function reownTree(root: string, shownAs: string, uid: number, sign
   while (pending.length > 0) {
     signal?.throwIfAborted();
     const dir = pending.pop()!;
-    if (!(await reownEntry(dir, uid, failed))) continue;
+    if (!(await reownEntry(dir, uid, failed, rule))) continue;
     result.entries++;
     let entries: Dirent[];
     try {
@@ -57,18 +67,19 @@ export async function reownTree(root: string, shownAs: string, uid: number, sign
     for (const entry of entries) {
       const file = path.join(dir, entry.name);
       if (entry.isDirectory()) pending.push(file);
-      else if (await reownEntry(file, uid, failed)) result.entries++;
+      else if (await reownEntry(file, uid, failed, rule)) result.entries++;
     }
   }
   return result;
 }
 
 /** One entry: owner first, then mode (chown clears setgid on files); false when it could not be changed. */
-async function reownEntry(file: string, uid: number, failed: (file: string, error: unknown) => void): Promise<boolean> {
+async function reownEntry(file: string, uid: number, failed: (file: string, error: unknown) => void, rule: ReownRule): Promise<boolean> {
   try {
     const before = await lstat(file);
+    if (rule.skipRootOwned && before.uid === 0) return true;
     if (before.uid !== uid || before.gid !== 0) await lchown(file, uid, 0);
-    if (before.isSymbolicLink()) return true;
+    if (before.isSymbolicLink() || rule.keepModes) return true;
     const mode = before.mode & 0o7777;
     const wanted = reownedMode(mode, before.isDirectory());
     // chown drops setuid and setgid bits of files; set the mode whenever the owner changed, or the bits differ.
