@@ -16,7 +16,7 @@ import { startServer, type RunningServer } from '../src/server.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { managedSkip as skip, postgresToolsDir, removeManagedInstances } from './helpers/managed-landscape.ts';
+import { managedSkip as skip, postgresToolsDir, removeManagedInstances, sqlWebJs } from './helpers/managed-landscape.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
 
@@ -36,18 +36,6 @@ services:
       DSN: \${{ services.db.dsn }}
 `;
 
-// psql from the host's /usr (bound read-only in pods) answers the query in ?sql= through the DSN.
-const webJs = `const http = require('node:http');
-const { execFile } = require('node:child_process');
-http.createServer((req, res) => {
-  const sql = new URL(req.url, 'http://web').searchParams.get('sql') ?? 'SELECT 1';
-  execFile('psql', [process.env.DSN, '-tAc', sql], (error, stdout, stderr) => {
-    res.statusCode = error ? 500 : 200;
-    res.end(error ? stderr || error.message : stdout.trim());
-  });
-}).listen(8080, '0.0.0.0');
-`;
-
 let database: TestDatabase;
 let dataDir: string;
 let tools: string;
@@ -63,7 +51,7 @@ before(async () => {
   tools = await mkdtemp(path.join(os.tmpdir(), 'svc-managed-tools-'));
   await chmod(tools, 0o755); // the instances' UID reaches the binaries through it
   await symlink(path.join(postgresToolsDir, 'postgres'), path.join(tools, 'postgres'));
-  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': webJs });
+  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': sqlWebJs });
 });
 
 after(async () => {

@@ -13,7 +13,7 @@ import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { managedSkip as skip, postgresToolsDir, removeManagedInstances } from './helpers/managed-landscape.ts';
+import { managedSkip as skip, postgresToolsDir, removeManagedInstances, sqlWebJs } from './helpers/managed-landscape.ts';
 import { startSvc, stopSvc, type SvcProcess } from './helpers/process.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
@@ -33,18 +33,6 @@ services:
       - port: 8080
     env:
       DSN: \${{ services.db.dsn }}
-`;
-
-// psql from the host's /usr (bound read-only in pods) answers the query in ?sql= through the DSN.
-const webJs = `const http = require('node:http');
-const { execFile } = require('node:child_process');
-http.createServer((req, res) => {
-  const sql = new URL(req.url, 'http://web').searchParams.get('sql') ?? 'SELECT 1';
-  execFile('psql', [process.env.DSN, '-tAc', sql], (error, stdout, stderr) => {
-    res.statusCode = error ? 500 : 200;
-    res.end(error ? stderr || error.message : stdout.trim());
-  });
-}).listen(8080, '0.0.0.0');
 `;
 
 const postgresPlan = (id: string, memory: number) => `      ${id}:
@@ -84,7 +72,7 @@ before(async () => {
   await chmod(tools, 0o755); // the instances' UID reaches the binaries through it
   await symlink(path.join(postgresToolsDir, 'postgres'), path.join(tools, 'postgres'));
   plans = path.join(tools, 'plans.yml');
-  repository = await createBareRepository({ 'svc.yml': svcYml('medium'), 'web.js': webJs });
+  repository = await createBareRepository({ 'svc.yml': svcYml('medium'), 'web.js': sqlWebJs });
 });
 
 after(async () => {
