@@ -10,6 +10,7 @@ import type { paths } from '../../sdk/src/generated/openapi.ts';
 import { streamAddress, type StreamParams, type StreamPath } from '../../sdk/src/streams.ts';
 import type { ProblemBody } from '../core/problems.ts';
 import { CliError, ExitCode, problemError, unreachable } from './errors.ts';
+import { httpFetch } from './http-fetch.ts';
 
 /** The CLI's own version: the package's. */
 export const CLI_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -158,7 +159,7 @@ export class Api {
     if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', randomUUID());
     let response: Response;
     try {
-      response = await fetch(request);
+      response = await httpFetch(request);
     } catch (error) {
       if ((error as Error).name === 'AbortError') throw error;
       throw unreachable(`could not reach the server at ${this.url}: ${networkReason(error)}`);

@@ -248,3 +248,26 @@ test('deleting or regenerating an API key ends the streams opened with it', asyn
   assert.equal(fanout.size, 2);
   await fanout.stop();
 });
+
+test('a batch goes to each stream in one write holding the events it may see, in order; streams seeing the same share it', async () => {
+  const { hub, store, fanout, open } = await setUp();
+  store.stand(7, [1]);
+  store.stand(8, [2]);
+  store.add(1, 'team.updated', { team_id: 1 });
+  store.add(2, 'team.updated', { team_id: 2 });
+  store.add(3, 'workspace.updated', { team_id: 1 });
+  const first = await open(7);
+  const second = await open(7);
+  const filtered = await open(8, 2);
+  const other = await open(9);
+  const before = [first, second, filtered, other].map((s) => s.sink.chunks.length);
+  hub.notify(1, 2, 3);
+  await fanout.settled();
+  assert.deepEqual(store.reads.at(-1), [1, 2, 3]);
+  const written = [first, second, filtered, other].map((s, i) => s.sink.chunks.slice(before[i]));
+  assert.equal(written[0].length, 1, 'one write for the whole batch');
+  assert.match(written[0][0], /^id: 1\nevent: team\.updated\n[^]*\n\nid: 3\nevent: workspace\.updated\n[^]*\n\n$/);
+  assert.equal(written[1][0], written[0][0], 'the same user: the same text');
+  assert.deepEqual(written[2].map((chunk) => [...chunk.matchAll(/^id: (\d+)$/gm)].map((m) => m[1])), [['2']]);
+  assert.deepEqual(written[3], [], 'a user who may see none of them gets nothing');
+});

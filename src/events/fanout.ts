@@ -291,13 +291,37 @@ export class EventFanout {
       this.failed('cannot read events', error, [...this.subscriptions]);
       return;
     }
-    for (const row of rows) {
-      const frame = eventFrame(row.id, row.type, row.data);
-      for (const subscription of this.subscriptions) {
-        if (matchesTeamFilter(subscription.team, row) && maySee(subscription.viewer!.standing, row)) {
-          subscription.writer.send(frame);
-        }
+    this.send(rows);
+  }
+
+  /**
+   * Writes a batch to every stream in one write each. Each event is formatted once; whether a user may see it is
+   * decided once per user (not per stream); streams that see the same events share one text.
+   */
+  private send(rows: readonly EventRow[]): void {
+    if (rows.length === 0 || this.subscriptions.size === 0) return;
+    const frames = rows.map((row) => eventFrame(row.id, row.type, row.data));
+    /** Per user: the indexes of the rows they may see. */
+    const visible = new Map<Viewer, number[]>();
+    /** Texts by the rows they hold ("0,2"). */
+    const texts = new Map<string, { text: string; frames: number }>();
+    for (const subscription of this.subscriptions) {
+      const viewer = subscription.viewer!;
+      let seen = visible.get(viewer);
+      if (!seen) {
+        seen = [];
+        for (let i = 0; i < rows.length; i++) if (maySee(viewer.standing, rows[i])) seen.push(i);
+        visible.set(viewer, seen);
       }
+      const shown = subscription.team === undefined ? seen : seen.filter((i) => matchesTeamFilter(subscription.team, rows[i]));
+      if (shown.length === 0) continue;
+      const key = shown.length === 1 ? String(shown[0]) : shown.join(',');
+      let text = texts.get(key);
+      if (!text) {
+        text = { text: shown.length === 1 ? frames[shown[0]] : shown.map((i) => frames[i]).join(''), frames: shown.length };
+        texts.set(key, text);
+      }
+      subscription.writer.send(text.text, text.frames);
     }
   }
 

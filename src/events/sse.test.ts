@@ -71,3 +71,22 @@ test('close ends a stream that keeps up and drops one that is behind', () => {
   behind.drain();
   assert.deepEqual(behind.chunks, ['a'], 'a drain after the close writes nothing');
 });
+
+test('every write goes to a sink that can hold writes between cork and uncork (one socket write per frame)', () => {
+  const calls: string[] = [];
+  const sink = Object.assign(new FakeSink(), {
+    cork: () => calls.push('cork'),
+    uncork: () => calls.push('uncork'),
+  });
+  const write = sink.write.bind(sink);
+  sink.write = (chunk: string) => (calls.push(`write ${chunk.trim()}`), write(chunk));
+  const writer = new SseWriter(sink, { maxQueuedBytes: 1000, maxQueuedFrames: 10 }, () => assert.fail('not dropped'));
+  writer.send('a\n\n');
+  sink.full = true;
+  writer.send('b\n\n'); // taken, but the sink asks to wait
+  writer.send('c\n\nd\n\n', 2);
+  writer.send('e\n\n');
+  assert.deepEqual(writer.queued, { bytes: 9, frames: 3 }, 'a text of two frames counts as two');
+  sink.drain();
+  assert.deepEqual(calls, ['cork', 'write a', 'uncork', 'cork', 'write b', 'uncork', 'cork', 'write c\n\nd\n\ne', 'uncork']);
+});

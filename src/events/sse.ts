@@ -20,6 +20,12 @@ export interface SseSink {
   once(event: 'drain', listener: () => void): unknown;
   end(): unknown;
   destroy(): unknown;
+  /**
+   * Optional: hold writes until `uncork` (a Node ServerResponse has both). A chunked response otherwise sends the
+   * chunk's size line, the frame and its line break as separate socket writes, packets with setNoDelay.
+   */
+  cork?(): void;
+  uncork?(): void;
 }
 
 export interface SseLimits {
@@ -34,6 +40,7 @@ export const defaultSseLimits: SseLimits = { maxQueuedBytes: 1024 * 1024, maxQue
 export class SseWriter {
   private queue: string[] = [];
   private queuedBytes = 0;
+  private queuedFrames = 0;
   private waitingForDrain = false;
   private closed = false;
 
@@ -50,23 +57,35 @@ export class SseWriter {
 
   /** Bytes queued in the writer (not counting the sink's own buffer). */
   get queued(): { bytes: number; frames: number } {
-    return { bytes: this.queuedBytes, frames: this.queue.length };
+    return { bytes: this.queuedBytes, frames: this.queuedFrames };
   }
 
-  /** Sends a frame now, queues it while the client is behind, or drops the client when over the cap. */
-  send(frame: string): void {
+  /**
+   * Sends a frame now, queues it while the client is behind, or drops the client when over the cap. `frames` is
+   * how many frames the text holds (the fan-out sends a batch of events to a client as one text).
+   */
+  send(frame: string, frames = 1): void {
     if (this.closed) return;
     if (!this.waitingForDrain) {
-      if (!this.sink.write(frame)) this.awaitDrain();
+      if (!this.write(frame)) this.awaitDrain();
       return;
     }
     const bytes = Buffer.byteLength(frame);
-    if (this.queue.length + 1 > this.limits.maxQueuedFrames || this.queuedBytes + bytes > this.limits.maxQueuedBytes) {
+    if (this.queuedFrames + frames > this.limits.maxQueuedFrames || this.queuedBytes + bytes > this.limits.maxQueuedBytes) {
       this.drop();
       return;
     }
     this.queue.push(frame);
+    this.queuedFrames += frames;
     this.queuedBytes += bytes;
+  }
+
+  /** One socket write per text (see SseSink.cork). */
+  private write(text: string): boolean {
+    this.sink.cork?.();
+    const more = this.sink.write(text);
+    this.sink.uncork?.();
+    return more;
   }
 
   /** Ends the stream: at once when the client keeps up, by dropping it when it is behind (it might never read). */
@@ -91,13 +110,15 @@ export class SseWriter {
     const chunk = this.queue.join('');
     this.queue = [];
     this.queuedBytes = 0;
-    if (!this.sink.write(chunk)) this.awaitDrain();
+    this.queuedFrames = 0;
+    if (!this.write(chunk)) this.awaitDrain();
   }
 
   private drop(): void {
     this.closed = true;
     this.queue = [];
     this.queuedBytes = 0;
+    this.queuedFrames = 0;
     this.sink.destroy();
     this.onDropped();
   }
