@@ -64,6 +64,15 @@ export class LandscapeChecker {
     });
   }
 
+  /**
+   * Starts one worker ahead of the first check (loading its modules takes most of a second), so the first Plan after
+   * the server starts does not wait for it; it then idles in the pool like any worker that finished a check.
+   */
+  warm(): void {
+    if (this.closed || this.idle.length + this.busy.size + this.starting.size > 0) return;
+    this.start();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.waiting.splice(0)) job.reject(problem('unavailable', 503, 'The server is stopping.'));

@@ -147,6 +147,7 @@ export async function startWorkspaceRuntime(options: {
   await mkdir(archiveDir, { recursive: true, mode: 0o700 });
   const files = driver.files ?? createLocalWorkspaceFiles({ dataDir: config.dataDir });
   const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled, plans: config.plans });
+  landscapeChecker.warm(); // the first Plan after a start would otherwise wait most of a second for the worker to load
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
   const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log, serverId: options.serverId, liveServerIds: options.liveServerIds, hub: options.hub });
   const managed = {
