@@ -36,6 +36,19 @@ export async function finish(key: ApiClient, operationId: string): Promise<void>
   }, 180_000, () => `operation ${operationId}`, 5);
 }
 
+/**
+ * Puts the workspace to sleep once nothing else is under way on it: a dev URL answers while its wake may still be
+ * finishing (the editor starting), and a sleep is refused (409, busy) until then.
+ */
+export async function sleepWhenIdle(key: ApiClient, id: number): Promise<void> {
+  await until(async () => {
+    const answer = await key.post(`/workspaces/${id}/sleep`);
+    if (answer.status === 200) return true;
+    if (answer.status === 409 && /busy/.test(String(answer.body?.detail))) return false;
+    throw new Error(`the sleep of workspace ${id} answered ${answer.status}: ${answer.text}`);
+  }, 180_000, () => `workspace ${id} to take a sleep`, 20);
+}
+
 /** Milliseconds to the first byte of an answer of `url` (held by the router while the workspace wakes), which must not be a 5xx. */
 export function firstByte(url: string, headers: Record<string, string>): Promise<number> {
   const started = performance.now();

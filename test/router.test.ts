@@ -325,7 +325,8 @@ test('a stopped service says so; a request to a sleeping workspace wakes it and 
   const held = await call(dev_(), '/woken', { headers: withKey() });
   assert.equal(held.status, 200, held.text);
   assert.equal(held.json.url, '/woken');
-  assert.equal((await dev.get(`/workspaces/${ws}`)).body.state, 'running');
+  // served as soon as web was ready, maybe before the editor answered (test/router-wake-services.test.ts)
+  await until(async () => ((await dev.get(`/workspaces/${ws}`)).body.state === 'running' ? true : undefined), 'the workspace to run');
 });
 
 test('a stopped workspace is not woken by requests', async () => {

@@ -12,7 +12,7 @@ import type { AccessDecision, WorkspaceAccess } from './access.ts';
 import type { Upstream } from './proxy.ts';
 import { Refusal } from './refusal.ts';
 import { matchRoute, underPrefix, type Route } from './routes.ts';
-import type { WorkspaceRouting } from './workspace-routes.ts';
+import { answerableWhileWaking, serviceAnswerableWhileWaking, type WorkspaceRouting } from './workspace-routes.ts';
 
 /** The known domains by name; kept in step with the store through NOTIFY svc_domains. */
 export class CustomDomainTable {
@@ -77,7 +77,8 @@ export interface DomainRouterDeps {
   table: CustomDomainTable;
   access: WorkspaceAccess;
   routing(workspaceId: number): Promise<WorkspaceRouting | undefined>;
-  awake(request: IncomingMessage, routing: WorkspaceRouting, userId: number): Promise<WorkspaceRouting>;
+  /** Wakes and holds as for the workspace's own hosts; `answerable`: what lets a request to a waking workspace go on. */
+  awake(request: IncomingMessage, routing: WorkspaceRouting, userId: number, answerable: (waking: WorkspaceRouting) => boolean): Promise<WorkspaceRouting>;
   devUpstream(request: IncomingMessage, routing: WorkspaceRouting, url: string): Promise<Upstream>;
   replica(request: IncomingMessage, routing: WorkspaceRouting, service: string): Promise<{ host: string }>;
   crossSite(method: string, headers: IncomingHttpHeaders, host: string): boolean;
@@ -130,9 +131,12 @@ export async function customDomainUpstream(deps: DomainRouterDeps, request: Inco
   if (!routing || Number(routing.row.team_id) !== row.team_id) throw new Refusal('noWorkspace');
   const decision = await admission(deps, request, row, routing);
   if (Number(request.headers['content-length'] ?? 0) > row.body_limit_bytes) throw new Refusal('tooLarge');
-  routing = await deps.awake(request, routing, decision?.ok ? decision.user.id : (routing.row.owner_id ?? routing.row.created_by ?? 0));
-  const timeoutMs = row.timeout_seconds * 1000;
   const { route, upstreamTarget } = match;
+  // a waking workspace serves the domain's route once its service has a ready replica, as its dev URL does
+  const answerable = (waking: WorkspaceRouting) =>
+    route.service === undefined ? answerableWhileWaking(waking, { kind: 'dev', workspaceId: waking.row.id }, upstreamTarget) : serviceAnswerableWhileWaking(waking, route.service);
+  routing = await deps.awake(request, routing, decision?.ok ? decision.user.id : (routing.row.owner_id ?? routing.row.created_by ?? 0), answerable);
+  const timeoutMs = row.timeout_seconds * 1000;
   if (route.service === undefined) return { kind: 'upstream', upstream: await deps.devUpstream(request, routing, upstreamTarget), timeoutMs, routing };
   const port = route.port ?? servicePort(routing, route.service);
   if (port === undefined) throw new Refusal('nothingServed', `${route.service} has no port with a route; give the domain's route a port.`);

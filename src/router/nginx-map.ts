@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { HostTarget } from './hosts.ts';
 import { matchRoute, type Route } from './routes.ts';
-import type { ServiceState, WorkspaceRouting } from './workspace-routes.ts';
+import { hasReadyReplica, type WorkspaceRouting } from './workspace-routes.ts';
 
 /** Where the workspace servers listen and the files every one of them includes (written by nginx.ts). */
 export interface ServerSettings {
@@ -23,8 +23,7 @@ export interface ServerSettings {
   tls?: { listen: string; certificate: string; key: string };
 }
 
-const servable = (state: ServiceState | undefined): state is ServiceState =>
-  state !== undefined && state.running && state.status !== 'stopped' && state.status !== 'sleeping' && state.ready.length > 0;
+const servable = hasReadyReplica;
 
 /** The upstream group of a service's port with its current ready replicas (a new name when they change). */
 export function routeName(workspaceId: number, service: string, port: number, ready: string[]): string {

@@ -23,7 +23,7 @@ import { AllowList } from './ssrf.ts';
 import { forwardUpstream } from './forward-upstream.ts';
 import { answerSignIn } from './sign-in.ts';
 import type { RouterOptions } from './router-options.ts';
-import { serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
+import { answerableWhileWaking, serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 import { WAIT_HOLD_MS, waitTarget } from './waiting.ts';
 
 /** A held request looks again this often (or at once on an event): a woken service is answered within this. */
@@ -83,7 +83,7 @@ export class Router {
       access: this.access,
       log: options.log,
       routing: (id) => this.routes.get(id),
-      awake: (request, routing, userId) => this.awake(this.holdOf(request), routing, userId),
+      awake: (request, routing, userId, answerable) => this.awake(this.holdOf(request), routing, userId, answerable),
       devUpstream: (request, routing, url) => this.upstreamFor(url, this.holdOf(request), { kind: 'dev', workspaceId: routing.row.id }, routing),
       replica: (request, routing, service) => this.replica(this.holdOf(request), routing, service),
       crossSite: (method, headers, host) => this.crossSite(method, headers, host),
@@ -269,7 +269,7 @@ export class Router {
     if (decision.via === 'cookie' && this.crossSite(request.method ?? 'GET', request.headers, host)) throw new Refusal('crossSite');
     const length = Number(request.headers['content-length'] ?? 0);
     if (length > this.bodyLimit) throw new Refusal('tooLarge');
-    routing = await this.awake(hold, routing, decision.user.id);
+    routing = await this.awake(hold, routing, decision.user.id, (waking) => answerableWhileWaking(waking, target, url));
     this.touch(routing.row.id);
     return { upstream: await this.upstreamFor(url, hold, target, routing), routing };
   }
@@ -292,21 +292,24 @@ export class Router {
     return isCrossSite(method, headers, host, this.options.consoleUrl());
   }
 
-  /**
-   * A sleeping workspace is woken and the request held (then 503 with why it slept); browsers only briefly, then
-   * they get the waiting page, which opens the address once it can be answered (waiting.ts).
-   */
   /** The hold of a request the router serves itself (not the waiting page's wait). */
   private holdOf(request: IncomingMessage): Hold {
     return { ms: this.holdMs, browser: wantsHtml(request.headers.accept) };
   }
 
-  private async awake(hold: Hold, routing: WorkspaceRouting, userId: number): Promise<WorkspaceRouting> {
+  /**
+   * A sleeping workspace is woken and the request held (then 503 with why it slept); browsers only briefly, then
+   * they get the waiting page, which opens the address once it can be answered (waiting.ts). The request goes on
+   * once the workspace runs, or while it still wakes up once `answerable` says it can be answered already (a ready
+   * replica of its service: services start with the editor and are often ready before it).
+   */
+  private async awake(hold: Hold, routing: WorkspaceRouting, userId: number, answerable?: (waking: WorkspaceRouting) => boolean): Promise<WorkspaceRouting> {
     const deadline = Date.now() + holdFor(hold);
     let current = routing;
     for (;;) {
       const { row } = current;
       if (row.state === 'running') return current;
+      if (row.state === 'waking_up' && answerable?.(current)) return current;
       if (row.state === 'sleeping' || row.state === 'stopped') {
         const blocker = await requestWake(this.options.pool, row, userId, this.options.clock.now(), this.options.plans);
         if (blocker) throw new Refusal(row.state === 'stopped' ? 'workspaceNotRunning' : 'wakeBlocked', blocker.reason, blocker.retryAfterSeconds);

@@ -125,9 +125,14 @@ export class WorkspaceRoutes {
     const live = deployed && !deployed.torn_down ? deployed : undefined;
     const services = new Map<string, ServiceState>();
     if (live) {
-      const observed = row.state === 'running' ? await this.deps.driver.replicaStates(workspaceRef(row)) : [];
+      // A waking workspace's replicas start together with its editor: the router sees them as it does a running
+      // workspace's, so a request to a service is served once a replica is ready (router.ts, `awake`), without
+      // waiting for the editor. The state shown by the API stays `waking_up` until the editor answers.
+      const replicasRun = row.state === 'running' || row.state === 'waking_up';
+      const observed = replicasRun ? await this.deps.driver.replicaStates(workspaceRef(row)) : [];
       const { stopped, asleep } = await serviceRunStates(this.deps.pool, id);
-      for (const view of serviceViews({ landscape: live.normal, tornDown: false, workspaceState: row.state, stopped, asleep, observed })) {
+      const workspaceState = replicasRun ? 'running' : row.state;
+      for (const view of serviceViews({ landscape: live.normal, tornDown: false, workspaceState, stopped, asleep, observed })) {
         const ready = observed.filter((o) => o.service === view.name && o.status === 'running' && o.ready && o.address).map((o) => o.address!.host);
         services.set(view.name, { status: view.status, detail: view.detail, running: view.running, ready });
       }
@@ -157,4 +162,39 @@ export function serviceOf(routing: WorkspaceRouting, target: HostTarget, url: st
   if (target.kind === 'public-port') return routing.routes.publicPorts.get(target.port)?.service;
   const routeTarget = target.kind === 'dev' ? matchRoute(routing.routes.dev, url)?.route.target : undefined;
   return routeTarget?.service;
+}
+
+/** Whether a service has a replica that takes requests now (not stopped, not asleep). */
+export function hasReadyReplica(state: ServiceState | undefined): state is ServiceState {
+  return state !== undefined && state.running && state.status !== 'stopped' && state.status !== 'sleeping' && state.ready.length > 0;
+}
+
+/**
+ * Whether a service's answer to a request no longer waits for its workspace's wake: a replica is ready, its run
+ * switch is off (`This service is stopped`) or there is no such service. Starting, pending, failing and asleep
+ * services wait until the workspace runs, as before.
+ */
+function decidedWhileWaking(state: ServiceState | undefined): boolean {
+  return state === undefined || !state.running || state.status === 'stopped' || hasReadyReplica(state);
+}
+
+/**
+ * Whether a request to a workspace that is still waking up can be answered already, without waiting for its editor:
+ * its route's service has a ready replica (or is stopped), the route forwards, or no route or public port serves
+ * the address (routes come from the deployed landscape, not from the editor). Never the editor's own host: it
+ * waits until the editor answers (Running). Anything else is held as before.
+ */
+export function answerableWhileWaking(routing: WorkspaceRouting, target: HostTarget, url: string): boolean {
+  if (target.kind === 'public-port') {
+    const published = routing.routes.publicPorts.get(target.port);
+    return published === undefined || decidedWhileWaking(routing.services.get(published.service));
+  }
+  if (target.kind !== 'dev') return false;
+  const routeTarget = matchRoute(routing.routes.dev, url)?.route.target;
+  return routeTarget === undefined || routeTarget.kind === 'forward' || decidedWhileWaking(routing.services.get(routeTarget.service));
+}
+
+/** The same for a custom domain's route to a service of the workspace (custom-domains.ts). */
+export function serviceAnswerableWhileWaking(routing: WorkspaceRouting, service: string): boolean {
+  return decidedWhileWaking(routing.services.get(service));
 }
