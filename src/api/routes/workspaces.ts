@@ -15,7 +15,7 @@ import { readDevService } from '../../workspaces/dev-service.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
-import { workspaceUrlsFromBase, workspaceView } from '../../workspaces/view.ts';
+import { workspaceUrlsFromBase, workspaceView, type WorkspaceUrls } from '../../workspaces/view.ts';
 import type { ApiDeps, RequestWithParams } from '../context.ts';
 import type { WithDefaults } from '../conventions/validation.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
@@ -24,7 +24,13 @@ import { Id, IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
 
-export const workspaceUrls = (deps: ApiDeps) => workspaceUrlsFromBase(deps.config.baseUrl, deps.config.workspaceDomain);
+/** Read once per configuration (a list page asked for them once a row). */
+const urlsByConfig = new WeakMap<ApiDeps['config'], WorkspaceUrls>();
+export function workspaceUrls(deps: ApiDeps): WorkspaceUrls {
+  let urls = urlsByConfig.get(deps.config);
+  if (!urls) urlsByConfig.set(deps.config, (urls = workspaceUrlsFromBase(deps.config.baseUrl, deps.config.workspaceDomain)));
+  return urls;
+}
 
 const workspacePermission = /^(workspace|landscape|variables)\./;
 
