@@ -46,8 +46,13 @@ export async function workspaceAccess(deps: ApiDeps, request: RequestWithParams<
   return { row, access };
 }
 
+/** A team's workspace permissions, filtered once per access read (a list page shares it among its rows). */
+const workspacePermissionsOf = new WeakMap<TeamAccess, string[]>();
+
 export function viewFor(deps: ApiDeps, row: WorkspaceRow, access: TeamAccess) {
-  return workspaceView(row, workspaceUrls(deps), access.permissions.filter((p) => workspacePermission.test(p)));
+  let permissions = workspacePermissionsOf.get(access);
+  if (!permissions) workspacePermissionsOf.set(access, (permissions = access.permissions.filter((p) => workspacePermission.test(p))));
+  return workspaceView(row, workspaceUrls(deps), permissions);
 }
 
 /** Local paths and file:// URLs would let anyone read the server's files; they need an explicit setting. */
