@@ -194,7 +194,11 @@ test("a service's log and its run switch", async () => {
   await page.locator('tr[data-service="api"]').getByRole('button', { name: 'Stop' }).click();
   await shows('tr[data-service="api"] .badge', 'Stopped');
   await page.locator('tr[data-service="api"]').getByRole('button', { name: 'Start' }).click();
-  await shows('tr[data-service="api"] .badge', 'Running', 60_000);
+  await shows('tr[data-service="api"] .badge', 'Running', 60_000).catch(async (error: unknown) => {
+    const landscape = await server.admin.get(`/workspaces/${ws}/landscape`);
+    const row = await page.locator('tr[data-service="api"]').innerText().catch(() => '(no row)');
+    throw new Error(`api did not show Running: the row reads "${row}"; the API says ${JSON.stringify(landscape.body.services?.find((s: { name: string }) => s.name === 'api'))}`, { cause: error });
+  });
 });
 
 test('the prepare stage runs; its step succeeds and its log is shown', async () => {

@@ -82,6 +82,14 @@ export async function recordServiceStatuses(db: Queryable, workspaceId: number, 
   return (result.rowCount ?? 0) > 0;
 }
 
+/**
+ * Forgets the statuses last seen: after a change announced by itself (a run switch, a Sync), the status watch's next
+ * look announces the statuses it reads, even when they came back to the ones last seen (a quick restart).
+ */
+export async function forgetServiceStatuses(db: Queryable, workspaceId: number): Promise<void> {
+  await db.query(`UPDATE landscapes SET statuses = '{}' WHERE workspace_id = $1`, [workspaceId]);
+}
+
 /** Run switches that are off (a service without a row runs). */
 export async function stoppedServices(db: Queryable, workspaceId: number): Promise<Set<string>> {
   const rows = await db.query<{ service: string }>('SELECT service FROM service_switches WHERE workspace_id = $1 AND NOT running', [workspaceId]);

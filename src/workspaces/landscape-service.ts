@@ -13,7 +13,7 @@ import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { PlannedLandscape, PlanRequest } from './landscape-check.ts';
 import type { LandscapeChecker } from './landscape-checker.ts';
 import { withTransaction, type Queryable } from '../store/database.ts';
-import { findDeployedLandscape, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
+import { findDeployedLandscape, forgetServiceStatuses, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import { liveManagedServices } from '../store/managed-services.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import { providerEngines } from '../managed/engines.ts';
@@ -227,6 +227,7 @@ export async function syncLandscape(
       by: request.by,
       at,
     });
+    await forgetServiceStatuses(db, row.id);
     await publishEvent(db, { type: 'landscape.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.id });
     return { plan, restart: [...servicesToRestart(plan), ...servicesWithNewImages(before?.images ?? {}, images)], filled };
   });

@@ -7,7 +7,7 @@ import { notFound, problem, type Problem } from '../../core/problems.ts';
 import { didYouMean, quotedList } from '../../core/suggest.ts';
 import { publishEvent } from '../../events/publish.ts';
 import { withTransaction } from '../../store/database.ts';
-import { findDeployedLandscape, setRunSwitch } from '../../store/landscapes.ts';
+import { findDeployedLandscape, forgetServiceStatuses, setRunSwitch } from '../../store/landscapes.ts';
 import type { WorkspaceRow } from '../../store/workspaces.ts';
 import { runsReplicas, withNeeds } from '../../workspaces/deployment.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
@@ -88,6 +88,7 @@ export function registerServiceRoutes(server: FastifyInstance, deps: ApiDeps): v
         const names = action === 'start' ? [...withNeeds(deployed.normal, [service])] : [service];
         await withTransaction(deps.pool, async (db) => {
           await setRunSwitch(db, row.id, names, action === 'start', deps.clock.now());
+          await forgetServiceStatuses(db, row.id);
           await publishEvent(db, { type: 'landscape.updated', at: deps.clock.now().toISOString(), team_id: row.team_id, workspace_id: row.id });
         });
         await deps.services.apply(row.id, action === 'start' ? { retry: names } : {});
