@@ -81,16 +81,17 @@ export function readCookie(header: string | undefined, name: string): string | u
   return header ? parseCookie(header)[name] : undefined;
 }
 
+/** A header's (first) value. A module function, not a closure per call: every API request passes here. */
+function firstOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /** Svc-Authorization wins over Authorization; a key wins over the cookie. */
 export function readCredentials(headers: Record<string, string | string[] | undefined>): Credentials {
-  const header = (name: string) => {
-    const value = headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  };
-  const token = bearer(header('svc-authorization')) ?? bearer(header('authorization'));
+  const token = bearer(firstOf(headers['svc-authorization'])) ?? bearer(firstOf(headers.authorization));
   if (token === null) return { kind: 'malformed' };
   if (token !== undefined) return { kind: 'key', token };
-  const session = readCookie(header('cookie'), SESSION_COOKIE);
+  const session = readCookie(firstOf(headers.cookie), SESSION_COOKIE);
   return session ? { kind: 'session', token: session } : { kind: 'none' };
 }
 

@@ -1,9 +1,12 @@
 import pg from 'pg';
 import { startEmbeddedDatabase } from './embedded.ts';
 import { migrate } from './migrate.ts';
+import { parseTimestamptz } from './timestamps.ts';
 
 // int8 ids are within 2^53 for any installation; hand them out as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+// timestamptz read by position (the general parser cost more than the rest of a row of a list page).
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, parseTimestamptz);
 
 export type Queryable = pg.Pool | pg.PoolClient;
 

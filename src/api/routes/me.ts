@@ -1,7 +1,8 @@
 // The caller: who they are, and their own password.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import type { CallerUser } from '../../auth/credentials.ts';
 import { hashPassword, verifyPassword } from '../../auth/passwords.ts';
 import { problem } from '../../core/problems.ts';
 import { findUserById, updatePassword } from '../../store/users.ts';
@@ -14,12 +15,25 @@ const MeSchema = Type.Object({
   authenticated_by: StringEnum(['key', 'session']),
 });
 
+/**
+ * The caller's view, made once per cached caller (a key's cached user object lives until the key cache drops it;
+ * a session's is made per request): GET /me with a key is the API's most frequent call.
+ */
+const meViews = { key: new WeakMap<CallerUser, object>(), session: new WeakMap<CallerUser, object>() };
+function meView(user: CallerUser, via: 'key' | 'session') {
+  const made = meViews[via].get(user) as Static<typeof MeSchema> | undefined;
+  if (made) return made;
+  const view: Static<typeof MeSchema> = { ...callerView(user), authenticated_by: via };
+  meViews[via].set(user, view);
+  return view;
+}
+
 export function registerMeRoutes(server: FastifyInstance, deps: ApiDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/me',
     { config: { access: 'user' }, schema: { summary: 'The caller', tags: ['me'], response: { 200: MeSchema } } },
-    async (request) => ({ ...callerView(request.principal!.user), authenticated_by: request.principal!.via }),
+    async (request) => meView(request.principal!.user, request.principal!.via),
   );
 
   app.put(

@@ -15,7 +15,7 @@ import { readDevService } from '../../workspaces/dev-service.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
-import { workspaceUrlsFromBase, workspaceView } from '../../workspaces/view.ts';
+import { workspaceUrlsFromBase, workspaceView, type WorkspaceUrls } from '../../workspaces/view.ts';
 import type { ApiDeps, RequestWithParams } from '../context.ts';
 import type { WithDefaults } from '../conventions/validation.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
@@ -24,7 +24,13 @@ import { Id, IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
 
-export const workspaceUrls = (deps: ApiDeps) => workspaceUrlsFromBase(deps.config.baseUrl, deps.config.workspaceDomain);
+/** Read once per configuration (a list page asked for them once a row). */
+const urlsByConfig = new WeakMap<ApiDeps['config'], WorkspaceUrls>();
+export function workspaceUrls(deps: ApiDeps): WorkspaceUrls {
+  let urls = urlsByConfig.get(deps.config);
+  if (!urls) urlsByConfig.set(deps.config, (urls = workspaceUrlsFromBase(deps.config.baseUrl, deps.config.workspaceDomain)));
+  return urls;
+}
 
 const workspacePermission = /^(workspace|landscape|variables)\./;
 
@@ -40,8 +46,13 @@ export async function workspaceAccess(deps: ApiDeps, request: RequestWithParams<
   return { row, access };
 }
 
+/** A team's workspace permissions, filtered once per access read (a list page shares it among its rows). */
+const workspacePermissionsOf = new WeakMap<TeamAccess, string[]>();
+
 export function viewFor(deps: ApiDeps, row: WorkspaceRow, access: TeamAccess) {
-  return workspaceView(row, workspaceUrls(deps), access.permissions.filter((p) => workspacePermission.test(p)));
+  let permissions = workspacePermissionsOf.get(access);
+  if (!permissions) workspacePermissionsOf.set(access, (permissions = access.permissions.filter((p) => workspacePermission.test(p))));
+  return workspaceView(row, workspaceUrls(deps), permissions);
 }
 
 /** Local paths and file:// URLs would let anyone read the server's files; they need an explicit setting. */
