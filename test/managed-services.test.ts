@@ -4,7 +4,7 @@
 // and the tombstone purged 7 days after the deletion. Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, stat, writeFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { DAY } from '../src/core/clock.ts';
 import { postgresEngine } from '../src/managed/postgres-engine.ts';
@@ -166,8 +166,9 @@ test('an instance of a version the operator disabled is invalid-provider; its re
 
 test('a new password in the vault: Plan says db restarts to take it and web gets a new DSN; Sync restarts db once and web connects with it', { skip }, async () => {
   const ofDb = (text: string) => text.includes(`managed PostgreSQL instance ${db.number}`) && /password of app changed|restarts to apply/.test(text);
-  // postmaster.pid's third line: when the server started (its PID is the sandbox's, the same at every start)
-  const postmaster = async () => (await readFile(path.join(instanceDataDir(m.server.server.config.dataDir, db.number), 'postmaster.pid'), 'utf8')).split('\n')[2];
+  // postmaster.pid is written anew at every start (its PID is the sandbox's, the same each time, and its start time
+  // counts whole seconds, so a restart within the second reads the same): its modification time in nanoseconds
+  const postmaster = async () => String((await stat(path.join(instanceDataDir(m.server.server.config.dataDir, db.number), 'postmaster.pid'), { bigint: true })).mtimeNs);
   const before = await postmaster();
   assert.equal((await m.dev.put(`/workspaces/${m.ws}/secrets/DB_PASSWORD`, { value: "n3w 'pass'" })).status, 200);
   const planned = await m.dev.get(`/workspaces/${m.ws}/landscape/plan`);

@@ -4,14 +4,14 @@
 // nginx-map.ts) directly, once svc admitted the request. This file runs the process: start, reload when routes
 // change, forget admissions when access changes, stop.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { access, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import http from 'node:http';
+import { access, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freeLoopbackPort, freePortOn } from '../core/loopback.ts';
 import { admissionLua, directLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx-config.ts';
 import { NginxTls } from './nginx-tls.ts';
+import { accepting, answers, childrenOf, controlAnswer, endGroup, errorLogTail, exitedAlready, pause } from './nginx-process.ts';
 import { workspaceConfig } from './nginx-map.ts';
 import type { NamedCertificate, WildcardCertificate } from '../domains/wildcard.ts';
 import type { WorkspaceRouting } from './workspace-routes.ts';
@@ -46,73 +46,6 @@ export async function ensureNginx(log: (m: string) => void): Promise<string> {
 }
 
 const RELOAD_DELAY_MS = 100;
-
-/** A GET on host:port: status and body, or undefined when nothing answers within a second. */
-function get(host: string, port: number, target: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string } | undefined> {
-  return new Promise((resolve) => {
-    const request = http.get({ host, port, path: target, agent: false, timeout: 1000, headers }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    });
-    request.on('timeout', () => request.destroy());
-    request.on('error', () => resolve(undefined));
-  });
-}
-
-/** Whether something answers HTTP on host:port (any status). */
-const answers = async (host: string, port: number) => (await get(host, port, '/', { host: 'svc-probe.invalid' })) !== undefined;
-
-/** What nginx answers on its control port (the generation its workers run; forgetting admissions), or undefined. */
-async function controlAnswer(port: number, what: '/generation' | '/forget'): Promise<string | undefined> {
-  const answer = await get('127.0.0.1', port, what);
-  return answer?.status === 200 ? answer.body : undefined;
-}
-
-/** The pids of a process's children (nginx's workers and cache processes); empty when /proc cannot tell. */
-async function childrenOf(pid: number): Promise<number[]> {
-  const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
-  return text.split(/\s+/).filter(Boolean).map(Number);
-}
-
-/** Whether an nginx process still takes new requests: alive and not told to quit (its title says so when it is). */
-async function accepting(pid: number): Promise<boolean> {
-  const title = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
-  return title !== undefined && title !== '' && !title.includes('shutting down');
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const exitedAlready = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
-
-/** The nginx processes of a process group (a master svc started and the workers it forked, even orphaned ones). */
-async function nginxGroup(pgid: number): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
-    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
-    // pid (comm) state ppid pgrp ...: comm may hold spaces, so count from its closing parenthesis.
-    const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-    if (group !== pgid) continue;
-    if ((await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')).startsWith('nginx:')) found.push(Number(name));
-  }
-  return found;
-}
-
-/** Kills what is left of an nginx process group and waits (up to 5 s) until it is gone and its sockets are free. */
-async function endGroup(pgid: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (let left = await nginxGroup(pgid); left.length > 0 && Date.now() < deadline; left = await nginxGroup(pgid)) {
-    for (const pid of left) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-    await pause(10);
-  }
-}
 
 /** nginx run by svc: started in front of svc's internal listener, reloaded with a new map, stopped with svc. */
 export class NginxDataPlane {
@@ -215,10 +148,32 @@ export class NginxDataPlane {
     return this.running.includes(`upstream svc_w${workspaceId}_`);
   }
 
-  /** Starts nginx; the port it listens on (a free one when `listenPort` is 0). */
+  /**
+   * Starts nginx; the port it listens on (a free one when `listenPort` is 0). Ports svc picked itself are picked
+   * again for a second attempt when the first did not come up (another process may have taken one meanwhile).
+   */
   async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number }; wildcard?: WildcardCertificate }): Promise<number> {
     this.binary = await ensureNginx(this.log);
     await this.endLeftBehind();
+    const picked = !options.listenPort && !(options.tlsListen && options.tlsListen.port);
+    for (let attempt = 1; ; attempt++) {
+      const port = await this.prepare(options);
+      process.once('exit', this.stopOnExit);
+      try {
+        await this.launch();
+        return port;
+      } catch (error) {
+        await this.stop();
+        const problem = `--data-plane nginx: nginx did not start on ${options.listenHost}:${port}: ${(error as Error).message}`;
+        if (!picked || attempt === 2) throw new Error(problem);
+        this.log(`${problem}; trying again on other ports`);
+        this.stopping = false;
+      }
+    }
+  }
+
+  /** A fresh directory with the configuration, ports and settings of one start; the port nginx is to listen on. */
+  private async prepare(options: Parameters<NginxDataPlane['start']>[0]): Promise<number> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
     const root = process.getuid?.() === 0;
     await mkdir(path.join(dir, 'temp'), { recursive: true, mode: 0o755 });
@@ -238,13 +193,6 @@ export class NginxDataPlane {
       await run('chmod', ['755', dir]);
     }
     this.loaded = this.render();
-    process.once('exit', this.stopOnExit);
-    try {
-      await this.launch();
-    } catch (error) {
-      await this.stop();
-      throw new Error(`--data-plane nginx: nginx did not start on ${options.listenHost}:${port}: ${(error as Error).message}`);
-    }
     return port;
   }
 
@@ -277,10 +225,15 @@ export class NginxDataPlane {
     if (child.pid) await writeFile(this.pidFile, `${child.pid}\n`, { mode: 0o600 });
     const host = settings.listenHost === '0.0.0.0' ? '127.0.0.1' : settings.listenHost;
     const deadline = Date.now() + 10_000;
-    while (!(await answers(host, settings.listenPort)) || (await controlAnswer(settings.controlPort, '/generation')) !== String(this.generation)) {
+    for (;;) {
+      const listening = await answers(host, settings.listenPort);
+      const generation = await controlAnswer(settings.controlPort, '/generation');
+      if (listening && generation === String(this.generation)) break;
       if (exitedAlready(child) || Date.now() > deadline) {
         if (child.pid) await endGroup(child.pid);
-        throw new Error(this.stderr.trim() || 'nginx did not answer within 10 s');
+        const seen = `port ${settings.listenPort} ${listening ? 'answered' : 'did not answer'}, control port ${settings.controlPort} answered ${generation === undefined ? 'nothing' : `generation ${JSON.stringify(generation.slice(0, 40))}`} (wanted ${this.generation})`;
+        const said = this.stderr.trim() || (await errorLogTail(path.join(settings.dir, 'error.log')));
+        throw new Error(`${exitedAlready(child) ? 'nginx exited' : 'nginx did not answer within 10 s'}: ${seen}${said ? `; nginx said: ${said}` : ''}`);
       }
       await pause(20);
     }
