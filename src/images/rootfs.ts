@@ -19,8 +19,8 @@ export class RootfsError extends Error {}
 
 /** Fills the empty directory `target` with the layers, lowest first. */
 export async function assembleRootfs(layers: AssembledLayer[], target: string): Promise<void> {
-  for (const layer of layers) {
-    await mergeDirectory(layer.dir, target);
+  for (const [i, layer] of layers.entries()) {
+    await mergeDirectory(layer.dir, target, i === 0);
     for (const hardLink of layer.deferredLinks) await linkToLowerLayer(target, hardLink);
   }
   for (const [name, mode] of mountPoints) {
@@ -32,28 +32,33 @@ export async function assembleRootfs(layers: AssembledLayer[], target: string): 
   }
 }
 
-async function mergeDirectory(source: string, destination: string): Promise<void> {
+/**
+ * Merges `source` into `destination`. `fresh` when this assembly made `destination` just now (or it is the empty
+ * target and this is the lowest layer): nothing there to remove or replace, so no name is looked up first.
+ */
+async function mergeDirectory(source: string, destination: string, fresh: boolean): Promise<void> {
   const entries = await readdir(source, { withFileTypes: true });
-  if (entries.some((e) => e.name === OPAQUE)) {
+  if (!fresh && entries.some((e) => e.name === OPAQUE)) {
     for (const lower of await readdir(destination)) await rm(path.join(destination, lower), { recursive: true, force: true });
   }
   for (const entry of entries) {
-    if (entry.name.startsWith(WHITEOUT) && entry.name !== OPAQUE) {
+    if (!fresh && entry.name.startsWith(WHITEOUT) && entry.name !== OPAQUE) {
       await rm(path.join(destination, entry.name.slice(WHITEOUT.length)), { recursive: true, force: true });
     }
   }
   const rest = entries.filter((e) => !e.name.startsWith(WHITEOUT));
   for (let i = 0; i < rest.length; i += 64) {
-    await Promise.all(rest.slice(i, i + 64).map((entry) => mergeEntry(path.join(source, entry.name), path.join(destination, entry.name), entry)));
+    await Promise.all(rest.slice(i, i + 64).map((entry) => mergeEntry(path.join(source, entry.name), path.join(destination, entry.name), entry, fresh)));
   }
 }
 
-async function mergeEntry(from: string, to: string, entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Promise<void> {
-  const existing = await lstat(to).catch(() => undefined);
+async function mergeEntry(from: string, to: string, entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }, fresh: boolean): Promise<void> {
+  const existing = fresh ? undefined : await lstat(to).catch(() => undefined);
   if (entry.isDirectory()) {
     if (existing && !existing.isDirectory()) await rm(to, { force: true });
-    if (!existing || !existing.isDirectory()) await mkdir(to);
-    await mergeDirectory(from, to);
+    const made = !existing || !existing.isDirectory();
+    if (made) await mkdir(to);
+    await mergeDirectory(from, to, made);
     await chmod(to, (await lstat(from)).mode & 0o7777);
     return;
   }
