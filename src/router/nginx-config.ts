@@ -261,6 +261,8 @@ ${types}
 charset utf-8;
 charset_types text/css text/javascript application/json image/svg+xml text/plain;
 gzip_static on;
+# A file code-server does not ship (its optional vsda) is asked of code-server, not logged as an error.
+log_not_found off;
 error_page 403 404 405 500 502 503 504 = @svc;
 ${errorPages()}add_header Cache-Control "public, max-age=31536000, immutable";
 add_header Svc-Version "${SERVER_VERSION}" always;
