@@ -18,8 +18,26 @@ marker=$tools/code-server.version
 log=$tools/install.log
 installed() { [ "$(cat "$marker" 2>/dev/null)" = "$version" ]; }
 
+# The web client's text files compressed once, beside them (`name.gz`): the nginx data plane serves these on editor
+# hosts instead of compressing tens of MB again on every first load (docs/runtime.md, "The editor"). Its own marker,
+# so an installed code-server gets them on the next run; done again when the version changes.
+web_gz_marker=$tools/code-server-web-gz.version
+precompress_web_files() {
+  [ "$(cat "$web_gz_marker" 2>/dev/null)" = "$version" ] && return 0
+  local web=$tools/node_modules/code-server/lib/vscode/out
+  [ -d "$web" ] && [ -w "$web" ] || { echo "setup-editor: cannot write $web; nginx compresses its files on the fly"; return 0; }
+  exec 8>"$tools/.web-gz.lock"
+  flock 8 # one run at a time; each file is written beside and renamed, so nginx never serves half of one
+  echo "setup-editor: compressing code-server's web files"
+  find "$web" -type f \( -name '*.js' -o -name '*.css' -o -name '*.json' -o -name '*.html' -o -name '*.svg' -o -name '*.ttf' \) \
+    -size +1k -print0 | xargs -0 -r -P 2 -n 32 sh -c 'for f; do gzip -9 -n -c "$f" >"$f.gz.part" && mv "$f.gz.part" "$f.gz"; done' sh
+  echo "$version" >"$web_gz_marker"
+  exec 8>&-
+}
+
 if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
+  precompress_web_files
   exec bash "$scripts_dir/setup-editor-yaml.sh"
 fi
 
@@ -32,6 +50,7 @@ exec 9>"$tools/.install.lock"
 flock 9 # a second run waits for the first, then finds the marker
 if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
+  precompress_web_files
   exec bash "$scripts_dir/setup-editor-yaml.sh"
 fi
 
@@ -51,7 +70,7 @@ step() {
 }
 
 echo "setup-editor: installing code-server $version into $tools (800 MB; about 15 minutes on 2 cores)"
-rm -f "$marker"
+rm -f "$marker" "$web_gz_marker"
 rm -rf "$tools/node_modules" "$tools/package.json" "$tools/package-lock.json" "$tools"/build-*.log
 : >"$log"
 cd "$tools"
@@ -112,6 +131,7 @@ case $reported in
   "$version "*) ;;
   *) echo "setup-editor: code-server answers '$reported' to --version, not $version; see $log" >&2; exit 1 ;;
 esac
+precompress_web_files
 echo "$version" >"$marker"
 echo "setup-editor: code-server $version installed in $tools in ${SECONDS} s"
 # svc.yml help in the editor: its own marker, so an installed code-server gets it (or a newer one) on the next run

@@ -225,7 +225,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
     if (nginx) {
       closeOnFailure = () => app.close();
-      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen, wildcard });
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen, wildcard, editorFiles: workspaces.driver.editorWebFiles });
       servedCertificates?.schedule();
     }
     if (nodeTls) {

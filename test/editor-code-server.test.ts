@@ -4,12 +4,13 @@
 // saying why, when the tools are not installed (`npm test` does not install them; `npm run up` and .ci/run do).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { access, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { svcSchema } from '../src/landscape/schema.ts';
-import { DEFAULT_TOOLS_DIR, installedCodeServer } from '../src/runtime/local/editor-tools.ts';
+import { codeServerWebFiles, DEFAULT_TOOLS_DIR, installedCodeServer } from '../src/runtime/local/editor-tools.ts';
 import { processesInNamespace } from '../src/runtime/local/processes.ts';
 import { ensureConsoleBuilt, launchBrowser, screenshot } from './helpers/browser.ts';
 import type { ApiClient } from './helpers/client.ts';
@@ -186,4 +187,54 @@ test('the running editor has the svc-yaml extension built in: code-server serves
   assert.equal(schema.status, 200);
   assert.deepEqual(JSON.parse(schema.body.toString()), JSON.parse(JSON.stringify(svcSchema)), 'the schema the API serves');
   assert.equal((await callEditor(`${extension}/no-such-file.json`)).status, 404, 'a file the extension does not have is not found');
+});
+
+test("code-server's web files come from the data plane, compressed and cached for good; the rest from the editor", { skip }, async () => {
+  const files = codeServerWebFiles(toolsDir)!;
+  const html = (await callEditor('/?folder=/data/app')).body.toString();
+  const script = [...html.matchAll(/<script[^>]* src="([^"]+workbench\.js)"/g)].map((match) => match[1])[0];
+  assert.ok(script?.startsWith(files.urlPrefix.slice(1)), `the page loads its workbench under ${files.urlPrefix}: ${script}`);
+  const onDisk = await readFile(path.join(files.dir, script.slice(files.urlPrefix.length - 1)));
+
+  const compressed = await callEditor(`/${script}`, { 'accept-encoding': 'gzip, deflate, br' });
+  assert.equal(compressed.status, 200);
+  assert.equal(compressed.headers['content-encoding'], 'gzip');
+  assert.equal(compressed.headers['cache-control'], 'public, max-age=31536000, immutable');
+  assert.match(compressed.headers['content-type'] ?? '', /^text\/javascript/);
+  assert.ok(compressed.headers['svc-version'], 'svc names its release as on every answer');
+  assert.ok(gunzipSync(compressed.body).equals(onDisk), 'the file as code-server has it');
+  const plain = await callEditor(`/${script}`);
+  assert.equal(plain.headers['content-encoding'], undefined, 'a client that takes no gzip gets the file as it is');
+  assert.ok(plain.body.equals(onDisk));
+
+  const withQuery = await callEditor(`/${script}?v=1`);
+  assert.equal(withQuery.status, 200);
+  assert.notEqual(withQuery.headers['cache-control'], 'public, max-age=31536000, immutable', 'a query is for code-server to answer');
+  assert.equal((await callEditor(`${files.urlPrefix}out/no-such-file.js`)).status, 404, "a missing file: code-server's own answer");
+  const signedOut = await callEditor(`/${script}`, { 'svc-authorization': '' });
+  assert.notEqual(signedOut.status, 200, 'the files are admitted as the rest of the editor host');
+  assert.ok(!signedOut.body.includes(onDisk.subarray(0, 200)));
+});
+
+test('a fresh browser gets a calm workbench (no welcome page, panel or side bars it did not ask for); code-server keeps its files out of /data/app', { skip }, async () => {
+  const browser = await launchBrowser();
+  try {
+    const context = await browser.newContext({ extraHTTPHeaders: { 'svc-authorization': `Bearer ${owner.auth.token}` } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(120_000);
+    await page.goto(`http://${ideHost}/`);
+    await page.locator('.monaco-workbench .part.statusbar').waitFor();
+    await page.locator('.monaco-workbench .part.sidebar .explorer-folders-view').waitFor();
+    await screenshot(page, 'editor-code-server-workbench');
+    assert.equal(await page.locator('.monaco-workbench .part.editor .tabs-container .tab').count(), 0, 'no editor opened by itself');
+    assert.equal(await page.locator('.monaco-workbench .part.panel').isVisible(), false, 'no panel');
+    assert.equal(await page.locator('.monaco-workbench .part.auxiliarybar').isVisible(), false, 'no secondary side bar');
+  } finally {
+    await browser.close();
+  }
+  const volume = path.join(server!.server.config.dataDir, 'volumes', String(ws));
+  for (const name of ['.cache', '.local', '.config', '.code-server', '.vscode-server-oss']) {
+    await assert.rejects(access(path.join(volume, name)), `${name} is not in /data/app`);
+  }
+  await access(path.join(volume, '.svc/code-server/user-data/User/settings.json'));
 });

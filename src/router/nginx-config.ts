@@ -41,6 +41,17 @@ export interface NginxSettings {
   accessLog?: string;
   /** A loopback port where nginx tells which configuration generation its workers run (reloads are awaited). */
   controlPort: number;
+  /** The editor's web files on this machine, served by nginx on editor hosts (see editorFilesLocation). */
+  editorFiles?: EditorWebFiles;
+}
+
+/**
+ * Files of the editor's web client that svc's machine holds itself (code-server from the tools directory): what
+ * the editor serves under `urlPrefix` (a path naming its build, e.g. `/stable-<commit>/static/`) is `dir`.
+ */
+export interface EditorWebFiles {
+  urlPrefix: string;
+  dir: string;
 }
 
 /** How long nginx reuses svc's admission of a (credential, host, route, method, origin) combination. */
@@ -62,6 +73,7 @@ export function nginxFiles(dir: string) {
     admission: path.join(dir, 'admission.lua'),
     workspaceInclude: path.join(dir, 'workspace-locations.conf'),
     directInclude: path.join(dir, 'direct.conf'),
+    editorInclude: path.join(dir, 'editor-files.conf'),
   };
 }
 
@@ -109,6 +121,12 @@ function svc_admit()
     admitted:delete(key .. "\\n#")
   end
   if status ~= 204 then return exec("@svc") end
+end
+-- The editor's web files (editorFilesLocation): a request with a query (the editor answers some with headers of
+-- their own) goes to svc, which passes it to the editor; the others are served from disk once admitted.
+function svc_editor_file()
+  if var.is_args ~= "" then return exec("@svc") end
+  return svc_admit()
 end
 -- A request nginx refused before it read any header (its request line): the Host and Accept that decide between
 -- problem and page are still unread. They are read from the connection, svc is asked directly, and its answer goes
@@ -203,6 +221,51 @@ proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
 proxy_set_header X-Forwarded-Host $http_host;
 proxy_set_header X-Forwarded-Proto $scheme;
 proxy_set_header Cookie $svc_cookie;
+`;
+}
+
+/** What the editor's web files are served as (nginx has no types of its own in this configuration). */
+const EDITOR_FILE_TYPES: Record<string, string[]> = {
+  'text/html': ['html', 'htm'],
+  'text/css': ['css'],
+  'text/javascript': ['js', 'mjs'],
+  'application/json': ['json', 'map'],
+  'image/svg+xml': ['svg'],
+  'image/png': ['png'],
+  'image/jpeg': ['jpg', 'jpeg'],
+  'image/gif': ['gif'],
+  'image/x-icon': ['ico'],
+  'font/ttf': ['ttf'],
+  'font/woff': ['woff'],
+  'font/woff2': ['woff2'],
+  'application/wasm': ['wasm'],
+  'text/plain': ['txt', 'md'],
+};
+
+/**
+ * The location body of the editor's web files on an editor host (nginx-map.ts sets the route first): admitted as
+ * the rest of the host, then served from `dir` with the `.gz` beside each file when there is one (written once by
+ * scripts/setup-editor.sh; others are compressed on the fly) and cached for good, since the path names the build. A
+ * file that is not there, a method other than GET or HEAD, a query, and failures go to svc, which asks the editor.
+ */
+export function editorFilesLocation(settings: NginxSettings): string {
+  const files = settings.editorFiles!;
+  const dir = files.dir.endsWith('/') ? files.dir : `${files.dir}/`;
+  const types = Object.entries(EDITOR_FILE_TYPES).map(([type, extensions]) => `  ${type} ${extensions.join(' ')};`).join('\n');
+  return `access_by_lua_block { svc_editor_file() }
+alias "${dir}";
+default_type application/octet-stream;
+types {
+${types}
+}
+charset utf-8;
+charset_types text/css text/javascript application/json image/svg+xml text/plain;
+gzip_static on;
+# A file code-server does not ship (its optional vsda) is asked of code-server, not logged as an error.
+log_not_found off;
+error_page 403 404 405 500 502 503 504 = @svc;
+${errorPages()}add_header Cache-Control "public, max-age=31536000, immutable";
+add_header Svc-Version "${SERVER_VERSION}" always;
 `;
 }
 

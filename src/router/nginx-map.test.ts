@@ -9,8 +9,8 @@ import { test } from 'node:test';
 import { normalizeLandscape, parseLandscape } from '../landscape/index.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { hostTarget } from './hosts.ts';
-import { admissionLua, directLocation, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx-config.ts';
-import { directRouteFor, workspaceConfig, workspaceServers, type WorkspaceLocation } from './nginx-map.ts';
+import { admissionLua, directLocation, editorFilesLocation, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx-config.ts';
+import { directRouteFor, editorRouteName, workspaceConfig, workspaceServers, type WorkspaceLocation } from './nginx-map.ts';
 import { landscapeRoutes, matchRoute } from './routes.ts';
 import type { ServiceState, WorkspaceRouting } from './workspace-routes.ts';
 
@@ -46,7 +46,7 @@ services:
 
 const ready = (...hosts: string[]): ServiceState => ({ status: 'running', running: true, ready: hosts });
 const routing = (state = 'running'): WorkspaceRouting => ({
-  row: { id: 12, state } as WorkspaceRow,
+  row: { id: 12, state, editor_host: '10.0.0.9', editor_port: 13337 } as WorkspaceRow,
   routes: landscapeRoutes(landscape),
   services: new Map([
     ['web', ready('10.0.0.2', '10.0.0.3')],
@@ -93,6 +93,25 @@ test('forward routes, sleeping services, unusual paths and workspaces not runnin
   assert.ok(serverFor(unusual, 'w12-9000.localhost'));
 });
 
+test("the editor's host goes straight to the editor's address, under a name that changes with it", () => {
+  const r = routing();
+  const ide = serverFor(r, 'ide-w12.localhost')!;
+  assert.equal(ide.editor, true);
+  const target = hostTarget('ide-w12.localhost', 'localhost', 'console');
+  for (const uri of ['/', '/?folder=/data/app', '/stable-abc/static/out/x.js']) {
+    assert.equal(locate(ide.locations, uri)!.route, directRouteFor(r, target, uri), uri);
+  }
+  const name = editorRouteName(r.row)!;
+  assert.match(name, /^svc_e12_[0-9a-f]{10}$/);
+  assert.deepEqual(workspaceServers(r, 'localhost').upstreams.find((u) => u.name === name)?.servers, ['10.0.0.9:13337']);
+  assert.notEqual(editorRouteName({ ...r.row, editor_port: 13338 }), name, 'a restarted editor gets a new group');
+  const absent = routing();
+  absent.row = { ...absent.row, editor_host: null, editor_port: null };
+  assert.equal(serverFor(absent, 'ide-w12.localhost'), undefined, 'no address: svc answers');
+  assert.equal(directRouteFor(absent, target, '/'), undefined);
+  assert.equal(directRouteFor(routing('waking_up'), target, '/'), undefined, 'a waking editor is held by svc');
+});
+
 const settings = { domain: 'localhost', listen: '127.0.0.1:8080', workspaceInclude: '/d/workspace.conf', directInclude: '/d/direct.conf' };
 
 test('an upstream group lists every ready replica and is renamed when they change', () => {
@@ -107,6 +126,23 @@ test('an upstream group lists every ready replica and is renamed when they chang
   assert.notEqual(name(workspaceConfig([changed], settings)), name(before));
 });
 
+test("the editor's web files are served from this machine on its host only, when svc knows them", () => {
+  const editorFiles = { urlPrefix: '/stable-abc123/static/', include: '/d/editor-files.conf' };
+  const text = workspaceConfig([routing()], { ...settings, editorFiles });
+  const route = editorRouteName(routing().row)!;
+  assert.match(text, new RegExp(`upstream ${route} \\{ server 10\\.0\\.0\\.9:13337; keepalive 256; \\}`));
+  const ide = text.slice(text.indexOf('server_name ide-w12.localhost;'));
+  assert.ok(ide.includes(`location ^~ "/stable-abc123/static/" {\n      set $svc_route ${route};\n      set $svc_strip "";\n      include /d/editor-files.conf;\n    }`), ide);
+  assert.equal(text.match(/stable-abc123/g)?.length, 1, 'on no other host');
+  assert.ok(!workspaceConfig([routing()], settings).includes('static/'), 'not without the files');
+  const files = editorFilesLocation({ editorFiles: { urlPrefix: '/stable-abc123/static/', dir: '/tools/lib/vscode' } } as NginxSettings);
+  assert.match(files, /alias "\/tools\/lib\/vscode\/";/);
+  assert.match(files, /gzip_static on;/);
+  assert.match(files, /add_header Cache-Control "public, max-age=31536000, immutable";/);
+  assert.match(files, /error_page 403 404 405 500 502 503 504 = @svc;/);
+  assert.match(files, /text\/javascript js mjs;/);
+});
+
 test('nginx accepts the whole configuration', { skip: NGINX_MODULES.every((m) => existsSync(m)) ? false : 'nginx or its Lua module is not installed' }, async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-test-'));
   try {
@@ -115,7 +151,9 @@ test('nginx accepts the whole configuration', { skip: NGINX_MODULES.every((m) =>
     await writeFile(files.admission, admissionLua(nginx));
     await writeFile(files.workspaceInclude, workspaceLocations(nginx));
     await writeFile(files.directInclude, directLocation(nginx));
-    const workspaces = workspaceConfig([routing()], { ...settings, listen: '127.0.0.1:18999', workspaceInclude: files.workspaceInclude, directInclude: files.directInclude });
+    await writeFile(files.editorInclude, editorFilesLocation({ ...nginx, editorFiles: { urlPrefix: '/stable-abc123/static/', dir } }));
+    const editorFiles = { urlPrefix: '/stable-abc123/static/', include: files.editorInclude };
+    const workspaces = workspaceConfig([routing()], { ...settings, listen: '127.0.0.1:18999', workspaceInclude: files.workspaceInclude, directInclude: files.directInclude, editorFiles });
     await writeFile(files.config, nginxConfig(nginx, workspaces, 1));
     for (const name of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(path.join(dir, 'temp', name), { recursive: true });
     await promisify(execFile)('nginx', ['-t', '-q', '-p', dir, '-c', files.config]);

@@ -4,11 +4,15 @@
 // served directly names the upstream group of the service's ready replicas; forward routes, sleeping or stopped
 // services and paths no route serves go to svc. Pure: svc renders it from the routings it knows, and the admission
 // check (router.ts, `admitDirect`) computes the same route name for a request, so nginx serves a request directly
-// only while its configuration agrees with svc's current view; anything else goes to svc.
+// only while its configuration agrees with svc's current view; anything else goes to svc. The editor's host
+// (`ide-w12`) of a running workspace gets a block too: nginx proxies it to the editor's address and, when svc knows
+// the editor's web files on this machine (code-server from the tools directory), serves those itself, precompressed
+// and cached for good (their path names the editor's build).
 import { createHash } from 'node:crypto';
 import type { HostTarget } from './hosts.ts';
 import { matchRoute, type Route } from './routes.ts';
 import { hasReadyReplica, type WorkspaceRouting } from './workspace-routes.ts';
+import type { WorkspaceRow } from '../store/workspaces.ts';
 
 /** Where the workspace servers listen and the files every one of them includes (written by nginx.ts). */
 export interface ServerSettings {
@@ -21,6 +25,8 @@ export interface ServerSettings {
   directInclude: string;
   /** With the installation's wildcard certificate covering workspace hosts: the TLS `listen` and its files. */
   tls?: { listen: string; certificate: string; key: string };
+  /** The editor's web files nginx serves itself on editor hosts: their path prefix and the include that serves them. */
+  editorFiles?: { urlPrefix: string; include: string };
 }
 
 const servable = hasReadyReplica;
@@ -31,9 +37,17 @@ export function routeName(workspaceId: number, service: string, port: number, re
   return `svc_w${workspaceId}_${service.replace(/[^A-Za-z0-9]/g, '_')}_${port}_${hash}`;
 }
 
+/** The upstream group of a running workspace's editor (a new name when its address changes), if it has an address. */
+export function editorRouteName(row: Pick<WorkspaceRow, 'id' | 'editor_host' | 'editor_port'>): string | undefined {
+  if (!row.editor_host || !row.editor_port) return undefined;
+  const hash = createHash('sha256').update(`${row.editor_host}:${row.editor_port}`).digest('hex').slice(0, 10);
+  return `svc_e${row.id}_${hash}`;
+}
+
 /** The route name nginx should have used for this request, or undefined when svc must answer it. */
 export function directRouteFor(routing: WorkspaceRouting, target: HostTarget, requestTarget: string): string | undefined {
   if (routing.row.state !== 'running') return undefined;
+  if (target.kind === 'ide') return editorRouteName(routing.row);
   const nameOf = (service: string, port: number) => {
     const state = routing.services.get(service);
     return servable(state) ? routeName(routing.row.id, service, port, state.ready) : undefined;
@@ -65,6 +79,8 @@ export interface WorkspaceLocation {
 export interface WorkspaceServer {
   host: string;
   locations: WorkspaceLocation[];
+  /** The editor's host: its web files may be served from this machine (ServerSettings.editorFiles). */
+  editor?: boolean;
 }
 
 /** The upstream groups and server blocks of one workspace (none unless it runs). */
@@ -73,6 +89,12 @@ export function workspaceServers(routing: WorkspaceRouting, domain: string): { u
   const servers: WorkspaceServer[] = [];
   if (routing.row.state !== 'running') return { upstreams, servers };
   const id = routing.row.id;
+  const editor = editorRouteName(routing.row);
+  if (editor) {
+    const host = routing.row.editor_host!;
+    upstreams.push({ name: editor, servers: [`${host.includes(':') ? `[${host}]` : host}:${routing.row.editor_port}`] });
+    servers.push({ host: `ide-w${id}.${domain}`, locations: [{ match: '/', route: editor, strip: '' }], editor: true });
+  }
   const use = (service: string, port: number): string | undefined => {
     const state = routing.services.get(service);
     if (!servable(state)) return undefined;
@@ -119,6 +141,11 @@ function locationText(location: WorkspaceLocation, settings: ServerSettings): st
   );
 }
 
+/** The editor's web files, served by nginx from this machine after the same admission as the rest of the host. */
+function editorFilesText(route: string, files: NonNullable<ServerSettings['editorFiles']>): string {
+  return `    location ^~ ${quote(files.urlPrefix)} {\n      set $svc_route ${route};\n      set $svc_strip "";\n      include ${files.include};\n    }\n`;
+}
+
 /** The generated part of nginx.conf for the routings svc knows: upstream groups and workspace servers. */
 export function workspaceConfig(routings: Iterable<WorkspaceRouting>, settings: ServerSettings): string {
   let text = '';
@@ -129,6 +156,7 @@ export function workspaceConfig(routings: Iterable<WorkspaceRouting>, settings: 
       text += `  server {\n    listen ${settings.listen};\n    server_name ${server.host};\n    include ${settings.workspaceInclude};\n`;
       if (settings.tls) text += `    listen ${settings.tls.listen} ssl;\n    ssl_certificate ${settings.tls.certificate};\n    ssl_certificate_key ${settings.tls.key};\n`;
       text += server.locations.map((l) => locationText(l, settings)).join('');
+      if (server.editor && settings.editorFiles && server.locations[0].route) text += editorFilesText(server.locations[0].route, settings.editorFiles);
       text += '  }\n';
     }
   }

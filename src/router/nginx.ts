@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freeLoopbackPort, freePortOn } from '../core/loopback.ts';
-import { admissionLua, directLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type NginxSettings } from './nginx-config.ts';
+import { admissionLua, directLocation, editorFilesLocation, listenOf, NGINX_MODULES, nginxConfig, nginxFiles, workspaceLocations, type EditorWebFiles, type NginxSettings } from './nginx-config.ts';
 import { NginxTls } from './nginx-tls.ts';
 import { accepting, answers, childrenOf, controlAnswer, endGroup, errorLogTail, exitedAlready, pause } from './nginx-process.ts';
 import { workspaceConfig } from './nginx-map.ts';
@@ -131,6 +131,7 @@ export class NginxDataPlane {
       directInclude: files.directInclude,
       // Workspace hosts nginx serves itself take TLS too when the wildcard certificate covers them.
       tls: tls?.workspaces,
+      editorFiles: this.settings!.editorFiles && { urlPrefix: this.settings!.editorFiles.urlPrefix, include: files.editorInclude },
     });
   }
 
@@ -152,7 +153,7 @@ export class NginxDataPlane {
    * Starts nginx; the port it listens on (a free one when `listenPort` is 0). Ports svc picked itself are picked
    * again for a second attempt when the first did not come up (another process may have taken one meanwhile).
    */
-  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number }; wildcard?: WildcardCertificate }): Promise<number> {
+  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number }; wildcard?: WildcardCertificate; editorFiles?: EditorWebFiles }): Promise<number> {
     this.binary = await ensureNginx(this.log);
     await this.endLeftBehind();
     const picked = !options.listenPort && !(options.tlsListen && options.tlsListen.port);
@@ -278,6 +279,7 @@ export class NginxDataPlane {
     await writeFile(files.admission, admissionLua(settings));
     await writeFile(files.workspaceInclude, workspaceLocations(settings));
     await writeFile(files.directInclude, directLocation(settings));
+    if (settings.editorFiles) await writeFile(files.editorInclude, editorFilesLocation(settings));
     await this.tls?.writeFiles(settings.dir);
     await writeFile(files.config, nginxConfig(settings, this.loaded, this.generation));
   }

@@ -96,6 +96,11 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   readonly name: string;
   /** The editor new editor pods run. */
   readonly editor?: EditorDescription;
+  /**
+   * The editor's web client files as this machine holds them (code-server from the tools directory): what the
+   * editor serves under `urlPrefix` (a path naming its build) is in `dir`; the nginx data plane serves them itself.
+   */
+  readonly editorWebFiles?: { urlPrefix: string; dir: string };
   /** How the server reads a workspace's landscape files when the volume is not on its machine; the local reader when absent. */
   readonly files?: WorkspaceFiles;
 

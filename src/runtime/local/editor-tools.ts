@@ -29,6 +29,22 @@ export function installedCodeServer(toolsDir: string): string | undefined {
   }
 }
 
+/**
+ * code-server's web client files in the tools directory: its VS Code serves `lib/vscode` under
+ * `/<quality>-<commit>/static/`, named by the build in `lib/vscode/product.json`; undefined when that cannot be read.
+ */
+export function codeServerWebFiles(toolsDir: string): { urlPrefix: string; dir: string } | undefined {
+  const dir = path.join(path.resolve(toolsDir), 'node_modules/code-server/lib/vscode');
+  try {
+    const product = JSON.parse(readFileSync(path.join(dir, 'product.json'), 'utf8')) as { quality?: unknown; commit?: unknown };
+    const [quality, commit] = [product.quality, product.commit];
+    if (typeof quality !== 'string' || typeof commit !== 'string' || !/^[a-z]+$/.test(quality) || !/^[0-9a-f]{7,64}$/.test(commit)) return undefined;
+    return { urlPrefix: `/${quality}-${commit}/static/`, dir };
+  } catch {
+    return undefined;
+  }
+}
+
 /** An explicit editor command wins; then code-server from the tools directory; then the built-in editor. */
 export function chooseEditor(options: { editorCommand?: string; editorTools?: string }): EditorChoice {
   if (options.editorCommand) return { kind: 'command', command: options.editorCommand, binds: [] };

@@ -11,7 +11,7 @@ import { answersHttp, awaitAgentChange, fetchAgentStatus } from './agent-client.
 import type { AgentStatus } from '../../agent/protocol.ts';
 import { PhaseTimeline } from '../../core/phases.ts';
 import { editorStateOf, progressTexts } from './editor-status.ts';
-import { chooseEditor, type EditorChoice } from './editor-tools.ts';
+import { chooseEditor, codeServerWebFiles, type EditorChoice } from './editor-tools.ts';
 import { isPodRunning, launchPod, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
 import { createLocalReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
 import { createPodStreams } from './pod-streams.ts';
@@ -99,6 +99,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   return {
     name: 'local',
     editor: editorDescription(editor),
+    editorWebFiles: editor.kind === 'code-server' ? codeServerWebFiles(editor.binds[0].source) : undefined,
     createVolume: async (workspace) => void (await createVolumeDir(host, workspace.id, workspace.uid)),
     deleteVolume: (workspace) =>
       serialized(workspace.id, async () => {
