@@ -3,16 +3,15 @@ import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import websocket from '@fastify/websocket';
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { SERVER_VERSION, API_VERSION } from '../core/version.ts';
 import { API_PREFIX, type ApiDeps } from './context.ts';
 import { registerAudit } from './conventions/audit.ts';
 import { registerAuthentication } from './conventions/authentication.ts';
 import { registerIdempotency } from './conventions/idempotency.ts';
 import { registerProblemHandling } from './conventions/problems.ts';
-import { answerNginxError, clientErrorHandler, frameworkErrorHandler, hasEncodedNul, MAX_HEADER_BYTES, refuseEncodedNul, uriTooLong } from './conventions/request-errors.ts';
+import { answerNginxError, clientErrorHandler, frameworkErrorHandler, hasEncodedNul, MAX_HEADER_BYTES, refuseEncodedNul, refuseLongUrl } from './conventions/request-errors.ts';
 import { registerRateLimit } from './conventions/rate-limit.ts';
-import { requestLogger } from './conventions/request-logger.ts';
 import { buildRequestValidator } from './conventions/validation.ts';
 import { registerConsolePages } from './pages.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
@@ -47,6 +46,7 @@ import { registerWorkspaceStreamRoutes, streamProtocolOf } from './routes/worksp
 import { ProblemRef, ProblemSchema } from './schemas.ts';
 import { ADMIT_SECRET_HEADER, AUTH_PATH, ERROR_PATH } from '../router/nginx-config.ts';
 import { MAX_URL_LENGTH } from '../router/routes.ts';
+import { answerUpgradeAsRequest, isStreamUpgrade } from './conventions/upgrades.ts';
 
 /** Bodies may be up to 8 MiB in general; with an Idempotency-Key at most 1 MiB (rule 6). */
 export const BODY_LIMIT = 8 * 1024 * 1024;
@@ -58,37 +58,48 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
   // Upgrades of console and API hosts go through Fastify's routes (shells, forwarded ports); workspace hosts' to the router.
   const apiUpgrades = new EventEmitter();
   const app = Fastify({
-    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    // No logger of Fastify's own: it would make a logger and two response listeners per request. Faults are logged
+    // where they happen with svc's logger (conventions/problems.ts); a log line per request is the router's job.
+    logger: false,
+    // Nothing reads a request id (logs carry the method and path): a constant costs no string per request.
+    genReqId: () => '',
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
     // Behind nginx (--data-plane nginx) the client's address is the last X-Forwarded-For hop nginx added.
     trustProxy: deps.config.dataPlane === 'nginx' ? ['127.0.0.1', '::1'] : false,
-    // Problems and faults are logged where they happen; a log line per request is the router's job.
-    logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: requestLogger,
     // Requests refused before routing are problems on API hosts and router pages on workspace hosts.
     clientErrorHandler: clientErrorHandler((host) => deps.router.isWorkspaceHost(host)),
     frameworkErrors: frameworkErrorHandler,
     // One listener: workspace hosts go to the router, every other host to the console and API.
     serverFactory: (handler) => {
       const admitSecret = deps.nginxAdmitSecret;
+      /** The console and API: refusals before routing (an encoded NUL, an address over the router's limit), then Fastify. */
+      const answer = (request: http.IncomingMessage, response: http.ServerResponse) => {
+        if (hasEncodedNul(request.url)) refuseEncodedNul(request, response, false);
+        // The router's limit on addresses holds on API hosts too (svc reads up to MAX_HEADER_BYTES of them).
+        else if (request.url!.length > MAX_URL_LENGTH) refuseLongUrl(request, response);
+        else handler(request, response);
+      };
       const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
-        // Every answer carries the release: router pages and the replicas' answers too.
+        // Every answer carries the release: router pages and the replicas' answers too (set here once, not per hook).
         response.setHeader('svc-version', SERVER_VERSION);
         if (admitSecret && request.headers[ADMIT_SECRET_HEADER] === admitSecret) {
           if (request.url === AUTH_PATH) return void deps.router.admitDirect(request).then((status) => response.writeHead(status, { 'content-length': 0 }).end());
           if (request.url?.startsWith(`${ERROR_PATH}/`)) return answerNginxError(request, response, (host) => deps.router.isWorkspaceHost(host));
         }
         const target = deps.router.targetOf(request);
-        if (hasEncodedNul(request.url)) refuseEncodedNul(request, response, target !== undefined);
-        else if (target) void deps.router.handle(request, response, target);
-        else handler(request, response);
+        if (target === undefined) answer(request, response);
+        else if (hasEncodedNul(request.url)) refuseEncodedNul(request, response, true);
+        else void deps.router.handle(request, response, target);
       });
       server.on('upgrade', (request, socket, head) => {
         const target = deps.router.targetOf(request);
         if (target) void deps.router.handleUpgrade(request, socket, head, target);
-        else apiUpgrades.emit('upgrade', request, socket, head);
+        // Only the stream routes speak WebSocket (@fastify/websocket sees only them); any other upgrade is answered
+        // as a plain request on a connection closed after it.
+        else if (isStreamUpgrade(request.url)) apiUpgrades.emit('upgrade', request, socket, head);
+        else answerUpgradeAsRequest(request, socket, answer);
       });
       // What Fastify sets on a server it makes itself: idle keep-alive connections stay 72 s (Node's 5 s would
       // race clients reusing a connection just as the server closes it).
@@ -137,26 +148,11 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       }
     }
   });
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('svc-version', SERVER_VERSION);
-    // The router's limit on addresses holds on API hosts too (svc reads up to MAX_HEADER_BYTES of them).
-    done(request.url.length > MAX_URL_LENGTH ? uriTooLong() : undefined);
-  });
-
-  registerProblemHandling(app, { keepConnections: deps.config.dataPlane === 'nginx' });
+  registerProblemHandling(app, { keepConnections: deps.config.dataPlane === 'nginx', logger });
   registerAuthentication(app, deps);
   registerRateLimit(app, deps.config.rateLimitPerMinute, deps.clock);
   registerIdempotency(app, deps.pool, deps.clock);
   registerAudit(app, deps.pool, deps.clock, deps.log);
-  await app.register(websocket, {
-    options: {
-      server: apiUpgrades as unknown as http.Server,
-      perMessageDeflate: false,
-      maxPayload: 16 * 1024 * 1024,
-      handleProtocols: (offered, request) => streamProtocolOf(request.url ?? '', offered),
-    },
-  });
-
   await app.register(
     async (api) => {
       registerMetaRoutes(api);
@@ -176,7 +172,27 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerWorkspaceRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);
       registerOwnerTransferRoutes(api, deps);
-      registerWorkspaceStreamRoutes(api, deps);
+      // @fastify/websocket adds a hook on every request and response of its context: only the stream routes pay it.
+      await api.register(async (streams) => {
+        await streams.register(websocket, {
+          options: {
+            server: apiUpgrades as unknown as http.Server,
+            perMessageDeflate: false,
+            maxPayload: 16 * 1024 * 1024,
+            handleProtocols: (offered, request) => streamProtocolOf(request.url ?? '', offered),
+          },
+          errorHandler: (error, socket, request) => {
+            logger?.error({ err: error, method: request.method, url: request.url }, 'stream failed');
+            socket.terminate();
+          },
+        });
+        // Their upgrades come from the 'upgrade' event, past the listener that sets Svc-Version on every answer.
+        streams.addHook('onRequest', (_request, reply, done) => {
+          reply.header('svc-version', SERVER_VERSION);
+          done();
+        });
+        registerWorkspaceStreamRoutes(streams, deps);
+      });
       registerVariableRoutes(api, deps);
       registerLandscapeRoutes(api, deps);
       registerServiceRoutes(api, deps);

@@ -40,6 +40,8 @@ interface CachedKey {
   expiresAt: number | null;
   lastUsedAt: number | null;
   user: CallerUser;
+  /** The caller as requests see it, made once per entry (every request with the key shares it; nothing mutates it). */
+  principal: Principal;
   cachedAt: number;
 }
 
@@ -209,7 +211,7 @@ export class CredentialResolver {
       entry.lastUsedAt = now;
       markApiKeyUsed(this.pool, parsed.id, new Date(now)).catch((error: Error) => this.log(`last_used_at: ${error.message}`));
     }
-    return { via: 'key', user: entry.user, keyId: parsed.id };
+    return entry.principal;
   }
 
   private async loadKey(id: string, now: number): Promise<CachedKey | undefined> {
@@ -218,11 +220,13 @@ export class CredentialResolver {
     if (!row) return undefined;
     const user = await findUserById(this.pool, row.user_id);
     if (!user) return undefined;
+    const caller = callerUser(user);
     const entry: CachedKey = {
       secretHash: row.secret_hash,
       expiresAt: row.expires_at?.getTime() ?? null,
       lastUsedAt: row.last_used_at?.getTime() ?? null,
-      user: callerUser(user),
+      user: caller,
+      principal: { via: 'key', user: caller, keyId: id },
       cachedAt: now,
     };
     if (generation === this.generation && this.hub.isLive) this.keys.set(id, entry);

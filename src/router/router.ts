@@ -125,10 +125,22 @@ export class Router {
 
   /** The workspace host a request is for; undefined for the console and API. */
   targetOf(request: IncomingMessage): RoutedTarget | undefined {
-    const target = hostTarget(request.headers.host, this.options.workspaceDomain, this.consoleHost());
+    const { target, name } = this.classify(request.headers.host);
     if (target.kind !== 'console') return target;
-    const name = hostName(request.headers.host);
     return name !== undefined && this.domains.table.get(name) ? { kind: 'custom-domain', name } : undefined;
+  }
+
+  /** The last Host header classified: clients send the same one on every request (the console's, for the API). */
+  private lastHost?: { header: string | undefined; consoleHost: string; target: ReturnType<typeof hostTarget>; name: string | undefined };
+
+  /** hostTarget and hostName of a Host header (pure functions of it and the console's host), the last one kept. */
+  private classify(header: string | undefined): { target: ReturnType<typeof hostTarget>; name: string | undefined } {
+    const consoleHost = this.consoleHost();
+    const last = this.lastHost;
+    if (last !== undefined && last.header === header && last.consoleHost === consoleHost) return last;
+    const target = hostTarget(header, this.options.workspaceDomain, consoleHost);
+    this.lastHost = { header, consoleHost, target, name: target.kind === 'console' ? hostName(header) : undefined };
+    return this.lastHost;
   }
 
   /** Whether a Host header names a workspace host (for answers given before a request is parsed or routed). */

@@ -1,7 +1,7 @@
 // Every error leaves the API as an RFC 9457 problem: thrown Problems, schema validation, Fastify's own
 // errors (malformed JSON, content type, body size, unknown route) and unexpected exceptions alike.
 import { randomUUID } from 'node:crypto';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problem, type ProblemFieldError } from '../../core/problems.ts';
 
 interface AjvError {
@@ -66,18 +66,19 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, failur
 }
 
 /**
+ * @param options.logger where faults (500) are logged with their incident id (Fastify has no logger of its own).
  * @param options.keepConnections behind the nginx data plane: a body refused unread (413 and other parser errors) is
  *   read and dropped instead of closing the connection, which nginx may still be writing it to (a reset there would
  *   turn the answer into nginx's 502).
  */
-export function registerProblemHandling(app: FastifyInstance, options: { keepConnections?: boolean } = {}): void {
+export function registerProblemHandling(app: FastifyInstance, options: { keepConnections?: boolean; logger?: FastifyBaseLogger } = {}): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (options.keepConnections && error.code?.startsWith('FST_ERR_CTP_')) reply.removeHeader('connection');
     let failure = error instanceof Problem ? error : fromFastifyError(error);
     // A Problem thrown on purpose (503 wake-blocked, 501 not-available) is the answer; anything else is a fault.
     if (failure.status >= 500 && !(error instanceof Problem)) {
       const incident = randomUUID();
-      request.log.error({ err: error, incident }, 'request failed');
+      options.logger?.error({ err: error, incident, method: request.method, url: request.url }, 'request failed');
       failure = problem('internal', 500, `Something went wrong on our side; the incident id is ${incident}.`, {
         extra: { incident },
       });

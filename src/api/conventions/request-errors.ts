@@ -70,7 +70,7 @@ export function answerNginxError(request: IncomingMessage, response: ServerRespo
 
 /** A path with `%00`: nginx refuses it with 400 before it knows the host; svc alone does the same. */
 export function hasEncodedNul(url: string | undefined): boolean {
-  if (!url) return false;
+  if (!url || !url.includes('%00')) return false;
   const queryAt = url.indexOf('?');
   return /%00/.test(queryAt < 0 ? url : url.slice(0, queryAt));
 }
@@ -78,6 +78,13 @@ export function hasEncodedNul(url: string | undefined): boolean {
 /** Answers such a request (Node data plane) with the 400 nginx gives it. */
 export function refuseEncodedNul(request: IncomingMessage, response: ServerResponse, workspaceHost: boolean): void {
   const answer = requestErrorAnswer(400, { workspaceHost, accept: request.headers.accept, instance: workspaceHost ? undefined : request.url?.split('?')[0] });
+  response.writeHead(answer.status, answer.headers).end(request.method === 'HEAD' ? undefined : answer.body);
+  request.resume();
+}
+
+/** Answers an address over the router's limit (MAX_URL_LENGTH) on a console or API host with the 414 problem. */
+export function refuseLongUrl(request: IncomingMessage, response: ServerResponse): void {
+  const answer = requestErrorAnswer(414, { workspaceHost: false, accept: request.headers.accept, instance: request.url?.split('?')[0] });
   response.writeHead(answer.status, answer.headers).end(request.method === 'HEAD' ? undefined : answer.body);
   request.resume();
 }
