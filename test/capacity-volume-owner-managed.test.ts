@@ -4,21 +4,17 @@
 // its instance keep the old UID and run again on it. Needs root and scripts/setup-postgres.sh's PostgreSQL 16.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmod, lstat, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
-import os from 'node:os';
+import { lstat, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ManualClock } from '../src/core/clock.ts';
 import { loadServerConfig } from '../src/core/config.ts';
 import { managedInstanceDir } from '../src/managed/instance-process.ts';
-import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { ApiClient } from './helpers/client.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { managedSkip as skip, postgresToolsDir, removeManagedInstances, sqlWebJs } from './helpers/managed-landscape.ts';
+import { managedSkip as skip, webService } from './helpers/managed-landscape.ts';
+import { prepareManagedRestarts, type ManagedRestarts } from './helpers/managed-restarts.ts';
 import { operationFinished, until } from './helpers/wait.ts';
-import { removeWorkspaces } from './helpers/workspaces.ts';
 
 const svcYml = `schema: svc/v1
 services:
@@ -26,47 +22,26 @@ services:
     type: managed
     provider: postgres
     providerVersion: "16"
-  web:
-    type: steps
-    steps:
-      - run: node web.js
-    ports:
-      - port: 8080
-    env:
-      DSN: \${{ services.db.dsn }}
-`;
+${webService}`;
 
-let database: TestDatabase;
-let dataDir: string;
-let tools: string;
-let repository: BareRepository;
+let fixture: ManagedRestarts | undefined;
 let server: RunningServer | undefined;
-let ws: number | undefined;
 let locked: string | undefined;
 
 before(async () => {
-  if (skip) return;
-  database = await createTestDatabase();
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-owner-managed-'));
-  tools = await mkdtemp(path.join(os.tmpdir(), 'svc-managed-tools-'));
-  await chmod(tools, 0o755); // the instances' UID reaches the binaries through it
-  await symlink(path.join(postgresToolsDir, 'postgres'), path.join(tools, 'postgres'));
-  repository = await createBareRepository({ 'svc.yml': svcYml, 'web.js': sqlWebJs });
+  if (!skip) fixture = await prepareManagedRestarts('owner-managed', { 'svc.yml': svcYml });
 });
 
 after(async () => {
   if (skip) return;
   if (locked) execFileSync('chattr', ['-i', locked]);
   await server?.close();
-  await removeWorkspaces(createLocalDriver({ dataDir }), [ws]);
-  await removeManagedInstances(dataDir);
-  await repository?.remove();
-  await database?.drop();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(tools, { recursive: true, force: true });
+  await fixture?.close();
 });
 
+/** This server runs in the test's process, on a manual clock. */
 async function start(extra: string[]): Promise<RunningServer> {
+  const { dataDir, database, tools } = fixture!;
   const config = loadServerConfig(['--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '0', '--allow-local-repositories', 'true', ...extra], {
     DATABASE_URL: database.url,
     SVC_TOOLS_DIR: tools,
@@ -75,46 +50,29 @@ async function start(extra: string[]): Promise<RunningServer> {
   return startServer({ ...config, logLevel: 'silent' }, { clock: new ManualClock(new Date()), logger: false });
 }
 
-/** What the database answers to `sql`, asked by web through its DSN (once web runs and db answers). */
-function ask(sql: string): Promise<string> {
-  const driver = createLocalDriver({ dataDir });
-  return until(async () => {
-    const web = (await driver.replicaStates({ id: ws!, uid: 0, storageGib: 0 })).find((r) => r.service === 'web' && r.status !== 'stopped');
-    if (!web?.address) return undefined;
-    const answer = await fetch(`http://${web.address.host}:8080/?sql=${encodeURIComponent(sql)}`).catch(() => undefined);
-    return answer?.status === 200 ? answer.text() : undefined;
-  }, `the database to answer ${sql}`, 120_000);
-}
-
 /** The UID the instance's postgres (the one child of its sandbox's init) runs as, from /proc. */
 async function instanceUid(number: number): Promise<number> {
-  const record = JSON.parse(await readFile(path.join(managedInstanceDir(dataDir, number), 'process.json'), 'utf8')) as { initPid: number };
+  const record = JSON.parse(await readFile(path.join(managedInstanceDir(fixture!.dataDir, number), 'process.json'), 'utf8')) as { initPid: number };
   const [child] = (await readFile(`/proc/${record.initPid}/task/${record.initPid}/children`, 'utf8')).trim().split(/\s+/);
   return Number(/^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${child}/status`, 'utf8'))![1]);
 }
 
+/** What the database answers to `sql` (web and db may be restarting: up to two minutes). */
+const ask = (sql: string) => fixture!.ask(sql, 120_000);
+
 test('volume owner with a managed postgres: paused, its data re-owned, running again as the new UID with its row', { skip }, async () => {
+  const f = fixture!;
   server = await start([]);
-  await server.database.pool.query(`ALTER TABLE workspaces ALTER COLUMN id RESTART WITH ${database.firstWorkspaceId}`);
   const session = await new ApiClient(server.url).signInWithLink(new URL(server.firstSignInLink!).hash.replace('#token=', ''));
   const key = await session.mintKey();
-  const org = (await key.post('/orgs', { name: 'Owners' })).body.id;
-  const team = (await key.post('/teams', { org_id: org, name: 'Owners' })).body.id;
-  const created = await key.post('/workspaces', { team_id: team, name: 'owned', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
-  assert.equal(created.status, 202, created.text);
-  ws = Number(created.body.target.split('/')[2]);
-  assert.equal((await operationFinished(key, created.body.id)).state, 'succeeded');
-  const plan = await key.get(`/workspaces/${ws}/landscape/plan`);
-  assert.equal(plan.status, 200, plan.text);
-  const synced = await key.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
-  assert.equal((await operationFinished(key, synced.body.id)).state, 'succeeded');
-  const instance = async (client: ApiClient) => (await client.get(`/teams/${team}/managed-services?workspace=${ws}`)).body.items[0];
+  const { team, ws } = await f.createWorkspace(key, 'Owners', 'owned');
+  const instance = f.instance;
   const { id: msId } = await instance(key);
   // Its number names its directory (and its ms-<number> host); the API does not show it.
   const number = (await server.database.pool.query<{ number: number }>('SELECT number FROM managed_services WHERE id = $1', [msId])).rows[0].number;
   assert.equal(await ask("CREATE TABLE notes (body text); INSERT INTO notes VALUES ('kept')"), 'CREATE TABLE\nINSERT 0 1');
-  const oldUid = (await lstat(path.join(dataDir, 'volumes', String(ws)))).uid;
-  const data = path.join(managedInstanceDir(dataDir, number), 'data');
+  const oldUid = (await lstat(path.join(f.dataDir, 'volumes', String(ws)))).uid;
+  const data = path.join(managedInstanceDir(f.dataDir, number), 'data');
   assert.equal(await instanceUid(number), oldUid, 'the instance runs as the workspace UID');
   assert.deepEqual([(await lstat(data)).uid, (await lstat(data)).mode & 0o7777], [oldUid, 0o700]);
   await server.close();
@@ -156,7 +114,7 @@ test('volume owner with a managed postgres: paused, its data re-owned, running a
   assert.equal(await instanceUid(number), newUid);
   const after = await lstat(data);
   assert.deepEqual([after.uid, after.gid, after.mode & 0o7777], [newUid, 0, 0o700], 'the data directory keeps the mode PostgreSQL asks for');
-  assert.equal((await lstat(path.join(managedInstanceDir(dataDir, number), 'postgres.log'))).uid, 0, "the server's own files stay root's");
+  assert.equal((await lstat(path.join(managedInstanceDir(f.dataDir, number), 'postgres.log'))).uid, 0, "the server's own files stay root's");
   assert.equal(await ask('SELECT body FROM notes'), 'kept');
 
   // The purge deletes the instance and its data.

@@ -109,16 +109,27 @@ function contract(subject: Subject): void {
     return driver;
   };
   cleanups.push(() => subject.cleanup());
-
-  test(`${subject.name}: a cloned workspace's editor starts, answers at its address, reads ready, and stops to absent`, async () => {
+  /** Workspace `n` with its volume made, stopped and deleted after the tests. */
+  const created = async (n: number) => {
     const d = await open();
-    const w = ws(1);
+    const w = ws(n);
     cleanups.push(async () => {
       await d.stopWorkspace(w);
       await d.deleteVolume(w);
     });
-    const texts: string[] = [];
     await d.createVolume(w);
+    return { d, w };
+  };
+  /** Workspace `n` with an empty volume and its editor started (at `address`). */
+  const started = async (n: number) => {
+    const { d, w } = await created(n);
+    await d.prepareEmptyVolume(w, () => undefined);
+    return { d, w, address: await d.startEditor(w, () => undefined) };
+  };
+
+  test(`${subject.name}: a cloned workspace's editor starts, answers at its address, reads ready, and stops to absent`, async () => {
+    const { d, w } = await created(1);
+    const texts: string[] = [];
     await d.cloneRepository(w, { url: await subject.repository(), ref: 'feature' }, (t) => texts.push(t));
     const address = await d.startEditor(w, (t) => texts.push(t));
     assert.ok(texts.length > 0, 'progress was reported');
@@ -133,15 +144,7 @@ function contract(subject: Subject): void {
   });
 
   test(`${subject.name}: another driver of the installation (a restarted server) finds a running editor and replica again`, async () => {
-    const d = await open();
-    const w = ws(2);
-    cleanups.push(async () => {
-      await d.stopWorkspace(w);
-      await d.deleteVolume(w);
-    });
-    await d.createVolume(w);
-    await d.prepareEmptyVolume(w, () => undefined);
-    const address = await d.startEditor(w, () => undefined);
+    const { d, w, address } = await started(2);
     await d.startReplica(w, replica(0));
     const again = await subject.open();
     assert.deepEqual(await again.editorState(w), { state: 'ready', address });
@@ -155,15 +158,7 @@ function contract(subject: Subject): void {
   });
 
   test(`${subject.name}: a stage step and an exec stream run in the editor pod with their variables; exit codes and output come back`, async () => {
-    const d = await open();
-    const w = ws(4);
-    cleanups.push(async () => {
-      await d.stopWorkspace(w);
-      await d.deleteVolume(w);
-    });
-    await d.createVolume(w);
-    await d.prepareEmptyVolume(w, () => undefined);
-    await d.startEditor(w, () => undefined);
+    const { d, w } = await started(4);
     const step = await d.runStageStep(w, 'contract-1', { run: 'echo "stage $GREETING in $(pwd)"; echo oops >&2; exit 3', env: { GREETING: 'hi' } });
     assert.deepEqual(await step.exited, { exitCode: 3 });
     const lines = (await d.stageStepLogs(w, 'contract-1')).lines.map((l) => `${l.stream}: ${l.text}`);
@@ -182,15 +177,7 @@ function contract(subject: Subject): void {
   });
 
   test(`${subject.name}: a stopped replica reads stopped and keeps its log; a removed one is gone`, async () => {
-    const d = await open();
-    const w = ws(3);
-    cleanups.push(async () => {
-      await d.stopWorkspace(w);
-      await d.deleteVolume(w);
-    });
-    await d.createVolume(w);
-    await d.prepareEmptyVolume(w, () => undefined);
-    await d.startEditor(w, () => undefined);
+    const { d, w } = await started(3);
     await d.startReplica(w, replica(1));
     await until(async () => ((await d.replicaLogs(w, 'hello', 1)).lines.some((l) => l.text === 'hello from 1') ? true : undefined), 'the greeting');
     await d.stopReplica(w, 'hello', 1);

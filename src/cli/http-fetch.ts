@@ -48,10 +48,12 @@ function bodyOf(incoming: IncomingMessage, signal: AbortSignal): ReadableStream<
     start(controller) {
       incoming.pause();
       incoming.on('data', (chunk: Buffer) => {
+        if (ended) return; // a chunk already read when the reader cancelled
         controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((controller.desiredSize ?? 0) <= 0) incoming.pause();
       });
       incoming.on('end', () => {
+        if (ended) return;
         ended = true;
         controller.close();
       });

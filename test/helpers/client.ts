@@ -18,6 +18,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** fetch failed because the connection closed under the request ("other side closed", a reset), not for its answer. */
+function connectionLost(error: Error & { cause?: { code?: string } }): boolean {
+  return error.name === 'TypeError' && ['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'].includes(error.cause?.code ?? '');
+}
+
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
@@ -41,7 +46,14 @@ export class ApiClient {
       body = JSON.stringify(options.body);
     } else if (options.rawBody !== undefined) body = options.rawBody;
     Object.assign(headers, options.headers);
-    const response = await fetch(`${this.baseUrl}/api/v1${path}`, { method, headers, body, signal: options.signal });
+    const send = () => fetch(`${this.baseUrl}/api/v1${path}`, { method, headers, body, signal: options.signal });
+    // A kept-alive connection that the other side closed as the request went out on it (nginx closes its idle ones
+    // at every reload, so at every routing change) failed before any answer: a GET or HEAD is sent once more, on a
+    // new connection. A server that is really gone fails the second time too.
+    const response = await send().catch((error: Error & { cause?: { code?: string } }) => {
+      if ((method === 'GET' || method === 'HEAD') && !options.signal?.aborted && connectionLost(error)) return send();
+      throw error;
+    });
     const text = await response.text();
     let parsed: unknown = text;
     if (/json/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);

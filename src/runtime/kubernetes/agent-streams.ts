@@ -4,51 +4,14 @@
 // under <data dir>/kubernetes/steps/<workspace>/<key>/ (log-file.ts), read back by stageStepLogs.
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import WebSocket from 'ws';
 import { EXEC_PROTOCOL, ExecChannel, parseFrame, readExecStatus } from '../../core/channel-protocol.ts';
 import { createLogWriter, lineSplitter } from '../../agent/log-file.ts';
 import { execRequestTarget } from '../../agent/stream-protocol.ts';
-import { RuntimeFailure, type LogRead, type StageStepRun } from '../driver.ts';
+import { connectAgent, type AgentEndpoint } from '../agent-connection.ts';
+import type { LogRead, StageStepRun } from '../driver.ts';
 import { readLogLines, selectLogLines } from '../local/log-read.ts';
 
-export interface AgentEndpoint {
-  host: string;
-  port: number;
-  token: string;
-}
-
-const OPEN_TIMEOUT_MS = 10_000;
 const STEP_KEY = /^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$/;
-
-/** An open WebSocket to the agent speaking `protocol`, paused (frames that came with the handshake wait). */
-export function connectAgent(endpoint: AgentEndpoint, requestPath: string, headers: Record<string, string>, protocol: string): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`ws://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}${requestPath}`, protocol, {
-      headers: { ...headers, authorization: `Bearer ${endpoint.token}` },
-      perMessageDeflate: false,
-      handshakeTimeout: OPEN_TIMEOUT_MS,
-      maxPayload: 16 * 1024 * 1024,
-    });
-    const fail = (reason: string) => {
-      socket.removeAllListeners();
-      socket.on('error', () => undefined);
-      socket.terminate();
-      reject(new RuntimeFailure('agent', `The pod's agent did not take the stream: ${reason}`));
-    };
-    socket.once('open', () => {
-      socket.removeAllListeners('error');
-      socket.removeAllListeners('unexpected-response');
-      socket.on('error', () => socket.terminate());
-      socket.pause();
-      resolve(socket);
-    });
-    socket.once('error', (error) => fail(error.message));
-    socket.once('unexpected-response', (_request, response) => {
-      response.resume();
-      fail(String(response.statusCode));
-    });
-  });
-}
 
 export const stageStepDir = (dataDir: string, workspaceId: number, key: string) => path.join(dataDir, 'kubernetes', 'steps', String(workspaceId), key);
 

@@ -15,7 +15,8 @@ import {
   type RuntimeDriver, type WorkspaceRef,
 } from '../driver.ts';
 import { apiErrorText, Cluster } from './cluster.ts';
-import { checkStepKey, connectAgent, readStageStepLog, runStageStepOverExec, stageStepDir, type AgentEndpoint } from './agent-streams.ts';
+import { connectAgent, type AgentEndpoint } from '../agent-connection.ts';
+import { checkStepKey, readStageStepLog, runStageStepOverExec, stageStepDir } from './agent-streams.ts';
 import {
   agentTokenSecret, agentTokenSecretName, archivePath, editorPodManifest, jobName, labelKeys, replicaPodName, teamManifests, teamNamespace,
   volumeClaimName, volumeJobManifest, workspaceNetworkPolicy, volumeClaimManifest, workspaceName, type KubernetesSettings, type VolumeJobKind,

@@ -4,7 +4,8 @@
 import { isProfileName, profileOfFileName } from '../../landscape/index.ts';
 import { LANDSCAPE_FILE_LIMIT, type LandscapeFileRead, type WorkspaceFiles } from '../workspace-files.ts';
 import type { WorkspaceRef } from '../driver.ts';
-import { execCollect, type AgentEndpoint } from './agent-streams.ts';
+import type { AgentEndpoint } from '../agent-connection.ts';
+import { execCollect } from './agent-streams.ts';
 
 /** Exit codes of the read script: 3 missing, 4 not a regular file (a directory or a link). */
 const READ_SCRIPT = 'f="$1"; if [ -L "$f" ]; then exit 4; fi; if [ ! -e "$f" ]; then exit 3; fi; if [ ! -f "$f" ]; then exit 4; fi; head -c "$2" -- "$f"';
