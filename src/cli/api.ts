@@ -1,16 +1,16 @@
-// The CLI's connection to the public API, through the SDK's typed client (openapi-fetch): a key in Authorization, problems turned into CliErrors, network
-// failures into "could not reach", and the one-time warning when the server's version differs (spec 9.2). An answer
+// The CLI's connection to the public API, through a typed client with openapi-fetch's interface (typed-client.ts):
+// a key in Authorization, problems turned into CliErrors, network failures into "could not reach", and the one-time warning when the server's version differs (spec 9.2). An answer
 // that is not svc's (every svc answer carries Svc-Version; its API answers JSON) is refused in one line, never shown:
 // a web page or another API at the address, or a path in front of /api/v1 that is not svc's.
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import createClient, { type Client } from 'openapi-fetch';
+import type { Client } from 'openapi-fetch';
 import type WebSocket from 'ws';
 import type { paths } from '../../sdk/src/generated/openapi.ts';
 import { streamAddress, type StreamParams, type StreamPath } from '../../sdk/src/streams.ts';
 import type { ProblemBody } from '../core/problems.ts';
 import { CliError, ExitCode, problemError, unreachable } from './errors.ts';
-import { httpFetch } from './http-fetch.ts';
+import { AnswerHeaders, sendRequest, type HttpAnswer, type HttpRequest } from './http-transport.ts';
+import { createTypedClient } from './typed-client.ts';
 
 /** The CLI's own version: the package's. */
 export const CLI_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -34,16 +34,10 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-export interface ApiAnswer<T> {
-  status: number;
-  headers: Headers;
-  body: T;
-}
-
 /** The SDK's typed client (openapi-fetch over the generated paths): `api.client.GET('/api/v1/me')`. */
 export type ApiClient = Client<paths>;
 
-/** An answer of the typed client. */
+/** An answer of the typed client (its `response` is the transport's HttpAnswer: see typed-client.ts). */
 type Answer = { data?: unknown; error?: unknown; response: Response };
 /** The body of an answer's success. */
 type Data<A extends Answer> = Exclude<A, { error: {} }>['data'];
@@ -63,7 +57,7 @@ export class Api {
     private readonly token: string | undefined,
     private readonly warn: (text: string) => void,
   ) {
-    this.client = createClient<paths>({ baseUrl: url, fetch: (request) => this.send(request) });
+    this.client = createTypedClient<paths>(url, (request) => this.send(request));
   }
 
   /** The body of a successful answer (undefined for 204); `file` is where a landscape problem's positions point. */
@@ -93,10 +87,10 @@ export class Api {
    * A streaming answer (ndjson logs, the event stream), asked for with `parseAs: 'stream'` and Accept: `accept`;
    * anything else than that media type is not svc's.
    */
-  async stream(pending: Promise<Answer>, accept: string): Promise<Response> {
-    const { response } = await this.call(pending);
+  async stream(pending: Promise<Answer>, accept: string): Promise<HttpAnswer> {
+    const response = (await this.call(pending)).response as unknown as HttpAnswer;
     if (!contentType(response.headers).startsWith(accept)) {
-      await response.body?.cancel().catch(() => undefined);
+      response.discard();
       throw this.notSvc(response.status, response.headers, new URL(response.url || this.url));
     }
     return response;
@@ -133,7 +127,7 @@ export class Api {
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (text += chunk));
         response.on('end', () => {
-          const headers = new Headers(Object.entries(response.headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value]] : [])) as [string, string][]);
+          const headers = new AnswerHeaders(response.rawHeaders);
           settle(this.failureOf(address, response.statusCode ?? 0, response.statusMessage ?? '', headers, text));
         });
       });
@@ -150,16 +144,17 @@ export class Api {
     }
   }
 
-  /** The typed client's fetch: svc's conventions on the request, every answer but svc's own success thrown. */
-  private async send(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    request.headers.set('user-agent', `svc-cli/${CLI_VERSION}`);
-    if (!request.headers.has('accept') || request.headers.get('accept') === '*/*') request.headers.set('accept', 'application/json');
-    if (this.token) request.headers.set('authorization', `Bearer ${this.token}`);
-    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', randomUUID());
-    let response: Response;
+  /** The typed client's transport: svc's conventions on the request, every answer but svc's own success thrown. */
+  private async send(request: HttpRequest): Promise<HttpAnswer> {
+    const { url, headers } = request;
+    headers['user-agent'] = `svc-cli/${CLI_VERSION}`;
+    if (headers.accept === undefined || headers.accept === '*/*') headers.accept = 'application/json';
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    // node:crypto loads only for the commands that change something.
+    if (request.method === 'POST' && headers['idempotency-key'] === undefined) headers['idempotency-key'] = (await import('node:crypto')).randomUUID();
+    let response: HttpAnswer;
     try {
-      response = await httpFetch(request);
+      response = await sendRequest(request);
     } catch (error) {
       if ((error as Error).name === 'AbortError') throw error;
       throw unreachable(`could not reach the server at ${this.url}: ${networkReason(error)}`);
@@ -167,8 +162,8 @@ export class Api {
     this.checkVersion(response.headers.get('svc-version'));
     if (response.ok && response.headers.has('svc-version')) {
       // a JSON answer that is not JSON, or not JSON at all where JSON was asked for: not svc's
-      if (request.headers.get('accept') === 'application/json' && response.status !== 204 && response.headers.get('content-length') !== '0') {
-        const text = await response.clone().text();
+      if (headers.accept === 'application/json' && response.status !== 204 && response.headers.get('content-length') !== '0') {
+        const text = await response.text(); // kept for the typed client, which reads it again
         if (text && !isJson(response.headers)) throw this.notSvc(response.status, response.headers, url, request.method);
         try {
           if (text) JSON.parse(text);
@@ -183,7 +178,7 @@ export class Api {
     throw this.failureOf(url, response.status, response.statusText, response.headers, text, request.method);
   }
 
-  private failureOf(url: URL, status: number, statusText: string, headers: Headers, text: string, method = 'GET'): CliError {
+  private failureOf(url: URL, status: number, statusText: string, headers: AnswerHeaders, text: string, method = 'GET'): CliError {
     if (contentType(headers) === 'application/problem+json') {
       try {
         return problemError(JSON.parse(text) as ProblemBody);
@@ -202,7 +197,7 @@ export class Api {
   }
 
   /** What answered is not svc's API: said in one line, without what it sent (a web page, another API's error). */
-  private notSvc(status: number, headers: Headers, url: URL, method = 'GET'): CliError {
+  private notSvc(status: number, headers: AnswerHeaders, url: URL, method = 'GET'): CliError {
     const type = contentType(headers) || 'no content type';
     const path = url.pathname.slice(new URL(this.url).pathname.replace(/\/+$/, '').length);
     return new CliError(`${this.url} is not an svc server: it answered ${status} ${type} to ${method} ${path}`, ExitCode.unreachable);
@@ -218,8 +213,8 @@ export class Api {
 }
 
 /** The media type of an answer, without parameters, in lowercase. */
-const contentType = (headers: Headers) => (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
-const isJson = (headers: Headers) => /^application\/([a-z.+-]+\+)?json$/.test(contentType(headers));
+const contentType = (headers: AnswerHeaders) => (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+const isJson = (headers: AnswerHeaders) => /^application\/([a-z.+-]+\+)?json$/.test(contentType(headers));
 
 function networkReason(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;

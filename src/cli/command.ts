@@ -1,12 +1,12 @@
 // The frame every API command runs in: its arguments, the terminal, the signed-in client, and one place that turns
 // what ended a command into its message and exit status.
+import { isatty } from 'node:tty';
 import { parseArgs } from 'node:util';
 import { Api, normalizeUrl } from './api.ts';
 import { readLogin } from './config.ts';
 import { CliError, ExitCode, notSignedIn, usageError } from './errors.ts';
 import { didYouMean } from '../core/suggest.ts';
 import { formatProblem } from './output.ts';
-import { askLine } from './prompt.ts';
 
 export interface Terminal {
   stdout: (text: string) => void;
@@ -18,15 +18,18 @@ export interface Terminal {
   stderrIsTty: boolean;
 }
 
+/** The process's terminal. process.stdin is made only when a command reads it (a prompt, a secret, svc exec -i). */
 export function processTerminal(cwd = process.cwd()): Terminal {
   return {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
     cwd,
     env: process.env,
-    stdin: process.stdin,
-    stdinIsTty: process.stdin.isTTY === true,
-    stderrIsTty: process.stderr.isTTY === true,
+    get stdin() {
+      return process.stdin;
+    },
+    stdinIsTty: isatty(0),
+    stderrIsTty: isatty(2),
   };
 }
 
@@ -119,6 +122,7 @@ export class Cli {
   async confirm(question: string, action: string): Promise<void> {
     if (this.args.flag('yes')) return;
     if (!this.terminal.stdinIsTty) throw usageError(`not ${action} without a confirmation: standard input is not a terminal; pass --yes to go ahead`);
+    const { askLine } = await import('./prompt.ts');
     const answer = await askLine(this.terminal, `${question} [y/N] `);
     if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('Nothing was changed.', ExitCode.problem);
   }

@@ -3,7 +3,6 @@
 import { conformanceRules, formatResult, runSuite, summarize, SuiteContext } from '../conformance/index.ts';
 import { normalizeUrl } from './api.ts';
 import type { Command } from './command.ts';
-import { httpFetch } from './http-fetch.ts';
 import { ExitCode, unreachable, usageError } from './errors.ts';
 
 export const conformanceCommand: Command = {
@@ -21,7 +20,7 @@ export const conformanceCommand: Command = {
     const sections = (cli.args.string('section') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     const timeout = cli.args.integer('timeout', 1, 3600) ?? 300;
     const context = new SuiteContext({ url, token, team: cli.args.integer('team', 1, Number.MAX_SAFE_INTEGER), repo: cli.args.string('repo'), operationTimeoutMs: timeout * 1000, sections });
-    await httpFetch(new Request(`${url}/api/v1/version`)).then((response) => response.body?.cancel()).catch((error: Error) => {
+    await fetch(`${url}/api/v1/version`).catch((error: Error) => {
       throw unreachable(`could not reach the server at ${url}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
     });
     const { results, leftBehind } = await runSuite(conformanceRules, context, (result) => cli.say(formatResult(result)));

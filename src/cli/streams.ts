@@ -3,8 +3,11 @@
 import type { LogLine } from '../../sdk/src/index.ts';
 import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
 
+/** A streamed answer (the transport's HttpAnswer, or fetch's Response). */
+type Streamed = { body: ReadableStream<Uint8Array<ArrayBuffer>> | null };
+
 /** Each line of a streamed body as it arrives (without its newline). */
-export async function* textLines(response: Response): AsyncGenerator<string> {
+export async function* textLines(response: Streamed): AsyncGenerator<string> {
   if (!response.body) return;
   const decoder = new TextDecoder();
   let buffer = '';
@@ -20,7 +23,7 @@ export async function* textLines(response: Response): AsyncGenerator<string> {
   if (buffer) yield buffer;
 }
 
-export async function* logLines(response: Response): AsyncGenerator<LogLine> {
+export async function* logLines(response: Streamed): AsyncGenerator<LogLine> {
   for await (const line of textLines(response)) if (line.trim()) yield JSON.parse(line) as LogLine;
 }
 
@@ -34,7 +37,7 @@ export interface ServerSentEvent {
 }
 
 /** Events of a text/event-stream, read by eventsource-parser (comments and retry lines are not events). */
-export async function* serverSentEvents(response: Response): AsyncGenerator<ServerSentEvent> {
+export async function* serverSentEvents(response: Streamed): AsyncGenerator<ServerSentEvent> {
   if (!response.body) return;
   const events = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
   for await (const message of events as unknown as AsyncIterable<EventSourceMessage>) {

@@ -1,6 +1,5 @@
 // `svc ws list|create|show|rename|sleep|wake|stop|start|delete|restore|purge|archive|open` (docs/workspaces.md).
 import type { Operation, Workspace } from '../../sdk/src/index.ts';
-import { openInBrowser } from './browser.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
 import { followOperation } from './operations.ts';
@@ -175,6 +174,7 @@ const open = action('svc ws open WS [--team T] [--dev] [--json]\n  Opens the edi
   const url = cli.args.flag('dev') ? workspace.urls.dev : workspace.urls.ide;
   const link = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/sign-in-links', { params: { path: { ws: workspace.id } }, body: { host: new URL(url).hostname } }));
   if (cli.json) return cli.print({ url, sign_in_url: link.url, expires_at: link.expires_at });
+  const { openInBrowser } = await import('./browser.ts'); // child_process loads for this command only
   const opened = openInBrowser(link.url, cli.env);
   cli.say(`${cli.args.flag('dev') ? 'Dev URL' : 'Editor'}: ${url}\n${opened ? 'Opened in your browser with' : 'Sign in there once with'} this link (single use, 2 minutes):\n  ${link.url}\n`);
 }, { dev: { type: 'boolean' } });

@@ -2,7 +2,6 @@
 // that rules about every answer (Svc-Version, problems) can look at all the suite saw. Unlike the CLI's client it
 // never turns an answer into an error: judging answers is the suite's job.
 import { randomUUID } from 'node:crypto';
-import { httpFetch } from '../cli/http-fetch.ts';
 import { serverSentEvents, type ServerSentEvent } from '../cli/streams.ts';
 
 export interface Exchange {
@@ -58,10 +57,10 @@ export class ConformanceHttp {
   }
 
   async send(method: string, path: string, options: SendOptions = {}): Promise<Exchange> {
-    const request = () => httpFetch(new Request(this.address(path), { method, headers: this.headers(options), body: this.bodyOf(options) }));
+    const request = () => fetch(this.address(path), { method, headers: this.headers(options), body: this.bodyOf(options) });
     // a kept-alive connection the installation closed while idle is not an answer: a GET is sent again once
     const response = await request().catch((error: { cause?: { code?: string } }) => {
-      if (method === 'GET' && error.cause?.code === 'ECONNRESET') return request();
+      if (method === 'GET' && error.cause?.code === 'UND_ERR_SOCKET') return request();
       throw error;
     });
     const text = await response.text();
@@ -84,7 +83,7 @@ export class ConformanceHttp {
    */
   async openEvents(path = '/events'): Promise<{ response: Exchange; events?: AsyncGenerator<ServerSentEvent>; close(): void }> {
     const controller = new AbortController();
-    const response = await httpFetch(new Request(this.address(path), { headers: { ...this.headers({}), accept: 'text/event-stream' }, signal: controller.signal }));
+    const response = await fetch(this.address(path), { headers: { ...this.headers({}), accept: 'text/event-stream' }, signal: controller.signal });
     const streaming = response.ok && mediaType(response.headers) === 'text/event-stream';
     const text = streaming ? '' : await response.text();
     const exchange: Exchange = { method: 'GET', path, status: response.status, headers: response.headers, text, body: text && isJson(response.headers) ? safeJson(text) : undefined };
