@@ -30,6 +30,8 @@ export function codeServerLayout(dataDir: string) {
     extensions: path.posix.join(dataDir, 'extensions'),
     /** `*`: the hidden directory stays out of `git status`. */
     gitignore: path.posix.join(path.posix.dirname(dataDir), '.gitignore'),
+    /** Node's compile cache of code-server's modules (the launcher's). */
+    compileCache: path.posix.join(dataDir, 'cache', 'node-compile-cache'),
     /** Caches and state under the XDG directories, never as .cache or .local at the top of the person's tree. */
     xdg: {
       XDG_CACHE_HOME: path.posix.join(dataDir, 'cache'),
@@ -41,10 +43,11 @@ export function codeServerLayout(dataDir: string) {
 }
 
 /** The volume's part of code-server: its directories, settings written once (the person's changes win), its XDG homes. */
-export function prepareCodeServerData(dataDir: string, env: NodeJS.ProcessEnv = process.env): void {
+export function prepareCodeServerData(dataDir: string, env: NodeJS.ProcessEnv = process.env): ReturnType<typeof codeServerLayout> {
   const layout = codeServerLayout(dataDir);
   mkdirSync(layout.userDir, { recursive: true });
   if (!existsSync(layout.gitignore)) writeFileSync(layout.gitignore, '*\n');
   if (!existsSync(layout.settings)) writeFileSync(layout.settings, `${JSON.stringify(CODE_SERVER_DEFAULT_SETTINGS, null, 2)}\n`);
   Object.assign(env, layout.xdg);
+  return layout;
 }
