@@ -134,8 +134,10 @@ test('code-server runs as the workspace UID with /data/app as its folder; its se
       uid: Number(/^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1]),
     })),
   );
-  const editor = processes.find((p) => p.cmdline.some((arg) => arg.endsWith('code-server/out/node/entry.js')));
+  const editor = processes.find((p) => p.cmdline[1]?.endsWith('/code-server.mjs'));
   assert.ok(editor, `a code-server process runs in the pod: ${JSON.stringify(processes.map((p) => p.cmdline.join(' ')))}`);
+  const throughEntry = processes.filter((p) => p.cmdline.some((arg) => arg.endsWith('code-server/out/node/entry.js')));
+  assert.deepEqual(throughEntry, [], 'code-server runs in the launcher, not as its own entry\'s parent and child');
   const asRoot = process.getuid?.() === 0;
   assert.equal(editor.uid, asRoot ? record.uid : process.getuid?.());
   assert.ok(record.uid >= 1000, 'not root, not a system user');

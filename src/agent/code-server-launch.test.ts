@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const launcher = fileURLToPath(new URL('./code-server-launch.ts', import.meta.url));
+
+/** A code-server package whose modules are as given; its entry prints what it was started with. */
+async function fakeCodeServer(dir: string, modules: Record<string, string>): Promise<string> {
+  const packageDir = path.join(dir, 'code-server');
+  await mkdir(path.join(packageDir, 'out/node'), { recursive: true });
+  await writeFile(path.join(packageDir, 'package.json'), '{ "name": "code-server", "version": "0.0.0" }');
+  await writeFile(path.join(packageDir, 'out/node/entry.js'), "console.log('entry ' + JSON.stringify(process.argv.slice(2)) + ' parent ' + process.env.CODE_SERVER_PARENT_PID);");
+  for (const [name, text] of Object.entries({ 'cli.js': '', 'wrapper.js': '', 'main.js': '', ...modules })) {
+    await writeFile(path.join(packageDir, 'out/node', name), text);
+  }
+  return packageDir;
+}
+
+async function launch(packageDir: string, dataDir: string, args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', launcher, packageDir, dataDir, ...args], { env: { ...process.env, CODE_SERVER_PARENT_PID: '' } });
+  return stdout;
+}
+
+test("the launcher runs code-server's server in its own process, with the arguments code-server's parser made", async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-launch-'));
+  try {
+    const packageDir = await fakeCodeServer(dir, {
+      'cli.js': "exports.parse = (argv) => ({ argv }); exports.readConfigFile = async () => ({ config: true }); exports.setDefaults = async (cli, config) => ({ ...cli, ...config });",
+      'wrapper.js': 'exports.wrapper = { preventExit() {}, onDispose() {} };',
+      'main.js': "exports.runCodeServer = async (args) => { console.log('server ' + JSON.stringify(args) + ' parent ' + (process.env.CODE_SERVER_PARENT_PID === String(process.pid))); setImmediate(() => process.exit(0)); return { dispose: async () => {} }; };",
+    });
+    const out = await launch(packageDir, path.join(dir, 'app/.svc/code-server'), ['--auth', 'none']);
+    assert.equal(out.trim(), 'server {"argv":["--auth","none"],"config":true} parent true');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a code-server whose modules are not as expected is started through its own entry', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-launch-'));
+  try {
+    const packageDir = await fakeCodeServer(dir, {});
+    const out = await launch(packageDir, path.join(dir, 'app/.svc/code-server'), ['--auth', 'none', '/data/app']);
+    assert.equal(out.trim(), 'entry ["--auth","none","/data/app"] parent undefined');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,80 @@
+// code-server in one process, as the editor command of a pod runs it (bundled as code-server.mjs beside the agent,
+// run by the Node of the tools directory). code-server's own entry starts a parent process that only forks a
+// second Node with the same modules and hands it the parsed arguments; this does the parent's parsing itself and
+// runs the server in the same process, as code-server's child would (CODE_SERVER_PARENT_PID set to itself, which
+// also keeps VS Code's server-main from starting a server of its own). One Node start and one load of code-server's
+// modules fewer on every wake (docs/runtime.md, "How long a wake takes"). It also writes what the editor's first
+// start needs in the volume (what a shell did with mkdir and printf, one process fewer). A code-server whose
+// modules do not have the expected shape is started through its own entry instead.
+//
+//   node code-server.mjs <code-server package dir> <code-server data dir> <code-server arguments...>
+import { spawn } from 'node:child_process';
+import module, { createRequire } from 'node:module';
+import path from 'node:path';
+import { prepareCodeServerData } from './code-server-layout.ts';
+
+/** Node's compile cache (22.1+; the project's own type definitions are Node 20's). */
+const compileCache = module as unknown as {
+  enableCompileCache?: (directory: string) => { directory?: string };
+  flushCompileCache?: () => void;
+};
+
+interface CodeServerModules {
+  cli: {
+    parse(argv: string[]): { config?: string };
+    readConfigFile(file?: string): Promise<unknown>;
+    setDefaults(cliArgs: unknown, configArgs: unknown): Promise<unknown>;
+  };
+  main: { runCodeServer(args: unknown): Promise<{ dispose(): Promise<void> }> };
+  wrapper: { preventExit(): void; onDispose(listener: () => void): void };
+}
+
+function loadModules(packageDir: string): CodeServerModules | undefined {
+  const require = createRequire(path.join(packageDir, 'package.json'));
+  const cli = require('./out/node/cli.js') as Partial<CodeServerModules['cli']>;
+  const wrapper = (require('./out/node/wrapper.js') as { wrapper?: Partial<CodeServerModules['wrapper']> }).wrapper;
+  const main = require('./out/node/main.js') as Partial<CodeServerModules['main']>;
+  const shaped = typeof cli.parse === 'function' && typeof cli.readConfigFile === 'function' && typeof cli.setDefaults === 'function'
+    && typeof main.runCodeServer === 'function' && typeof wrapper?.preventExit === 'function' && typeof wrapper.onDispose === 'function';
+  return shaped ? { cli, main, wrapper } as CodeServerModules : undefined;
+}
+
+/** code-server's own entry as a child (its parent and its child): the way it always starts, one process more. */
+function startThroughEntry(packageDir: string, argv: string[]): void {
+  delete process.env.CODE_SERVER_PARENT_PID;
+  const child = spawn(process.execPath, [path.join(packageDir, 'out/node/entry.js'), ...argv], { stdio: 'inherit' });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+async function launch(packageDir: string, dataDir: string, argv: string[]): Promise<void> {
+  const layout = prepareCodeServerData(dataDir);
+  // V8's code for code-server's and VS Code's modules, kept in the volume from one start to the next (about a
+  // tenth of the start's CPU); Node 22.1 and later, which the tools directory's Node is.
+  const cache = compileCache.enableCompileCache?.(layout.compileCache);
+  // Before code-server's modules load: its wrapper is then the child's, and VS Code's server-main starts no server.
+  process.env.CODE_SERVER_PARENT_PID = String(process.pid);
+  const modules = loadModules(packageDir);
+  if (!modules) {
+    console.error('code-server-launch: code-server has not the expected modules; starting it through its entry');
+    return startThroughEntry(packageDir, argv);
+  }
+  const cliArgs = modules.cli.parse(argv);
+  const args = await modules.cli.setDefaults(cliArgs, await modules.cli.readConfigFile(cliArgs.config));
+  modules.wrapper.preventExit();
+  const server = await modules.main.runCodeServer(args);
+  modules.wrapper.onDispose(() => {
+    if (cache?.directory) compileCache.flushCompileCache?.();
+    void server.dispose();
+  });
+}
+
+const [packageDir, dataDir, ...argv] = process.argv.slice(2);
+if (!packageDir || !dataDir) {
+  console.error('usage: code-server.mjs <code-server package dir> <data dir> <code-server arguments...>');
+  process.exit(2);
+}
+launch(packageDir, dataDir, argv).catch((error: unknown) => {
+  console.error(`code-server-launch: ${(error as Error).stack ?? error}`);
+  process.exit(1);
+});

@@ -1,0 +1,53 @@
+// Where code-server keeps its own files in the volume (settings, extensions, caches, state), shared by the driver
+// that builds the editor command (runtime/local/editor-tools.ts) and the launcher that prepares them in the pod
+// (code-server-launch.ts).
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * What a new workspace's code-server starts with (its own settings.json, written once; the person's changes win):
+ * the folder and nothing else, no welcome page, tips, chat panel or recommendations a new user did not ask for.
+ */
+export const CODE_SERVER_DEFAULT_SETTINGS = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'chat.disableAIFeatures': true,
+  'chat.commandCenter.enabled': false,
+  'extensions.ignoreRecommendations': true,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+};
+
+/** code-server's directories under its data directory (in the volume's hidden, git-ignored `.svc`). */
+export function codeServerLayout(dataDir: string) {
+  const userData = path.posix.join(dataDir, 'user-data');
+  const userDir = path.posix.join(userData, 'User');
+  return {
+    userData,
+    userDir,
+    settings: path.posix.join(userDir, 'settings.json'),
+    extensions: path.posix.join(dataDir, 'extensions'),
+    /** `*`: the hidden directory stays out of `git status`. */
+    gitignore: path.posix.join(path.posix.dirname(dataDir), '.gitignore'),
+    /** Node's compile cache of code-server's modules (the launcher's). */
+    compileCache: path.posix.join(dataDir, 'cache', 'node-compile-cache'),
+    /** Caches and state under the XDG directories, never as .cache or .local at the top of the person's tree. */
+    xdg: {
+      XDG_CACHE_HOME: path.posix.join(dataDir, 'cache'),
+      XDG_CONFIG_HOME: path.posix.join(dataDir, 'config'),
+      XDG_DATA_HOME: path.posix.join(dataDir, 'data'),
+      XDG_STATE_HOME: path.posix.join(dataDir, 'state'),
+    },
+  };
+}
+
+/** The volume's part of code-server: its directories, settings written once (the person's changes win), its XDG homes. */
+export function prepareCodeServerData(dataDir: string, env: NodeJS.ProcessEnv = process.env): ReturnType<typeof codeServerLayout> {
+  const layout = codeServerLayout(dataDir);
+  mkdirSync(layout.userDir, { recursive: true });
+  if (!existsSync(layout.gitignore)) writeFileSync(layout.gitignore, '*\n');
+  if (!existsSync(layout.settings)) writeFileSync(layout.settings, `${JSON.stringify(CODE_SERVER_DEFAULT_SETTINGS, null, 2)}\n`);
+  Object.assign(env, layout.xdg);
+  return layout;
+}
