@@ -73,7 +73,7 @@ export interface TeamStanding extends TeamRow {
 const standings = `SELECT ${columns}, tm.role AS team_role, om.role AS org_role FROM teams t
   LEFT JOIN team_members tm ON tm.team_id = t.id AND tm.user_id = $1
   LEFT JOIN org_members om ON om.org_id = t.org_id AND om.user_id = $1`;
-// Named statements (a list page's first query): each pooled connection parses and plans them once.
+// Named statements (a list page's first query): each pooled connection parses and plans them once (generic plans).
 const STANDINGS_OF_MEMBER = { name: 'team-standings-of-member', text: `${standings} WHERE tm.user_id IS NOT NULL OR om.role = 'owner'` };
 const STANDINGS_ON_TEAMS = { name: 'team-standings-on-teams', text: `${standings} WHERE t.id = ANY($2::bigint[])` };
 

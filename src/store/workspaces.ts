@@ -109,7 +109,7 @@ const LIST_COLUMNS = `w.id, w.team_id, w.name, w.plan, w.base_image, w.git_provi
 /** The page's rows with their vault: one probe of vaults_workspace_id_key per row of the page (not of each team's). */
 const withVault = (page: string) => `SELECT p.*, (SELECT v.id FROM vaults v WHERE v.workspace_id = p.id) AS vault_id FROM (${page}) p ORDER BY p.id`;
 
-// Named statements: each pooled connection parses and plans them once, not on every page (docs/api.md).
+// Named statements: each pooled connection parses them once, not on every page (docs/api.md, "Lists at scale").
 const ALL_WORKSPACES = {
   name: 'list-workspaces-all',
   text: withVault(`SELECT ${LIST_COLUMNS} FROM workspaces w WHERE (w.deleted_at IS NOT NULL) = $1 AND w.id > $2 ORDER BY w.id LIMIT $3`),
