@@ -169,6 +169,8 @@ describe('creating', () => {
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.equal(replay.body.id, first.body.id);
     const list = await dev.get(`/workspaces?team=${teamId}&limit=200`);
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.equal(list.body.items.filter((w: { name: string }) => w.name === 'idempotent-ws').length, 1);
   });
 });

@@ -70,18 +70,22 @@ export interface TeamStanding extends TeamRow {
   org_role: OrgRole | null;
 }
 
+const standings = `SELECT ${columns}, tm.role AS team_role, om.role AS org_role FROM teams t
+  LEFT JOIN team_members tm ON tm.team_id = t.id AND tm.user_id = $1
+  LEFT JOIN org_members om ON om.org_id = t.org_id AND om.user_id = $1`;
+// Named statements (a list page's first query): each pooled connection parses and plans them once (generic plans).
+const STANDINGS_OF_MEMBER = { name: 'team-standings-of-member', text: `${standings} WHERE tm.user_id IS NOT NULL OR om.role = 'owner'` };
+const STANDINGS_ON_TEAMS = { name: 'team-standings-on-teams', text: `${standings} WHERE t.id = ANY($2::bigint[])` };
+
 /**
  * Teams with the user's roles on each (of the team, of its org), in one query: the teams `teamIds` names that
  * exist, or (null) every team the user belongs to or whose org they own.
  */
 export async function teamStandings(db: Queryable, userId: number, teamIds: number[] | null): Promise<TeamStanding[]> {
-  const select = `SELECT ${columns}, tm.role AS team_role, om.role AS org_role FROM teams t
-    LEFT JOIN team_members tm ON tm.team_id = t.id AND tm.user_id = $1
-    LEFT JOIN org_members om ON om.org_id = t.org_id AND om.user_id = $1`;
   const query = teamIds === null
-    ? db.query<TeamStanding>(`${select} WHERE tm.user_id IS NOT NULL OR om.role = 'owner'`, [userId])
-    : db.query<TeamStanding>(`${select} WHERE t.id = ANY($2::bigint[])`, [userId, teamIds]);
-  return (await query).rows;
+    ? { ...STANDINGS_OF_MEMBER, values: [userId] }
+    : { ...STANDINGS_ON_TEAMS, values: [userId, teamIds] };
+  return (await db.query<TeamStanding>(query)).rows;
 }
 
 export async function teamRole(db: Queryable, teamId: number, userId: number): Promise<TeamRole | undefined> {

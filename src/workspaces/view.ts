@@ -1,6 +1,6 @@
 // The Workspace resource of spec 2.3 as clients see it, and its addresses under the workspace domain.
 
-import type { WorkspaceRow } from '../store/workspaces.ts';
+import type { WorkspaceListRow } from '../store/workspaces.ts';
 
 export interface WorkspaceUrls {
   /** `http` or `https`, as the console's base URL. */
@@ -36,7 +36,7 @@ export function workspaceUrlsFromBase(baseUrl: string, domain: string): Workspac
   return { scheme, domain, port: url.port ? Number(url.port) : scheme === 'https' ? 443 : 80 };
 }
 
-export function workspaceView(row: WorkspaceRow, urls: WorkspaceUrls, permissions?: string[]) {
+export function workspaceView(row: WorkspaceListRow, urls: WorkspaceUrls, permissions?: string[]) {
   return {
     id: row.id,
     team_id: row.team_id,

@@ -10,7 +10,7 @@ import { enqueueOperation } from '../../operations/queue.ts';
 import { operationView } from '../../operations/view.ts';
 import { publishEvent } from '../../events/publish.ts';
 import { isUniqueViolation, withTransaction } from '../../store/database.ts';
-import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
+import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWorkspace, type WorkspaceListRow, type WorkspaceRow } from '../../store/workspaces.ts';
 import { readDevService } from '../../workspaces/dev-service.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
@@ -49,7 +49,7 @@ export async function workspaceAccess(deps: ApiDeps, request: RequestWithParams<
 /** A team's workspace permissions, filtered once per access read (a list page shares it among its rows). */
 const workspacePermissionsOf = new WeakMap<TeamAccess, string[]>();
 
-export function viewFor(deps: ApiDeps, row: WorkspaceRow, access: TeamAccess) {
+export function viewFor(deps: ApiDeps, row: WorkspaceListRow, access: TeamAccess) {
   let permissions = workspacePermissionsOf.get(access);
   if (!permissions) workspacePermissionsOf.set(access, (permissions = access.permissions.filter((p) => workspacePermission.test(p))));
   return workspaceView(row, workspaceUrls(deps), permissions);
@@ -151,7 +151,7 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
         response: { 200: Page(WorkspaceSchema) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query;
       const user = request.principal!.user;
       // Two queries: the caller's access to the teams (the one asked for, or every visible one), then the page.
@@ -162,7 +162,12 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
       const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
       const rows = await listWorkspaces(deps.pool, { teamIds: visible ? [...visible.keys()] : null, deleted: query.deleted ?? false }, after, pageLimit(query));
       const accessByTeam = visible ?? (await teamAccesses(deps.pool, user, [...new Set(rows.map((r) => r.team_id))]));
-      return pageOf(rows, pageLimit(query), (row) => viewFor(deps, row, accessByTeam.get(row.team_id)!), (last) => deps.cursors.encode(scope, last.id));
+      const page = pageOf(rows, pageLimit(query), (row) => viewFor(deps, row, accessByTeam.get(row.team_id)!), (last) => deps.cursors.encode(scope, last.id));
+      // The page's views hold only the schema's fields, with their types: JSON.stringify writes the same JSON as the
+      // schema's serializer, in half its time (src/workspaces/view.test.ts). With its own serializer Fastify leaves
+      // the media type to the route.
+      reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+      return page;
     },
   );
 
