@@ -48,10 +48,11 @@ export class ApiClient {
     Object.assign(headers, options.headers);
     const send = () => fetch(`${this.baseUrl}/api/v1${path}`, { method, headers, body, signal: options.signal });
     // A kept-alive connection that the other side closed as the request went out on it (nginx closes its idle ones
-    // at every reload, so at every routing change) failed before any answer: a GET or HEAD is sent once more, on a
-    // new connection. A server that is really gone fails the second time too.
+    // at every reload, so at every routing change) failed before any answer: the request is sent once more, on a new
+    // connection, as browsers do for any method on a reused connection closed before an answer (nginx closes only
+    // connections with no request in progress). A server that is really gone fails the second time too.
     const response = await send().catch((error: Error & { cause?: { code?: string } }) => {
-      if ((method === 'GET' || method === 'HEAD') && !options.signal?.aborted && connectionLost(error)) return send();
+      if (!options.signal?.aborted && connectionLost(error)) return send();
       throw error;
     });
     const text = await response.text();
