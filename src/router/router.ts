@@ -7,8 +7,6 @@ import type { TLSSocket } from 'node:tls';
 import { isLoopbackAddress } from '../core/loopback.ts';
 import { SERVER_VERSION } from '../core/version.ts';
 import { touchWorkspace } from '../store/workspaces.ts';
-import { sleepReasonTexts } from '../workspaces/lifecycle.ts';
-import { requestWake, wakeReason, wakingStatusText } from '../workspaces/wake.ts';
 import { headersForUpstream, isCrossSite, SIGN_IN_PATH, WorkspaceAccess } from './access.ts';
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml } from './pages.ts';
@@ -25,21 +23,7 @@ import { answerSignIn } from './sign-in.ts';
 import type { RouterOptions } from './router-options.ts';
 import { answerableWhileWaking, serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 import { WAIT_HOLD_MS, waitTarget } from './waiting.ts';
-
-/** A held request looks again this often (or at once on an event): a woken service is answered within this. */
-const HELD_POLL_MS = 50;
-/**
- * How long a browser's request is held before it gets the waiting page: a wake that takes less opens the address
- * without a waiting page in between.
- */
-const BROWSER_HOLD_MS = 1500;
-
-/** How long a request may be held, and whether a browser asks (it gets the waiting page after BROWSER_HOLD_MS). */
-interface Hold {
-  ms: number;
-  browser: boolean;
-}
-const holdFor = (hold: Hold) => (hold.browser ? Math.min(hold.ms, BROWSER_HOLD_MS) : hold.ms);
+import { HeldRequests, type Hold } from './held-requests.ts';
 
 type Resolved = { upstream: Upstream; routing?: WorkspaceRouting; timeoutMs?: number };
 /** A workspace host, or a team's custom domain (custom-domains.ts). */
@@ -52,7 +36,7 @@ export class Router {
   private readonly access: WorkspaceAccess;
   private readonly allow: AllowList;
   private readonly touched = new Map<number, number>();
-  private readonly turn = new Map<string, number>();
+  private readonly held: HeldRequests;
   private readonly bodyLimit: number;
   private readonly timeoutMs: number;
   private readonly holdMs: number;
@@ -66,6 +50,7 @@ export class Router {
       options.onAccessChange?.();
     }, onLoaded: options.onRouting });
     this.allow = new AllowList(options.forwardAllow ?? []);
+    this.held = new HeldRequests(this.routes, options);
     options.services.onChange((id) => this.routes.changedHere(id));
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
     this.timeoutMs = options.upstreamTimeoutMs ?? 60_000;
@@ -83,9 +68,9 @@ export class Router {
       access: this.access,
       log: options.log,
       routing: (id) => this.routes.get(id),
-      awake: (request, routing, userId, answerable) => this.awake(this.holdOf(request), routing, userId, answerable),
+      awake: (request, routing, userId, answerable) => this.held.awake(this.holdOf(request), routing, userId, answerable),
       devUpstream: (request, routing, url) => this.upstreamFor(url, this.holdOf(request), { kind: 'dev', workspaceId: routing.row.id }, routing),
-      replica: (request, routing, service) => this.replica(this.holdOf(request), routing, service),
+      replica: (request, routing, service) => this.held.replica(this.holdOf(request), routing, service),
       crossSite: (method, headers, host) => this.crossSite(method, headers, host),
       signInUrl: (host, next, workspaceId) => this.signInUrl(host, next, workspaceId),
     };
@@ -281,7 +266,7 @@ export class Router {
     if (decision.via === 'cookie' && this.crossSite(request.method ?? 'GET', request.headers, host)) throw new Refusal('crossSite');
     const length = Number(request.headers['content-length'] ?? 0);
     if (length > this.bodyLimit) throw new Refusal('tooLarge');
-    routing = await this.awake(hold, routing, decision.user.id, (waking) => answerableWhileWaking(waking, target, url));
+    routing = await this.held.awake(hold, routing, decision.user.id, (waking) => answerableWhileWaking(waking, target, url));
     this.touch(routing.row.id);
     return { upstream: await this.upstreamFor(url, hold, target, routing), routing };
   }
@@ -309,33 +294,6 @@ export class Router {
     return { ms: this.holdMs, browser: wantsHtml(request.headers.accept) };
   }
 
-  /**
-   * A sleeping workspace is woken and the request held (then 503 with why it slept); browsers only briefly, then
-   * they get the waiting page, which opens the address once it can be answered (waiting.ts). The request goes on
-   * once the workspace runs, or while it still wakes up once `answerable` says it can be answered already (a ready
-   * replica of its service: services start with the editor and are often ready before it).
-   */
-  private async awake(hold: Hold, routing: WorkspaceRouting, userId: number, answerable?: (waking: WorkspaceRouting) => boolean): Promise<WorkspaceRouting> {
-    const deadline = Date.now() + holdFor(hold);
-    let current = routing;
-    for (;;) {
-      const { row } = current;
-      if (row.state === 'running') return current;
-      if (row.state === 'waking_up' && answerable?.(current)) return current;
-      if (row.state === 'sleeping' || row.state === 'stopped') {
-        const blocker = await requestWake(this.options.pool, row, userId, this.options.clock.now(), this.options.plans);
-        if (blocker) throw new Refusal(row.state === 'stopped' ? 'workspaceNotRunning' : 'wakeBlocked', blocker.reason, blocker.retryAfterSeconds);
-      } else if (row.state !== 'waking_up') {
-        throw new Refusal('workspaceNotRunning', row.status_detail ?? undefined, 10);
-      }
-      const waking = new Refusal('waking', wakingStatusText(row), 2, undefined, wakeReason(row));
-      const left = deadline - Date.now();
-      if (left <= 0) throw waking;
-      await this.routes.changed(row.id, Math.min(left, HELD_POLL_MS));
-      current = (await this.routes.get(row.id, HELD_POLL_MS)) ?? current;
-    }
-  }
-
   private touch(id: number): void {
     const now = this.options.clock.nowMs();
     if ((this.touched.get(id) ?? 0) > now - 30_000) return;
@@ -352,7 +310,7 @@ export class Router {
     if (target.kind === 'public-port') {
       const published = routing.routes.publicPorts.get(target.port);
       if (!published) throw new Refusal('nothingServed', `No service publishes port ${target.port}.`);
-      return { ...(await this.replica(hold, routing, published.service)), port: published.port, path: url };
+      return { ...(await this.held.replica(hold, routing, published.service)), port: published.port, path: url };
     }
     const match = matchRoute(routing.routes.dev, url);
     if (!match) {
@@ -361,47 +319,7 @@ export class Router {
     }
     const routeTarget = match.route.target;
     if (routeTarget.kind === 'forward') return forwardUpstream(routeTarget.target, match.upstreamTarget, this.allow);
-    return { ...(await this.replica(hold, routing, routeTarget.service)), port: routeTarget.port, path: match.upstreamTarget };
-  }
-
-  /** A ready replica of the service, in turn; held while it starts. */
-  private async replica(hold: Hold, routing: WorkspaceRouting, service: string): Promise<{ host: string }> {
-    let deadline = Date.now() + hold.ms;
-    let current = routing;
-    let woken = false;
-    // The routing may be as old as the last event (a service that became ready without its recorded status
-    // changing sends none): look afresh once before answering that it is not ready, even with no hold at all.
-    let looked = false;
-    // on-demand services sleep only when nobody used them
-    const waking = new Refusal('waking', `Waking ${service}`, 2, undefined, sleepReasonTexts.idle);
-    for (;;) {
-      const state = current.services.get(service);
-      if (!state) throw new Refusal('nothingServed');
-      if (!state.running || state.status === 'stopped') throw new Refusal('serviceStopped', state.detail);
-      if (state.status === 'sleeping' && !woken) {
-        woken = true;
-        await this.options.services.wake(current.row.id, service);
-        this.routes.invalidate(current.row.id);
-        deadline = Math.min(deadline, Date.now() + holdFor(hold));
-        current = (await this.routes.get(current.row.id)) ?? current;
-        looked = true;
-        continue;
-      }
-      if (state.ready.length > 0) {
-        this.options.services.noteRequest(current.row.id, service);
-        const key = `${current.row.id}/${service}`;
-        const turn = ((this.turn.get(key) ?? -1) + 1) % state.ready.length;
-        this.turn.set(key, turn);
-        return { host: state.ready[turn] };
-      }
-      if (!['starting', 'pending', 'sleeping'].includes(state.status)) throw new Refusal('noAnswer', state.detail ?? `${service} is ${state.status}`);
-      const left = deadline - Date.now();
-      if (left <= 0 && looked && woken) throw waking;
-      if (left <= 0 && looked) throw new Refusal('noAnswer', `${service} did not become ready in time`);
-      if (left > 0) await this.routes.changed(current.row.id, Math.min(left, HELD_POLL_MS));
-      current = (await this.routes.get(current.row.id, HELD_POLL_MS)) ?? current;
-      looked = true;
-    }
+    return { ...(await this.held.replica(hold, routing, routeTarget.service)), port: routeTarget.port, path: match.upstreamTarget };
   }
 
   private send(request: IncomingMessage, response: ServerResponse, refusal: Refusal, asText = false): void {
