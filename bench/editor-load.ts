@@ -62,7 +62,8 @@ export async function launchCdpBrowser(): Promise<CdpBrowser> {
       socket.close();
       chromium.kill();
       await new Promise((resolve) => (chromium.exitCode !== null ? resolve(undefined) : chromium.once('exit', resolve)));
-      await rm(profile, { recursive: true, force: true });
+      // Chromium's helpers may still be writing the profile for a moment after it exited.
+      await rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }
@@ -119,7 +120,7 @@ export async function loadWorkbench(browser: CdpBrowser, url: string, headers?: 
     const mark = (name) => performance.getEntriesByName('code/' + name)[0]?.startTime ?? NaN;
     const resources = performance.getEntriesByType('resource');
     const script = resources.find((e) => e.name.endsWith('/workbench/workbench.js'));
-    const entries = [...performance.getEntriesByType('navigation'), ...resources].map((e) => ({ transfer: e.transferSize, encoded: e.encodedBodySize, decoded: e.decodedBodySize, protocol: e.nextHopProtocol }));
+    const entries = [...performance.getEntriesByType('navigation'), ...resources].map((e) => ({ name: e.name.replace(/[?#].*$/, '').split('/').pop(), transfer: e.transferSize, encoded: e.encodedBodySize, decoded: e.decodedBodySize, protocol: e.nextHopProtocol }));
     return { origin: performance.timeOrigin, page: performance.getEntriesByType('navigation')[0].responseEnd, scripts: script ? script.responseEnd : NaN,
       main: mark('didLoadWorkbenchMain'), drawn: mark('didStartWorkbench'), usable: mark('didResolveExplorer'), entries };
   })()`);
@@ -132,17 +133,17 @@ export async function loadWorkbench(browser: CdpBrowser, url: string, headers?: 
   };
 }
 
-type Entry = { transfer: number; encoded: number; decoded: number; protocol: string };
+type Entry = { name: string; transfer: number; encoded: number; decoded: number; protocol: string };
 
 /** What the page loaded until its folder was listed: requests, bytes, compression, cache. */
 function trafficOf(entries: Entry[]): string {
   const sum = (pick: (e: Entry) => number) => entries.reduce((total, e) => total + pick(e), 0);
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
-  const uncompressed = entries.filter((e) => e.transfer > 0 && e.decoded > 1024 && e.encoded === e.decoded).length;
+  const uncompressed = entries.filter((e) => e.transfer > 0 && e.decoded > 1024 && e.encoded === e.decoded && !/\.(png|jpe?g|gif|ico|woff2?)$/.test(e.name)).map((e) => e.name);
   const fromCache = entries.filter((e) => e.transfer === 0 && e.decoded > 0).length;
   const protocols = [...new Set(entries.map((e) => e.protocol).filter(Boolean))].join(', ');
   return `${entries.length} requests (${protocols || 'cache'}), ${mb(sum((e) => e.transfer))} over the wire for ${mb(sum((e) => e.decoded))}, ` +
-    `${uncompressed} text answers over 1 KB uncompressed, ${fromCache} from the browser's cache`;
+    `${uncompressed.length} text answers over 1 KB uncompressed${uncompressed.length ? ` (${uncompressed.join(', ')})` : ''}, ${fromCache} from the browser's cache`;
 }
 
 const s = (ms: number) => (ms / 1000).toFixed(2);
