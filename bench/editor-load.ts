@@ -1,8 +1,8 @@
 // bench/workspaces' editor row: code-server's workbench in a fresh Chromium, link opened to the folder listed, driven
 // over the DevTools protocol with no domain that instruments the page's JavaScript (docs/runtime.md, "How long the
-// editor takes to open"). playwright-core enables the Runtime domain on every page: the inspector then records each
-// console message with its stack, and V8 re-parses functions to give their source positions, 19 MB workbench.js's
-// module function included; that added 2.4 to 3.6 s of main-thread CPU to each load here, which no person's browser
+// editor takes to open"). playwright-core enables the Runtime domain on every page: the inspector then records stack
+// traces (console messages, exceptions), and V8 re-parses functions to give their source positions, 19 MB
+// workbench.js's module function among them; that added 2.4 to 3.6 s of main-thread CPU to each load here, which no person's browser
 // spends. Only Network is enabled (the router's Svc-Authorization header); the page is asked with Runtime.evaluate,
 // which enables nothing, and the renderers' CPU time comes from the browser (SystemInfo).
 import { spawn, type ChildProcess } from 'node:child_process';
