@@ -209,14 +209,16 @@ export async function syncLandscape(
   refuseContainersWithoutImages(preview.normal, deps.images);
   refuseUnresolvedImages(preview.normal, preview.images);
   timeline?.mark('plan');
-  const images = deps.images ? await pinImages(deps.images, row, preview.normal, preview.images) : {};
-  timeline?.mark('images');
+  // The volume is measured (a `du`) while the images are pulled; a volume over its storage fails the Sync at once.
+  const diskChecked = refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
+  diskChecked.catch(() => undefined); // awaited below
+  const [images] = await Promise.all([deps.images ? pinImages(deps.images, row, preview.normal, preview.images) : {}, diskChecked]);
+  timeline?.mark('images and volume size');
   const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
     const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, values);
     checkPlanHash(plan, request.planHash);
     refuseUnrunnableManaged(normal, deps.managed.driver);
-    await refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
     // the team's CPU and memory quotas must hold the workspace with the new landscape's replicas
     if (!['sleeping', 'stopped'].includes(row.state)) await refuseOverCapacity(db, deps.plans, row.team_id, workspaceDemand(deps.plans, { id: row.id, plan: row.plan, landscape: normal }), 'The workspace with this landscape', row.id);
     const before = await findDeployedLandscape(db, row.id);
