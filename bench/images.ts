@@ -54,11 +54,11 @@ function pullPhases(timings: PullTimings): Phase[] {
   const sum = (f: (l: PullTimings['layers'][number]) => number) => layers.reduce((total, l) => total + f(l), 0);
   return [
     ...timings.phases,
-    { name: `(layers: ${layers.length} in parallel, ${(sum((l) => l.blobBytes) / 1e6).toFixed(1)} MB -> ${(sum((l) => l.tarBytes) / 1e6).toFixed(1)} MB; slowest request`, ms: Math.max(0, ...layers.map((l) => l.requestMs)) },
-    { name: 'slowest stream', ms: Math.max(0, ...layers.map((l) => l.streamMs)) },
-    { name: 'sha256 of blobs, summed', ms: sum((l) => l.blobHashMs) },
-    { name: 'sha256 of tars, summed', ms: sum((l) => l.tarHashMs) },
-    { name: 'publish, summed)', ms: sum((l) => l.publishMs) },
+    { name: `[of the layers, in parallel: slowest request`, ms: Math.max(0, ...layers.map((l) => l.requestMs)) },
+    { name: 'slowest stream (download, sha256, inflate, untar)', ms: Math.max(0, ...layers.map((l) => l.streamMs)) },
+    { name: 'sha256 of blobs summed', ms: sum((l) => l.blobHashMs) },
+    { name: 'sha256 of tars summed', ms: sum((l) => l.tarHashMs) },
+    { name: 'publish summed]', ms: sum((l) => l.publishMs) },
   ];
 }
 
@@ -191,7 +191,7 @@ export async function benchImages(runs = Number(process.env.BENCH_RUNS) || 3): P
     const teardown = async () => finish(stream, (await key.post(`/workspaces/${ws}/landscape/teardown`)).body.id);
     const web = (spec: string) => `schema: svc/v1\nservices:\n  web:\n${spec}    ports:\n      - port: 8080\n        routes: [{ path: / }]\n    health: { port: 8080, mode: http-2xx }\n`;
     const times = { store: [] as number[], handPull: [] as number[], pull: [] as number[], hand: [] as number[], warm: [] as number[], steps: [] as number[] };
-    const itemised = { client: [] as Phase[][], sync: [] as Phase[][], serverPull: [] as Phase[][], storePull: [] as Phase[][] };
+    const itemised = { client: [] as Phase[][], sync: [] as Phase[][], serverPull: [] as Phase[][], storePull: [] as Phase[][], layerBytes: [] as string[] };
     const syncLines = () => loggedMessages(svc.stderr(), `sync of workspace ${ws} took `);
     await writeFile(path.join(volume, 'www.html'), 'served by steps\n');
     for (let round = 0; round < runs; round++) {
@@ -201,6 +201,8 @@ export async function benchImages(runs = Number(process.env.BENCH_RUNS) || 3): P
       const alone = await pullAlone(`${registry.host}/${tag}`, registry.host, dataDir);
       times.store.push(alone.ms);
       if (alone.timings) itemised.storePull.push(pullPhases(alone.timings));
+      const fetched = alone.timings?.layers ?? [];
+      itemised.layerBytes.push(`${fetched.length}: ${(fetched.reduce((t, l) => t + l.blobBytes, 0) / 1e6).toFixed(1)} MB -> ${(fetched.reduce((t, l) => t + l.tarBytes, 0) / 1e6).toFixed(1)} MB`);
 
       await writeFile(path.join(volume, 'svc.yml'), web(`    type: container\n    image: ${registry.host}/${tag}\n`));
       let started = performance.now();
@@ -237,7 +239,8 @@ export async function benchImages(runs = Number(process.env.BENCH_RUNS) || 3): P
     console.log(line('pull into an empty image store (src/images) vs skopeo copy + umoci unpack', median(times.store), median(times.handPull), 1.2, 'by hand'));
     console.log(line('Plan + Sync of a new image to its answer vs skopeo copy + umoci unpack + bwrap httpd', median(times.pull), median(times.hand), 1.2, 'by hand'));
     console.log(line('Sync after Teardown of a pulled image vs the same for a steps service', median(times.warm), median(times.steps), 1.2, 'steps'));
-    console.log('  Plan + Sync of a new image, itemised (medians, ms):');
+    const bytes = itemised.layerBytes.at(-1);
+    console.log(`  Plan + Sync of a new image, itemised (medians, ms; ${bytes ? `layers ${bytes}` : 'no layer sizes'}):`);
     console.log(`    client: ${phasesText(phaseMedians(itemised.client))}`);
     console.log(`    server, the Sync operation: ${phasesText(phaseMedians(itemised.sync))}`);
     console.log(`    server, its pull: ${phasesText(phaseMedians(itemised.serverPull))}`);
