@@ -56,7 +56,7 @@ describe('pulling by tag and digest', () => {
     const { stdout } = await run('setpriv', ['--reuid', '10002', '--regid', '0', '--clear-groups', path.join(image.rootfs, 'bin/busybox'), 'echo', 'from the image']);
     assert.equal(stdout, 'from the image\n', 'a workspace UID of group 0 reaches and runs the rootfs');
     for (const mountPoint of ['dev', 'proc', 'tmp']) assert.ok((await lstat(path.join(image.rootfs, mountPoint))).isDirectory(), mountPoint);
-    assert.deepEqual(await resolveImage(`${registry.host}/demo/web:1`, { insecureRegistries: [registry.host] }), { digest: pushed });
+    assert.equal((await resolveImage(`${registry.host}/demo/web:1`, { insecureRegistries: [registry.host] })).digest, pushed);
   });
 
   test('a pinned digest pulls exactly that image, from the store without the registry once it is there', async () => {
@@ -75,7 +75,7 @@ describe('pulling by tag and digest', () => {
     const moved = await pushImage(registry, 'demo/moving:stable', { layers: [busybox, { 'version.txt': 'new' }] });
     assert.notEqual(old, moved);
     const store = await newStore();
-    assert.deepEqual(await resolveImage(`${registry.host}/demo/moving:stable`, { insecureRegistries: [registry.host] }), { digest: moved });
+    assert.equal((await resolveImage(`${registry.host}/demo/moving:stable`, { insecureRegistries: [registry.host] })).digest, moved);
     assert.equal(await readFile(path.join((await pullImage(store, `${registry.host}/demo/moving:stable`)).rootfs, 'version.txt'), 'utf8'), 'new');
     assert.equal(await readFile(path.join((await pullImage(store, `${registry.host}/demo/moving@${old}`)).rootfs, 'version.txt'), 'utf8'), 'old');
   });

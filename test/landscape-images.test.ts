@@ -242,6 +242,28 @@ test('two workspaces syncing the same new image at once each get it, and each la
   for (const layer of layers) assert.equal(await registry.blobGets(layer), 1, `layer ${layer} fetched once`);
 });
 
+test('a Plan of a new image by a caller who may Sync starts its pull: the store has it before any Sync, nothing runs or is pinned; the Sync uses it and fetches nothing again', async () => {
+  const digest = await pushImage(registry, 'test/early:1', { layers: [{ ...busybox, 'etc/early': 'early\n' }, { 'www/index.html': 'early\n' }], ...httpd });
+  const manifest = await (await fetch(`http://${registry.host}/v2/test/early/manifests/${digest}`, { headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } })).json();
+  const blobs: string[] = [manifest.config.digest, ...manifest.layers.map((l: { digest: string }) => l.digest)];
+  const made = await stoppedWorkspace(server.server.database.pool, server.server.config.dataDir, { teamId: team, createdBy: ownerId, name: 'early' });
+  await writeFile(path.join(made.volume, 'svc.yml'), `schema: svc/v1\nservices:\n  box:\n    type: container\n    image: ${registry.host}/test/early:1\n`);
+  const plan = await planOf(made.id);
+  assert.deepEqual(plan.images, [{ service: 'box', image: `${registry.host}/test/early:1`, digest }]);
+  const record = path.join(server.server.config.dataDir, 'images', 'images', 'sha256', digest.slice(7), 'image.json');
+  await until(async () => (await stat(record).then(() => true, () => undefined)), 'the image pulled after the Plan alone');
+  assert.equal(await deployedRow(made.id), undefined, 'nothing is deployed or pinned by a Plan');
+  assert.deepEqual(await driver.replicaStates({ id: made.id, uid: 0, storageGib: 0 }), [], 'nothing runs');
+
+  const started = await owner.post(`/workspaces/${made.id}/landscape/sync`, { plan_hash: plan.hash });
+  assert.equal((await operationFinished(owner, started.body.id)).state, 'succeeded');
+  assert.equal((await deployedRow(made.id)).images.box.digest, digest);
+  for (const blob of blobs) assert.equal(await registry.blobGets(blob), 1, `blob ${blob} fetched once`);
+  assert.equal(await registry.manifestGets('test/early', '1'), 1, 'the tag resolved once (Plan answers are reused briefly)');
+  assert.equal(await registry.manifestGets('test/early', digest), 1, 'the manifest by digest: only the test asked for it; the pull used the one the Plan fetched');
+  await removeWorkspaces(driver, [made.id]);
+});
+
 test('images from the registry: a missing entrypoint exits 127, one not executable 126, exit 0 finishes, a crash gives up (and who needs it stops waiting); needs between containers, replicas, a steps service on an image; a fixed user gets the note', async () => {
   const tools = { ...busybox, 'bin/mkdir': { symlink: 'busybox' }, 'bin/id': { symlink: 'busybox' }, 'bin/wget': { symlink: 'busybox' } };
   const files = { 'opt/ok.sh': { content: '#!/bin/sh\necho "ok as $(id -u):$(id -g)"\n', mode: 0o755 }, 'opt/plain.sh': { content: '#!/bin/sh\necho never\n', mode: 0o644 } };

@@ -38,6 +38,18 @@ export class PhaseTimeline {
   }
 }
 
+/**
+ * An operation's timeline from the moment it was queued (when that is a moment of this machine's clock, else from
+ * now), its first phase `queue and claim`.
+ */
+export function queuedTimeline(queuedAt: Date): PhaseTimeline {
+  const queued = queuedAt.getTime();
+  const now = wallClockMs();
+  const timeline = new PhaseTimeline(queued <= now && now - queued < 60_000 ? queued : now);
+  timeline.mark('queue and claim', now);
+  return timeline;
+}
+
 /** Phases back from `PhaseTimeline.text()` (bench/workspaces reads them from the server's log). */
 export function parsePhases(text: string): Phase[] {
   const list = text.slice(text.indexOf(': ') + 2);

@@ -8,8 +8,10 @@ import type { ImageLookup, ImageRequest, ImageSource, PreparedImage } from '../r
 import { ImageFailure, imageProblem } from './failures.ts';
 import { collectImages, type CollectResult } from './gc.ts';
 import { pullImage, resolveImage } from './pull.ts';
+import { pullTimingsText } from './pull-timings.ts';
 import { parseImageReference } from './reference.ts';
 import type { RegistryCredentials } from './registry-auth.ts';
+import type { FetchedManifest } from './registry-client.ts';
 import type { ImageStore } from './store.ts';
 
 export interface RegistryImageSourceOptions {
@@ -39,8 +41,13 @@ export const RESOLVE_TIMEOUT_MS = 10_000;
 export const RESOLVE_CACHE_MS = 30_000;
 export const IMAGE_GRACE_MS = 3_600_000;
 
+/** Manifests kept from resolutions for the pulls that follow (a Plan's, then its Sync's): the newest few. */
+const KEPT_MANIFESTS = 32;
+
 export class RegistryImageSource implements ImageSource {
   private readonly resolutions = new Map<string, CachedResolution>();
+  /** By digest: the bytes hash to it, so whoever asked, a pull of that digest may use them. */
+  private readonly manifests = new Map<string, FetchedManifest>();
 
   constructor(private readonly options: RegistryImageSourceOptions) {}
 
@@ -69,24 +76,44 @@ export class RegistryImageSource implements ImageSource {
 
   /** Pulls `image` at the digest the plan showed (or as the tag names it now), with the team's credentials. */
   async prepare(request: ImageRequest): Promise<PreparedImage> {
-    const reference = request.digest && !request.image.includes('@') ? `${request.image}@${request.digest}` : request.image;
-    const credentials = await this.credentialsFor(request.teamId, request.image);
-    const started = performance.now();
-    const pull = () => pullImage(this.store, reference, { credentials });
     try {
       let pulled;
       try {
-        pulled = await pull();
+        pulled = await this.pull(request, 'a Sync');
       } catch (error) {
         if (!(error instanceof ImageFailure) || error.reason !== 'store-full') throw error;
         await this.collect(); // what no landscape pins makes room, then the pull is tried once more
-        pulled = await pull();
+        pulled = await this.pull(request, 'a Sync');
       }
-      if (!pulled.cached) this.options.log?.(`image store: pulled ${pulled.reference} in ${Math.round(performance.now() - started)} ms`);
       return { digest: pulled.digest, rootfs: pulled.rootfs, config: pulled.config };
     } catch (error) {
       throw asProblem(error, request.image);
     }
+  }
+
+  /**
+   * The pull a Plan's digest will need, started now and not awaited: its Sync finds the image in the store or joins
+   * this pull (one flight per image and layer). No collection for room (a Sync makes room if it must); a failure is
+   * logged only, the Sync's own pull says why to its caller.
+   */
+  prefetch(request: ImageRequest): void {
+    if (!request.digest) return;
+    this.pull(request, 'a Plan').catch((error: unknown) => {
+      this.options.log?.(`image store: the pull of ${request.image}@${request.digest} started by a Plan failed: ${(error as Error).message}`);
+    });
+  }
+
+  private async pull(request: ImageRequest, by: string) {
+    const reference = request.digest && !request.image.includes('@') ? `${request.image}@${request.digest}` : request.image;
+    const credentials = await this.credentialsFor(request.teamId, request.image);
+    const started = performance.now();
+    const manifest = request.digest ? this.manifests.get(request.digest) : undefined;
+    const pulled = await pullImage(this.store, reference, { credentials, manifest });
+    if (!pulled.cached) {
+      const where = pulled.timings ? `: ${pullTimingsText(pulled.timings)}` : ' (waited for a pull of it under way)';
+      this.options.log?.(`image store: pulled ${pulled.reference} in ${Math.round(performance.now() - started)} ms for ${by}${where}`);
+    }
+    return pulled;
   }
 
   /**
@@ -107,12 +134,23 @@ export class RegistryImageSource implements ImageSource {
         timer = setTimeout(() => reject(new ImageFailure('unreachable', lookup.image, reference.registry, `the registry did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
       });
       try {
-        return await Promise.race([resolveImage(lookup.image, { credentials, insecureRegistries: this.store.insecureRegistries, timeoutMs }), late]);
+        const { digest, manifest } = await Promise.race([resolveImage(lookup.image, { credentials, insecureRegistries: this.store.insecureRegistries, timeoutMs }), late]);
+        this.keepManifest(manifest);
+        return { digest };
       } finally {
         clearTimeout(timer);
       }
     } catch (error) {
       throw asProblem(error, lookup.image);
+    }
+  }
+
+  private keepManifest(manifest: FetchedManifest): void {
+    this.manifests.delete(manifest.digest);
+    this.manifests.set(manifest.digest, manifest);
+    for (const oldest of this.manifests.keys()) {
+      if (this.manifests.size <= KEPT_MANIFESTS) break;
+      this.manifests.delete(oldest);
     }
   }
 

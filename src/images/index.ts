@@ -9,8 +9,10 @@ export { collectImages, type CollectOptions, type CollectResult } from './gc.ts'
 export { ImageFailure, imageProblem, type ImageFailureReason, type RegistryAnswer } from './failures.ts';
 export type { ImageConfig } from './manifest.ts';
 export { pullImage, resolveImage, type PulledImage, type PullOptions, type ResolveOptions } from './pull.ts';
+export { pullTimingsText, type LayerTiming, type PullTimings } from './pull-timings.ts';
 export { formatImageReference, isRegistryHost, normalizeRegistryHost, parseImageReference, type ImageReference } from './reference.ts';
 export type { RegistryCredentials } from './registry-auth.ts';
+export type { FetchedManifest } from './registry-client.ts';
 export { ImageStore, type ImageRecord, type ImageStoreOptions } from './store.ts';
 
 /**

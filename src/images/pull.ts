@@ -3,17 +3,24 @@
 import { chmod, mkdir, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ImageFailure } from './failures.ts';
+import { PhaseTimeline } from '../core/phases.ts';
 import { LayerError, unpackLayer } from './layer-unpack.ts';
 import { DocumentError, parseImageConfig, parseManifestDocument, pickPlatform, type ImageConfig, type ImageManifest, type LayerDescriptor } from './manifest.ts';
 import { formatImageReference, parseImageReference, type ImageReference } from './reference.ts';
 import type { RegistryCredentials } from './registry-auth.ts';
 import { RegistryClient, type FetchedManifest } from './registry-client.ts';
+import type { LayerTiming, PullTimings } from './pull-timings.ts';
 import { assembleRootfs, RootfsError } from './rootfs.ts';
 import type { ImageRecord, ImageStore, LayerRecord } from './store.ts';
 
 export interface PullOptions {
   /** Credentials for the image's registry (the team's, chosen by registry host). */
   credentials?: RegistryCredentials;
+  /**
+   * The manifest (or index) the reference's digest names, as a resolution fetched it (its bytes hashed to that
+   * digest): used instead of asking the registry again. Ignored unless its digest is the reference's.
+   */
+  manifest?: FetchedManifest;
 }
 
 export interface PulledImage {
@@ -27,6 +34,8 @@ export interface PulledImage {
   manifestDigest: string;
   /** True when the image was in the store already (nothing was fetched but, for a tag, its manifest). */
   cached: boolean;
+  /** Where the time went, when this pull built the image (not when it found it or waited for another pull). */
+  timings?: PullTimings;
 }
 
 export interface ResolveOptions extends PullOptions {
@@ -37,11 +46,12 @@ export interface ResolveOptions extends PullOptions {
 
 const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
 
-/** The digest a reference names now (a tag's current manifest), without pulling layers. */
-export async function resolveImage(image: string, options: ResolveOptions = {}): Promise<{ digest: string }> {
+/** The digest a reference names now (a tag's current manifest, kept for the pull), without pulling layers. */
+export async function resolveImage(image: string, options: ResolveOptions = {}): Promise<{ digest: string; manifest: FetchedManifest }> {
   const reference = parseImageReference(image);
   const client = new RegistryClient(reference, image, { insecureRegistries: options.insecureRegistries, credentials: options.credentials, timeoutMs: options.timeoutMs });
-  return { digest: (await client.fetchManifest(reference.digest ?? reference.tag!)).digest };
+  const manifest = await client.fetchManifest(reference.digest ?? reference.tag!);
+  return { digest: manifest.digest, manifest };
 }
 
 /** Makes the image's root filesystem available in the store; an `ImageFailure` says why it cannot. */
@@ -53,10 +63,14 @@ export async function pullImage(store: ImageStore, image: string, options: PullO
       if (stored) return storedImage(store, stored, reference, true);
     }
     const client = new RegistryClient(reference, image, { insecureRegistries: store.insecureRegistries, credentials: options.credentials });
-    const top = await client.fetchManifest(reference.digest ?? reference.tag!);
+    const began = performance.now();
+    const known = reference.digest && options.manifest?.digest === reference.digest ? options.manifest : undefined;
+    const top = known ?? (await client.fetchManifest(reference.digest ?? reference.tag!));
     const stored = await store.readImage(top.digest);
-    const record = stored ?? (await store.once(`image:${top.digest}`, () => buildImage(store, client, reference, top)));
-    return storedImage(store, record, reference, stored !== undefined);
+    if (stored) return storedImage(store, stored, reference, true);
+    let timings: PullTimings | undefined;
+    const record = await store.once(`image:${top.digest}`, () => buildImage(store, client, reference, top, began, (t) => (timings = t)));
+    return { ...(await storedImage(store, record, reference, false)), ...(timings && { timings }) };
   });
 }
 
@@ -73,9 +87,11 @@ async function storedImage(store: ImageStore, record: ImageRecord, reference: Im
   };
 }
 
-async function buildImage(store: ImageStore, client: RegistryClient, reference: ImageReference, top: FetchedManifest): Promise<ImageRecord> {
+async function buildImage(store: ImageStore, client: RegistryClient, reference: ImageReference, top: FetchedManifest, began: number, timed: (timings: PullTimings) => void): Promise<ImageRecord> {
   const existing = await store.readImage(top.digest); // another flight may have finished meanwhile
   if (existing) return existing;
+  const timeline = new PhaseTimeline(began);
+  const layerTimings: LayerTiming[] = [];
   const manifestDoc = await readDocument(client, top);
   let manifest: FetchedManifest = top;
   let doc = manifestDoc;
@@ -89,6 +105,7 @@ async function buildImage(store: ImageStore, client: RegistryClient, reference: 
     doc = await readDocument(client, manifest);
     if (doc.kind === 'index') throw client.failure('invalid', 'the image index points to another index, not to an image');
   }
+  timeline.mark('manifest', performance.now());
   const configBytes = await client.fetchBlob(doc.config, MAX_CONFIG_BYTES);
   let config: ReturnType<typeof parseImageConfig>;
   try {
@@ -102,8 +119,11 @@ async function buildImage(store: ImageStore, client: RegistryClient, reference: 
   if (config.diffIds.length > 0 && config.diffIds.length !== doc.layers.length) {
     throw client.failure('invalid', `the config lists ${config.diffIds.length} layers, the manifest ${doc.layers.length}`);
   }
+  timeline.mark('config', performance.now());
   await checkRoom(store, client, doc);
-  const layers = await Promise.all(doc.layers.map((layer, i) => ensureLayer(store, client, layer, config.diffIds[i])));
+  timeline.mark('room check', performance.now());
+  const layers = await Promise.all(doc.layers.map((layer, i) => ensureLayer(store, client, layer, config.diffIds[i], layerTimings)));
+  timeline.mark('layers', performance.now());
 
   const work = await store.workDir();
   try {
@@ -115,6 +135,7 @@ async function buildImage(store: ImageStore, client: RegistryClient, reference: 
       if (error instanceof RootfsError) throw client.failure('invalid', error.message);
       throw error;
     }
+    timeline.mark('rootfs', performance.now());
     const record: ImageRecord = {
       digest: top.digest,
       manifestDigest: manifest.digest,
@@ -130,7 +151,10 @@ async function buildImage(store: ImageStore, client: RegistryClient, reference: 
     await store.writeBlob(doc.config.digest, configBytes);
     await chmod(work, 0o711); // pods (the workspace's UID) pass through to rootfs/
     await store.publish(work, store.imageDir(top.digest));
-    return (await store.readImage(top.digest))!;
+    const published = (await store.readImage(top.digest))!;
+    timeline.mark('record', performance.now());
+    timed({ phases: timeline.phases, layers: layerTimings });
+    return published;
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -159,7 +183,7 @@ function storeFull(store: ImageStore, client: RegistryClient, used: number): Ima
 }
 
 /** The layer unpacked in the store: fetched and unpacked by the first pull that needs it, waited for by the others. */
-async function ensureLayer(store: ImageStore, client: RegistryClient, layer: LayerDescriptor, diffId: string | undefined): Promise<LayerRecord> {
+async function ensureLayer(store: ImageStore, client: RegistryClient, layer: LayerDescriptor, diffId: string | undefined, timings: LayerTiming[]): Promise<LayerRecord> {
   const stored = await store.readLayer(layer.digest);
   if (stored) return stored;
   return store.once(`layer:${layer.digest}`, async () => {
@@ -169,7 +193,9 @@ async function ensureLayer(store: ImageStore, client: RegistryClient, layer: Lay
     const work = await store.workDir();
     try {
       await mkdir(path.join(work, 'root'), { mode: 0o755 });
+      const requested = performance.now();
       const source = await client.openBlob(layer);
+      const answered = performance.now();
       let unpacked;
       try {
         unpacked = await unpackLayer(source, layer.compression, path.join(work, 'root'), Math.max(0, store.maxBytes - used));
@@ -183,7 +209,12 @@ async function ensureLayer(store: ImageStore, client: RegistryClient, layer: Lay
       }
       const record: LayerRecord = { digest: layer.digest, diffId: unpacked.diffId, size: unpacked.size, deferredLinks: unpacked.deferredLinks };
       await writeFile(path.join(work, 'meta.json'), JSON.stringify(record), { mode: 0o600 });
+      const unpackedAt = performance.now();
       await store.publish(work, store.layerDir(layer.digest));
+      timings.push({
+        digest: layer.digest, blobBytes: layer.size, tarBytes: unpacked.size, entries: unpacked.entries, requestMs: answered - requested,
+        streamMs: unpackedAt - answered, blobHashMs: source.hashMs, tarHashMs: unpacked.tarHashMs, publishMs: performance.now() - unpackedAt,
+      });
       return (await store.readLayer(layer.digest))!;
     } finally {
       await rm(work, { recursive: true, force: true });

@@ -79,7 +79,7 @@ export class RegistryClient {
   }
 
   /** A blob as a stream that fails at its end when the bytes are not the descriptor's size and sha256. */
-  async openBlob(descriptor: { digest: string; size: number }): Promise<Readable> {
+  async openBlob(descriptor: { digest: string; size: number }): Promise<BlobStream> {
     const response = await this.request(`blobs/${descriptor.digest}`, {}, `blob ${descriptor.digest}`);
     if (!response.body) throw this.failure('registry-error', `the registry sent no body for the blob ${descriptor.digest}`, { status: response.status });
     const check = new DigestCheck(descriptor, (detail) => this.failure('digest-mismatch', detail));
@@ -175,10 +175,14 @@ export class RegistryClient {
   }
 }
 
+/** A blob's bytes as they arrive, checked; `hashMs` is the time spent hashing them so far (bench/images shows it). */
+export type BlobStream = Readable & { readonly hashMs: number };
+
 /** Hashes and counts what passes; fails on more bytes than the descriptor's size, or another digest at the end. */
 class DigestCheck extends Transform {
   private readonly hash = createHash('sha256');
   private bytes = 0;
+  hashMs = 0;
 
   constructor(
     private readonly descriptor: { digest: string; size: number },
@@ -190,7 +194,9 @@ class DigestCheck extends Transform {
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.descriptor.size) return callback(this.mismatch(`the blob ${this.descriptor.digest} has more bytes than the ${this.descriptor.size} its manifest says`));
+    const started = performance.now();
     this.hash.update(chunk);
+    this.hashMs += performance.now() - started;
     callback(null, chunk);
   }
 

@@ -261,8 +261,11 @@ export interface ReplicaDriver {
   removeManagedService?(workspace: WorkspaceRef, name: string): Promise<void>;
   /** The address managed service `name` was placed at (the router reaches its HTTP endpoint there), if placed. */
   managedServiceAddress?(workspace: WorkspaceRef, name: string): Promise<string | undefined>;
-  /** Starts (or restarts afresh) the replica's pod and resolves once its agent runs; its steps go on in the pod. */
-  startReplica(workspace: WorkspaceRef, spec: ReplicaSpec): Promise<ReplicaAddress>;
+  /**
+   * Starts (or restarts afresh) the replica's pod and resolves once its agent runs; its steps go on in the pod.
+   * `timeline` receives the start's phases where the driver tells them apart (a Sync's log line, bench/images).
+   */
+  startReplica(workspace: WorkspaceRef, spec: ReplicaSpec, timeline?: PhaseTimeline): Promise<ReplicaAddress>;
   /** Ends every process of the replica's pod; it then reads as `stopped`, its log stays (idempotent). */
   stopReplica(workspace: WorkspaceRef, service: string, index: number): Promise<void>;
   /** Every replica of the workspace the driver knows of (running, ended or stopped), by service and index. */

@@ -49,4 +49,10 @@ export interface ImageRequest extends ImageLookup {
 export interface ImageSource {
   resolve(lookup: ImageLookup): Promise<{ digest: string }>;
   prepare(request: ImageRequest): Promise<PreparedImage>;
+  /**
+   * Starts making the image ready in the background (a Plan showed a digest to a caller who may Sync it), so that the
+   * Sync finds it pulled or joins the pull under way. Runs nothing and pins nothing; a failure is only logged (the
+   * Sync's own `prepare` says why). Optional: a source without it pulls at Sync only.
+   */
+  prefetch?(request: ImageRequest): void;
 }

@@ -109,6 +109,21 @@ export async function pinImages(images: ImageSource, row: WorkspaceRow, normal: 
   return pins;
 }
 
+/**
+ * A Plan's images made ready in the background for a caller who may Sync (the image source's `prefetch`): what a
+ * Sync would pull next starts now, while the plan is read and the Sync is asked for. Nothing runs or is pinned.
+ */
+export function prefetchImages(images: ImageSource | undefined, row: WorkspaceRow, normal: NormalLandscape, resolutions: ImageResolutions): void {
+  if (!images?.prefetch) return;
+  const seen = new Set<string>();
+  for (const [name, image] of imageServices(normal)) {
+    const resolution = resolutions.resolved.get(image);
+    if (seen.has(image) || !resolution || !('digest' in resolution)) continue;
+    seen.add(image);
+    images.prefetch({ image, digest: resolution.digest, teamId: row.team_id, workspaceId: row.id, service: name });
+  }
+}
+
 /** Container services whose pinned digest moved since the last Sync (the tag points elsewhere now): they restart. */
 export function servicesWithNewImages(before: Record<string, PinnedImage>, after: Record<string, PinnedImage>): string[] {
   return Object.keys(after).filter((name) => before[name] !== undefined && before[name].digest !== after[name].digest);

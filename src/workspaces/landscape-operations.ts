@@ -1,5 +1,6 @@
 // Sync and Teardown as operation handlers (landscape.sync, landscape.teardown).
 import type { OperationHandler } from '../operations/worker.ts';
+import { queuedTimeline } from '../core/phases.ts';
 import { problem } from '../core/problems.ts';
 import { publishEvent } from '../events/publish.ts';
 import { withTransaction } from '../store/database.ts';
@@ -14,7 +15,9 @@ export function landscapeOperationHandlers(deps: SyncDeps): Record<string, Opera
       const input = job.operation.input as { workspace_id: number; profile: string | null; plan_hash: string };
       const row = await findWorkspace(deps.pool, input.workspace_id);
       if (!row || row.deleted_at) throw problem('not-found', 404, 'The workspace does not exist any more.');
-      const plan = await syncLandscape(deps, row, { profile: input.profile, planHash: input.plan_hash, by: job.operation.created_by });
+      const timeline = queuedTimeline(job.operation.created_at);
+      const plan = await syncLandscape(deps, row, { profile: input.profile, planHash: input.plan_hash, by: job.operation.created_by }, timeline);
+      deps.log?.(`sync of workspace ${row.id} took ${timeline.text()}`);
       const changes = plan.services.length;
       return { detail: changes === 0 ? 'Synced; no service changed' : `Synced; ${changes} service(s) changed` };
     },

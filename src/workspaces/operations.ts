@@ -16,7 +16,7 @@ import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { pinBaseImage } from './base-image.ts';
-import { PhaseTimeline, wallClockMs } from '../core/phases.ts';
+import { PhaseTimeline, queuedTimeline } from '../core/phases.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
   driver: RuntimeDriver;
@@ -131,11 +131,7 @@ export function podTemplateOf(deps: Pick<WorkspaceOperationDeps, 'driver'>, row:
 
 /** The wake's timeline from the moment it was queued (when that is a moment of this machine's clock). */
 function wakeTimeline(job: JobContext): PhaseTimeline {
-  const queuedAt = job.operation.created_at.getTime();
-  const now = wallClockMs();
-  const timeline = new PhaseTimeline(queuedAt <= now && now - queuedAt < 60_000 ? queuedAt : now);
-  timeline.mark('queue and claim', now);
-  return timeline;
+  return queuedTimeline(job.operation.created_at);
 }
 
 async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id: number, text: string): Promise<void> {

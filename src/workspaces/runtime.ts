@@ -180,7 +180,7 @@ export async function startWorkspaceRuntime(options: {
     },
   };
   const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
-  const syncDeps = { plans: config.plans, managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { log, plans: config.plans, managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: options.serverId,
     leaseMs: config.operationLeaseSeconds * 1000,

@@ -3,6 +3,7 @@
 // when one changes. Replicas only run while the workspace runs; waking it starts them again.
 import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
+import type { PhaseTimeline } from '../core/phases.ts';
 import type { SecretBox, SealedSecret } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
 import type { NormalLandscape, NormalManagedService } from '../landscape/index.ts';
@@ -31,6 +32,8 @@ export interface ApplyOptions {
   retry?: Iterable<string>;
   /** The workspace is waking up: its replicas start together with its editor (a wake), not after it. */
   waking?: boolean;
+  /** Receives the replicas' start phases (a Sync's log line). */
+  timeline?: PhaseTimeline;
 }
 
 /** The first key of the advisory locks of workspaces' replica changes ('svcr'); the second is the workspace id. */
@@ -151,7 +154,7 @@ export class ServiceRunner {
       }
     }
     // Pods start together (needs first in the list); each replica waits for its needs itself.
-    await Promise.all(starts.map((spec) => this.startReplica(row, spec)));
+    await Promise.all(starts.map((spec) => this.startReplica(row, spec, options.timeline)));
   }
 
   /** A request for an asleep on-demand service: it wakes with everything it needs, in parallel. */
@@ -201,10 +204,10 @@ export class ServiceRunner {
     return slept;
   }
 
-  private async startReplica(row: WorkspaceRow, spec: Parameters<RuntimeDriver['startReplica']>[1]): Promise<void> {
+  private async startReplica(row: WorkspaceRow, spec: Parameters<RuntimeDriver['startReplica']>[1], timeline?: PhaseTimeline): Promise<void> {
     const key = `${row.id}/${spec.service}`;
     try {
-      await this.deps.driver.startReplica(workspaceRef(row), spec);
+      await this.deps.driver.startReplica(workspaceRef(row), spec, timeline);
       this.startFailures.delete(key);
     } catch (error) {
       const reason = error instanceof RuntimeFailure ? error.reason : (error as Error).message;

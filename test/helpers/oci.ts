@@ -17,6 +17,8 @@ export interface TestRegistry {
   host: string;
   /** How many times the registry answered a GET of this blob with 200 (from its access log). */
   blobGets(digest: string): Promise<number>;
+  /** How many times the repository's manifest was sent by this tag or digest. */
+  manifestGets(repository: string, tagOrDigest: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,9 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
     host,
     async blobGets(digest) {
       return [...log.matchAll(/"GET \/v2\/\S+\/blobs\/(sha256:[a-f0-9]{64}) HTTP\/1\.1" 200/g)].filter((m) => m[1] === digest).length;
+    },
+    async manifestGets(repository, tagOrDigest) {
+      return [...log.matchAll(/"GET \/v2\/(\S+)\/manifests\/(\S+) HTTP\/1\.1" 200/g)].filter((m) => m[1] === repository && m[2] === tagOrDigest).length;
     },
     async close() {
       await stop(child);

@@ -10,7 +10,7 @@ import { findDeployedLandscape } from '../../store/landscapes.ts';
 import { activeOperationOn } from '../../store/operations.ts';
 import { checkProfile, currentVariablesHash, deployedOf, planFor, readCurrentLandscape, refuseUnrunnableManaged } from '../../workspaces/landscape-service.ts';
 import { devUrlState } from '../../workspaces/deployment.ts';
-import { refuseContainersWithoutImages } from '../../workspaces/container-images.ts';
+import { prefetchImages, refuseContainersWithoutImages } from '../../workspaces/container-images.ts';
 import { landscapeBanner } from '../../workspaces/landscape-state.ts';
 import { workspaceAddresses } from '../../workspaces/view.ts';
 import type { ApiDeps } from '../context.ts';
@@ -107,7 +107,9 @@ export function registerLandscapeRoutes(server: FastifyInstance, deps: ApiDeps):
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.view');
     const profile = checkProfile(request.query.profile);
-    const { plan } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images });
+    const { plan, normal, images } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images });
+    // a caller who may Sync will likely Sync this plan: its new images start downloading now (decisions.md)
+    if (access.permissions.includes('landscape.sync')) prefetchImages(deps.images, row, normal, images);
     return { profile, images: [], ...plan };
   });
 

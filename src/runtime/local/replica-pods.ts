@@ -10,6 +10,7 @@ import { agentEnv, DEFAULT_AGENT_PORT } from '../../agent/protocol.ts';
 import { REPLICA_CONFIG_FILE, REPLICA_POD_DIR, replicaEnv, type ContainerProcess, type ReplicaConfig, type ReplicaTimings } from '../../agent/replica-protocol.ts';
 import { shellQuote } from '../../agent/shell.ts';
 import { freeLoopbackPort } from '../../core/loopback.ts';
+import type { PhaseTimeline } from '../../core/phases.ts';
 import { RuntimeFailure, type PinnedRoot, type ReplicaSpec, type WorkspaceRef } from '../driver.ts';
 import { replicaNetnsOf, replicaSwitchLinkOf, SERVICE_SUBNET_PREFIX, type ServiceNetwork } from './addresses.ts';
 import { agentScript, bundleFor, killPod, newAgentToken, spawnDetached, type PodHost } from './pods.ts';
@@ -41,7 +42,7 @@ export interface ReplicaPlacement {
 const FIRST_MOUNT_FD = 4;
 
 /** Starts the replica's pod with a fresh directory (and so a fresh log) and records it. */
-export async function launchReplicaPod(host: ReplicaPodHost, workspace: WorkspaceRef, spec: ReplicaSpec, placement: ReplicaPlacement): Promise<ReplicaRecord> {
+export async function launchReplicaPod(host: ReplicaPodHost, workspace: WorkspaceRef, spec: ReplicaSpec, placement: ReplicaPlacement, timeline?: PhaseTimeline): Promise<ReplicaRecord> {
   const container = spec.container && containerOf(spec, workspace);
   const image = spec.container ?? spec.root;
   if (image) await checkRootfs(image, 'Sync again to fetch it');
@@ -59,6 +60,7 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
   const reserved = container ? containerPodReserved : spec.root ? imageStepsPodReserved : stepsPodReserved;
   let memoryEvents: FileHandle | undefined;
   const mounts = await openMounts(volumeDir(host, workspace.id), spec.mounts, (from) => createVolumeDirectory(host, workspace, from), reserved);
+  timeline?.mark(`${spec.service} pod directory and cgroup`);
   try {
     const network = placement.network;
     const endpoint = network
@@ -69,7 +71,9 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
     const pod = { host, workspace, spec, placement, netns, dir, mounts, agentEnv: replicaAgentEnv(endpoint), memoryEvents };
     const built = container ? await containerPod(pod, container) : spec.root ? await imageStepsPod(pod, spec.root) : await stepsPod(pod);
     const command = inPodCgroup(host, cgroup, built);
+    timeline?.mark(`${spec.service} sandbox command`);
     if (netns && network) await joinServiceNetwork(netns, network.service, replicaSwitchLinkOf(spec.service, spec.index), network.address);
+    timeline?.mark(`${spec.service} pod network`);
     const output = replicaOutputFile(host.dataDir, workspace.id, spec.service, spec.index);
     const passed = [...mounts.map((mount) => mount.handle.fd), ...(memoryEvents ? [memoryEvents.fd] : [])];
     const started = await spawnDetached(output, command, passed).catch(async (error: unknown) => {
@@ -95,6 +99,7 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
       agentToken,
     };
     await writeReplicaRecord(host.dataDir, record);
+    timeline?.mark(`${spec.service} sandbox spawned`);
     host.log(`replica ${spec.index} of ${spec.service} in workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
     return record;
   } catch (error) {
