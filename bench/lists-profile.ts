@@ -71,7 +71,13 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 11_000));
     return Number((await pool.query<{ n: string }>('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1', [dbName])).rows[0].n);
   };
+  // The server's own background statements (presence, housekeeping, the operation queue) over an idle interval,
+  // subtracted from the run's at the same rate.
+  const idleFrom = await statements();
+  const idleFromAt = Date.now();
   const statementsBefore = await statements();
+  const statementsBeforeAt = Date.now();
+  const backgroundPerMs = (statementsBefore - idleFrom - 1) / (statementsBeforeAt - idleFromAt);
   const warmUp = await wrk(target, headers, 2);
   const backends = async () => (await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName])).rows.map((r) => r.pid);
   const server = svc.child.pid!;
@@ -103,8 +109,10 @@ try {
     .map(([k, cpu]) => `${k} ${(cpu * 1e6 / requests).toFixed(0)} µs/req (${(cpu / seconds * 100).toFixed(0)}% cpu)`).join('   ');
   const load = os.loadavg()[0].toFixed(1);
   // less the two statements of this script's own reading
-  const perRequest = (await statements() - statementsBefore - 2) / (requests + warmUp.rps * 2);
-  console.log(`${route}: ${m.rps.toFixed(0)} req/s p99 ${m.p99ms.toFixed(1)} ms   ${line}   ${perRequest.toFixed(2)} statements/req   load ${load}`);
+  const statementsAfter = await statements();
+  const background = backgroundPerMs * (Date.now() - statementsBeforeAt);
+  const perRequest = (statementsAfter - statementsBefore - 2 - background) / (requests + warmUp.rps * 2);
+  console.log(`${route}: ${m.rps.toFixed(0)} req/s p99 ${m.p99ms.toFixed(1)} ms   ${line}   ${perRequest.toFixed(2)} statements/req (less ${background.toFixed(0)} of the background)   load ${load}`);
   await pool.end();
 } finally {
   await stopSvc(svc);

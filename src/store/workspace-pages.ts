@@ -92,3 +92,6 @@ export async function readWorkspacePage(db: Queryable, filter: PageFilter, after
   if (filter.isAdmin) return (await db.query<PageRow>({ ...OF_ALL, values: values.slice(1), rowMode: 'array', types: textTypes })).rows;
   return (await db.query<PageRow>({ ...OF_MEMBER, values, rowMode: 'array', types: textTypes })).rows;
 }
+
+/** The statements' text, for EXPLAIN (docs/api.md). */
+export const PAGE_STATEMENTS = { ofMember: OF_MEMBER.text, ofTeam: OF_TEAM.text, ofAll: OF_ALL.text };
