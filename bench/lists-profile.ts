@@ -1,5 +1,8 @@
-// Where a list page's time goes: seeds bench/lists' team, runs wrk, and reads the CPU seconds per request of the
-// svc server, its nginx workers and its PostgreSQL backends (/proc); with PROFILE=dir the server writes a V8 profile.
+// Where a request's time goes: seeds bench/lists' team, runs wrk, and reads the CPU seconds per request of the
+// svc server, its nginx workers, its PostgreSQL backends (/proc) and wrk itself (all share the machine's cores), and
+// the statements per request PostgreSQL counted (pg_stat_database, read after its stats are flushed).
+// ROUTE=lists (default: a page of 50 of 1,000 workspaces), me (GET /me with a key) or version.
+// With PROFILE=dir the server writes a V8 profile of the run.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -57,14 +60,30 @@ try {
     const a = await admin.get('/workspaces?limit=3');
     console.log('admin', a.status, a.text.slice(0, 300));
   }
-  const target = `${process.env.TARGET_URL ?? url}/api/v1/workspaces?limit=50`;
-  const headers = { authorization: `Bearer ${developer.key.auth.token}` };
-  await wrk(target, headers, 2);
+  const route = process.env.ROUTE ?? 'lists';
+  const paths: Record<string, string> = { lists: '/api/v1/workspaces?limit=50', me: '/api/v1/me', version: '/api/v1/version' };
+  if (!paths[route]) throw new Error(`ROUTE is one of ${Object.keys(paths).join(', ')}`);
+  const target = `${process.env.TARGET_URL ?? url}${paths[route]}`;
+  const headers: Record<string, string> = route === 'version' ? {} : { authorization: `Bearer ${developer.key.auth.token}` };
   const dbName = new URL(info.database_url).pathname.slice(1);
+  // PostgreSQL 15 flushes a backend's counters at most once a second, and 10 s after it fell idle.
+  const statements = async () => {
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    return Number((await pool.query<{ n: string }>('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1', [dbName])).rows[0].n);
+  };
+  // The server's own background statements (presence, housekeeping, the operation queue) over an idle interval,
+  // subtracted from the run's at the same rate.
+  const idleFrom = await statements();
+  const idleFromAt = Date.now();
+  const statementsBefore = await statements();
+  const statementsBeforeAt = Date.now();
+  const backgroundPerMs = (statementsBefore - idleFrom - 1) / (statementsBeforeAt - idleFromAt);
+  const warmUp = await wrk(target, headers, 2);
   const backends = async () => (await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName])).rows.map((r) => r.pid);
   const server = svc.child.pid!;
   const procs = { node: [server], nginx: children(server).filter((p) => /nginx/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'))), pg: await backends() };
   const before = Object.fromEntries(Object.entries(procs).map(([k, ps]) => [k, ps.map(ticks)]));
+
   const seconds = Number(process.env.SECONDS_WRK) || 8;
   let profiler: ((method: string, params?: object) => Promise<any>) | undefined;
   if (profileDir) {
@@ -85,11 +104,15 @@ try {
     await writeFile(path.join(profileDir!, `lists-${Date.now()}.cpuprofile`), JSON.stringify(profile));
   }
   const requests = m.rps * seconds;
-  const line = Object.entries(procs).map(([k, ps]) => {
-    const used = ps.reduce((sum, p, i) => sum + ticks(p) - before[k][i], 0);
-    return `${k} ${(used * 1e6 / requests).toFixed(0)} µs/req (${(used / seconds * 100).toFixed(0)}% cpu)`;
-  }).join('   ');
-  console.log(`${m.rps.toFixed(0)} req/s p99 ${m.p99ms.toFixed(1)} ms   ${line}   load ${os.loadavg()[0].toFixed(1)}`);
+  const used = Object.entries(procs).map(([k, ps]) => [k, ps.reduce((sum, p, i) => sum + ticks(p) - before[k][i], 0)] as const);
+  const line = [...used, ['wrk', m.loadCpuSeconds ?? NaN] as const]
+    .map(([k, cpu]) => `${k} ${(cpu * 1e6 / requests).toFixed(0)} µs/req (${(cpu / seconds * 100).toFixed(0)}% cpu)`).join('   ');
+  const load = os.loadavg()[0].toFixed(1);
+  // less the two statements of this script's own reading
+  const statementsAfter = await statements();
+  const background = backgroundPerMs * (Date.now() - statementsBeforeAt);
+  const perRequest = (statementsAfter - statementsBefore - 2 - background) / (requests + warmUp.rps * 2);
+  console.log(`${route}: ${m.rps.toFixed(0)} req/s p99 ${m.p99ms.toFixed(1)} ms   ${line}   ${perRequest.toFixed(2)} statements/req (less ${background.toFixed(0)} of the background)   load ${load}`);
   await pool.end();
 } finally {
   await stopSvc(svc);

@@ -7,11 +7,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { SERVER_VERSION, API_VERSION } from '../core/version.ts';
 import { API_PREFIX, type ApiDeps } from './context.ts';
 import { registerAudit } from './conventions/audit.ts';
-import { registerAuthentication } from './conventions/authentication.ts';
+import { registerCallerHook } from './conventions/authentication.ts';
 import { registerIdempotency } from './conventions/idempotency.ts';
 import { registerProblemHandling } from './conventions/problems.ts';
 import { answerNginxError, clientErrorHandler, frameworkErrorHandler, hasEncodedNul, MAX_HEADER_BYTES, refuseEncodedNul, refuseLongUrl } from './conventions/request-errors.ts';
-import { registerRateLimit } from './conventions/rate-limit.ts';
+import { rateLimitOf } from './conventions/rate-limit.ts';
 import { buildRequestValidator } from './conventions/validation.ts';
 import { registerConsolePages } from './pages.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
@@ -149,8 +149,8 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     }
   });
   registerProblemHandling(app, { keepConnections: deps.config.dataPlane === 'nginx', logger });
-  registerAuthentication(app, deps);
-  registerRateLimit(app, deps.config.rateLimitPerMinute, deps.clock);
+  // Authentication, the access rule and the rate limit: one hook per request (conventions/authentication.ts).
+  registerCallerHook(app, deps, rateLimitOf(app, deps.config.rateLimitPerMinute, deps.clock));
   registerIdempotency(app, deps.pool, deps.clock);
   registerAudit(app, deps.pool, deps.clock, deps.log);
   await app.register(

@@ -92,7 +92,7 @@ export async function findWorkspace(db: Queryable, id: number, lock = false): Pr
   return (await db.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces WHERE id = $1${lock ? ' FOR UPDATE OF workspaces' : ''}`, [id])).rows[0];
 }
 
-/** What a list page shows of a workspace (workspaces/view.ts); the other columns stay in the table. */
+/** What a workspace's view shows of it (workspaces/view.ts); a list page reads these columns (store/workspace-pages.ts). */
 export type WorkspaceListRow = Pick<
   WorkspaceRow,
   | 'id' | 'team_id' | 'name' | 'plan' | 'base_image' | 'git_provider' | 'git_repo' | 'git_ref' | 'storage_gib' | 'availability'
@@ -100,46 +100,6 @@ export type WorkspaceListRow = Pick<
   | 'restored_from' | 'upgrade_pending' | 'created_by' | 'owner_id' | 'needs_owner' | 'created_at' | 'updated_at' | 'deleted_at'
   | 'purge_after' | 'vault_id'
 >;
-
-const LIST_COLUMNS = `w.id, w.team_id, w.name, w.plan, w.base_image, w.git_provider, w.git_repo, w.git_ref, w.storage_gib,
-  w.availability, w.restricted, w.single_node, w.state, w.status_detail, w.idle_timeout_minutes, w.last_archived_at,
-  w.archive_sha256, w.restored_from, w.upgrade_pending, w.created_by, w.owner_id, w.needs_owner, w.created_at, w.updated_at,
-  w.deleted_at, w.purge_after`;
-
-/** The page's rows with their vault: one probe of vaults_workspace_id_key per row of the page (not of each team's). */
-const withVault = (page: string) => `SELECT p.*, (SELECT v.id FROM vaults v WHERE v.workspace_id = p.id) AS vault_id FROM (${page}) p ORDER BY p.id`;
-
-// Named statements: each pooled connection parses them once, not on every page (docs/api.md, "Lists at scale").
-const ALL_WORKSPACES = {
-  name: 'list-workspaces-all',
-  text: withVault(`SELECT ${LIST_COLUMNS} FROM workspaces w WHERE (w.deleted_at IS NOT NULL) = $1 AND w.id > $2 ORDER BY w.id LIMIT $3`),
-};
-// A team's range of workspaces_team (team_id, id) after the cursor, said as a row comparison: with `team_id = t.id`
-// PostgreSQL may walk the primary key instead and filter by team, which reads every other team's rows before a
-// small team's page (21,000 rows for a team of 5, docs/api.md "Lists at scale").
-const TEAMS_WORKSPACES = {
-  name: 'list-workspaces-of-teams',
-  text: withVault(`SELECT w.* FROM unnest($4::bigint[]) AS t(id) CROSS JOIN LATERAL (
-    SELECT ${LIST_COLUMNS} FROM workspaces w
-    WHERE (w.team_id, w.id) > (t.id, $2) AND w.team_id <= t.id AND (w.deleted_at IS NOT NULL) = $1
-    ORDER BY w.team_id, w.id LIMIT $3) w ORDER BY w.id LIMIT $3`),
-};
-
-/**
- * Workspaces of the given teams (all teams for `null`), live or soft-deleted, in id order after `afterId`. For given
- * teams, each team's next rows come from its range of the (team_id, id) index and are merged: a page costs about
- * teams × limit rows read, however many workspaces other teams have (docs/api.md, "Lists at scale").
- */
-export async function listWorkspaces(
-  db: Queryable,
-  filter: { teamIds: number[] | null; deleted: boolean },
-  afterId: number,
-  limit: number,
-): Promise<WorkspaceListRow[]> {
-  const values = [filter.deleted, afterId, limit + 1];
-  if (filter.teamIds === null) return (await db.query<WorkspaceListRow>({ ...ALL_WORKSPACES, values })).rows;
-  return (await db.query<WorkspaceListRow>({ ...TEAMS_WORKSPACES, values: [...values, filter.teamIds] })).rows;
-}
 
 type Changes = Partial<Omit<WorkspaceRow, 'id' | 'team_id' | 'created_at' | 'version' | 'vault_id' | 'uid_index'>>;
 

@@ -16,9 +16,15 @@ export function workspaceLabel(id: number): string {
   return `w${id}`;
 }
 
-function address(urls: WorkspaceUrls, host: string): string {
+/** What comes before and after a host label in a workspace's addresses (`http://` and `.localhost:8080/`). */
+export function addressParts(urls: WorkspaceUrls): { before: string; after: string } {
   const defaultPort = urls.scheme === 'https' ? 443 : 80;
-  return `${urls.scheme}://${host}.${urls.domain}${urls.port === defaultPort ? '' : `:${urls.port}`}/`;
+  return { before: `${urls.scheme}://`, after: `.${urls.domain}${urls.port === defaultPort ? '' : `:${urls.port}`}/` };
+}
+
+function address(urls: WorkspaceUrls, host: string): string {
+  const { before, after } = addressParts(urls);
+  return `${before}${host}${after}`;
 }
 
 export function workspaceAddresses(id: number, urls: WorkspaceUrls): { ide: string; dev: string } {

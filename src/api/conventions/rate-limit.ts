@@ -1,7 +1,6 @@
 // Token buckets per caller (user, or address for requests without credentials): `perMinute` requests a
 // minute with bursts up to the same number. Over the limit: 429 with Retry-After.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addRouteHook } from './route-hooks.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.ts';
 import { problem } from '../../core/problems.ts';
 
@@ -48,17 +47,22 @@ export class RateLimiter {
   }
 }
 
-export function registerRateLimit(app: FastifyInstance, perMinute: number, clock: Clock): void {
-  if (perMinute === 0) return;
+/** What the rate limit asks of a request: undefined to let it pass, else the 429 to answer. */
+export type RateCheck = (request: FastifyRequest) => Error | undefined;
+
+/**
+ * The installation's limit for one app (none for 0): the per-request check runs in the caller hook
+ * (conventions/authentication.ts), after authentication, so that a signed-in caller is limited as a user wherever
+ * they connect from; callers without credentials by their address.
+ */
+export function rateLimitOf(app: FastifyInstance, perMinute: number, clock: Clock): RateCheck | undefined {
+  if (perMinute === 0) return undefined;
   const limiter = new RateLimiter(perMinute, clock);
   const sweeper = setInterval(() => limiter.sweep(), 60_000).unref();
   app.addHook('onClose', async () => clearInterval(sweeper));
-  // Runs after authentication, so that a signed-in caller is limited as a user wherever they connect from.
-  const limit = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    const caller = request.principal ? request.principal.user.id : request.ip;
-    const wait = limiter.take(caller);
-    if (wait === 0) return done();
-    done(problem('rate-limited', 429, `Too many requests; wait ${wait} s.`, { headers: { 'retry-after': String(wait) } }));
+  return (request) => {
+    const wait = limiter.take(request.principal ? request.principal.user.id : request.ip);
+    if (wait === 0) return undefined;
+    return problem('rate-limited', 429, `Too many requests; wait ${wait} s.`, { headers: { 'retry-after': String(wait) } });
   };
-  app.addHook('onRoute', (route) => addRouteHook(route, 'onRequest', limit));
 }

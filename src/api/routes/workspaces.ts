@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, teamAccess, teamAccesses, type TeamAccess } from '../../auth/access.ts';
+import type { CallerUser } from '../../auth/credentials.ts';
+import { teamPermissions, type OrgRole, type TeamRole } from '../../auth/permissions.ts';
 import { chosenWorkspacePlan } from '../../capacity/plan-choice.ts';
 import { refuseOverCapacity } from '../../capacity/team-capacity.ts';
 import { notFound, problem } from '../../core/problems.ts';
@@ -10,7 +12,9 @@ import { enqueueOperation } from '../../operations/queue.ts';
 import { operationView } from '../../operations/view.ts';
 import { publishEvent } from '../../events/publish.ts';
 import { isUniqueViolation, withTransaction } from '../../store/database.ts';
-import { findWorkspace, insertWorkspace, listWorkspaces, teamStorage, updateWorkspace, type WorkspaceListRow, type WorkspaceRow } from '../../store/workspaces.ts';
+import { findWorkspace, insertWorkspace, teamStorage, updateWorkspace, type WorkspaceListRow, type WorkspaceRow } from '../../store/workspaces.ts';
+import { COL, readWorkspacePage, type PageRow } from '../../store/workspace-pages.ts';
+import { addressJson, pageItemJson, type AddressJson } from '../../workspaces/view-json.ts';
 import { readDevService } from '../../workspaces/dev-service.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
@@ -19,7 +23,7 @@ import { workspaceUrlsFromBase, workspaceView, type WorkspaceUrls } from '../../
 import type { ApiDeps, RequestWithParams } from '../context.ts';
 import type { WithDefaults } from '../conventions/validation.ts';
 import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag.ts';
-import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
+import { Page, PageQuery, pageLimit } from '../conventions/pagination.ts';
 import { Id, IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
@@ -44,6 +48,38 @@ export async function workspaceAccess(deps: ApiDeps, request: RequestWithParams<
   if (!access.permissions.includes('workspace.view')) throw notFound('workspace');
   request.auditTeamId = row.team_id;
   return { row, access };
+}
+
+/** The JSON text of a workspace's addresses, once per configuration. */
+const addressesByConfig = new WeakMap<ApiDeps['config'], AddressJson>();
+function addressJsonOf(deps: ApiDeps): AddressJson {
+  let addresses = addressesByConfig.get(deps.config);
+  if (!addresses) addressesByConfig.set(deps.config, (addresses = addressJson(workspaceUrls(deps))));
+  return addresses;
+}
+
+/** The JSON array of workspace permissions a standing grants, by standing; undefined: the team is not visible. */
+const permissionsJsonByStanding = new Map<string, string | undefined>();
+function workspacePermissionsJson(isAdmin: boolean, teamRole: string | null, orgRole: string | null): string | undefined {
+  const key = `${isAdmin} ${teamRole} ${orgRole}`;
+  if (permissionsJsonByStanding.has(key)) return permissionsJsonByStanding.get(key);
+  const all = teamPermissions({ isAdmin, teamRole: (teamRole ?? undefined) as TeamRole | undefined, orgRole: (orgRole ?? undefined) as OrgRole | undefined });
+  const json = all.length === 0 ? undefined : JSON.stringify(all.filter((p) => workspacePermission.test(p)));
+  permissionsJsonByStanding.set(key, json);
+  return json;
+}
+
+/**
+ * A cursor's position; 422 for one this list did not issue. Of a team the caller may not see, 404 comes first (as
+ * it did when the standing was read before the cursor): the error path reads the standing.
+ */
+async function cursorPosition(deps: ApiDeps, user: CallerUser, scope: string, cursor: string, team: number | undefined): Promise<number> {
+  try {
+    return deps.cursors.decode<number>(scope, cursor);
+  } catch (error) {
+    if (team !== undefined && !(await teamAccesses(deps.pool, user, [team])).has(team)) throw notFound('team');
+    throw error;
+  }
 }
 
 /** A team's workspace permissions, filtered once per access read (a list page shares it among its rows). */
@@ -154,20 +190,29 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
     async (request, reply) => {
       const query = request.query;
       const user = request.principal!.user;
-      // Two queries: the caller's access to the teams (the one asked for, or every visible one), then the page.
-      // An administrator sees every team, so the access to the teams on the page is read after it.
-      const visible = query.team !== undefined || !user.isAdmin ? await teamAccesses(deps.pool, user, query.team !== undefined ? [query.team] : null) : undefined;
-      if (query.team !== undefined && !visible!.has(query.team)) throw notFound('team');
+      const limit = pageLimit(query);
       const scope = `workspaces:${query.team ?? ''}:${query.deleted}`;
-      const after = query.cursor ? deps.cursors.decode<number>(scope, query.cursor) : 0;
-      const rows = await listWorkspaces(deps.pool, { teamIds: visible ? [...visible.keys()] : null, deleted: query.deleted ?? false }, after, pageLimit(query));
-      const accessByTeam = visible ?? (await teamAccesses(deps.pool, user, [...new Set(rows.map((r) => r.team_id))]));
-      const page = pageOf(rows, pageLimit(query), (row) => viewFor(deps, row, accessByTeam.get(row.team_id)!), (last) => deps.cursors.encode(scope, last.id));
-      // The page's views hold only the schema's fields, with their types: JSON.stringify writes the same JSON as the
-      // schema's serializer, in half its time (src/workspaces/view.test.ts). With its own serializer Fastify leaves
-      // the media type to the route.
-      reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
-      return page;
+      const after = query.cursor ? await cursorPosition(deps, user, scope, query.cursor, query.team) : 0;
+      // One statement: the caller's standing on the teams and the page (store/workspace-pages.ts).
+      const rows = await readWorkspacePage(deps.pool, { userId: user.id, isAdmin: user.isAdmin, teamId: query.team, deleted: query.deleted ?? false }, after, limit);
+      if (rows === undefined) throw notFound('team');
+      // The page's JSON written from PostgreSQL's text, the same bytes as JSON.stringify of the views
+      // (workspaces/view-json.ts); sent as it is, with its media type (Fastify serializes no string).
+      const addresses = addressJsonOf(deps);
+      let items = '';
+      let kept = 0;
+      let last: PageRow | undefined;
+      for (const row of rows) {
+        if (kept === limit) break;
+        const permissions = workspacePermissionsJson(user.isAdmin, row[COL.team_role], row[COL.org_role]);
+        if (permissions === undefined) continue; // not visible: the statement's rule and teamPermissions agree, this keeps it so
+        items += (kept++ === 0 ? '' : ',') + pageItemJson(row, addresses, permissions);
+        last = row;
+      }
+      const more = rows.length > limit;
+      const next = more && last ? `,"next_cursor":${JSON.stringify(deps.cursors.encode(scope, Number(last[COL.id])))}` : '';
+      // (the schema types the page as an object; its text is that object's JSON)
+      return reply.type('application/json; charset=utf-8').send(`{"items":[${items}]${next}}` as never);
     },
   );
 
