@@ -11,7 +11,7 @@ import { systemClock, type Clock } from './core/clock.ts';
 import { loadPlans } from './capacity/plans-file.ts';
 import { urlFor, type ServerConfig } from './core/config.ts';
 import { SecretBox } from './core/secret-box.ts';
-import { EventFanout, poolEventStore } from './events/fanout.ts';
+import { EventFanout, poolEventStore, type DeliveryTrace } from './events/fanout.ts';
 import { NotificationHub } from './events/hub.ts';
 import { sweepEvents } from './events/publish.ts';
 import { openDatabase, type Database } from './store/database.ts';
@@ -162,7 +162,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   try {
     await hub.start();
     const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m), { slot: presence.slot, liveSlots });
-    const events = new EventFanout({ store: poolEventStore(database.pool), hub, clock, log: (m) => logger?.warn(m) });
+    const trace = process.env.SVC_EVENTS_TRACE === '1' ? (t: DeliveryTrace) => process.stderr.write(`events-trace ${t.received} ${t.written} ${t.writes}\n`) : undefined;
+    const events = new EventFanout({ store: poolEventStore(database.pool), hub, clock, log: (m) => logger?.warn(m), trace });
     await events.start();
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));

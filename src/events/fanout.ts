@@ -32,7 +32,18 @@ export interface FanoutOptions {
   log: (message: string) => void;
   pingMs?: number;
   limits?: SseLimits;
+  /** Told of each delivered batch (SVC_EVENTS_TRACE, read by bench/events). */
+  trace?: (batch: DeliveryTrace) => void;
 }
+
+/** One batch: monotonic milliseconds (process.hrtime) of its first notification and of its last write. */
+export interface DeliveryTrace {
+  received: number;
+  written: number;
+  writes: number;
+}
+
+const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 export function poolEventStore(pool: pg.Pool): EventStore {
   return {
@@ -90,6 +101,7 @@ export class EventFanout {
   private readonly subscriptions = new Set<EventSubscription>();
   private readonly viewers = new Map<number, Viewer>();
   private pendingIds: number[] = [];
+  private pendingSince = 0;
   private joining: EventSubscription[] = [];
   private resyncRequested = false;
   private pumping = false;
@@ -184,6 +196,7 @@ export class EventFanout {
       this.options.log(`events: ignored notification "${payload.slice(0, 40)}"`);
       return;
     }
+    if (this.options.trace && this.pendingIds.length === 0) this.pendingSince = monotonicMs();
     this.pendingIds.push(id);
     this.schedule();
   }
@@ -227,7 +240,7 @@ export class EventFanout {
         } else if (this.joining.length > 0 && this.options.hub.isLive) {
           await this.admit(this.joining.splice(0));
         } else {
-          await this.deliver(this.pendingIds.splice(0));
+          await this.deliver(this.pendingIds.splice(0), this.pendingSince);
         }
       }
     } catch (error) {
@@ -275,7 +288,7 @@ export class EventFanout {
     for (const id of unknown) if (this.viewers.get(id)?.streams === 0) this.viewers.delete(id);
   }
 
-  private async deliver(ids: number[]): Promise<void> {
+  private async deliver(ids: number[], received: number): Promise<void> {
     let rows: EventRow[];
     try {
       rows = await this.options.store.findEvents(ids);
@@ -291,15 +304,17 @@ export class EventFanout {
       this.failed('cannot read events', error, [...this.subscriptions]);
       return;
     }
-    this.send(rows);
+    const writes = this.send(rows);
+    this.options.trace?.({ received, written: monotonicMs(), writes });
   }
 
   /**
    * Writes a batch to every stream in one write each. Each event is formatted once; whether a user may see it is
    * decided once per user (not per stream); streams that see the same events share one text.
    */
-  private send(rows: readonly EventRow[]): void {
-    if (rows.length === 0 || this.subscriptions.size === 0) return;
+  private send(rows: readonly EventRow[]): number {
+    if (rows.length === 0 || this.subscriptions.size === 0) return 0;
+    let writes = 0;
     const frames = rows.map((row) => eventFrame(row.id, row.type, row.data));
     /** Per user: the indexes of the rows they may see. */
     const visible = new Map<Viewer, number[]>();
@@ -322,7 +337,9 @@ export class EventFanout {
         texts.set(key, text);
       }
       subscription.writer.send(text.text, text.frames);
+      writes++;
     }
+    return writes;
   }
 
   /** Reads the standings of `userIds` into the viewers that exist or are about to (unknown users see nothing). */
