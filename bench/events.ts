@@ -13,7 +13,7 @@ import pg from 'pg';
 import { publishEvent } from '../src/events/publish.ts';
 import { ApiClient, createPerson } from '../test/helpers/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
-import { startSvc } from '../test/helpers/process.ts';
+import { svcBin, watchSvc } from '../test/helpers/process.ts';
 import { recordResult } from './summary.ts';
 
 const TARGET_P99_MS = 30; // issue 17
@@ -67,7 +67,7 @@ function subscribe(url: string, token: string | undefined, agent: http.Agent, pa
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
-async function startBare(databaseUrl: string): Promise<{ url: string; stop: () => Promise<void>; output: () => string }> {
+async function startBare(databaseUrl: string): Promise<{ url: string; pid: number; stop: () => Promise<void>; output: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare-events-server.ts')], {
     env: { ...process.env, DATABASE_URL: databaseUrl, BARE_CHANNEL },
   });
@@ -83,6 +83,7 @@ async function startBare(databaseUrl: string): Promise<{ url: string; stop: () =
   });
   return {
     url,
+    pid: child.pid!,
     output: () => out,
     stop: async () => {
       child.kill('SIGTERM');
@@ -96,6 +97,13 @@ const BARE_CHANNEL = 'bench_bare_events';
 async function rssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/** CPU time (user and system, ms) a process has used so far. */
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks of 1/100 s
 }
 
 async function openFileLimit(): Promise<number> {
@@ -253,13 +261,15 @@ export async function benchEvents(
   if (limit < needed) throw new Error(`bench/events needs ${needed} open files; raise the limit (ulimit -n ${needed}) and run again`);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-'));
   const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
-  const svc = startSvc(
-    ['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '1000000000', '--log-level', 'warn'],
-    { DATABASE_URL: database?.url, SVC_EVENTS_TRACE: '1' },
+  // BENCH_SVC_NODE_FLAGS: flags for svc's node, such as `--cpu-prof --cpu-prof-dir=DIR` for a profile of the server.
+  const nodeFlags = process.env.BENCH_SVC_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const serverArgs = ['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '1000000000', '--log-level', 'warn'];
+  const svc = watchSvc(
+    spawn(process.execPath, [...nodeFlags, svcBin, ...serverArgs], { env: { ...process.env, DATABASE_URL: database?.url, SVC_EVENTS_TRACE: '1' } }),
   );
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const clients = new Clients(processes);
-  let bare: { url: string; stop: () => Promise<void>; output: () => string } | undefined;
+  let bare: Awaited<ReturnType<typeof startBare>> | undefined;
   let db: pg.Client | undefined;
   try {
     const [, url] = await svc.waitFor(/listening on (\S+)\n/, 120_000);
@@ -290,6 +300,7 @@ export async function benchEvents(
     await db.connect();
     const svcSide = new Side();
     const bareSide = new Side();
+    const cpuBefore = [await cpuMs(svc.child.pid!), await cpuMs(bare.pid)];
     for (let round = 1; round <= rounds; round++) {
       await db.query('BEGIN');
       await publishEvent(db as unknown as pg.PoolClient, { type: 'team.updated', at: new Date(base + round).toISOString(), team_id: team });
@@ -304,6 +315,9 @@ export async function benchEvents(
       await db.query('SELECT pg_notify($1, $2)', [BARE_CHANNEL, data]);
       bareSide.add(committing, await bareReceived);
     }
+    // What each server spent on the CPU per event, whatever else runs on the machine (the bench's own queries
+    // count on svc's side only for its event row reads and standing checks, as they should).
+    const [svcCpu, bareCpu] = [(await cpuMs(svc.child.pid!)) - cpuBefore[0], (await cpuMs(bare.pid)) - cpuBefore[1]].map((cpu) => cpu / rounds);
     svcSide.phases(svc.stderr());
     bareSide.phases(bare.output());
     const { p50, p99 } = svcSide;
@@ -318,11 +332,16 @@ export async function benchEvents(
     console.log(`${bareSide.line('reference')}   (bare Node server, NOTIFY payload written to each client)`);
     console.log(bareSide.phaseLine());
     console.log(`  svc/reference: p50 ${(p50 / bareP50).toFixed(2)}x   p99 ${(p99 / bareP99).toFixed(2)}x`);
+    console.log(`  server CPU per event (user + system, from /proc): svc ${ms(svcCpu)}, reference ${ms(bareCpu)} (${(svcCpu / bareCpu).toFixed(2)}x)`);
     recordResult('events', {
       measured: `p99 ${p99.toFixed(1)} ms (p50 ${p50.toFixed(1)} ms), ${subscribers} subscribers; bare Node reference p99 ${bareP99.toFixed(1)} ms (${(p99 / bareP99).toFixed(2)}×)`,
       met: p99 < TARGET_P99_MS,
     });
 
+    if (process.env.BENCH_EVENTS_STALLED === '0') {
+      console.log('  stalled subscriber: not measured in this run (BENCH_EVENTS_STALLED=0)');
+      return;
+    }
     // A subscriber that never reads, sent 64 KiB events: the server must drop it, not buffer everything.
     const stalled = subscribe(url, staller.key.auth.token!, agent, true);
     await stalled.ready;
