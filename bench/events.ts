@@ -3,6 +3,9 @@
 // shows that a subscriber that stops reading is dropped at its cap instead of growing the server's memory.
 // The reference, in the same run and with rounds taken in turns: a bare Node server (bench/bare-events-server.ts)
 // writing each NOTIFY payload to as many SSE clients, the least a fan-out in Node costs on this machine.
+// The subscribers of both run on raw sockets in the same client processes (bench/events-clients.ts), so the client
+// side stays out of the way; each round is split into commit → server has it → last write → last client from the
+// servers' traces (SVC_EVENTS_TRACE), and each server's CPU per event is read from /proc.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
