@@ -211,11 +211,15 @@ class Side {
   readonly clientBusy: number[] = [];
   readonly commits: number[] = [];
   readonly lastReceipts: number[] = [];
+  readonly firstReceipts: number[] = [];
+  /** Per round, for BENCH_EVENTS_DETAIL: ms after the commit of server receipt, last write, first and last client. */
+  readonly detail: string[] = [];
 
   add(committing: number, round: RoundTimes): void {
     for (const at of round.times) this.latencies.push(at - committing);
     this.commits.push(committing);
     this.lastReceipts.push(Math.max(...round.times));
+    this.firstReceipts.push(Math.min(...round.times));
     this.clientBusy.push(round.busyMs);
   }
 
@@ -228,6 +232,8 @@ class Side {
       this.toServer.push(batch.received - commit);
       this.serverWork.push(batch.written - batch.received);
       this.lastWriteToLastReceipt.push(this.lastReceipts[i] - batch.written);
+      const after = (t: number) => (t - commit).toFixed(1);
+      this.detail.push(`server ${after(batch.received)} last write ${after(batch.written)} clients ${after(this.firstReceipts[i])}..${after(this.lastReceipts[i])}`);
     });
   }
 
@@ -332,6 +338,7 @@ export async function benchEvents(
     );
     console.log(`${svcSide.line('svc')}   p99/target ${(p99 / TARGET_P99_MS).toFixed(2)}x (target p99 < ${TARGET_P99_MS} ms)`);
     console.log(svcSide.phaseLine());
+    if (process.env.BENCH_EVENTS_DETAIL) for (const [i, line] of svcSide.detail.entries()) console.log(`    svc ${i + 1}: ${line}   reference: ${bareSide.detail[i]}`);
     console.log(`${bareSide.line('reference')}   (bare Node server, NOTIFY payload written to each client)`);
     console.log(bareSide.phaseLine());
     console.log(`  svc/reference: p50 ${(p50 / bareP50).toFixed(2)}x   p99 ${(p99 / bareP99).toFixed(2)}x`);
