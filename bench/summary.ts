@@ -14,7 +14,7 @@ interface RowTarget {
 export const summaryRows: Record<SummaryRow, RowTarget> = {
   wake: { what: 'wake of a sleeping workspace, pod and editor', target: '≤ 1.0 s to the editor answering', bench: 'workspaces' },
   'dev-url-wake': { what: 'request to a sleeping dev URL → first byte', target: '≤ 1.0 s', bench: 'workspaces' },
-  'editor-load': { what: 'the editor in a fresh browser: link → workbench', target: '≤ 5 s first load, ≤ 2 s cached', bench: 'workspaces' },
+  'editor-load': { what: 'the editor in a fresh browser: link → workbench with its folder listed', target: '≤ 5 s first load, ≤ 2 s cached', bench: 'workspaces' },
   cli: { what: 'CLI command (svc version, svc ws list)', target: "≤ 0.15 s and ≤ node -e '' + 0.1 s", bench: 'cli' },
   'api-version': { what: 'GET /api/v1/version against a bare Node server', target: '≥ 0.85×', bench: 'api' },
   'api-me': { what: 'GET /api/v1/me with a key against bare', target: '≥ 0.6×', bench: 'api' },

@@ -1,7 +1,7 @@
 // `svc login`, `logout`, `whoami`, `keys` and the exit statuses, as real processes against a real server: a key
 // given with --token, and the browser flow with this test acting as the browser (the admin's session cookie).
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -67,6 +67,13 @@ test('--json output parses; SVC_URL and SVC_TOKEN work without a stored login', 
   const keys = await svc(['keys', 'list', '--json'], auth);
   assert.equal(keys.code, 0, keys.stderr);
   assert.ok(JSON.parse(keys.stdout).some((k: { source: string }) => k.source === 'console'));
+  // a broken login file does not matter while SVC_URL and SVC_TOKEN say everything; without them it is named
+  await mkdir(path.dirname(configPath()), { recursive: true });
+  await writeFile(configPath(), '{"url": "http://x', { mode: 0o600 });
+  assert.equal((await svc(['ws', 'list', '--json'], auth)).code, 0);
+  const broken = await svc(['ws', 'list']);
+  assert.equal(broken.code, 3);
+  assert.equal(broken.stderr, `svc: the login file ${configPath()} is not JSON: run "svc login URL" again (or set SVC_URL and SVC_TOKEN)\n`);
 });
 
 test('a problem prints title: detail and each error position, and exits 1', async () => {

@@ -171,8 +171,10 @@ test('svc landscape shows the banner, a table of services and the dev URL', asyn
 test('logs --tail prints the last lines after their times; -f follows; the secret and variable reached the service', async () => {
   const lines = await until(async () => {
     const read = (await dev.get(`/workspaces/${ws}/landscape/services/web/logs`)).body.lines;
-    return read.some((l: { text: string }) => l.text === 'web is ready') ? read : undefined;
-  }, 'web ready');
+    // the probe's line and the server's own last line can land in either order: wait for both, then nothing follows
+    const has = (text: string) => read.some((l: { text: string }) => l.text === text);
+    return has('web is ready') && has('listening') ? read : undefined;
+  }, 'web ready and listening');
   const tail = await svc('logs', 'web', '--tail', '2');
   assert.equal(tail.code, 0, tail.stderr);
   const format = (l: { stream: string; text: string }) => `${l.stream === 'system' ? '[svc] ' : ''}${l.text}\n`;
@@ -184,7 +186,8 @@ test('logs --tail prints the last lines after their times; -f follows; the secre
   const texts = JSON.parse(all.stdout).lines.map((l: { text: string }) => l.text);
   assert.ok(texts.includes('greeting hello there') && texts.includes('token has 12 chars'), texts.join('\n'));
   const following = start('logs', 'web', '-f', '--tail', '2');
-  await following.waitFor(/\[svc\] web is ready\n$/);
+  const last = tail.stdout.split('\n').at(-2)!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  await following.waitFor(new RegExp(`${last}\n$`));
   assert.equal(following.stdout(), tail.stdout);
   await stopped(following);
 });

@@ -105,11 +105,13 @@ export class Cli {
   async api(): Promise<Api> {
     if (this.client) return this.client;
     const env = this.env;
-    const stored = await readLogin(env);
     const wanted = env.SVC_URL ? normalizeUrl(env.SVC_URL) : undefined;
     const warn = (text: string) => this.note(text);
+    // SVC_URL with SVC_TOKEN is the whole sign-in: the stored login file is not read (a broken one does not matter)
+    if (env.SVC_TOKEN && wanted) return (this.client = new Api(wanted, env.SVC_TOKEN, warn));
+    const stored = await readLogin(env);
     if (env.SVC_TOKEN) {
-      const url = wanted ?? stored?.url;
+      const url = stored?.url;
       if (!url) throw usageError('SVC_TOKEN needs SVC_URL, the console address it belongs to');
       return (this.client = new Api(url, env.SVC_TOKEN, warn));
     }

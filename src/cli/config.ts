@@ -3,6 +3,7 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { notSignedIn } from './errors.ts';
 
 export interface StoredLogin {
   /** The console's address the key belongs to. */
@@ -26,7 +27,13 @@ export async function readLogin(env: NodeJS.ProcessEnv): Promise<StoredLogin | u
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const stored = JSON.parse(text) as Partial<StoredLogin>;
+  let stored: Partial<StoredLogin>;
+  try {
+    stored = JSON.parse(text) as Partial<StoredLogin>;
+  } catch {
+    throw notSignedIn(`the login file ${configFile(env)} is not JSON: run "svc login URL" again (or set SVC_URL and SVC_TOKEN)`);
+  }
+  if (stored === null || typeof stored !== 'object') return undefined;
   if (typeof stored.url !== 'string' || typeof stored.token !== 'string' || typeof stored.key_id !== 'string') return undefined;
   return { url: stored.url, token: stored.token, key_id: stored.key_id };
 }

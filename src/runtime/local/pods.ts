@@ -253,7 +253,12 @@ export async function spawnDetached(logFile: string, command: { file: string; ar
   try {
     const stdio: StdioOptions = ['ignore', log.fd, log.fd, 'pipe', ...passFds];
     const child = spawn(command.file, command.args, { detached: true, env: minimalEnv(), stdio });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const exited = new Promise<void>((resolve) =>
+      child.once('exit', (code, signal) => {
+        if (child.pid !== undefined) noteEnding(child.pid, signal ? `bubblewrap was killed by ${signal}` : `bubblewrap exited with code ${code}`);
+        resolve();
+      }),
+    );
     let spawnError: string | undefined;
     child.once('error', (error) => (spawnError = `${command.file}: ${error.message}`));
     const infoStream = child.stdio[3] as Readable | null; // absent when the spawn itself failed
@@ -270,6 +275,20 @@ export async function spawnDetached(logFile: string, command: { file: string; ar
   } finally {
     await log.close();
   }
+}
+
+/** How pods started by this process ended, by pid (the newest few hundred): what a pod that printed nothing says. */
+const endings = new Map<number, string>();
+
+function noteEnding(pid: number, how: string): void {
+  endings.delete(pid);
+  endings.set(pid, how);
+  if (endings.size > 512) endings.delete(endings.keys().next().value!);
+}
+
+/** How the pod with this pid ended, when this process started it and saw it end. */
+export function podEnding(pid: number): string | undefined {
+  return endings.get(pid);
 }
 
 /** bubblewrap's `--info-fd` JSON, or undefined when the stream ends without it. */

@@ -10,7 +10,7 @@ import { fetchReplicaStatus } from './agent-client.ts';
 import { podFailureReason } from './editor-status.ts';
 import { renderHostsFile, writeInPlace } from './hosts-file.ts';
 import { appendSystemLines, readFileEnd, readLogLines, selectLogLines } from './log-read.ts';
-import type { WorkspaceWiring } from './pods.ts';
+import { podEnding, type WorkspaceWiring } from './pods.ts';
 import { isSameProcess, pollUntil } from './processes.ts';
 import {
   createRuntimeDirs, hostsFileOf, listReplicaRecords, readReplicaRecord, replicaDirOf, replicaOutputFile, replicaPasswdFile, replicaRecordFile,
@@ -97,7 +97,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     const address = { host: record.host };
     if (!(await isSameProcess(record.pid, record.startTime))) {
       const output = await readFileEnd(replicaOutputFile(host.dataDir, record.workspaceId, record.service, record.index), 8192);
-      return { ...base, address, status: 'failure', detail: podFailureReason(output) ?? "The replica's pod ended" };
+      return { ...base, address, status: 'failure', detail: podFailureReason(output) ?? endedSilently(record.pid) };
     }
     const answer = await fetchReplicaStatus(record.host, record.agentPort);
     if (!answer) return { ...base, address, status: 'starting' };
@@ -114,7 +114,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     }, host.agentTimeoutMs);
     if (answered) return;
     const observed = await observe((await readReplicaRecord(host.dataDir, record.workspaceId, record.service, record.index)) ?? record);
-    if (observed.status === 'failure') throw new RuntimeFailure('agent', observed.detail ?? "The replica's pod ended");
+    if (observed.status === 'failure') throw new RuntimeFailure('agent', observed.detail ?? endedSilently(record.pid));
     if (observed.status === 'stopped') throw new RuntimeFailure('agent', `replica ${record.index} of ${record.service} was stopped while it started`);
     throw new RuntimeFailure('agent', `the agent of replica ${record.index} of ${record.service} did not answer within ${host.agentTimeoutMs / 1000} s`);
   };
@@ -217,6 +217,12 @@ function freeAddress(network: ServiceNetwork, running: ReplicaRecord[], earlier:
   const free = Array.from({ length: REPLICA_SLOTS }, (_, slot) => replicaAddressOf(network, slot)).filter((address) => !taken.has(address));
   if (free.length > 0) return earlier && free.includes(earlier) ? earlier : free[0];
   throw new RuntimeFailure('agent', `no address left on the workspace's service network: at most ${REPLICA_SLOTS} replicas run at once`);
+}
+
+/** A pod that ended without a word: how, when this server saw it end. */
+function endedSilently(pid: number): string {
+  const how = podEnding(pid);
+  return how ? `The replica's pod ended (${how})` : "The replica's pod ended";
 }
 
 function checkSpec(spec: ReplicaSpec): void {
