@@ -24,8 +24,11 @@ function write(response: http.ServerResponse, frame: string): void {
 
 const listener = new pg.Client({ connectionString: process.env.DATABASE_URL });
 listener.on('notification', (message) => {
+  const received = process.hrtime.bigint();
   const frame = `id: ${nextId++}\nevent: team.updated\ndata: ${message.payload}\n\n`;
   for (const response of streams) write(response, frame);
+  // What bench/events reads to split the latency into its phases (monotonic ms, like the bench's clients).
+  process.stdout.write(`events-trace ${Number(received) / 1e6} ${Number(process.hrtime.bigint()) / 1e6} ${streams.size}\n`);
 });
 await listener.connect();
 await listener.query(`LISTEN ${process.env.BARE_CHANNEL ?? 'bench_bare_events'}`);

@@ -11,7 +11,8 @@ import { systemClock, type Clock } from './core/clock.ts';
 import { loadPlans } from './capacity/plans-file.ts';
 import { urlFor, type ServerConfig } from './core/config.ts';
 import { SecretBox } from './core/secret-box.ts';
-import { EventFanout, poolEventStore } from './events/fanout.ts';
+import { EventFanout, poolEventStore, type DeliveryTrace } from './events/fanout.ts';
+import { EventFeed } from './events/feed.ts';
 import { NotificationHub } from './events/hub.ts';
 import { sweepEvents } from './events/publish.ts';
 import { openDatabase, type Database } from './store/database.ts';
@@ -162,7 +163,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   try {
     await hub.start();
     const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m), { slot: presence.slot, liveSlots });
-    const events = new EventFanout({ store: poolEventStore(database.pool), hub, clock, log: (m) => logger?.warn(m) });
+    const trace = process.env.SVC_EVENTS_TRACE === '1' ? (t: DeliveryTrace) => process.stderr.write(`events-trace ${t.received} ${t.written} ${t.writes}\n`) : undefined;
+    const eventStore = poolEventStore(database.pool);
+    // One reader of svc_events for the fan-out and the router.
+    const feed = new EventFeed({ hub, findEvents: eventStore.findEvents, log: (m) => logger?.warn(m) });
+    await feed.start();
+    const events = new EventFanout({ store: eventStore, hub, feed, clock, log: (m) => logger?.warn(m), trace });
     await events.start();
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
@@ -175,6 +181,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       driver: workspaces.driver,
       secrets,
       hub,
+      feed,
       credentials,
       clock,
       log: (m) => logger?.warn(m),
@@ -273,6 +280,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         router?.close();
         await workspaces?.close();
         await events.stop();
+        feed.stop();
         await hub.close();
         await presence.close();
         await database.close();

@@ -7,9 +7,11 @@ import { after, before, describe, test } from 'node:test';
 import { EVENT_RETENTION_MS, publishEvent, sweepEvents } from '../src/events/publish.ts';
 import { operationView } from '../src/operations/view.ts';
 import { withTransaction } from '../src/store/database.ts';
+import { decodeNotification, EVENTS_CHANNEL, findEvents, NOTIFY_PAYLOAD_LIMIT } from '../src/store/events.ts';
 import { findOperation } from '../src/store/operations.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { EventStream, type StreamEvent } from './helpers/events.ts';
+import { until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 type Person = { session: ApiClient; key: ApiClient; id: number };
@@ -169,6 +171,35 @@ describe('GET /api/v1/events', () => {
     assert.ok(!('user_id' in bobSaw[0].data), 'the recipient field stays inside the server');
     ofAlice.close();
     ofBob.close();
+  });
+
+  test('an event travels in its notification when it fits; a larger one is announced by id and read from its row', async () => {
+    const pool = server.server.database.pool;
+    const listener = await pool.connect();
+    const payloads: string[] = [];
+    listener.on('notification', (message) => message.channel === EVENTS_CHANNEL && payloads.push(message.payload ?? ''));
+    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    try {
+      const ofAlice = await subscribe(alice.key);
+      const big = { id: 4243, team_id: team.a, name: 'x'.repeat(NOTIFY_PAYLOAD_LIMIT) };
+      await withTransaction(pool, async (db) => {
+        const at = new Date().toISOString();
+        await publishEvent(db, { type: 'workspace.updated', at, team_id: team.a, workspace_id: 4243, workspace: { id: 4243, name: 'small' } });
+        await publishEvent(db, { type: 'workspace.updated', at, team_id: team.a, workspace_id: 4243, workspace: big });
+      });
+      const saw = await ofAlice.until('workspace.updated', (data) => data.workspace.name !== 'small');
+      assert.deepEqual(saw.map((e) => e.data.workspace.name.length), [5, NOTIFY_PAYLOAD_LIMIT], 'both arrive whole, in order');
+      await until(async () => (payloads.length >= 2 ? true : undefined), 'both notifications');
+      const [carried, announced] = payloads.slice(-2).map(decodeNotification);
+      assert.ok(typeof carried === 'object' && carried !== null, 'the small event is in its notification');
+      assert.equal(typeof announced, 'number', 'the large one is announced by its id');
+      const [row] = await findEvents(pool, [carried.id]);
+      assert.deepEqual(carried, row, 'the carried event is the row, to the byte');
+      assert.equal(Number(saw[1].id), announced);
+      ofAlice.close();
+    } finally {
+      listener.release();
+    }
   });
 
   test('a member removed from a team stops receiving its events at once, and gets access.changed', async () => {

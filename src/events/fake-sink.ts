@@ -1,18 +1,21 @@
 // A stand-in for an HTTP response in the tests of the SSE writer and the fan-out.
 import assert from 'node:assert/strict';
-import type { SseSink } from './sse.ts';
+import type { SseSink, SseText } from './sse.ts';
 
 /** A response that accepts writes until `full` is set, then asks to wait for 'drain'. */
 export class FakeSink implements SseSink {
   readonly chunks: string[] = [];
+  /** What was written, as given (streams sent the same event share one). */
+  readonly texts: SseText[] = [];
   full = false;
   ended = false;
   destroyed = false;
   private drainListeners: Array<() => void> = [];
 
-  write(chunk: string): boolean {
+  write(text: SseText): boolean {
     assert.ok(!this.ended && !this.destroyed, 'no write after the end');
-    this.chunks.push(chunk);
+    this.chunks.push(text.text);
+    this.texts.push(text);
     return !this.full;
   }
   once(_event: 'drain', listener: () => void): void {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../core/clock.ts';
-import type { EventRow, StandingRow } from '../store/events.ts';
-import { EventFanout, PING_INTERVAL_MS, type EventStore, type NotificationSource } from './fanout.ts';
+import { encodeNotification, type EventRow, type StandingRow } from '../store/events.ts';
+import { EventFanout, PING_INTERVAL_MS, type EventStore } from './fanout.ts';
 import { FakeSink } from './fake-sink.ts';
+import { EventFeed, type NotificationSource } from './feed.ts';
 import type { Subscriber } from './hub.ts';
 
 const ORG = '00000000-0000-4000-8000-000000000001';
@@ -18,8 +19,13 @@ class FakeHub implements NotificationSource {
     return () => (channel === 'svc_auth' ? (this.auth = undefined) : (this.subscriber = undefined));
   }
   async whenListening(): Promise<void> {}
+  /** Notifications carrying only ids: the rows are read (events too large to carry). */
   notify(...ids: number[]) {
     for (const id of ids) this.subscriber!.notify(String(id));
+  }
+  /** Notifications carrying their events, as insertEvent sends them when they fit. */
+  carry(...rows: EventRow[]) {
+    for (const row of rows) this.subscriber!.notify(encodeNotification(row));
   }
   lose() {
     this.isLive = false;
@@ -38,9 +44,11 @@ class FakeStore implements EventStore {
   readonly standingReads: number[][] = [];
   failing = false;
 
-  add(id: number, type: string, ids: { team_id?: number; org_id?: string; user_id?: number } = {}) {
+  add(id: number, type: string, ids: { team_id?: number; org_id?: string; user_id?: number } = {}): EventRow {
     const data = JSON.stringify({ type, at: '2025-01-01T00:00:00.000Z', team_id: ids.team_id, org_id: ids.org_id });
-    this.events.set(id, { id, type, team_id: ids.team_id ?? null, org_id: ids.org_id ?? null, user_id: ids.user_id ?? null, data });
+    const row = { id, type, team_id: ids.team_id ?? null, org_id: ids.org_id ?? null, workspace_id: null, user_id: ids.user_id ?? null, data };
+    this.events.set(id, row);
+    return row;
   }
   stand(userId: number, teams: number[], orgs: string[] = [], isAdmin = false) {
     this.standings.set(userId, { user_id: userId, is_admin: isAdmin, team_ids: teams, org_ids: orgs });
@@ -64,7 +72,9 @@ async function setUp(options: { pingMs?: number; limits?: { maxQueuedBytes: numb
   const hub = new FakeHub();
   const store = new FakeStore();
   const logged: string[] = [];
-  const fanout = new EventFanout({ store, hub, clock: new ManualClock(new Date('2025-01-01T00:00:00Z')), log: (m) => logged.push(m), ...options });
+  const feed = new EventFeed({ hub, findEvents: (ids) => store.findEvents(ids), log: (m) => logged.push(m) });
+  await feed.start();
+  const fanout = new EventFanout({ store, hub, feed, clock: new ManualClock(new Date('2025-01-01T00:00:00Z')), log: (m) => logged.push(m), ...options });
   await fanout.start();
   const open = async (userId: number, team?: number, keyId?: string) => {
     const sink = new FakeSink();
@@ -72,7 +82,7 @@ async function setUp(options: { pingMs?: number; limits?: { maxQueuedBytes: numb
     await fanout.settled();
     return { sink, subscription };
   };
-  return { hub, store, fanout, open, logged };
+  return { hub, store, feed, fanout, open, logged };
 }
 
 test('ready goes out first; notified events are read in one query and delivered in notification order', async () => {
@@ -266,8 +276,54 @@ test('a batch goes to each stream in one write holding the events it may see, in
   assert.deepEqual(store.reads.at(-1), [1, 2, 3]);
   const written = [first, second, filtered, other].map((s, i) => s.sink.chunks.slice(before[i]));
   assert.equal(written[0].length, 1, 'one write for the whole batch');
+  assert.equal(second.sink.texts.at(-1), first.sink.texts.at(-1), 'one encoded text (one Buffer) for both streams');
   assert.match(written[0][0], /^id: 1\nevent: team\.updated\n[^]*\n\nid: 3\nevent: workspace\.updated\n[^]*\n\n$/);
   assert.equal(written[1][0], written[0][0], 'the same user: the same text');
   assert.deepEqual(written[2].map((chunk) => [...chunk.matchAll(/^id: (\d+)$/gm)].map((m) => m[1])), [['2']]);
   assert.deepEqual(written[3], [], 'a user who may see none of them gets nothing');
+});
+
+test('events carried in their notifications are delivered without reading a row; a large one is read, in its place', async () => {
+  const { hub, store, feed, fanout, open } = await setUp();
+  store.stand(7, [1]);
+  const seven = await open(7);
+  const small = store.add(1, 'team.updated', { team_id: 1 });
+  store.add(2, 'workspace.updated', { team_id: 1 }); // too large to carry: the notification holds its id
+  const after = store.add(3, 'team.updated', { team_id: 1 });
+  hub.carry(small);
+  hub.notify(2);
+  hub.carry(after);
+  await fanout.settled();
+  assert.deepEqual(store.reads, [[2]], 'only the row of the large event was read');
+  assert.equal(feed.rowsRead, 1);
+  assert.deepEqual(seven.sink.events, ['ready', 'team.updated', 'workspace.updated', 'team.updated']);
+  assert.deepEqual([...seven.sink.text.matchAll(/^id: (\d+)$/gm)].map((m) => m[1]), ['0', '1', '2', '3'], 'in notification order');
+  assert.ok(seven.sink.text.includes(`data: ${small.data}\n\n`), 'the carried data is sent as it was written');
+  await fanout.stop();
+});
+
+test('a carried access.changed is applied before the events after it, like a read one', async () => {
+  const { hub, store, fanout, open } = await setUp();
+  store.stand(7, [1, 2]);
+  const seven = await open(7);
+  store.stand(7, [2]);
+  hub.carry(store.add(10, 'access.changed', { user_id: 7 }), store.add(11, 'team.updated', { team_id: 1 }), store.add(12, 'team.updated', { team_id: 2 }));
+  await fanout.settled();
+  assert.deepEqual(seven.sink.events, ['ready', 'access.changed', 'team.updated']);
+  assert.match(seven.sink.text, /id: 12\n/);
+  assert.deepEqual(store.reads, []);
+  await fanout.stop();
+});
+
+test('a notification that is neither an id nor an event is logged and ignored', async () => {
+  const { hub, store, fanout, open, logged } = await setUp();
+  store.stand(7, [1]);
+  const seven = await open(7);
+  hub.subscriber!.notify('12 team.updated 1 - - - not json');
+  hub.subscriber!.notify('x');
+  hub.carry(store.add(13, 'team.updated', { team_id: 1 }));
+  await fanout.settled();
+  assert.deepEqual(seven.sink.events, ['ready', 'team.updated']);
+  assert.equal(logged.filter((m) => m.includes('ignored notification')).length, 2);
+  await fanout.stop();
 });

@@ -1,12 +1,12 @@
-// One fan-out per server: it listens on svc_events through the notification hub, reads each notified event row
-// once (notifications arriving together in one query) and writes the preformatted frame to every subscriber
+// One fan-out per server: it takes the events of svc_events from the server's event feed (src/events/feed.ts: the
+// event carried in the notification, or its row read once) and writes each frame, encoded once, to every subscriber
 // allowed to see it. Work runs strictly in order (a standing refreshed by an access.changed applies to every
 // later event), so a member removed from a team does not get the team's next event.
 import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
-import { EVENTS_CHANNEL, findEvents, loadStandings, orgMembersAmong, type EventRow, type StandingRow } from '../store/events.ts';
-import type { Subscriber } from './hub.ts';
-import { defaultSseLimits, eventFrame, PING_FRAME, readyFrame, SseWriter, type SseLimits, type SseSink } from './sse.ts';
+import { findEvents, loadStandings, orgMembersAmong, type EventRow, type StandingRow } from '../store/events.ts';
+import { monotonicMs, type EventConsumer, type NotificationSource } from './feed.ts';
+import { defaultSseLimits, eventFrame, PING_TEXT, readyFrame, SseText, SseWriter, type SseLimits, type SseSink } from './sse.ts';
 import { matchesTeamFilter, maySee, nobody, standingsToRefresh, type Standing } from './visibility.ts';
 
 /** Spec 8: a comment line every 25 seconds. */
@@ -18,20 +18,32 @@ export interface EventStore {
   orgMembersAmong(orgIds: readonly string[], userIds: readonly number[]): Promise<number[]>;
 }
 
-/** What the fan-out needs of the NotificationHub. */
-export interface NotificationSource {
-  readonly isLive: boolean;
-  subscribe(channel: string, subscriber: Subscriber): () => void;
-  whenListening(channel: string): Promise<void>;
+/** What the fan-out needs of the EventFeed. */
+export interface EventSource {
+  subscribe(consumer: EventConsumer): () => void;
+  /** Resolves when every notification so far has been passed on. */
+  settled(): Promise<void>;
 }
 
 export interface FanoutOptions {
-  store: EventStore;
+  /** Standings (findEvents is the feed's). */
+  store: Pick<EventStore, 'loadStandings' | 'orgMembersAmong'>;
+  /** For svc_auth and whether notifications arrive. */
   hub: NotificationSource;
+  feed: EventSource;
   clock: Clock;
   log: (message: string) => void;
   pingMs?: number;
   limits?: SseLimits;
+  /** Told of each delivered batch (SVC_EVENTS_TRACE, read by bench/events). */
+  trace?: (batch: DeliveryTrace) => void;
+}
+
+/** One batch: monotonic milliseconds (process.hrtime) of its first notification and of its last write. */
+export interface DeliveryTrace {
+  received: number;
+  written: number;
+  writes: number;
 }
 
 export function poolEventStore(pool: pg.Pool): EventStore {
@@ -89,7 +101,8 @@ export class EventSubscription {
 export class EventFanout {
   private readonly subscriptions = new Set<EventSubscription>();
   private readonly viewers = new Map<number, Viewer>();
-  private pendingIds: number[] = [];
+  private pendingRows: EventRow[] = [];
+  private pendingSince = 0;
   private joining: EventSubscription[] = [];
   private resyncRequested = false;
   private pumping = false;
@@ -103,16 +116,18 @@ export class EventFanout {
     this.limits = options.limits ?? defaultSseLimits;
   }
 
-  /** Subscribes to svc_events (and svc_auth, for deleted keys) and resolves once notifications arrive. */
+  /** Subscribes to the feed (and svc_auth, for deleted keys) and resolves once notifications arrive. */
   async start(): Promise<void> {
-    this.unsubscribe.push(this.options.hub.subscribe(EVENTS_CHANNEL, {
-      notify: (payload) => this.notified(payload),
+    this.unsubscribe.push(this.options.feed.subscribe({
+      events: (rows, received) => this.received(rows, received),
       reset: () => {
         // The hub calls reset when the connection is lost (not live) and again once it listens anew (live).
         if (!this.options.hub.isLive) return;
         this.resyncRequested = true;
         this.schedule();
       },
+      // Without the rows nobody can be told what changed: end every stream; clients reconnect and re-read.
+      failed: (error) => this.failed('cannot read events', error, [...this.subscriptions]),
     }));
     this.unsubscribe.push(this.options.hub.subscribe(AUTH_CHANNEL, {
       notify: (payload) => {
@@ -121,7 +136,7 @@ export class EventFanout {
       },
       reset: () => undefined,
     }));
-    await Promise.all([this.options.hub.whenListening(EVENTS_CHANNEL), this.options.hub.whenListening(AUTH_CHANNEL)]);
+    await this.options.hub.whenListening(AUTH_CHANNEL);
     const pingMs = this.options.pingMs ?? PING_INTERVAL_MS;
     this.pingTimer = setInterval(() => this.ping(), pingMs).unref();
   }
@@ -172,20 +187,18 @@ export class EventFanout {
     await this.settled();
   }
 
-  /** Resolves when nothing is left to do (tests wait for deliveries with it). */
-  settled(): Promise<void> {
-    if (!this.pumping && !this.hasWork()) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  /** Resolves when nothing is left to do, in the feed or here (tests wait for deliveries with it). */
+  async settled(): Promise<void> {
+    await this.options.feed.settled();
+    if (!this.pumping && !this.hasWork()) return;
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private notified(payload: string): void {
-    const id = Number(payload);
-    if (!Number.isSafeInteger(id) || id < 1) {
-      this.options.log(`events: ignored notification "${payload.slice(0, 40)}"`);
-      return;
-    }
-    this.pendingIds.push(id);
-    this.schedule();
+  /** A batch from the feed: delivered at once when nothing is ahead of it (the feed batched it already). */
+  private received(rows: readonly EventRow[], received: number): void {
+    if (this.pendingRows.length === 0) this.pendingSince = received;
+    this.pendingRows.push(...rows);
+    this.schedule(true);
   }
 
   /** A deleted or regenerated key stops working at once (spec 5.7), also for the streams it opened. */
@@ -203,19 +216,20 @@ export class EventFanout {
   }
 
   private ping(): void {
-    for (const subscription of this.subscriptions) subscription.writer.send(PING_FRAME);
+    for (const subscription of this.subscriptions) subscription.writer.send(PING_TEXT);
   }
 
   private hasWork(): boolean {
     const live = this.options.hub.isLive;
-    return this.pendingIds.length > 0 || (live && (this.resyncRequested || this.joining.length > 0));
+    return this.pendingRows.length > 0 || (live && (this.resyncRequested || this.joining.length > 0));
   }
 
-  private schedule(): void {
+  /** `now`: start at once rather than after the current turn of the event loop (which gathers streams opened together). */
+  private schedule(now = false): void {
     if (this.pumping) return;
     this.pumping = true;
-    // setImmediate: notifications that arrived in the same read from the socket are taken as one batch.
-    setImmediate(() => void this.pump());
+    if (now) void this.pump();
+    else setImmediate(() => void this.pump());
   }
 
   private async pump(): Promise<void> {
@@ -227,7 +241,7 @@ export class EventFanout {
         } else if (this.joining.length > 0 && this.options.hub.isLive) {
           await this.admit(this.joining.splice(0));
         } else {
-          await this.deliver(this.pendingIds.splice(0));
+          await this.deliver(this.pendingRows.splice(0), this.pendingSince);
         }
       }
     } catch (error) {
@@ -246,7 +260,7 @@ export class EventFanout {
       this.failed('cannot read standings after reconnecting', error, [...this.subscriptions]);
       return;
     }
-    const frame = readyFrame(this.options.clock.now());
+    const frame = new SseText(readyFrame(this.options.clock.now()));
     for (const subscription of this.subscriptions) subscription.writer.send(frame);
   }
 
@@ -258,7 +272,7 @@ export class EventFanout {
       this.failed('cannot read standings', error, joining);
       return;
     }
-    const frame = readyFrame(this.options.clock.now());
+    const frame = new SseText(readyFrame(this.options.clock.now()));
     for (const subscription of joining) {
       if (subscription.closed) continue;
       let viewer = this.viewers.get(subscription.userId);
@@ -275,36 +289,37 @@ export class EventFanout {
     for (const id of unknown) if (this.viewers.get(id)?.streams === 0) this.viewers.delete(id);
   }
 
-  private async deliver(ids: number[]): Promise<void> {
-    let rows: EventRow[];
+  /** Refreshes the standings the batch changes (its access.changed, new teams), then writes it. */
+  private async deliver(rows: EventRow[], received: number): Promise<void> {
     try {
-      rows = await this.options.store.findEvents(ids);
-      const order = new Map(ids.map((id, index) => [id, index]));
-      rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
       const { users, orgs } = standingsToRefresh(rows);
-      const subscribed = [...this.viewers.keys()];
-      const stale = subscribed.filter((id) => users.has(id));
-      if (orgs.size > 0 && subscribed.length > 0) stale.push(...(await this.options.store.orgMembersAmong([...orgs], subscribed)));
-      if (stale.length > 0) await this.refresh([...new Set(stale)]);
+      if (users.size > 0 || orgs.size > 0) {
+        const subscribed = [...this.viewers.keys()];
+        const stale = subscribed.filter((id) => users.has(id));
+        if (orgs.size > 0 && subscribed.length > 0) stale.push(...(await this.options.store.orgMembersAmong([...orgs], subscribed)));
+        if (stale.length > 0) await this.refresh([...new Set(stale)]);
+      }
     } catch (error) {
-      // Without the rows nobody can be told what changed: end every stream; clients reconnect and re-read.
-      this.failed('cannot read events', error, [...this.subscriptions]);
+      // Without the standings nobody can be told safely: end every stream; clients reconnect and re-read.
+      this.failed('cannot read standings', error, [...this.subscriptions]);
       return;
     }
-    this.send(rows);
+    const writes = this.send(rows);
+    this.options.trace?.({ received, written: monotonicMs(), writes });
   }
 
   /**
-   * Writes a batch to every stream in one write each. Each event is formatted once; whether a user may see it is
-   * decided once per user (not per stream); streams that see the same events share one text.
+   * Writes a batch to every stream in one write each. Each event is encoded once; whether a user may see it is
+   * decided once per user (not per stream); streams that see the same events share one text (one Buffer).
    */
-  private send(rows: readonly EventRow[]): void {
-    if (rows.length === 0 || this.subscriptions.size === 0) return;
+  private send(rows: readonly EventRow[]): number {
+    if (rows.length === 0 || this.subscriptions.size === 0) return 0;
     const frames = rows.map((row) => eventFrame(row.id, row.type, row.data));
     /** Per user: the indexes of the rows they may see. */
     const visible = new Map<Viewer, number[]>();
     /** Texts by the rows they hold ("0,2"). */
-    const texts = new Map<string, { text: string; frames: number }>();
+    const texts = new Map<string, SseText>();
+    let writes = 0;
     for (const subscription of this.subscriptions) {
       const viewer = subscription.viewer!;
       let seen = visible.get(viewer);
@@ -318,11 +333,13 @@ export class EventFanout {
       const key = shown.length === 1 ? String(shown[0]) : shown.join(',');
       let text = texts.get(key);
       if (!text) {
-        text = { text: shown.length === 1 ? frames[shown[0]] : shown.map((i) => frames[i]).join(''), frames: shown.length };
+        text = new SseText(shown.length === 1 ? frames[shown[0]] : shown.map((i) => frames[i]).join(''), shown.length);
         texts.set(key, text);
       }
-      subscription.writer.send(text.text, text.frames);
+      subscription.writer.send(text);
+      writes++;
     }
+    return writes;
   }
 
   /** Reads the standings of `userIds` into the viewers that exist or are about to (unknown users see nothing). */

@@ -1,5 +1,6 @@
-// Events leave the store as a row of `events` plus NOTIFY svc_events with its id, in the transaction of the change
-// (sent at commit, gone with a rollback). The event stream (GET /events) fans them out to those allowed to see them.
+// Events leave the store as a row of `events` plus NOTIFY svc_events carrying the event (its id alone when too large),
+// in the transaction of the change (sent at commit, gone with a rollback). The event stream (GET /events) fans them
+// out to those allowed to see them.
 import type { Queryable } from '../store/database.ts';
 import { deleteEventsBefore, insertEvent } from '../store/events.ts';
 

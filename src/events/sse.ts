@@ -13,19 +13,39 @@ export function readyFrame(at: Date): string {
   return eventFrame(0, 'ready', JSON.stringify({ type: 'ready', at: at.toISOString() }));
 }
 
-/** What the writer needs of an HTTP response (a Node ServerResponse in the server, a fake in tests). */
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * Frames as they are sent: their bytes, encoded once and shared by every stream that sends them (the fan-out writes
+ * one event to a thousand streams). `frames` is how many frames the text holds (a batch of events is one text).
+ */
+export class SseText {
+  readonly bytes: Buffer;
+  private chunk?: Buffer;
+
+  constructor(
+    readonly text: string,
+    readonly frames = 1,
+  ) {
+    this.bytes = Buffer.from(text);
+  }
+
+  /** The bytes as one HTTP/1.1 chunk (size line, bytes, line break): what a chunked response puts on the socket. */
+  get chunked(): Buffer {
+    return (this.chunk ??= Buffer.concat([Buffer.from(`${this.bytes.length.toString(16)}\r\n`), this.bytes, CRLF]));
+  }
+}
+
+/** The ping as sent, one text for every stream. */
+export const PING_TEXT = new SseText(PING_FRAME);
+
+/** What the writer needs of a connection (src/api/routes/event-sink.ts for a response, a fake in tests). */
 export interface SseSink {
-  /** False when the sink's own buffer is full: wait for 'drain' before writing more. */
-  write(chunk: string): boolean;
+  /** Sends the text; false when the sink's own buffer is full: wait for 'drain' before writing more. */
+  write(text: SseText): boolean;
   once(event: 'drain', listener: () => void): unknown;
   end(): unknown;
   destroy(): unknown;
-  /**
-   * Optional: hold writes until `uncork` (a Node ServerResponse has both). A chunked response otherwise sends the
-   * chunk's size line, the frame and its line break as separate socket writes, packets with setNoDelay.
-   */
-  cork?(): void;
-  uncork?(): void;
 }
 
 export interface SseLimits {
@@ -38,7 +58,7 @@ export interface SseLimits {
 export const defaultSseLimits: SseLimits = { maxQueuedBytes: 1024 * 1024, maxQueuedFrames: 1000 };
 
 export class SseWriter {
-  private queue: string[] = [];
+  private queue: SseText[] = [];
   private queuedBytes = 0;
   private queuedFrames = 0;
   private waitingForDrain = false;
@@ -60,32 +80,21 @@ export class SseWriter {
     return { bytes: this.queuedBytes, frames: this.queuedFrames };
   }
 
-  /**
-   * Sends a frame now, queues it while the client is behind, or drops the client when over the cap. `frames` is
-   * how many frames the text holds (the fan-out sends a batch of events to a client as one text).
-   */
-  send(frame: string, frames = 1): void {
+  /** Sends a text now, queues it while the client is behind, or drops the client when over the cap. */
+  send(text: SseText): void {
     if (this.closed) return;
     if (!this.waitingForDrain) {
-      if (!this.write(frame)) this.awaitDrain();
+      if (!this.sink.write(text)) this.awaitDrain();
       return;
     }
-    const bytes = Buffer.byteLength(frame);
-    if (this.queuedFrames + frames > this.limits.maxQueuedFrames || this.queuedBytes + bytes > this.limits.maxQueuedBytes) {
+    const bytes = text.bytes.length;
+    if (this.queuedFrames + text.frames > this.limits.maxQueuedFrames || this.queuedBytes + bytes > this.limits.maxQueuedBytes) {
       this.drop();
       return;
     }
-    this.queue.push(frame);
-    this.queuedFrames += frames;
+    this.queue.push(text);
+    this.queuedFrames += text.frames;
     this.queuedBytes += bytes;
-  }
-
-  /** One socket write per text (see SseSink.cork). */
-  private write(text: string): boolean {
-    this.sink.cork?.();
-    const more = this.sink.write(text);
-    this.sink.uncork?.();
-    return more;
   }
 
   /** Ends the stream: at once when the client keeps up, by dropping it when it is behind (it might never read). */
@@ -107,11 +116,11 @@ export class SseWriter {
   private flush(): void {
     this.waitingForDrain = false;
     if (this.closed || this.queue.length === 0) return;
-    const chunk = this.queue.join('');
+    const text = this.queue.length === 1 ? this.queue[0] : new SseText(this.queue.map((t) => t.text).join(''), this.queuedFrames);
     this.queue = [];
     this.queuedBytes = 0;
     this.queuedFrames = 0;
-    if (!this.write(chunk)) this.awaitDrain();
+    if (!this.sink.write(text)) this.awaitDrain();
   }
 
   private drop(): void {

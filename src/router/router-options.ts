@@ -4,6 +4,7 @@ import type { CredentialResolver } from '../auth/credentials.ts';
 import type { InstallationPlans } from '../capacity/plans.ts';
 import type { Clock } from '../core/clock.ts';
 import type { SecretBox } from '../core/secret-box.ts';
+import type { EventFeed } from '../events/feed.ts';
 import type { NotificationHub } from '../events/hub.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { WorkspaceRouting } from './workspace-routes.ts';
@@ -16,6 +17,8 @@ export interface RouterOptions {
   /** Opens the values Sync filled in (forward targets). */
   secrets: SecretBox;
   hub: NotificationHub;
+  /** The server's one reader of svc_events (shared with the event fan-out). */
+  feed: EventFeed;
   credentials: CredentialResolver;
   clock: Clock;
   log: (message: string) => void;

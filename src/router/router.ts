@@ -45,7 +45,7 @@ export class Router {
 
   constructor(private readonly options: RouterOptions) {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
-    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, secrets: options.secrets, hub: options.hub, log: options.log, onAccessChange: () => {
+    this.routes = new WorkspaceRoutes({ pool: options.pool, driver: options.driver, secrets: options.secrets, hub: options.hub, feed: options.feed, log: options.log, onAccessChange: () => {
       this.access.forgetDecisions();
       options.onAccessChange?.();
     }, onLoaded: options.onRouting });

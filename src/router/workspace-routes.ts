@@ -2,8 +2,9 @@
 // addresses. Built from the store and the driver on first use, kept until an event about the workspace
 // (workspace.*, landscape.updated) says it changed; waiters are woken then, so held requests see the change.
 import type pg from 'pg';
+import type { EventFeed } from '../events/feed.ts';
 import type { NotificationHub } from '../events/hub.ts';
-import { EVENTS_CHANNEL, findEvents } from '../store/events.ts';
+import type { EventRow } from '../store/events.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import { findDeployedLandscape, serviceRunStates } from '../store/landscapes.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
@@ -32,6 +33,9 @@ export interface WorkspaceRouting {
 /** Announces that a server started or stopped replicas of a workspace (payload: its id): every router routes it afresh. */
 export const ROUTES_CHANNEL = 'svc_routes';
 
+/** Events after which who may reach a workspace host may have changed. */
+const ACCESS_EVENTS = new Set(['members.updated', 'access.changed', 'team.deleted', 'org.deleted']);
+
 /** A safety net under the events: nothing is kept longer than this. */
 const MAX_AGE_MS = 30_000;
 
@@ -43,15 +47,19 @@ export class WorkspaceRoutes {
   private unsubscribe?: () => void;
   private unsubscribeRoutes?: () => void;
 
-  constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; secrets: SecretBox; hub: NotificationHub; log: (m: string) => void; onAccessChange?: () => void; onLoaded?: (id: number, routing: WorkspaceRouting | undefined) => void }) {}
+  constructor(private readonly deps: { pool: pg.Pool; driver: RuntimeDriver; secrets: SecretBox; hub: NotificationHub; feed: EventFeed; log: (m: string) => void; onAccessChange?: () => void; onLoaded?: (id: number, routing: WorkspaceRouting | undefined) => void }) {}
 
   async start(): Promise<void> {
-    this.unsubscribe = this.deps.hub.subscribe(EVENTS_CHANNEL, {
-      notify: (payload) => void this.notified(payload),
+    // The events come from the server's feed, which the event fan-out shares (one notification, at most one row read).
+    this.unsubscribe = this.deps.feed.subscribe({
+      events: (rows) => this.eventsArrived(rows),
       reset: () => this.invalidateAll(),
+      failed: (error) => {
+        this.deps.log(`router: events: ${error.message}`);
+        this.invalidateAll();
+      },
     });
     this.unsubscribeRoutes = this.deps.hub.subscribe(ROUTES_CHANNEL, { notify: (id) => this.invalidate(Number(id)), reset: () => this.invalidateAll() });
-    await this.deps.hub.whenListening(EVENTS_CHANNEL);
     await this.deps.hub.whenListening(ROUTES_CHANNEL);
   }
 
@@ -66,16 +74,10 @@ export class WorkspaceRoutes {
     return this.deps.hub.isLive;
   }
 
-  private async notified(payload: string): Promise<void> {
-    try {
-      const [event] = await findEvents(this.deps.pool, [Number(payload)]);
-      if (!event) return;
-      if (['members.updated', 'access.changed', 'team.deleted', 'org.deleted'].includes(event.type)) this.deps.onAccessChange?.();
-      const data = JSON.parse(event.data) as { workspace_id?: number };
-      if (data.workspace_id !== undefined) this.invalidate(data.workspace_id);
-    } catch (error) {
-      this.deps.log(`router: event ${payload}: ${(error as Error).message}`);
-      this.invalidateAll();
+  private eventsArrived(rows: readonly EventRow[]): void {
+    for (const event of rows) {
+      if (ACCESS_EVENTS.has(event.type)) this.deps.onAccessChange?.();
+      if (event.workspace_id !== null) this.invalidate(event.workspace_id);
     }
   }
 

@@ -9,6 +9,7 @@ import { teamAccess } from '../../auth/access.ts';
 import { problem } from '../../core/problems.ts';
 import type { ApiDeps } from '../context.ts';
 import { eventTypes } from '../../events/publish.ts';
+import { ResponseSink } from '../../events/response-sink.ts';
 import { DateTime, Id, StringEnum, Uuid } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { WorkspaceSchema } from './workspace-schemas.ts';
@@ -70,7 +71,6 @@ export function registerEventRoutes(server: FastifyInstance, deps: ApiDeps): voi
         'x-accel-buffering': 'no',
       });
       raw.flushHeaders();
-      request.raw.socket?.setNoDelay(true);
       const principal = request.principal!;
       const subscription = fanout.open(
         {
@@ -79,7 +79,7 @@ export function registerEventRoutes(server: FastifyInstance, deps: ApiDeps): voi
           keyId: principal.via === 'key' ? principal.keyId : undefined,
           sessionHash: principal.via === 'session' ? principal.sessionHash.toString('hex') : undefined,
         },
-        raw,
+        new ResponseSink(raw),
       );
       raw.on('close', () => fanout.close(subscription));
       raw.on('error', () => fanout.close(subscription));
