@@ -88,12 +88,12 @@ test('an entrypoint that is missing exits 127, one that is not executable 126: n
   await pods.driver.startReplica(ws, spec('missing', { container: container({}, { Entrypoint: ['/bin/no-such-server'], Cmd: ['--port', '80'] }) }));
   await pods.driver.startReplica(ws, spec('plain', { container: container({}, { Cmd: ['/opt/plain.sh'] }) }));
   const missing = await pods.reaches(ws, 'missing', 'failure');
-  assert.equal(missing.detail, 'Giving up: exited with 127; 5 failures in 2s');
+  assert.equal(missing.detail, 'Giving up: exited with 127; 5 failures in 20s');
   assert.equal(missing.restarts, 4);
   const missingLog = await pods.logTexts(ws, 'missing', 'system');
   assert.equal(missingLog.filter((t) => t === 'Exit code 127: the command is missing from the image').length, 5);
-  assert.equal(missingLog.at(-1), 'Giving up: exited with 127; 5 failures in 2s');
-  assert.equal((await pods.reaches(ws, 'plain', 'failure')).detail, 'Giving up: exited with 126; 5 failures in 2s');
+  assert.equal(missingLog.at(-1), 'Giving up: exited with 127; 5 failures in 20s');
+  assert.equal((await pods.reaches(ws, 'plain', 'failure')).detail, 'Giving up: exited with 126; 5 failures in 20s');
   assert.ok((await pods.logTexts(ws, 'plain', 'system')).includes('Exit code 126: the file is not executable for the workspace user (its UID, group 0)'));
 });
 
@@ -107,7 +107,7 @@ test('a process that exits 0 finishes; one that crashes restarts with backoff an
   assert.equal(once.detail, 'The server exited with code 0: the service finished');
   assert.deepEqual(await pods.logTexts(ws, 'once', 'stdout'), ['ok']);
   const crash = await pods.reaches(ws, 'crash', 'failure');
-  assert.equal(crash.detail, 'Giving up: exited with 3; 5 failures in 2s');
+  assert.equal(crash.detail, 'Giving up: exited with 3; 5 failures in 20s');
   const crashLog = await pods.logTexts(ws, 'crash', 'system');
   assert.deepEqual(crashLog.filter((t) => t.startsWith('Server exited')), [10, 20, 40, 40].map((ms) => `Server exited with code 3; restarting in ${ms}ms`));
   assert.equal((await pods.logTexts(ws, 'crash', 'stdout')).length, 5);

@@ -16,7 +16,7 @@ import { until } from './wait.ts';
 export const run = promisify(execFile);
 export const asRoot = process.getuid?.() === 0;
 /** Restarts after 10 to 40 ms, giving up after 5 failures in 2 s; probes every 50 ms. */
-export const FAST_REPLICAS = { backoffBaseMs: 10, backoffMaxMs: 40, giveUpWindowMs: 2000, probeIntervalMs: 50 };
+export const FAST_REPLICAS = { backoffBaseMs: 10, backoffMaxMs: 40, giveUpWindowMs: 20_000, probeIntervalMs: 50 };
 
 /** A replica of `service` (index 0) with nothing but `fields`. */
 export function replicaSpec(service: string, fields: Partial<ReplicaSpec>): ReplicaSpec {
