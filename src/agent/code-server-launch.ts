@@ -16,7 +16,7 @@ import { prepareCodeServerData } from './code-server-layout.ts';
 
 /** Node's compile cache (22.1+; the project's own type definitions are Node 20's). */
 const compileCache = module as unknown as {
-  enableCompileCache?: (directory: string) => { directory?: string };
+  enableCompileCache?: (directory: string) => { directory?: string; message?: string };
   flushCompileCache?: () => void;
 };
 
@@ -43,15 +43,23 @@ function loadModules(packageDir: string): CodeServerModules | undefined {
 /**
  * Node keeps the compile cache in memory and writes it only when the process exits normally, which a pod's editor
  * never does (a sleep kills the pod): without this, no wake ever found a cache. code-server loads VS Code's server
- * at the first request of its page (the agent's readiness probe asks `/`), so once that answer is sent the cache
- * holds both, and is written then; a later start that found it writes nothing new.
+ * at the first request of its page, so once an answer to `/` has been sent the cache holds both, and is written
+ * then (an answer cut short, a probe that gave up, waits for the next); a later start that found it writes nothing
+ * new. A minute after the start it is written anyway, whatever was asked.
  */
 function flushAfterFirstPage(server: Server, flush = () => compileCache.flushCompileCache?.()): void {
-  const onRequest = (request: { url?: string }, response: { once(event: 'finish', listener: () => void): unknown }) => {
-    if (request.url !== '/' && !request.url?.startsWith('/?')) return;
+  let done = false;
+  const flushOnce = () => {
+    if (done) return;
+    done = true;
     server.off('request', onRequest);
-    response.once('finish', () => setImmediate(flush));
+    clearTimeout(fallback);
+    setImmediate(flush);
   };
+  const onRequest = (request: { url?: string }, response: { once(event: 'finish', listener: () => void): unknown }) => {
+    if (request.url === '/' || request.url?.startsWith('/?')) response.once('finish', flushOnce);
+  };
+  const fallback = setTimeout(flushOnce, 60_000).unref();
   server.on('request', onRequest);
 }
 
@@ -82,6 +90,7 @@ async function launch(packageDir: string, dataDir: string, argv: string[]): Prom
   // V8's code for code-server's and VS Code's modules, kept in the volume from one start to the next (about a
   // tenth of the start's CPU); Node 22.1 and later, which the tools directory's Node is.
   const cache = compileCache.enableCompileCache?.(layout.compileCache);
+  if (cache && !cache.directory) console.error(`code-server-launch: no compile cache in ${layout.compileCache}: ${cache.message ?? 'Node did not say why'}`);
   // Before code-server's modules load: its wrapper is then the child's, and VS Code's server-main starts no server.
   process.env.CODE_SERVER_PARENT_PID = String(process.pid);
   const modules = loadModules(packageDir);
