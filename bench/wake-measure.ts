@@ -74,19 +74,30 @@ export function answers(url: string, headers: Record<string, string>): Promise<b
   });
 }
 
+/** A browser's way to a sleeping address: to the service's answer, and to the waiting page if it got one. */
+export interface BrowserWake {
+  ms: number;
+  /** When the router's waiting page (503) arrived, if the browser was held longer than its hold. */
+  waitingPageMs?: number;
+}
+
 /**
  * Milliseconds from opening `url` in a fresh browser page to an answer of the service (status 200 from it, past
- * the router's waiting page and whatever that page does to get there).
+ * the router's waiting page and whatever that page does to get there), and when the waiting page came if it did.
  */
-export async function browserFirstAnswer(browser: Browser, url: string, headers: Record<string, string>): Promise<number> {
+export async function browserFirstAnswer(browser: Browser, url: string, headers: Record<string, string>): Promise<BrowserWake> {
   const context = await browser.newContext({ extraHTTPHeaders: headers });
   try {
     const page = await context.newPage();
+    let waitingPageMs: number | undefined;
     const started = performance.now();
+    page.on('response', (response) => {
+      if (response.url() === url && response.status() === 503 && waitingPageMs === undefined) waitingPageMs = performance.now() - started;
+    });
     const answered = page.waitForResponse((response) => response.url() === url && response.status() === 200, { timeout: 120_000 });
     await page.goto(url, { waitUntil: 'commit' });
     await answered;
-    return performance.now() - started;
+    return { ms: performance.now() - started, waitingPageMs };
   } finally {
     await context.close();
   }
@@ -113,6 +124,43 @@ export function phaseMedians(wakes: Phase[][]): { name: string; ms: number }[] {
 
 export function phaseTable(rows: { name: string; ms: number }[]): string {
   return rows.map((row) => `    ${row.name.padEnd(24)} ${row.ms.toFixed(0).padStart(6)} ms`).join('\n');
+}
+
+/** What the bench saw of one wake from the outside, in wall-clock milliseconds of this machine (the server's clock). */
+export interface WakeSeen {
+  /** Just before `POST /wake` was sent. */
+  sentAt: number;
+  /** The operation's `created_at`: where the server's timeline of the wake starts. */
+  queuedAt: number;
+  /** The first byte of the held request to the editor's host. */
+  answeredAt: number;
+}
+
+/** Milliseconds since the epoch with the precision of performance.now() (as the server's timelines are). */
+export const wallNow = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * The whole wake as the bench saw it, phase by phase: the API request up to the operation's creation, then the
+ * server's phases up to Running saved (all of them, as logged), then what the router took from there to the held
+ * request's first byte (seeing Running, going on, the editor's answer). The server's last phase, its services'
+ * start, runs after Running and is not on this path. The rows add up to the measured time.
+ */
+export function itemisedWake(phases: Phase[], seen: WakeSeen): Phase[] {
+  const untilRunning = phases.slice(0, phases.findIndex((p) => p.name === 'running saved') + 1);
+  const runningAt = seen.queuedAt + untilRunning.reduce((sum, p) => sum + p.ms, 0);
+  return [
+    { name: 'POST /wake to queued', ms: seen.queuedAt - seen.sentAt },
+    ...untilRunning,
+    { name: 'Running to first byte', ms: seen.answeredAt - runningAt },
+  ];
+}
+
+/** Median of each row over the itemised wakes, with the median of their totals (the measured time). */
+export function itemisedMedians(wakes: Phase[][]): { name: string; ms: number }[] {
+  if (wakes.length === 0) return [];
+  const names = wakes[0].map((p) => p.name);
+  const rows = names.map((name) => ({ name, ms: median(wakes.map((w) => w.find((p) => p.name === name)?.ms ?? 0)) }));
+  return [...rows, { name: 'total (as measured)', ms: median(wakes.map((w) => w.reduce((sum, p) => sum + p.ms, 0))) }];
 }
 
 /** Workspaces (and so their pods and pod networks) take ids from `id` on: clear of tests and other servers here. */

@@ -19,7 +19,8 @@ import { createBareRepository, type BareRepository } from '../test/helpers/git.t
 import { startSvc } from '../test/helpers/process.ts';
 import { launchCdpBrowser, loadWorkbench, phasesOf, type CdpBrowser } from './editor-load.ts';
 import { recordResult } from './summary.ts';
-import { answers, browserFirstAnswer, finish, firstByte, loggedWakes, median, nodeStartMs, phaseMedians, phaseTable, setFirstWorkspaceId, sleepWhenIdle, until } from './wake-measure.ts';
+import { answers, browserFirstAnswer, finish, firstByte, itemisedMedians, itemisedWake, loggedWakes, median, nodeStartMs, phaseMedians, phaseTable, setFirstWorkspaceId, sleepWhenIdle, until, wallNow, type BrowserWake, type WakeSeen } from './wake-measure.ts';
+import type { Phase } from '../src/core/phases.ts';
 
 const TARGET_WAKE_MS = 1000;
 const TARGET_FIRST_LOAD_MS = 5000;
@@ -76,16 +77,24 @@ export async function benchWorkspaces(runs = Number(process.env.BENCH_RUNS) || 5
     // A wake: POST /wake, then one request to the editor's host, which the router holds until it can answer.
     const wakeTimes: number[] = [];
     const nodeTimes: number[] = [];
+    const seen = new Map<number, WakeSeen>();
     for (const id of ids) {
       nodeTimes.push(await nodeStartMs());
       await key.post(`/workspaces/${id}/sleep`);
       const started = performance.now();
+      const sentAt = wallNow();
       const wake = await key.post(`/workspaces/${id}/wake`);
       await firstByte(`${url}/`, { ...headers, Host: `ide-w${id}.localhost` });
+      const answeredAt = wallNow();
       wakeTimes.push(performance.now() - started);
+      seen.set(id, { sentAt, queuedAt: Date.parse(wake.body.created_at), answeredAt });
       await finish(key, wake.body.id);
     }
     const wakes = ids.map((id) => loggedWakes(svc.stderr(), id).at(-1)).filter((w) => w !== undefined);
+    const itemised = ids.flatMap((id) => {
+      const phases = loggedWakes(svc.stderr(), id).at(-1);
+      return phases ? [itemisedWake(phases, seen.get(id)!)] : [];
+    });
     const wakeMs = median(wakeTimes);
     console.log(`bench/workspaces: editor ${editor?.kind ?? 'unknown'}${editor?.version ? ` ${editor.version}` : ''}; medians of ${runs}`);
     console.log(`  create to Running (empty workspace): ${median(createTimes).toFixed(0)} ms`);
@@ -94,6 +103,7 @@ export async function benchWorkspaces(runs = Number(process.env.BENCH_RUNS) || 5
     console.log(`  wake of a sleeping workspace to its editor answering through the router: ${wakeMs.toFixed(0)} ms, ${(wakeMs / nodeMs).toFixed(1)}× node -e '' (${verdict(wakeMs, TARGET_WAKE_MS)})`);
     recordResult('wake', { measured: `${(wakeMs / 1000).toFixed(2)} s (${editor?.kind ?? 'unknown'} editor); node -e '' ${(nodeMs / 1000).toFixed(3)} s (${(wakeMs / nodeMs).toFixed(1)}×)`, met: wakeMs <= TARGET_WAKE_MS });
     console.log(`  the wake's phases as the server saw them (median of each, ${wakes.length} wakes):\n${phaseTable(phaseMedians(wakes))}`);
+    console.log(`  the same wakes from POST /wake to the first byte, every phase (median of each; the services' start runs after Running):\n${phaseTable(itemisedMedians(itemised))}`);
 
     // The dev URL of a sleeping workspace whose service starts in about 0.1 s.
     repository = await createBareRepository({ 'svc.yml': svcYml, 'server.js': serverJs });
@@ -107,27 +117,38 @@ export async function benchWorkspaces(runs = Number(process.env.BENCH_RUNS) || 5
     const devHeaders = { ...headers, Host: `w${ws}.localhost:${port}` };
     await until(() => answers(`${url}/`, devHeaders), 120_000, () => 'the dev URL to answer', 50);
     const held: number[] = [];
-    const browsed: number[] = [];
+    const browsed: BrowserWake[] = [];
+    const heldWakes: Phase[][] = [];
+    const browsedWakes: Phase[][] = [];
+    const lastWake = () => loggedWakes(svc.stderr(), ws).at(-1);
     browser = await launchBrowser().catch((error: Error) => (console.log(`  (no browser: ${error.message})`), undefined));
-    // The service answers while the workspace still wakes up (its editor starting): the next sleep waits for the wake.
+    // The service answers while the workspace still wakes up (its editor starting): the next sleep waits for the wake,
+    // and so for its line in the log.
+    await sleepWhenIdle(key, ws);
     for (let round = 0; round < runs; round++) {
-      await sleepWhenIdle(key, ws);
       held.push(await firstByte(`${url}/`, devHeaders));
-      if (!browser) continue;
       await sleepWhenIdle(key, ws);
+      heldWakes.push(lastWake() ?? []);
+      if (!browser) continue;
       browsed.push(await browserFirstAnswer(browser, devUrl, headers));
+      await sleepWhenIdle(key, ws);
+      browsedWakes.push(lastWake() ?? []);
     }
     const heldMs = median(held);
     console.log(`  request to the dev URL of a sleeping workspace, first byte (held, as curl): ${heldMs.toFixed(0)} ms (${verdict(heldMs, TARGET_WAKE_MS)})`);
     recordResult('dev-url-wake', { measured: `held ${(heldMs / 1000).toFixed(2)} s; node -e '' ${(nodeMs / 1000).toFixed(3)} s (${(heldMs / nodeMs).toFixed(1)}×)`, met: heldMs <= TARGET_WAKE_MS });
+    console.log(`  its wakes' phases as the server saw them (${heldWakes.length} wakes; the first byte comes at the services' readiness, before Running):\n${phaseTable(phaseMedians(heldWakes))}`);
     if (browsed.length > 0) {
-      const browsedMs = median(browsed);
-      console.log(`  the same in a browser, past the waiting page: ${browsedMs.toFixed(0)} ms (${verdict(browsedMs, TARGET_WAKE_MS)})`);
+      const browsedMs = median(browsed.map((b) => b.ms));
+      const paged = browsed.flatMap((b) => (b.waitingPageMs === undefined ? [] : [b.waitingPageMs]));
+      console.log(`  the same in a browser, past the waiting page: ${browsedMs.toFixed(0)} ms (${verdict(browsedMs, TARGET_WAKE_MS)}); ` +
+        `the waiting page came in ${paged.length} of ${browsed.length} loads${paged.length ? ` (median at ${median(paged).toFixed(0)} ms)` : ''}`);
       recordResult('dev-url-wake', { measured: `in Chromium ${(browsedMs / 1000).toFixed(2)} s`, met: browsedMs <= TARGET_WAKE_MS });
-      const devWakes = loggedWakes(svc.stderr(), ws).slice(-runs * 2);
-      console.log(`  its wakes' phases as the server saw them (${devWakes.length} wakes):\n${phaseTable(phaseMedians(devWakes))}`);
+      console.log(`  the browser's wakes' phases as the server saw them (${browsedWakes.length} wakes):\n${phaseTable(phaseMedians(browsedWakes))}`);
     }
-    if (browser && editor?.kind === 'code-server') {
+    if (process.env.BENCH_WORKBENCH === 'off') {
+      console.log("  code-server's workbench: not measured (BENCH_WORKBENCH=off)");
+    } else if (browser && editor?.kind === 'code-server') {
       const state = await createLocalDriver({ dataDir }).editorState({ id: ids[0], uid: 0, storageGib: 1 });
       const direct = state.state === 'ready' ? `http://${state.address.host}:${state.address.port}/` : undefined;
       await benchEditorLoad(`http://ide-w${ids[0]}.localhost:${port}/`, headers, direct);

@@ -4,7 +4,7 @@
 // saying why, when the tools are not installed (`npm test` does not install them; `npm run up` and .ci/run do).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { access, readFile, stat } from 'node:fs/promises';
+import { access, readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -239,4 +239,43 @@ test('a fresh browser gets a calm workbench (no welcome page, panel or side bars
     await assert.rejects(access(path.join(volume, name)), `${name} is not in /data/app`);
   }
   await access(path.join(volume, '.svc/code-server/user-data/User/settings.json'));
+});
+
+/** Waits for the operation to succeed (fails on its failure or after a minute). */
+async function finished(operationId: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const operation = (await owner.get(`/operations/${operationId}`)).body;
+    if (operation.state === 'succeeded') return;
+    if (operation.state === 'failed' || Date.now() > deadline) throw new Error(`operation: ${JSON.stringify(operation)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The files of code-server's compile cache in the volume (Node writes them under a directory named by its version). */
+async function compileCacheFiles(volume: string): Promise<string[]> {
+  const root = path.join(volume, '.svc/code-server/cache/node-compile-cache');
+  const versions = await readdir(root).catch(() => []);
+  return (await Promise.all(versions.map(async (v) => (await readdir(path.join(root, v))).map((f) => `${v}/${f}`)))).flat().sort();
+}
+
+test("code-server's compile cache is written once it served its page, though a sleep kills the pod; the woken editor finds it", { skip }, async () => {
+  const volume = path.join(server!.server.config.dataDir, 'volumes', String(ws));
+  // Written right after the first answer of its page (the probe's), while the editor keeps running: Node alone
+  // writes it only at a normal exit, which a pod's editor never has.
+  const deadline = Date.now() + 30_000;
+  while ((await compileCacheFiles(volume)).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  const written = await compileCacheFiles(volume);
+  const podLog = await readFile(path.join(server!.server.config.dataDir, 'pods', `${ws}.log`), 'utf8').catch(() => '');
+  assert.ok(written.length > 0, `the running editor wrote its compile cache into the volume; the pod's log:\n${podLog.slice(-3000)}`);
+
+  const slept = await owner.post(`/workspaces/${ws}/sleep`);
+  assert.equal(slept.status, 200, slept.text);
+  assert.equal((await owner.get(`/workspaces/${ws}`)).body.state, 'sleeping');
+  const wake = await owner.post(`/workspaces/${ws}/wake`);
+  assert.equal(wake.status, 202, wake.text);
+  await finished(wake.body.id);
+  const page = await callEditor('/');
+  assert.ok(page.status < 400, `the woken editor answers its page (${page.status})`);
+  assert.deepEqual(await compileCacheFiles(volume), written, 'the woken editor found the cache and had nothing new to write');
 });

@@ -51,3 +51,26 @@ test('a code-server whose modules are not as expected is started through its own
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("once code-server listens, the launcher asks for its page itself, so VS Code's server loads without waiting for the probe", async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-launch-'));
+  try {
+    const packageDir = await fakeCodeServer(dir, {
+      'cli.js': 'exports.parse = (argv) => ({ argv }); exports.readConfigFile = async () => ({}); exports.setDefaults = async (cli) => cli;',
+      'wrapper.js': 'exports.wrapper = { preventExit() {}, onDispose() {} };',
+      // Its server says which request came first, then ends the process; without one it would wait for ever.
+      'main.js': `exports.runCodeServer = async () => {
+        const server = require('node:http').createServer((request, response) => { console.log('request ' + request.method + ' ' + request.url); response.end(); setImmediate(() => process.exit(0)); });
+        await new Promise((resolve) => server.listen(0, '0.0.0.0', resolve));
+        return { server, dispose: async () => {} };
+      };`,
+    });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', launcher, packageDir, path.join(dir, 'app/.svc/code-server'), '--auth', 'none'], {
+      env: { ...process.env, CODE_SERVER_PARENT_PID: '' },
+      timeout: 60_000,
+    });
+    assert.equal(stdout.trim(), 'request GET /');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

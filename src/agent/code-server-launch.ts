@@ -9,13 +9,14 @@
 //
 //   node code-server.mjs <code-server package dir> <code-server data dir> <code-server arguments...>
 import { spawn } from 'node:child_process';
+import http, { type Server } from 'node:http';
 import module, { createRequire } from 'node:module';
 import path from 'node:path';
 import { prepareCodeServerData } from './code-server-layout.ts';
 
 /** Node's compile cache (22.1+; the project's own type definitions are Node 20's). */
 const compileCache = module as unknown as {
-  enableCompileCache?: (directory: string) => { directory?: string };
+  enableCompileCache?: (directory: string) => { directory?: string; message?: string };
   flushCompileCache?: () => void;
 };
 
@@ -25,7 +26,7 @@ interface CodeServerModules {
     readConfigFile(file?: string): Promise<unknown>;
     setDefaults(cliArgs: unknown, configArgs: unknown): Promise<unknown>;
   };
-  main: { runCodeServer(args: unknown): Promise<{ dispose(): Promise<void> }> };
+  main: { runCodeServer(args: unknown): Promise<{ server?: Server; dispose(): Promise<void> }> };
   wrapper: { preventExit(): void; onDispose(listener: () => void): void };
 }
 
@@ -37,6 +38,43 @@ function loadModules(packageDir: string): CodeServerModules | undefined {
   const shaped = typeof cli.parse === 'function' && typeof cli.readConfigFile === 'function' && typeof cli.setDefaults === 'function'
     && typeof main.runCodeServer === 'function' && typeof wrapper?.preventExit === 'function' && typeof wrapper.onDispose === 'function';
   return shaped ? { cli, main, wrapper } as CodeServerModules : undefined;
+}
+
+/**
+ * Node keeps the compile cache in memory and writes it only when the process exits normally, which a pod's editor
+ * never does (a sleep kills the pod): without this, no wake ever found a cache. code-server loads VS Code's server
+ * at the first request of its page, so once an answer to `/` has been sent the cache holds both, and is written
+ * then (an answer cut short, a probe that gave up, waits for the next); a later start that found it writes nothing
+ * new. A minute after the start it is written anyway, whatever was asked.
+ */
+function flushAfterFirstPage(server: Server, flush = () => compileCache.flushCompileCache?.()): void {
+  let done = false;
+  const flushOnce = () => {
+    if (done) return;
+    done = true;
+    server.off('request', onRequest);
+    clearTimeout(fallback);
+    setImmediate(flush);
+  };
+  const onRequest = (request: { url?: string }, response: { once(event: 'finish', listener: () => void): unknown }) => {
+    if (request.url === '/' || request.url?.startsWith('/?')) response.once('finish', flushOnce);
+  };
+  const fallback = setTimeout(flushOnce, 60_000).unref();
+  server.on('request', onRequest);
+}
+
+/**
+ * code-server loads VS Code's server at the first request of its page, and sits idle from its listening until the
+ * agent's probe comes (the agent, starting itself at the same time, reads the line code-server printed, then
+ * connects): asking for its own page at once starts that load without the wait. It is no early answer: the probe's
+ * request still gets its answer only once VS Code's server is loaded, as before.
+ */
+function loadVsCodeNow(server: Server): void {
+  const address = server.address();
+  if (!address || typeof address === 'string') return;
+  const host = address.family === 'IPv6' ? (address.address === '::' ? '::1' : address.address) : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+  const request = http.get({ host, port: address.port, path: '/', agent: false }, (response) => response.resume());
+  request.on('error', () => undefined); // the agent's probe finds out whatever failed
 }
 
 /** code-server's own entry as a child (its parent and its child): the way it always starts, one process more. */
@@ -52,6 +90,7 @@ async function launch(packageDir: string, dataDir: string, argv: string[]): Prom
   // V8's code for code-server's and VS Code's modules, kept in the volume from one start to the next (about a
   // tenth of the start's CPU); Node 22.1 and later, which the tools directory's Node is.
   const cache = compileCache.enableCompileCache?.(layout.compileCache);
+  if (cache && !cache.directory) console.error(`code-server-launch: no compile cache in ${layout.compileCache}: ${cache.message ?? 'Node did not say why'}`);
   // Before code-server's modules load: its wrapper is then the child's, and VS Code's server-main starts no server.
   process.env.CODE_SERVER_PARENT_PID = String(process.pid);
   const modules = loadModules(packageDir);
@@ -63,6 +102,8 @@ async function launch(packageDir: string, dataDir: string, argv: string[]): Prom
   const args = await modules.cli.setDefaults(cliArgs, await modules.cli.readConfigFile(cliArgs.config));
   modules.wrapper.preventExit();
   const server = await modules.main.runCodeServer(args);
+  if (cache?.directory && server.server) flushAfterFirstPage(server.server);
+  if (server.server) loadVsCodeNow(server.server);
   modules.wrapper.onDispose(() => {
     if (cache?.directory) compileCache.flushCompileCache?.();
     void server.dispose();
