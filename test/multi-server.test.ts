@@ -88,12 +88,18 @@ test('a key deleted through one server is refused by the other at once, by the A
 test('each chore runs once per interval for the installation, whichever server runs it', async () => {
   const runsOf = async () => Number((await installation.query<{ runs: string }>("SELECT runs FROM chore_runs WHERE name = 'workspaces'"))[0]?.runs ?? 0);
   const seen = await until(async () => ((await runsOf()) >= 4 ? runsOf() : undefined), 'four runs of the chores', 30_000);
-  const logged = installation.servers.flatMap((server) =>
-    server.logLines().flatMap((line) => {
-      const match = /^chore workspaces: run (\d+) by (\S+)$/.exec(line.msg ?? '');
-      return match ? [{ run: Number(match[1]), by: match[2], server: server.serverId }] : [];
-    }),
-  );
+  const loggedRuns = () =>
+    installation.servers.flatMap((server) =>
+      server.logLines().flatMap((line) => {
+        const match = /^chore workspaces: run (\d+) by (\S+)$/.exec(line.msg ?? '');
+        return match ? [{ run: Number(match[1]), by: match[2], server: server.serverId }] : [];
+      }),
+    );
+  // a run is counted in the table before its server's log line is read here: wait for the lines of the runs seen
+  const logged = await until(async () => {
+    const lines = loggedRuns();
+    return Array.from({ length: seen }, (_, i) => i + 1).every((n) => lines.some((l) => l.run === n)) ? lines : undefined;
+  }, 'the log line of every run seen', 30_000).catch(() => loggedRuns());
   const numbers = logged.map((l) => l.run).filter((n) => n <= seen).sort((x, y) => x - y);
   assert.deepEqual(numbers, Array.from({ length: seen }, (_, i) => i + 1), `every run once, by one server: ${JSON.stringify(logged)}`);
   for (const line of logged) assert.equal(line.by, line.server);
