@@ -21,14 +21,23 @@ async function fakeCodeServer(dir: string, modules: Record<string, string>): Pro
   return packageDir;
 }
 
+/** Runs `body` with a fresh scratch directory, removed afterwards whatever happens. */
+async function inScratch(body: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-launch-'));
+  try {
+    await body(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function launch(packageDir: string, dataDir: string, args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', launcher, packageDir, dataDir, ...args], { env: { ...process.env, CODE_SERVER_PARENT_PID: '' } });
   return stdout;
 }
 
-test("the launcher runs code-server's server in its own process, with the arguments code-server's parser made", async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-launch-'));
-  try {
+test("the launcher runs code-server's server in its own process, with the arguments code-server's parser made", () =>
+  inScratch(async (dir) => {
     const packageDir = await fakeCodeServer(dir, {
       'cli.js': "exports.parse = (argv) => ({ argv }); exports.readConfigFile = async () => ({ config: true }); exports.setDefaults = async (cli, config) => ({ ...cli, ...config });",
       'wrapper.js': 'exports.wrapper = { preventExit() {}, onDispose() {} };',
@@ -36,25 +45,19 @@ test("the launcher runs code-server's server in its own process, with the argume
     });
     const out = await launch(packageDir, path.join(dir, 'app/.svc/code-server'), ['--auth', 'none']);
     assert.equal(out.trim(), 'server {"argv":["--auth","none"],"config":true} parent true');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }),
+);
 
-test('a code-server whose modules are not as expected is started through its own entry', async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-launch-'));
-  try {
+test('a code-server whose modules are not as expected is started through its own entry', () =>
+  inScratch(async (dir) => {
     const packageDir = await fakeCodeServer(dir, {});
     const out = await launch(packageDir, path.join(dir, 'app/.svc/code-server'), ['--auth', 'none', '/data/app']);
     assert.equal(out.trim(), 'entry ["--auth","none","/data/app"] parent undefined');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }),
+);
 
-test("once code-server listens, the launcher asks for its page itself, so VS Code's server loads without waiting for the probe", async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-launch-'));
-  try {
+test("once code-server listens, the launcher asks for its page itself, so VS Code's server loads without waiting for the probe", () =>
+  inScratch(async (dir) => {
     const packageDir = await fakeCodeServer(dir, {
       'cli.js': 'exports.parse = (argv) => ({ argv }); exports.readConfigFile = async () => ({}); exports.setDefaults = async (cli) => cli;',
       'wrapper.js': 'exports.wrapper = { preventExit() {}, onDispose() {} };',
@@ -70,7 +73,5 @@ test("once code-server listens, the launcher asks for its page itself, so VS Cod
       timeout: 60_000,
     });
     assert.equal(stdout.trim(), 'request GET /');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }),
+);
