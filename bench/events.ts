@@ -18,6 +18,7 @@ import { ApiClient, createPerson } from '../test/helpers/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { svcBin, watchSvc } from '../test/helpers/process.ts';
 import { recordResult } from './summary.ts';
+import { cpuMs, openFileLimit, rssMiB } from './process-stats.ts';
 
 const TARGET_P99_MS = 30; // issue 17
 
@@ -96,24 +97,6 @@ async function startBare(databaseUrl: string): Promise<{ url: string; pid: numbe
 }
 
 const BARE_CHANNEL = 'bench_bare_events';
-
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
-
-/** CPU time (user and system, ms) a process has used so far. */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks of 1/100 s
-}
-
-async function openFileLimit(): Promise<number> {
-  const limits = await readFile('/proc/self/limits', 'utf8').catch(() => '');
-  const match = /Max open files\s+(\d+|unlimited)/.exec(limits);
-  return !match || match[1] === 'unlimited' ? Infinity : Number(match[1]);
-}
 
 /** The subscribers' worker processes (bench/events-clients.ts). */
 class Clients {
