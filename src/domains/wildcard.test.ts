@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { tlsServers, type NginxSettings } from '../router/nginx-config.ts';
+import type { NginxSettings } from '../router/nginx-config.ts';
+import { tlsServers } from '../router/nginx-tls.ts';
 import { certificateAtStart } from './index.ts';
 import { certificateFor } from './wildcard.ts';
 
