@@ -114,6 +114,33 @@ export function loggedWakes(serverLog: string, id: number): Phase[][] {
   return wakes;
 }
 
+/**
+ * When the services of a wake for a request to a service answered, in milliseconds from the wake queued (the
+ * server's log line `services of workspace N answered T ms after the wake was queued (replicas started at S ms)`):
+ * the editor runs in the background until then.
+ */
+export function loggedServiceAnswers(serverLog: string, id: number): ServiceAnswer[] {
+  const answers: ServiceAnswer[] = [];
+  const pattern = new RegExp(`services of workspace ${id} answered (\\d+) ms after the wake was queued \\(replicas started at (\\d+) ms\\)`);
+  for (const line of serverLog.split('\n')) {
+    const match = pattern.exec(line);
+    if (match) answers.push({ answeredMs: Number(match[1]), startedMs: Number(match[2]) });
+  }
+  return answers;
+}
+
+export interface ServiceAnswer {
+  startedMs: number;
+  answeredMs: number;
+}
+
+export function serviceAnswerLine(answers: ServiceAnswer[]): string {
+  if (answers.length === 0) return '    (no services-first wake logged)';
+  const started = median(answers.map((a) => a.startedMs));
+  const answered = median(answers.map((a) => a.answeredMs));
+  return `    services' replicas started  ${started.toFixed(0).padStart(6)} ms after the wake was queued\n    services answered          ${answered.toFixed(0).padStart(6)} ms (the editor in the background until then)`;
+}
+
 /** Median of each phase over the wakes (in the order of the first), with the median total. */
 export function phaseMedians(wakes: Phase[][]): { name: string; ms: number }[] {
   if (wakes.length === 0) return [];
