@@ -16,7 +16,7 @@ import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { pinBaseImage } from './base-image.ts';
-import { PhaseTimeline, queuedTimeline, wallClockMs } from '../core/phases.ts';
+import { PhaseTimeline, queuedTimeline } from '../core/phases.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
   driver: RuntimeDriver;
@@ -109,13 +109,15 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
   const progress = (text: string) => void reportProgress(deps, job, row.id, text);
   // The deployed landscape's services come back with the workspace; a service that cannot start shows its own
   // failure in the landscape and does not fail the workspace.
-  const servicesStarted = (options?: { waking: boolean }) =>
+  const servicesStarted = (options?: { waking: boolean; timeline?: PhaseTimeline }) =>
     deps.services.apply(row.id, options).catch((error: Error) => void job.progress(`Running; services not all started: ${error.message}`).catch(() => undefined));
   // Instances a volume owner change paused start first (as the workspace's UID now), so its services find them.
   await deps.managedOwner?.resume(row).catch((error: Error) => void job.progress(`Managed services not all resumed: ${error.message}`).catch(() => undefined));
-  const early = row.state === 'waking_up' || row.state === 'sleeping' ? servicesStarted({ waking: true }) : undefined;
-  const servicesAnswer = servicesFirst && early
-    ? servicesSettled(deps, row.id, early, timeline).catch((error: Error) => deps.log?.(`services of workspace ${row.id}: ${error.message}`))
+  // the services' own timeline, from the same moment as the wake's (the wake was queued)
+  const servicesTimeline = servicesFirst ? new PhaseTimeline(timeline.startedAt) : undefined;
+  const early = row.state === 'waking_up' || row.state === 'sleeping' ? servicesStarted({ waking: true, timeline: servicesTimeline }) : undefined;
+  const servicesAnswer = servicesTimeline && early
+    ? servicesSettled(deps, row.id, early, servicesTimeline).catch((error: Error) => deps.log?.(`services of workspace ${row.id}: ${error.message}`))
     : undefined;
   try {
     row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
@@ -131,13 +133,15 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
   timeline.mark('services started');
 }
 
-/** Resolves once the woken services settled (ready, or failed): logged on a line of its own beside the wake's phases. */
+/**
+ * Resolves once the woken services settled (ready, or failed), at most SERVICES_FIRST_MS after their replicas
+ * started; their phases are logged on a line of their own beside the wake's (bench/workspaces reads both).
+ */
 async function servicesSettled(deps: WorkspaceOperationDeps, id: number, started: Promise<void>, timeline: PhaseTimeline): Promise<void> {
   await started;
-  const launched = wallClockMs();
   const settled = await deps.services.settled(id, SERVICES_FIRST_MS);
-  const ms = (at: number) => Math.round(at - timeline.startedAt);
-  deps.log?.(`services of workspace ${id} ${settled ? 'answered' : 'still starting'} ${ms(wallClockMs())} ms after the wake was queued (replicas started at ${ms(launched)} ms); the editor back at its CPU share`);
+  timeline.mark(settled ? 'services ready' : 'services still starting');
+  deps.log?.(`services of workspace ${id} ${settled ? 'answered' : 'still starting'} after ${timeline.text()}`);
 }
 
 /**
