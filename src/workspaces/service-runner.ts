@@ -164,14 +164,19 @@ export class ServiceRunner {
   /**
    * Resolves once no replica of the workspace is still starting (each is ready, or stopped, failed or finished), or
    * after `withinMs`; answers whether they settled. A wake for a request to a service keeps the editor in the
-   * background until then (operations.ts).
+   * background until then (operations.ts). Each replica seen ready meanwhile is announced as a change (onChange: the
+   * routers route the workspace afresh at once), so a held request goes on without waiting for its next look.
    */
   async settled(workspaceId: number, withinMs: number): Promise<boolean> {
     const row = await findWorkspace(this.deps.pool, workspaceId);
     if (!row) return true;
     const deadline = performance.now() + withinMs;
+    const ready = new Set<string>();
     for (;;) {
       const observed = await this.deps.driver.replicaStates(workspaceRef(row));
+      const readyNow = observed.filter((replica) => replica.status === 'running' && replica.ready).map((replica) => `${replica.service}/${replica.index}`);
+      if (readyNow.some((key) => !ready.has(key))) this.changed(workspaceId);
+      readyNow.forEach((key) => ready.add(key));
       if (observed.every((replica) => replica.status !== 'starting' && (replica.status !== 'running' || replica.ready))) return true;
       if (performance.now() >= deadline) return false;
       await delay(SETTLED_POLL_MS);
