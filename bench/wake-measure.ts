@@ -103,15 +103,29 @@ export async function browserFirstAnswer(browser: Browser, url: string, headers:
   }
 }
 
-/** The phases the server logged for wakes of workspace `id`, the last `count` of them. */
+/** The phases the server logged for wakes of workspace `id`. */
 export function loggedWakes(serverLog: string, id: number): Phase[][] {
-  const wakes: Phase[][] = [];
+  return loggedTimelines(serverLog, `wake of workspace ${id} took `);
+}
+
+/** The timelines of the server's log lines whose message starts with `prefix` (followed by `T ms: phase ms, ...`). */
+function loggedTimelines(serverLog: string, prefix: string): Phase[][] {
+  const timelines: Phase[][] = [];
   for (const line of serverLog.split('\n')) {
-    if (!line.includes(`wake of workspace ${id} took `)) continue;
+    if (!line.includes(prefix)) continue;
     const message = (JSON.parse(line) as { msg: string }).msg;
-    wakes.push(parsePhases(message.slice(message.indexOf(' took ') + ' took '.length)));
+    timelines.push(parsePhases(message.slice(message.indexOf(prefix) + prefix.length)));
   }
-  return wakes;
+  return timelines;
+}
+
+/**
+ * The phases of the services of each wake of workspace `id` for a request to a service (the server's log line
+ * `services of workspace N answered after T ms: web queue 5, ...`, from the wake queued): the editor runs in the
+ * background until their last phase, `services ready`.
+ */
+export function loggedServiceStarts(serverLog: string, id: number): Phase[][] {
+  return loggedTimelines(serverLog, `services of workspace ${id} answered after `);
 }
 
 /** Median of each phase over the wakes (in the order of the first), with the median total. */

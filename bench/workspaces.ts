@@ -19,7 +19,7 @@ import { createBareRepository, type BareRepository } from '../test/helpers/git.t
 import { startSvc } from '../test/helpers/process.ts';
 import { launchCdpBrowser, loadWorkbench, phasesOf, type CdpBrowser } from './editor-load.ts';
 import { recordResult } from './summary.ts';
-import { answers, browserFirstAnswer, finish, firstByte, itemisedMedians, itemisedWake, loggedWakes, median, nodeStartMs, phaseMedians, phaseTable, setFirstWorkspaceId, sleepWhenIdle, until, wallNow, type BrowserWake, type WakeSeen } from './wake-measure.ts';
+import { answers, browserFirstAnswer, finish, firstByte, itemisedMedians, itemisedWake, loggedServiceStarts, loggedWakes, median, nodeStartMs, phaseMedians, phaseTable, setFirstWorkspaceId, sleepWhenIdle, until, wallNow, type BrowserWake, type WakeSeen } from './wake-measure.ts';
 import type { Phase } from '../src/core/phases.ts';
 
 const TARGET_WAKE_MS = 1000;
@@ -120,7 +120,10 @@ export async function benchWorkspaces(runs = Number(process.env.BENCH_RUNS) || 5
     const browsed: BrowserWake[] = [];
     const heldWakes: Phase[][] = [];
     const browsedWakes: Phase[][] = [];
+    const heldServices: Phase[][] = [];
+    const browsedServices: Phase[][] = [];
     const lastWake = () => loggedWakes(svc.stderr(), ws).at(-1);
+    const lastServices = () => loggedServiceStarts(svc.stderr(), ws).at(-1) ?? [];
     browser = await launchBrowser().catch((error: Error) => (console.log(`  (no browser: ${error.message})`), undefined));
     // The service answers while the workspace still wakes up (its editor starting): the next sleep waits for the wake,
     // and so for its line in the log.
@@ -129,15 +132,18 @@ export async function benchWorkspaces(runs = Number(process.env.BENCH_RUNS) || 5
       held.push(await firstByte(`${url}/`, devHeaders));
       await sleepWhenIdle(key, ws);
       heldWakes.push(lastWake() ?? []);
+      heldServices.push(lastServices());
       if (!browser) continue;
       browsed.push(await browserFirstAnswer(browser, devUrl, headers));
       await sleepWhenIdle(key, ws);
       browsedWakes.push(lastWake() ?? []);
+      browsedServices.push(lastServices());
     }
     const heldMs = median(held);
     console.log(`  request to the dev URL of a sleeping workspace, first byte (held, as curl): ${heldMs.toFixed(0)} ms (${verdict(heldMs, TARGET_WAKE_MS)})`);
     recordResult('dev-url-wake', { measured: `held ${(heldMs / 1000).toFixed(2)} s; node -e '' ${(nodeMs / 1000).toFixed(3)} s (${(heldMs / nodeMs).toFixed(1)}×)`, met: heldMs <= TARGET_WAKE_MS });
     console.log(`  its wakes' phases as the server saw them (${heldWakes.length} wakes; the first byte comes at the services' readiness, before Running):\n${phaseTable(phaseMedians(heldWakes))}`);
+    console.log(`  their services' start, from the wake queued (the editor in the background until "services ready"):\n${phaseTable(phaseMedians(heldServices))}`);
     if (browsed.length > 0) {
       const browsedMs = median(browsed.map((b) => b.ms));
       const paged = browsed.flatMap((b) => (b.waitingPageMs === undefined ? [] : [b.waitingPageMs]));
@@ -145,6 +151,7 @@ export async function benchWorkspaces(runs = Number(process.env.BENCH_RUNS) || 5
         `the waiting page came in ${paged.length} of ${browsed.length} loads${paged.length ? ` (median at ${median(paged).toFixed(0)} ms)` : ''}`);
       recordResult('dev-url-wake', { measured: `in Chromium ${(browsedMs / 1000).toFixed(2)} s`, met: browsedMs <= TARGET_WAKE_MS });
       console.log(`  the browser's wakes' phases as the server saw them (${browsedWakes.length} wakes):\n${phaseTable(phaseMedians(browsedWakes))}`);
+      console.log(`  their services' start, from the wake queued:\n${phaseTable(phaseMedians(browsedServices))}`);
     }
     if (process.env.BENCH_WORKBENCH === 'off') {
       console.log("  code-server's workbench: not measured (BENCH_WORKBENCH=off)");

@@ -2,7 +2,9 @@
 // together with the editor, and a request to the dev URL or a public port goes on as soon as its service has a
 // ready replica, while the workspace is still `waking_up`; the editor's host waits until the editor answers, and a
 // service still starting holds its request as before. The editor here waits while `.hold-editor` exists in the
-// volume, a service while `.hold-slow` does, so the order is set by the test, not by timing.
+// volume, a service while `.hold-slow` does, so the order is set by the test, not by timing. A wake for a request
+// to a service runs the editor pod at the background CPU share until the services answer (its cgroup's share, read
+// when the server runs as root with cgroups); a wake for the editor's host does not.
 // test/router-wake-services-node.test.ts runs it again with svc alone as the data plane.
 import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
@@ -10,6 +12,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
+import { cgroupNames, hostCgroups } from '../src/runtime/local/cgroups.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { until } from './helpers/wait.ts';
@@ -90,12 +93,27 @@ function call(host: string, target: string, browser = false): Promise<{ status: 
 
 const state = async () => (await ws.owner.get(`/workspaces/${ws.id}`)).body.state as string;
 
-test('a sleeping dev URL is answered by its service while the editor still starts; the editor host waits for the editor', async () => {
+const cgroups = hostCgroups(process.getuid?.() === 0);
+/** The editor pod's CPU share (`background` or `normal`); undefined without cgroups or before its cgroup exists. */
+const editorShare = () => cgroups?.cpuShare(cgroupNames(dataDir).editor(ws.id));
+
+async function sleepNow(): Promise<void> {
   const slept = await until(async () => {
     const answer = await ws.owner.post(`/workspaces/${ws.id}/sleep`);
     return answer.status === 409 && /busy/.test(answer.body.detail) ? undefined : answer;
   }, 'the workspace to take a sleep');
   assert.equal(slept.status, 200, slept.text);
+}
+
+/** Lets the editor and slow start, and waits until the workspace runs. */
+async function release(): Promise<void> {
+  await rm(inVolume(HOLD_SLOW), { force: true });
+  await rm(inVolume(HOLD_EDITOR), { force: true });
+  await until(async () => ((await state()) === 'running' ? true : undefined), 'the workspace to run once its editor answers');
+}
+
+test('a sleeping dev URL is answered by its service while the editor still starts; the editor host waits for the editor', async () => {
+  await sleepNow();
   await writeFile(inVolume(HOLD_EDITOR), '');
   await writeFile(inVolume(HOLD_SLOW), '');
 
@@ -103,6 +121,7 @@ test('a sleeping dev URL is answered by its service while the editor still start
   const served = await call(`w${ws.id}`, '/first');
   assert.deepEqual([served.status, served.text], [200, 'web saw /first']);
   assert.equal(await state(), 'waking_up', 'the API shows the workspace waking up until the editor answers');
+  if (cgroups) assert.equal(await editorShare(), 'background', 'the editor pod runs in the background while a service (slow) still starts');
   assert.deepEqual(await call(`w${ws.id}-8080`, '/port'), { status: 200, text: 'web saw /port' }, 'its public port too');
 
   // the editor's host still waits for the editor: a browser gets the waiting page after its short hold
@@ -118,10 +137,26 @@ test('a sleeping dev URL is answered by its service while the editor still start
   await rm(inVolume(HOLD_SLOW));
   assert.deepEqual(await call(`w${ws.id}`, '/slow/x'), { status: 200, text: 'slow saw /slow/x' }, 'held until slow is ready');
   assert.equal(await state(), 'waking_up', 'slow was served before the editor answered too');
+  if (cgroups) await until(async () => ((await editorShare()) === 'normal' ? true : undefined), 'the editor pod back at its normal CPU share once the services answer');
 
-  await rm(inVolume(HOLD_EDITOR));
-  await until(async () => ((await state()) === 'running' ? true : undefined), 'the workspace to run once its editor answers');
+  await release();
   const opened = await call(`ide-w${ws.id}`, '/');
   assert.equal(opened.status, 200, opened.text);
   assert.deepEqual(await call(`w${ws.id}`, '/again'), { status: 200, text: 'web saw /again' });
+});
+
+test('a wake for the editor host runs the editor at its normal CPU share, services or not', { skip: !cgroups && 'needs root and cgroups' }, async () => {
+  await sleepNow();
+  await writeFile(inVolume(HOLD_EDITOR), '');
+  await writeFile(inVolume(HOLD_SLOW), '');
+  try {
+    const editor = await call(`ide-w${ws.id}`, '/', true);
+    assert.equal(editor.status, 503, editor.text);
+    // web answering: the wake has started the pods, the editor's among them, and slow still starts
+    assert.deepEqual(await call(`w${ws.id}`, '/web'), { status: 200, text: 'web saw /web' });
+    assert.equal(await state(), 'waking_up');
+    assert.equal(await editorShare(), 'normal');
+  } finally {
+    await release();
+  }
 });

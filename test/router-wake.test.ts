@@ -1,15 +1,19 @@
 // Waking on request names why the workspace slept (spec 3.1 "Wake reasons shown to clients"): the waiting page for
 // browsers, and for other clients the 503 with Retry-After and the reason as text once the hold is over. This
-// server holds requests for 0 s (--wake-hold 0), so that other clients get the 503 at once.
+// server holds requests for 0 s (--wake-hold 0), so that other clients get the 503 at once. The on-demand service
+// waits while `.hold-lazy` exists in the volume, so whether it is ready when the router looks is set by the test.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
+import { createLocalDriver } from '../src/runtime/local/index.ts';
 
 const svcYml = `schema: svc/v1
 services:
@@ -18,7 +22,7 @@ services:
     availability: on-demand
     idleTimeoutMinutes: 1
     steps:
-      - run: node -e "require('http').createServer((q, s) => s.end('lazy')).listen(4000, '0.0.0.0')"
+      - run: while [ -e /data/app/.hold-lazy ]; do sleep 0.05; done; exec node -e "require('http').createServer((q, s) => s.end('lazy')).listen(4000, '0.0.0.0')"
     ports:
       - port: 4000
         routes: [{ path: /lazy }]
@@ -29,9 +33,13 @@ let dev: ApiClient;
 let repository: BareRepository;
 let ws: number;
 let port: number;
+let dataDir: string;
 
 before(async () => {
-  server = await startTestServer({ env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_WAKE_HOLD: '0' } });
+  server = await startTestServer({
+    env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_WAKE_HOLD: '0' },
+    driver: (context) => ((dataDir = context.dataDir), createLocalDriver({ dataDir: context.dataDir, clock: context.clock })),
+  });
   port = Number(new URL(server.url).port);
   const owner = await createPerson(server.admin, 'wake-owner@example.com');
   const org = (await owner.key.post('/orgs', { name: 'Wake' })).body.id;
@@ -106,7 +114,10 @@ test('an on-demand service asleep because nobody used it: woken by the request, 
   server.clock.advance(61_000);
   assert.deepEqual(await server.server.services.sleepIdle(), [`${ws}/lazy`]);
   assert.equal(await status(), 'sleeping');
+  const holdLazy = path.join(dataDir, 'volumes', String(ws), '.hold-lazy');
+  await writeFile(holdLazy, '');
   const answer = await call('/lazy');
+  await rm(holdLazy);
   assert.equal(answer.status, 503);
   assert.equal(answer.text, '503 Waking up: nobody used it\n');
   await until(async () => ((await status()) === 'running' ? true : undefined), 'lazy to wake');

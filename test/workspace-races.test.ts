@@ -43,10 +43,14 @@ interface Outcome {
   text: string;
 }
 
-/** A browser opening the editor: wakes a sleeping workspace and gets the waiting page at once. */
-function openEditor(signal: AbortSignal): Promise<{ status: number; text: string }> {
+/**
+ * A browser opening the editor (`ide`) or the dev URL (`w`, which wakes the workspace services first: its editor
+ * in the background until they answer; this workspace has none, so it says nothing is served): wakes a sleeping
+ * workspace and gets the waiting page at once.
+ */
+const openHost = (prefix: 'ide-w' | 'w') => (signal: AbortSignal): Promise<{ status: number; text: string }> => {
   const port = Number(new URL(server.url).port);
-  const headers = { host: `ide-w${ws}.localhost`, accept: 'text/html', 'svc-authorization': `Bearer ${key}` };
+  const headers = { host: `${prefix}${ws}.localhost`, accept: 'text/html', 'svc-authorization': `Bearer ${key}` };
   return new Promise((resolve, reject) => {
     const request = http.request({ host: '127.0.0.1', port, path: '/', headers, agent: false, signal }, (response) => {
       let text = '';
@@ -58,7 +62,7 @@ function openEditor(signal: AbortSignal): Promise<{ status: number; text: string
     request.on('error', reject);
     request.end();
   });
-}
+};
 
 // A connection per request: nginx closes idle kept-alive connections when it reloads (at every routing change,
 // so often here), and a request sent on one at that moment fails in the client before reaching svc.
@@ -68,7 +72,8 @@ const actions: Record<string, (signal: AbortSignal) => Promise<{ status: number;
   stop: post('stop'),
   start: post('start'),
   wake: post('wake'),
-  open: openEditor,
+  open: openHost('ide-w'),
+  'open dev URL': openHost('w'),
 };
 /** What each may answer in a race: refusals (409 busy or not allowed now, 503 wake blocked) but never a 500. */
 const allowed: Record<string, number[]> = {
@@ -78,6 +83,8 @@ const allowed: Record<string, number[]> = {
   wake: [202, 409, 503],
   // the editor (200), the waiting or refusal pages (503), or an editor that went away under the request (502)
   open: [200, 502, 503],
+  // nothing served (404) once it runs or while it wakes up (no route waits for a replica), or the refusal pages
+  'open dev URL': [404, 503],
 };
 
 async function timed(action: string): Promise<Outcome> {
@@ -95,14 +102,15 @@ async function timed(action: string): Promise<Outcome> {
 /**
  * A deterministic mix, in pairs of rounds: one action that ends the pods (sleep twice as often as stop) alone, so the
  * next round often starts from a workspace at rest; then such an action, one that starts the pods (wake, start or a
- * browser opening the editor) and, every other time, one more of any kind, all at once.
+ * browser opening the editor or the dev URL) and, every other time, one more of any kind, all at once.
  */
 function roundActions(round: number): string[] {
-  let seed = (round + 1) * 2654435761;
-  const pick = <T>(from: T[]): T => from[((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % from.length];
+  // 32-bit arithmetic (Math.imul): products past 2^53 as doubles lose their low bits, and the picks went one way
+  let seed = Math.imul(round + 1, 2654435761) >>> 0;
+  const pick = <T>(from: T[]): T => from[((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % from.length];
   const down = () => pick(['sleep', 'sleep', 'stop']);
   if (round % 2 === 0) return [down()];
-  const mix = [down(), pick(['wake', 'start', 'open'])];
+  const mix = [down(), pick(['wake', 'start', 'open', 'open dev URL'])];
   if (round % 4 === 3) mix.push(pick(Object.keys(actions)));
   return mix;
 }

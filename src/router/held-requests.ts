@@ -35,7 +35,9 @@ export class HeldRequests {
    * A sleeping workspace is woken and the request held (then 503 with why it slept); browsers only briefly, then
    * they get the waiting page, which opens the address once it can be answered (waiting.ts). The request goes on
    * once the workspace runs, or while it still wakes up once `answerable` says it can be answered already (a ready
-   * replica of its service: services start with the editor and are often ready before it).
+   * replica of its service: services start with the editor and are often ready before it). A request with
+   * `answerable` (one a service may answer, not the editor's host) wakes the workspace services first: its editor
+   * runs in the background until they answer (operations.ts).
    */
   async awake(hold: Hold, routing: WorkspaceRouting, userId: number, answerable?: (waking: WorkspaceRouting) => boolean): Promise<WorkspaceRouting> {
     const deadline = Date.now() + holdFor(hold);
@@ -45,7 +47,7 @@ export class HeldRequests {
       if (row.state === 'running') return current;
       if (row.state === 'waking_up' && answerable?.(current)) return current;
       if (row.state === 'sleeping' || row.state === 'stopped') {
-        const blocker = await requestWake(this.options.pool, row, userId, this.options.clock.now(), this.options.plans);
+        const blocker = await requestWake(this.options.pool, row, userId, this.options.clock.now(), this.options.plans, { servicesFirst: answerable !== undefined });
         if (blocker) throw new Refusal(row.state === 'stopped' ? 'workspaceNotRunning' : 'wakeBlocked', blocker.reason, blocker.retryAfterSeconds);
       } else if (row.state !== 'waking_up') {
         throw new Refusal('workspaceNotRunning', row.status_detail ?? undefined, 10);

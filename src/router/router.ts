@@ -266,7 +266,9 @@ export class Router {
     if (decision.via === 'cookie' && this.crossSite(request.method ?? 'GET', request.headers, host)) throw new Refusal('crossSite');
     const length = Number(request.headers['content-length'] ?? 0);
     if (length > this.bodyLimit) throw new Refusal('tooLarge');
-    routing = await this.held.awake(hold, routing, decision.user.id, (waking) => answerableWhileWaking(waking, target, url));
+    // the editor's host waits for the editor; any other address may be answered by a service first
+    const answerable = target.kind === 'ide' ? undefined : (waking: WorkspaceRouting) => answerableWhileWaking(waking, target, url);
+    routing = await this.held.awake(hold, routing, decision.user.id, answerable);
     this.touch(routing.row.id);
     return { upstream: await this.upstreamFor(url, hold, target, routing), routing };
   }

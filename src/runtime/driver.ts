@@ -92,6 +92,16 @@ export interface StopOptions {
   sleeping?: boolean;
 }
 
+/** How an editor pod starts. */
+export interface EditorStartOptions {
+  /**
+   * The pod runs at a background CPU priority until this settles, then at its normal one (a wake for a request to a
+   * service: the service's start comes first, the editor takes the CPU the rest leaves). A driver without CPU
+   * priorities, or a pod found running already, ignores it.
+   */
+  backgroundUntil?: Promise<unknown>;
+}
+
 export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   readonly name: string;
   /** The editor new editor pods run. */
@@ -119,7 +129,7 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
    * Starts the editor pod (agent, then editor) and resolves once the editor answers; RuntimeFailure on failure.
    * `timeline` gets a mark at the end of each phase of the start (pod network, sandbox, agent, editor, ...).
    */
-  startEditor(workspace: WorkspaceRef, progress: ProgressReporter, timeline?: PhaseTimeline): Promise<EditorAddress>;
+  startEditor(workspace: WorkspaceRef, progress: ProgressReporter, timeline?: PhaseTimeline, options?: EditorStartOptions): Promise<EditorAddress>;
   /**
    * The pod template an editor pod of the workspace started now is made from (spec 2.3 `upgrade_pending`: a running
    * pod made from another one switches over at its next sleep, stop or restart). Absent: the driver does not tell.

@@ -21,7 +21,7 @@ import { PhaseTimeline, queuedTimeline } from '../core/phases.ts';
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
   driver: RuntimeDriver;
   /** Runs the deployed landscape's replicas; started again whenever the editor pod starts. */
-  services: Pick<ServiceRunner, 'apply'>;
+  services: Pick<ServiceRunner, 'apply' | 'settled'>;
   /** Aborts stage runs when the workspace stops. */
   stages: Pick<StageRunner, 'abortAll'>;
   /** Where archives are kept: `<data dir>/archives`. */
@@ -94,22 +94,35 @@ async function withRuntime<T>(deps: WorkspaceOperationDeps, id: number, work: ()
 }
 
 /**
+ * The longest the editor of a wake for a service's request stays in the background: a service that takes longer
+ * (or never gets ready) does not hold the editor back beyond it.
+ */
+const SERVICES_FIRST_MS = 10_000;
+
+/**
  * Starts the editor pod (on the base image pinned now, at its first start) and moves the workspace to Running. A
  * waking workspace's services start at the same time as its editor; they are stopped again when the editor fails.
+ * `servicesFirst` (a wake for a request to a service, not to the editor): the editor pod runs in the background
+ * until the services answer, so that their start gets the CPU; it is Running only once the editor answers, as ever.
  */
-async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, timeline = new PhaseTimeline()): Promise<void> {
+async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, timeline = new PhaseTimeline(), servicesFirst = false): Promise<void> {
   const progress = (text: string) => void reportProgress(deps, job, row.id, text);
   // The deployed landscape's services come back with the workspace; a service that cannot start shows its own
   // failure in the landscape and does not fail the workspace.
-  const servicesStarted = (options?: { waking: boolean }) =>
+  const servicesStarted = (options?: { waking: boolean; timeline?: PhaseTimeline }) =>
     deps.services.apply(row.id, options).catch((error: Error) => void job.progress(`Running; services not all started: ${error.message}`).catch(() => undefined));
   // Instances a volume owner change paused start first (as the workspace's UID now), so its services find them.
   await deps.managedOwner?.resume(row).catch((error: Error) => void job.progress(`Managed services not all resumed: ${error.message}`).catch(() => undefined));
-  const early = row.state === 'waking_up' || row.state === 'sleeping' ? servicesStarted({ waking: true }) : undefined;
+  // the services' own timeline, from the same moment as the wake's (the wake was queued)
+  const servicesTimeline = servicesFirst ? new PhaseTimeline(timeline.startedAt) : undefined;
+  const early = row.state === 'waking_up' || row.state === 'sleeping' ? servicesStarted({ waking: true, timeline: servicesTimeline }) : undefined;
+  const servicesAnswer = servicesTimeline && early
+    ? servicesSettled(deps, row.id, early, servicesTimeline).catch((error: Error) => deps.log?.(`services of workspace ${row.id}: ${error.message}`))
+    : undefined;
   try {
     row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
     timeline.mark('base image');
-    const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress, timeline));
+    const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress, timeline, { backgroundUntil: servicesAnswer }));
     await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port, ...podTemplateOf(deps, row, editor) });
     timeline.mark('running saved');
   } catch (error) {
@@ -118,6 +131,17 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
   }
   await (early ?? servicesStarted());
   timeline.mark('services started');
+}
+
+/**
+ * Resolves once the woken services settled (ready, or failed), at most SERVICES_FIRST_MS after their replicas
+ * started; their phases are logged on a line of their own beside the wake's (bench/workspaces reads both).
+ */
+async function servicesSettled(deps: WorkspaceOperationDeps, id: number, started: Promise<void>, timeline: PhaseTimeline): Promise<void> {
+  await started;
+  const settled = await deps.services.settled(id, SERVICES_FIRST_MS);
+  timeline.mark(settled ? 'services ready' : 'services still starting');
+  deps.log?.(`services of workspace ${id} ${settled ? 'answered' : 'still starting'} after ${timeline.text()}`);
 }
 
 /**
@@ -175,7 +199,7 @@ const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async 
     if (row.state === 'running') return { detail: statusTexts.running };
     if (row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: job.operation.input.start === true ? 'start' : 'wake' });
     timeline.mark('waking up saved');
-    await startEditor(deps, job, row, timeline);
+    await startEditor(deps, job, row, timeline, job.operation.input.services_first === true);
     deps.log?.(`wake of workspace ${row.id} took ${timeline.text()}`);
     return { detail: statusTexts.running };
   });

@@ -1,6 +1,7 @@
 // Carries out a deployed landscape on the runtime driver: starts the replicas the landscape and the run switches
 // want (needs first), stops and removes the others, and watches the services' statuses to send landscape.updated
 // when one changes. Replicas only run while the workspace runs; waking it starts them again.
+import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
 import type { PhaseTimeline } from '../core/phases.ts';
@@ -35,6 +36,9 @@ export interface ApplyOptions {
   /** Receives the replicas' start phases (a Sync's log line). */
   timeline?: PhaseTimeline;
 }
+
+/** How often `settled` asks the replicas' agents (a request on the pod network each; a ready one answers at once). */
+const SETTLED_POLL_MS = 20;
 
 /** The first key of the advisory locks of workspaces' replica changes ('svcr'); the second is the workspace id. */
 const REPLICA_LOCK_CLASS = 0x73766372;
@@ -155,6 +159,28 @@ export class ServiceRunner {
     }
     // Pods start together (needs first in the list); each replica waits for its needs itself.
     await Promise.all(starts.map((spec) => this.startReplica(row, spec, options.timeline)));
+  }
+
+  /**
+   * Resolves once no replica of the workspace is still starting (each is ready, or stopped, failed or finished), or
+   * after `withinMs`; answers whether they settled. A wake for a request to a service keeps the editor in the
+   * background until then (operations.ts). Each replica seen ready meanwhile is announced as a change (onChange: the
+   * routers route the workspace afresh at once), so a held request goes on without waiting for its next look.
+   */
+  async settled(workspaceId: number, withinMs: number): Promise<boolean> {
+    const row = await findWorkspace(this.deps.pool, workspaceId);
+    if (!row) return true;
+    const deadline = performance.now() + withinMs;
+    const ready = new Set<string>();
+    for (;;) {
+      const observed = await this.deps.driver.replicaStates(workspaceRef(row));
+      const readyNow = observed.filter((replica) => replica.status === 'running' && replica.ready).map((replica) => `${replica.service}/${replica.index}`);
+      if (readyNow.some((key) => !ready.has(key))) this.changed(workspaceId);
+      readyNow.forEach((key) => ready.add(key));
+      if (observed.every((replica) => replica.status !== 'starting' && (replica.status !== 'running' || replica.ready))) return true;
+      if (performance.now() >= deadline) return false;
+      await delay(SETTLED_POLL_MS);
+    }
   }
 
   /** A request for an asleep on-demand service: it wakes with everything it needs, in parallel. */

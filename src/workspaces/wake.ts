@@ -34,11 +34,16 @@ export function wakingStatusText(row: WorkspaceRow): string {
 
 export const busyBlocker = (kind: string): WakeBlocker => ({ reason: `The workspace is busy (${kind}); waking follows when it has finished.`, retryAfterSeconds: 5 });
 
+/** What a wake is for: `servicesFirst`, a request to one of its services (its editor runs in the background meanwhile). */
+export interface WakeRequest {
+  servicesFirst?: boolean;
+}
+
 /**
  * Queues a wake of a sleeping workspace unless one runs already; a blocker when something else holds the
  * workspace. Answers nothing when the wake is under way.
  */
-export async function requestWake(pool: pg.Pool, row: WorkspaceRow, userId: number, at: Date, plans: InstallationPlans): Promise<WakeBlocker | undefined> {
+export async function requestWake(pool: pg.Pool, row: WorkspaceRow, userId: number, at: Date, plans: InstallationPlans, wake: WakeRequest = {}): Promise<WakeBlocker | undefined> {
   const blocked = wakeBlocker(row) ?? (await capacityWakeBlocker(pool, plans, row));
   if (blocked) return blocked;
   const target = `/workspaces/${row.id}`;
@@ -46,7 +51,7 @@ export async function requestWake(pool: pg.Pool, row: WorkspaceRow, userId: numb
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`wake:${row.id}`]);
     const busy = await activeOperationOn(db, target);
     if (busy) return busy.kind === 'workspace.wake' ? undefined : busyBlocker(busy.kind);
-    await enqueueOperation(db, { kind: 'workspace.wake', target, teamId: row.team_id, createdBy: userId, input: { workspace_id: row.id }, at });
+    await enqueueOperation(db, { kind: 'workspace.wake', target, teamId: row.team_id, createdBy: userId, input: { workspace_id: row.id, ...(wake.servicesFirst ? { services_first: true } : {}) }, at });
     return undefined;
   });
 }

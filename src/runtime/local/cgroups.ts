@@ -29,6 +29,13 @@ export interface Cgroups {
   create(name: string, limits: PodLimits): Promise<void>;
   /** Sets the limits of the existing cgroup `name` while its processes run (a managed instance's live change). */
   setLimits(name: string, limits: PodLimits): Promise<void>;
+  /**
+   * The CPU share of the cgroup `name` against its siblings and the host's other processes: `background` takes the
+   * least the kernel gives (it runs on CPU the others leave), `normal` the default. No limit changes.
+   */
+  setCpuShare(name: string, share: CpuShare): Promise<void>;
+  /** The share set last (`normal` unless setCpuShare said otherwise); undefined once the cgroup is gone. */
+  cpuShare(name: string): Promise<CpuShare | undefined>;
   /** `command` wrapped so that its first process joins the cgroup before it runs. */
   wrap(name: string, command: Command): Command;
   /** The file whose `oom_kill N` line counts the pod's processes killed for memory (v1 memory.oom_control, v2 memory.events). */
@@ -40,6 +47,8 @@ export interface Cgroups {
   /** Ends whatever still runs in the cgroup and removes it; idempotent. */
   remove(name: string): Promise<void>;
 }
+
+export type CpuShare = 'background' | 'normal';
 
 const ROOT = '/sys/fs/cgroup';
 const CPU_PERIOD_US = 100_000;
@@ -70,6 +79,17 @@ export function hostCgroups(asRoot: boolean, root = ROOT): Cgroups | undefined {
 function wrapped(procsFiles: string[], command: Command): Command {
   const joins = procsFiles.map((file) => `echo $$ > ${shellQuote(file)}`).join(' && ');
   return { file: '/bin/sh', args: ['-c', `${joins} && exec "$@"`, 'svc-cgroup', command.file, ...command.args] };
+}
+
+/** cgroup v1 `cpu.shares` (least 2, default 1024) and v2 `cpu.weight` (least 1, default 100) of each share. */
+const V1_SHARES: Record<CpuShare, number> = { background: 2, normal: 1024 };
+const V2_WEIGHTS: Record<CpuShare, number> = { background: 1, normal: 100 };
+
+/** The share a value of `cpu.shares` or `cpu.weight` stands for; undefined when the file could not be read. */
+async function readShare(file: string, values: Record<CpuShare, number>): Promise<CpuShare | undefined> {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  return Number(text.trim()) === values.background ? 'background' : 'normal';
 }
 
 /** CPU time per period; the kernel's least is 1 ms. */
@@ -110,6 +130,14 @@ class CgroupsV1 implements Cgroups {
     await writeFile(memsw, bytes).catch(() => undefined);
     await writeFile(path.join(this.dir('cpu', name), 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
     await writeFile(path.join(this.dir('cpu', name), 'cpu.cfs_quota_us'), String(quotaUs(limits)));
+  }
+
+  async setCpuShare(name: string, share: CpuShare): Promise<void> {
+    await writeFile(path.join(this.dir('cpu', name), 'cpu.shares'), String(V1_SHARES[share]));
+  }
+
+  cpuShare(name: string): Promise<CpuShare | undefined> {
+    return readShare(path.join(this.dir('cpu', name), 'cpu.shares'), V1_SHARES);
   }
 
   memoryEventsFile(name: string): string {
@@ -154,6 +182,14 @@ class CgroupsV2 implements Cgroups {
     await writeFile(path.join(dir, 'memory.max'), String(limits.memoryMiB * 2 ** 20));
     await writeFile(path.join(dir, 'memory.swap.max'), '0').catch(() => undefined);
     await writeFile(path.join(dir, 'cpu.max'), `${quotaUs(limits)} ${CPU_PERIOD_US}`);
+  }
+
+  async setCpuShare(name: string, share: CpuShare): Promise<void> {
+    await writeFile(path.join(this.root, name, 'cpu.weight'), String(V2_WEIGHTS[share]));
+  }
+
+  cpuShare(name: string): Promise<CpuShare | undefined> {
+    return readShare(path.join(this.root, name, 'cpu.weight'), V2_WEIGHTS);
   }
 
   memoryEventsFile(name: string): string {

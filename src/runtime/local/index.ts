@@ -116,14 +116,14 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
       progress(progressTexts.preparingVolume);
       await prepareEmptyVolumeDir(host, workspace);
     },
-    startEditor: (workspace, progress, timeline = new PhaseTimeline()) =>
+    startEditor: (workspace, progress, timeline = new PhaseTimeline(), options) =>
       serialized(workspace.id, async () => {
         const found = await readPodRecord(host, workspace.id);
         if (found && (await isPodRunning(found))) return waitForEditor(host, found, timeouts, progress, '', timeline);
         if (found) await stopPod(host, workspace); // it died: clean up what it left, then start afresh
         progress(progressTexts.starting);
         if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
-        const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline);
+        const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline, options);
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),
     podTemplate: (workspace) => editorPodTemplate(host, workspace),

@@ -31,6 +31,24 @@ export async function createPodCgroup(host: LimitsHost, name: string, plan: { cp
   });
 }
 
+/**
+ * The pod's cgroup `name` (created, its processes not started yet) at the background CPU share until `until`
+ * settles, then at the normal one. Nothing without cgroups; a pod gone meanwhile (a sleep raced the wake) leaves
+ * nothing to set back.
+ */
+export async function backgroundUntil(host: LimitsHost & { log: (message: string) => void }, name: string, until: Promise<unknown>): Promise<void> {
+  const cgroups = host.cgroups;
+  if (!cgroups) return;
+  // a pod that cannot be put in the background starts at its normal share: slower for the service, not a failure
+  const set = await cgroups.setCpuShare(name, 'background').then(() => true, (error: Error) => (host.log(`the editor pod's CPU share: ${error.message}`), false));
+  if (!set) return;
+  void until.catch(() => undefined).then(() =>
+    cgroups.setCpuShare(name, 'normal').catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') host.log(`the editor pod's CPU share could not be set back: ${error.message}`);
+    }),
+  );
+}
+
 /** `command` starting inside the cgroup `name` (created before); as it is when the host has no cgroups. */
 export function inPodCgroup(host: LimitsHost, name: string, command: Command): Command {
   return host.cgroups ? host.cgroups.wrap(name, command) : command;

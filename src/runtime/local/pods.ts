@@ -12,7 +12,7 @@ import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT } from '../../agent/p
 import { shellQuote } from '../../agent/shell.ts';
 import { freeLoopbackPort } from '../../core/loopback.ts';
 import type { PhaseTimeline } from '../../core/phases.ts';
-import { RuntimeFailure, type StopOptions, type WorkspaceRef } from '../driver.ts';
+import { RuntimeFailure, type EditorStartOptions, type StopOptions, type WorkspaceRef } from '../driver.ts';
 import { podNetworkOf, type PodNetwork } from './addresses.ts';
 import { podFailureReason } from './editor-status.ts';
 import { ensurePodNetwork, networkOwner, podNetworkMark, removePodNetwork, setLinkMark } from './network.ts';
@@ -22,7 +22,7 @@ import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, ty
 import { ensureNixDir, volumeDir, type VolumeHost } from './volumes.ts';
 import { imageEditorPodCommand } from './image-editor-pod.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
-import { createPodCgroup, editorPlan, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, type LimitsHost } from './pod-limits.ts';
+import { backgroundUntil, createPodCgroup, editorPlan, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, type LimitsHost } from './pod-limits.ts';
 import { editorPodTemplate } from './pod-template.ts';
 
 export interface PodHost extends VolumeHost, LimitsHost {
@@ -104,9 +104,9 @@ export interface WorkspaceWiring {
 
 /**
  * Starts the pod: its network (as root) while the workspace's wiring is made, then the sandbox with the agent as
- * its main process; records it.
+ * its main process (in the background until `options.backgroundUntil` settles); records it.
  */
-export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMade: Promise<WorkspaceWiring>, timeline?: PhaseTimeline): Promise<PodRecord> {
+export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMade: Promise<WorkspaceWiring>, timeline?: PhaseTimeline, options?: EditorStartOptions): Promise<PodRecord> {
   const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
   const wiring = await wirePod(host, wiringMade, network);
   timeline?.mark('networks');
@@ -117,6 +117,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
   const cgroup = host.cgroupNames.editor(workspace.id);
   const plan = editorPlan(host, workspace);
   await createPodCgroup(host, cgroup, plan);
+  if (options?.backgroundUntil) await backgroundUntil(host, cgroup, options.backgroundUntil);
   const endpoint = network
     ? { host: network.podAddress, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT, editorPort: DEFAULT_EDITOR_PORT }
     : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort(), editorPort: await freeLoopbackPort() };
