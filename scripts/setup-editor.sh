@@ -35,10 +35,18 @@ precompress_web_files() {
   exec 8>&-
 }
 
+# svc.yml help in the editor (scripts/setup-editor-yaml.sh), then the built-in extensions a workspace starts with
+# (scripts/setup-editor-extensions.sh; after it, since the set holds svc-yaml). Each has its own marker or check, so
+# an installed code-server gets them (or newer ones) on the next run.
+setup_editor_extensions() {
+  bash "$scripts_dir/setup-editor-yaml.sh"
+  exec bash "$scripts_dir/setup-editor-extensions.sh"
+}
+
 if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
   precompress_web_files
-  exec bash "$scripts_dir/setup-editor-yaml.sh"
+  setup_editor_extensions
 fi
 
 umask 022 # pods read the tools as the workspace UID
@@ -51,7 +59,7 @@ flock 9 # a second run waits for the first, then finds the marker
 if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
   precompress_web_files
-  exec bash "$scripts_dir/setup-editor-yaml.sh"
+  setup_editor_extensions
 fi
 
 gyp="$(npm root -g 2>/dev/null)/npm/node_modules/node-gyp/bin/node-gyp.js"
@@ -134,5 +142,5 @@ esac
 precompress_web_files
 echo "$version" >"$marker"
 echo "setup-editor: code-server $version installed in $tools in ${SECONDS} s"
-# svc.yml help in the editor: its own marker, so an installed code-server gets it (or a newer one) on the next run
-bash "$scripts_dir/setup-editor-yaml.sh"
+# svc.yml help and the built-in extensions a workspace starts with (setup_editor_extensions above)
+setup_editor_extensions

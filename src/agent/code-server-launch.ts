@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import http, { type Server } from 'node:http';
 import module, { createRequire } from 'node:module';
 import path from 'node:path';
+import { builtInExtensionsArgs } from './code-server-extensions.ts';
 import { prepareCodeServerData } from './code-server-layout.ts';
 
 /** Node's compile cache (22.1+; the project's own type definitions are Node 20's). */
@@ -115,7 +116,7 @@ if (!packageDir || !dataDir) {
   console.error('usage: code-server.mjs <code-server package dir> <data dir> <code-server arguments...>');
   process.exit(2);
 }
-launch(packageDir, dataDir, argv).catch((error: unknown) => {
+launch(packageDir, dataDir, [...builtInExtensionsArgs(packageDir, dataDir, argv), ...argv]).catch((error: unknown) => {
   console.error(`code-server-launch: ${(error as Error).stack ?? error}`);
   process.exit(1);
 });
