@@ -261,6 +261,15 @@ export interface StageStepRun {
   abort(): Promise<void>;
 }
 
+export interface ReplicaRef {
+  service: string;
+  index: number;
+}
+
+export interface PreparedReplicas {
+  release(): Promise<void>;
+}
+
 export interface ReplicaDriver {
   /**
    * Places managed service `name` on the workspace's service network: a network namespace of its own at an address
@@ -271,6 +280,13 @@ export interface ReplicaDriver {
   removeManagedService?(workspace: WorkspaceRef, name: string): Promise<void>;
   /** The address managed service `name` was placed at (the router reaches its HTTP endpoint there), if placed. */
   managedServiceAddress?(workspace: WorkspaceRef, name: string): Promise<string | undefined>;
+  /**
+   * Makes ahead what starting these replicas needs that depends neither on their image nor on their spec (the local
+   * driver as root: the workspace's service network and each replica's network namespace linked to it), so a Sync
+   * does it while its images are pulled; nothing runs in it. Replicas that run are left alone. `release` removes
+   * what no start of a replica used since (a failed Sync, a replica not started), and must be called. Optional.
+   */
+  prepareReplicas?(workspace: WorkspaceRef, replicas: ReplicaRef[]): Promise<PreparedReplicas>;
   /**
    * Starts (or restarts afresh) the replica's pod and resolves once its agent runs; its steps go on in the pod.
    * `timeline` receives the start's phases where the driver tells them apart (a Sync's log line, bench/images).

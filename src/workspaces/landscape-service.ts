@@ -209,6 +209,24 @@ export async function syncLandscape(
   refuseContainersWithoutImages(preview.normal, deps.images);
   refuseUnresolvedImages(preview.normal, preview.images);
   timeline?.mark('plan');
+  // The replicas' network namespaces are made while the images are pulled; what no start takes goes afterwards.
+  const prepared = deps.services.prepare(row, preview.normal);
+  try {
+    return await syncPrepared(deps, values, row, request, preview, timeline);
+  } finally {
+    await (await prepared)?.release().catch((error: Error) => deps.log?.(`releasing the replicas prepared for workspace ${row.id} failed: ${error.message}`));
+  }
+}
+
+/** The Sync once its plan was checked: images, volume size, the transaction, managed services, the replicas. */
+async function syncPrepared(
+  deps: SyncDeps,
+  values: TemplateValues,
+  row: WorkspaceRow,
+  request: { profile: string | null; planHash: string; by: number | null },
+  preview: Awaited<ReturnType<typeof planFor>>,
+  timeline?: PhaseTimeline,
+): Promise<LandscapePlan> {
   // The volume is measured (a `du`) while the images are pulled; a volume over its storage fails the Sync at once.
   const diskChecked = refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
   diskChecked.catch(() => undefined); // awaited below

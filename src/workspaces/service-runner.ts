@@ -8,7 +8,7 @@ import type { PhaseTimeline } from '../core/phases.ts';
 import type { SecretBox, SealedSecret } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
 import type { NormalLandscape, NormalManagedService } from '../landscape/index.ts';
-import { RuntimeFailure, type ReplicaObservation, type RuntimeDriver } from '../runtime/driver.ts';
+import { RuntimeFailure, type PreparedReplicas, type ReplicaObservation, type RuntimeDriver } from '../runtime/driver.ts';
 import {
   findDeployedLandscape, markServiceAsleep, markServicesAwake, recordServiceStatuses, sealedEnvOf, serviceActivity, serviceRunStates, stoppedServices,
   type DeployedLandscapeRow,
@@ -181,6 +181,21 @@ export class ServiceRunner {
       if (performance.now() >= deadline) return false;
       await delay(SETTLED_POLL_MS);
     }
+  }
+
+  /**
+   * Makes ahead what the replicas of `landscape` need besides their image (the driver's `prepareReplicas`: their
+   * network namespaces), while a Sync pulls its images. Only for a running workspace; nothing when the driver
+   * prepares nothing or preparing failed (the start then does it, and says why it failed). Release it after the Sync.
+   */
+  async prepare(row: WorkspaceRow, landscape: NormalLandscape): Promise<PreparedReplicas | undefined> {
+    if (row.state !== 'running' || !this.deps.driver.prepareReplicas) return undefined;
+    const replicas = Object.entries(landscape.services).flatMap(([service, s]) => (runsReplicas(s) ? Array.from({ length: s.replicas }, (_, index) => ({ service, index })) : []));
+    if (replicas.length === 0) return undefined;
+    return this.deps.driver.prepareReplicas(workspaceRef(row), replicas).catch((error: Error) => {
+      this.deps.log(`preparing the replicas of workspace ${row.id} failed: ${error.message}`);
+      return undefined;
+    });
   }
 
   /** A request for an asleep on-demand service: it wakes with everything it needs, in parallel. */

@@ -211,7 +211,10 @@ class CgroupsV2 implements Cgroups {
   }
 }
 
-/** Kills what is left in a cgroup directory and removes it (a cgroup with processes cannot be removed). */
+/**
+ * Kills what is left in a cgroup directory and removes it (a cgroup with processes cannot be removed). Tried every
+ * 5 ms: a pod just killed leaves the cgroup within a few (a restart of a replica waits for it).
+ */
 async function removeDir(dir: string): Promise<void> {
   const gone = await pollUntil(async () => {
     const procs = await readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => undefined);
@@ -224,7 +227,7 @@ async function removeDir(dir: string): Promise<void> {
       }
     }
     return rmdir(dir).then(() => true, (error: NodeJS.ErrnoException) => error.code === 'ENOENT');
-  }, 10_000);
+  }, 10_000, 5);
   if (!gone) throw new Error(`the cgroup ${dir} could not be removed`);
   // the data directory's own level goes with its last pod (another pod still in it keeps it)
   await rmdir(path.dirname(dir)).catch(() => undefined);

@@ -141,6 +141,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     // Only root can hand files to another UID.
     reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, () => reownWorkspaceFiles(host, workspace.id, uid, signal)) : undefined,
     close: () => stageSteps.abortAll(), // pods keep running; stage steps belong to this server process
+    prepareReplicas: replicas.prepareReplicas,
     startReplica: replicas.startReplica,
     stopReplica: replicas.stopReplica,
     replicaStates: replicas.replicaStates,

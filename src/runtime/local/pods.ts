@@ -334,9 +334,10 @@ export async function stopPod(host: PodHost, workspace: WorkspaceRef, options?: 
 export async function killPod(record: Started & { workspaceId: number }): Promise<void> {
   const initAlive = record.initPid !== undefined && record.initStartTime !== undefined && (await isSameProcess(record.initPid, record.initStartTime));
   if (initAlive) killProcess(record.initPid!);
-  if (initAlive && (await pollUntil(async () => !(await isSameProcess(record.pid, record.startTime)), 2000))) return waitForNamespace(record.pidNamespace);
+  // looked for every 5 ms (one read of /proc): a killed pod is usually gone within a few, and a restart waits for it
+  if (initAlive && (await pollUntil(async () => !(await isSameProcess(record.pid, record.startTime)), 2000, 5))) return waitForNamespace(record.pidNamespace);
   if (await isSameProcess(record.pid, record.startTime)) killProcess(-record.pid);
-  const gone = await pollUntil(async () => !(await isSameProcess(record.pid, record.startTime)), 10_000);
+  const gone = await pollUntil(async () => !(await isSameProcess(record.pid, record.startTime)), 10_000, 5);
   if (!gone) throw new Error(`the pod of workspace ${record.workspaceId} (pid ${record.pid}) did not end`);
   if (initAlive) await waitForNamespace(record.pidNamespace);
 }

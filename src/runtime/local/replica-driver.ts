@@ -4,9 +4,9 @@
 // a time; a restarted server finds everything again under <data dir>/pods/<id>/.
 import { rm, stat } from 'node:fs/promises';
 import type { PhaseTimeline } from '../../core/phases.ts';
-import type { LogRead, ReplicaDriver, ReplicaObservation, ReplicaSpec, StopOptions, WorkspaceRef } from '../driver.ts';
+import type { LogRead, ReplicaDriver, ReplicaObservation, ReplicaRef, ReplicaSpec, StopOptions, WorkspaceRef } from '../driver.ts';
 import { RuntimeFailure } from '../driver.ts';
-import { REPLICA_SLOTS, replicaAddressOf, type ServiceNetwork } from './addresses.ts';
+import { REPLICA_SLOTS, replicaAddressOf, replicaNetnsOf, replicaSwitchLinkOf, type ServiceNetwork } from './addresses.ts';
 import { fetchReplicaStatus } from './agent-client.ts';
 import { podFailureReason } from './editor-status.ts';
 import { renderHostsFile, writeInPlace } from './hosts-file.ts';
@@ -17,9 +17,10 @@ import {
   createRuntimeDirs, hostsFileOf, listReplicaRecords, readReplicaRecord, replicaDirOf, replicaOutputFile, replicaPasswdFile, replicaRecordFile,
   workspaceRuntimeDir, writeReplicaRecord, type ReplicaRecord,
 } from './replica-files.ts';
-import { endReplicaPod, launchReplicaPod, type ReplicaPodHost } from './replica-pods.ts';
+import { endReplicaPod, launchReplicaPod, prepareServiceLink, type ReplicaPodHost } from './replica-pods.ts';
+import { PreparedNamespaces } from './prepared-namespaces.ts';
 import { EDITOR_SWITCH_LINK, attachToServiceNetwork, ensureServiceNetwork, removeRecordedServiceNetwork, serviceLinkMark } from './service-network.ts';
-import { networkOwner } from './network.ts';
+import { networkOwner, removeNetns } from './network.ts';
 import { exists, volumeDir } from './volumes.ts';
 import { listManagedPlacements, placeManaged, relinkManagedPlacements, unplaceManaged } from './managed-placement.ts';
 
@@ -74,7 +75,8 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
     const earlier = await readReplicaRecord(host.dataDir, workspace.id, spec.service, spec.index);
     if (earlier) {
-      await endReplicaPod(host, earlier, { keepNetwork: true }); // a start on a running replica starts it afresh, in its namespace
+      // a start on a running replica starts it afresh, in its namespace; a stopped one's pod was ended by its stop
+      if (!earlier.stoppedAt) await endReplicaPod(host, earlier, { keepNetwork: true });
       await rm(replicaRecordFile(host.dataDir, workspace.id, spec.service, spec.index), { force: true });
     }
     await createRuntimeDirs(host.dataDir, workspace.id);
@@ -82,9 +84,12 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     await rewriteHostsFile(workspace.id);
     timeline?.mark(`${spec.service} service network`);
     const others = (await listReplicaRecords(host.dataDir, workspace.id)).filter((r) => !r.stoppedAt);
+    const preparedAt = prepared.take(workspace.id, spec); // taken in any case: this start now owns the namespace
+    const preferred = earlier?.host ?? preparedAt;
+    const address = network && freeAddress(network, [...others.map((r) => r.host), ...prepared.heldByOthers(workspace.id, spec)], preferred, await managedAddresses(workspace.id));
     const placement = {
       hostsFile: hostsFileOf(host.dataDir, workspace.id),
-      network: network && { service: network, address: freeAddress(network, others, earlier?.host, await managedAddresses(workspace.id)) },
+      network: network && address !== undefined ? { service: network, address, prepared: address === preparedAt } : undefined,
     };
     try {
       return await launchReplicaPod(host, workspace, spec, placement, timeline);
@@ -127,7 +132,46 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
     throw new RuntimeFailure('agent', `the agent of replica ${record.index} of ${record.service} did not answer within ${host.agentTimeoutMs / 1000} s`);
   };
 
+  const prepared = new PreparedNamespaces();
+
+  /** Each replica that does not run gets its namespace linked at the address its start will take (replica-pods.ts). */
+  const prepareNow = async (workspace: WorkspaceRef, replicas: ReplicaRef[], made: ReplicaRef[]): Promise<void> => {
+    const network = await ensureNetwork(workspace.id);
+    if (!network) return;
+    const records = await listReplicaRecords(host.dataDir, workspace.id);
+    const taken = records.filter((r) => !r.stoppedAt).map((r) => r.host);
+    const managed = await managedAddresses(workspace.id);
+    for (const replica of replicas) {
+      const record = records.find((r) => r.service === replica.service && r.index === replica.index);
+      if (record && !record.stoppedAt) continue; // it runs (or failed): a start again keeps its namespace
+      const address = freeAddress(network, [...taken, ...prepared.heldByOthers(workspace.id, replica)], record?.host, managed);
+      await prepareServiceLink(replicaNetnsOf(workspace.id, replica.service, replica.index), network, replicaSwitchLinkOf(replica.service, replica.index), address);
+      taken.push(address);
+      prepared.put(workspace.id, replica, address);
+      made.push(replica);
+    }
+  };
+
+  /** Removes the namespaces of `made` that no start took (they hold an address no record shows). */
+  const releasePrepared = async (workspace: WorkspaceRef, made: ReplicaRef[]): Promise<void> => {
+    for (const replica of made) if (prepared.take(workspace.id, replica) !== undefined) await removeNetns(replicaNetnsOf(workspace.id, replica.service, replica.index));
+  };
+
   return {
+    async prepareReplicas(workspace, replicas) {
+      if (!host.asRoot) return { release: async () => undefined };
+      const made: ReplicaRef[] = [];
+      await serialized(workspace.id, async () => {
+        try {
+          await prepareNow(workspace, replicas.map((r) => ({ service: r.service, index: r.index })), made);
+        } catch (error) {
+          await releasePrepared(workspace, made);
+          throw error;
+        }
+      });
+      return { release: () => serialized(workspace.id, () => releasePrepared(workspace, made)) };
+    },
+
     async startReplica(workspace, spec, timeline) {
       checkSpec(spec);
       const record = await serialized(workspace.id, () => launch(workspace, spec, timeline));
@@ -220,9 +264,9 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
   };
 }
 
-/** The replica's earlier address when no other replica holds it, else the first free one of the network. */
-function freeAddress(network: ServiceNetwork, running: ReplicaRecord[], earlier: string | undefined, managed: string[]): string {
-  const taken = new Set([...running.map((record) => record.host), ...managed]);
+/** The replica's earlier (or prepared) address when no other replica holds it, else the first free one of the network. */
+function freeAddress(network: ServiceNetwork, running: string[], earlier: string | undefined, managed: string[]): string {
+  const taken = new Set([...running, ...managed]);
   const free = Array.from({ length: REPLICA_SLOTS }, (_, slot) => replicaAddressOf(network, slot)).filter((address) => !taken.has(address));
   if (free.length > 0) return earlier && free.includes(earlier) ? earlier : free[0];
   throw new RuntimeFailure('agent', `no address left on the workspace's service network: at most ${REPLICA_SLOTS} replicas run at once`);

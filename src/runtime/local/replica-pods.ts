@@ -34,8 +34,11 @@ export interface ReplicaPodHost extends PodHost {
 
 export interface ReplicaPlacement {
   hostsFile: string;
-  /** As root: the workspace's service network and the replica's address on it. */
-  network?: { service: ServiceNetwork; address: string };
+  /**
+   * As root: the workspace's service network and the replica's address on it; `prepared` when its namespace was
+   * linked at that address ahead of the start, its link left down (prepareServiceLink).
+   */
+  network?: { service: ServiceNetwork; address: string; prepared?: boolean };
 }
 
 /** Descriptors of `mounts` are passed from 4 on (bubblewrap's info comes on 3). */
@@ -72,7 +75,7 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
     const built = container ? await containerPod(pod, container) : spec.root ? await imageStepsPod(pod, spec.root) : await stepsPod(pod);
     const command = inPodCgroup(host, cgroup, built);
     timeline?.mark(`${spec.service} sandbox command`);
-    if (netns && network) await joinServiceNetwork(netns, network.service, replicaSwitchLinkOf(spec.service, spec.index), network.address);
+    if (netns && network) await joinServiceNetwork(netns, network.service, replicaSwitchLinkOf(spec.service, spec.index), network.address, network.prepared);
     timeline?.mark(`${spec.service} pod network`);
     const output = replicaOutputFile(host.dataDir, workspace.id, spec.service, spec.index);
     const passed = [...mounts.map((mount) => mount.handle.fd), ...(memoryEvents ? [memoryEvents.fd] : [])];
@@ -242,11 +245,29 @@ export async function endReplicaPod(host: ReplicaPodHost, record: ReplicaRecord,
  * whole, so the link is there only while the switch it was made with is (a switch not this installation's is never
  * kept, service-network.ts).
  */
-async function joinServiceNetwork(netns: string, network: ServiceNetwork, link: string, address: string): Promise<void> {
+async function joinServiceNetwork(netns: string, network: ServiceNetwork, link: string, address: string, prepared = false): Promise<void> {
   try {
+    if (prepared) await runCommand('ip', ['-n', netns, 'link', 'set', POD_LINK, 'up']); // checked below
     if (await isLinkedAt(netns, address)) return;
     await createReplicaNetns(netns);
     await attachToServiceNetwork(network, netns, link, address);
+  } catch (error) {
+    await removeNetns(netns);
+    throw new RuntimeFailure('agent', (error as Error).message);
+  }
+}
+
+/**
+ * The replica's namespace linked to the switch at `address` ahead of its start (a Sync pulling images), its link
+ * down: nothing answers for the address until the start sets it up (joinServiceNetwork), so a namespace that no
+ * start takes (a server that died meanwhile) never competes with a replica given the address later. A namespace a
+ * sleep kept linked there stays as it is.
+ */
+export async function prepareServiceLink(netns: string, network: ServiceNetwork, link: string, address: string): Promise<void> {
+  try {
+    if (await isLinkedAt(netns, address)) return;
+    await createReplicaNetns(netns);
+    await attachToServiceNetwork(network, netns, link, address, { down: true });
   } catch (error) {
     await removeNetns(netns);
     throw new RuntimeFailure('agent', (error as Error).message);

@@ -99,8 +99,11 @@ async function createSwitch(network: ServiceNetwork, range: string): Promise<voi
   }
 }
 
-/** Links the pod's network namespace to the switch: `lan0` in the pod with `address`, `switchLink` on the bridge. */
-export async function attachToServiceNetwork(network: ServiceNetwork, podNetns: string, switchLink: string, address: string): Promise<void> {
+/**
+ * Links the pod's network namespace to the switch: `lan0` in the pod with `address`, `switchLink` on the bridge.
+ * `down`: `lan0` stays down (no carrier on the switch's port, no answer for the address) until set up.
+ */
+export async function attachToServiceNetwork(network: ServiceNetwork, podNetns: string, switchLink: string, address: string, options?: { down?: boolean }): Promise<void> {
   // links left by an earlier pod, if any (each removal on its own: a missing one is no error)
   await Promise.all([
     runCommand('ip', ['-n', network.netns, 'link', 'del', switchLink]),
@@ -114,7 +117,7 @@ export async function attachToServiceNetwork(network: ServiceNetwork, podNetns: 
   await ipBatch([
     ['link', 'set', POD_LINK, 'address', macAddressOf(address)],
     ['addr', 'add', `${address}/${SERVICE_SUBNET_PREFIX}`, 'dev', POD_LINK],
-    ['link', 'set', POD_LINK, 'up'],
+    ...(options?.down ? [] : [['link', 'set', POD_LINK, 'up']]),
   ], podNetns);
 }
 
