@@ -121,6 +121,7 @@ try {
   const background = backgroundPerMs * (Date.now() - statementsBeforeAt);
   const perRequest = (statementsAfter - statementsBefore - 2 - background) / (requests + warmUp.rps * 2);
   console.log(`${route}: ${m.rps.toFixed(0)} req/s p99 ${m.p99ms.toFixed(1)} ms   ${line}   ${perRequest.toFixed(2)} statements/req (less ${background.toFixed(0)} of the background)   load ${load}`);
+  if (process.env.GC_LINES) console.log(gcLines.filter((l) => /Mark-Compact|Scavenge/.test(l)).filter((_, i, all) => i < 3 || i >= all.length - 3).join('\n'));
   console.log(`  gc during the run: scavenges ${gcOf(/Scavenge/)}, mark-compacts ${gcOf(/Mark-Compact/)}, of ${seconds * 1000} ms; server RSS ${(await rssMiB(server)).toFixed(0)} MiB`);
   await pool.end();
 } finally {
