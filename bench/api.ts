@@ -6,9 +6,11 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { medianOf, startBenchServer, wrk, type Measurement } from './http-load.ts';
 import { recordResult, type SummaryRow } from './summary.ts';
+import { svcNodeFlags } from '../test/helpers/process.ts';
 
 function startBare(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare-server.ts')]);
+  // With svc's Node flags (bin/svc.js), so that the two differ only in what runs per request.
+  const child = spawn(process.execPath, [...svcNodeFlags, '--import', 'tsx', path.join(import.meta.dirname, 'bare-server.ts')]);
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       const match = /listening on (\S+)/.exec(chunk.toString());

@@ -2,7 +2,8 @@
 // svc server, its nginx workers, its PostgreSQL backends (/proc) and wrk itself (all share the machine's cores), and
 // the statements per request PostgreSQL counted (pg_stat_database, read after its stats are flushed).
 // ROUTE=lists (default: a page of 50 of 1,000 workspaces), me (GET /me with a key) or version.
-// With PROFILE=dir the server writes a V8 profile of the run.
+// With PROFILE=dir the server writes a V8 profile of the run; NODE_ARGS='--max-semi-space-size=…' runs the server's
+// Node with those flags instead of bin/svc.js's. The server's garbage collections during the run are counted (--trace-gc) and summed.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -15,8 +16,9 @@ import { insertWorkspace } from '../src/store/workspaces.ts';
 import { ApiClient, createPerson } from '../test/helpers/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { spawn } from 'node:child_process';
-import { svcBin, stopSvc, watchSvc } from '../test/helpers/process.ts';
+import { svcBin, svcNodeFlags, stopSvc, watchSvc } from '../test/helpers/process.ts';
 import { wrk } from './http-load.ts';
+import { rssMiB } from './process-stats.ts';
 
 const ticks = (pid: number) => {
   try {
@@ -35,7 +37,7 @@ const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-prof-'));
 const database = await createTestDatabase();
 const profileDir = process.env.PROFILE;
 const svcArgs = ['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '1000000000', '--log-level', 'warn', ...(process.env.SVC_ARGS?.split(' ').filter(Boolean) ?? [])];
-const nodeArgs = profileDir ? ['--inspect=127.0.0.1:0'] : [];
+const nodeArgs = [...(profileDir ? ['--inspect=127.0.0.1:0'] : []), '--trace-gc', ...(process.env.NODE_ARGS?.split(' ').filter(Boolean) ?? svcNodeFlags)];
 const svc = watchSvc(spawn(process.execPath, [...nodeArgs, process.env.SVC_BIN ?? svcBin, ...svcArgs], { env: { ...process.env, DATABASE_URL: database.url } }));
 try {
   const [, url] = await svc.waitFor(/listening on (\S+)\n/, 120_000);
@@ -98,7 +100,13 @@ try {
     await profiler('Profiler.setSamplingInterval', { interval: 500 });
     await profiler('Profiler.start');
   }
+  const gcFrom = svc.stdout().length;
   const m = await wrk(target, headers, seconds);
+  const gcLines = svc.stdout().slice(gcFrom).split('\n');
+  const gcOf = (kind: RegExp) => {
+    const pauses = gcLines.filter((l) => kind.test(l)).map((l) => Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0));
+    return `${pauses.length} (${pauses.reduce((a, b) => a + b, 0).toFixed(0)} ms, longest ${Math.max(0, ...pauses).toFixed(1)} ms)`;
+  };
   if (profiler) {
     const { profile } = await profiler('Profiler.stop');
     await writeFile(path.join(profileDir!, `lists-${Date.now()}.cpuprofile`), JSON.stringify(profile));
@@ -113,6 +121,8 @@ try {
   const background = backgroundPerMs * (Date.now() - statementsBeforeAt);
   const perRequest = (statementsAfter - statementsBefore - 2 - background) / (requests + warmUp.rps * 2);
   console.log(`${route}: ${m.rps.toFixed(0)} req/s p99 ${m.p99ms.toFixed(1)} ms   ${line}   ${perRequest.toFixed(2)} statements/req (less ${background.toFixed(0)} of the background)   load ${load}`);
+  if (process.env.GC_LINES) console.log(gcLines.filter((l) => /Mark-Compact|Scavenge/.test(l)).filter((_, i, all) => i < 3 || i >= all.length - 3).join('\n'));
+  console.log(`  gc during the run: scavenges ${gcOf(/Scavenge/)}, mark-compacts ${gcOf(/Mark-Compact/)}, of ${seconds * 1000} ms; server RSS ${(await rssMiB(server)).toFixed(0)} MiB`);
   await pool.end();
 } finally {
   await stopSvc(svc);

@@ -1,10 +1,13 @@
 // Runs `svc` as a real process and reads what it prints.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureCliBuilt } from '../../scripts/build-cli.mjs';
 
 export const svcBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/svc.js');
+/** The Node flags of bin/svc.js's `#!/usr/bin/env -S node ...` line: a test runs svc as the installed command does. */
+export const svcNodeFlags = /^#!\/usr\/bin\/env -S node(.*)$/m.exec(readFileSync(svcBin, 'utf8').split('\n', 1)[0])?.[1].split(' ').filter(Boolean) ?? [];
 
 // The prebuilt CLI that svcBin runs, built once here when missing or older than a source (bin/svc.js would too,
 // but then every test's first processes would build it side by side).
@@ -20,7 +23,7 @@ export interface SvcProcess {
 }
 
 export function startSvc(args: string[], env: Record<string, string | undefined> = {}, options: { cwd?: string } = {}): SvcProcess {
-  return watchSvc(spawn(process.execPath, [svcBin, ...args], { env: { ...process.env, ...env }, cwd: options.cwd }));
+  return watchSvc(spawn(process.execPath, [...svcNodeFlags, svcBin, ...args], { env: { ...process.env, ...env }, cwd: options.cwd }));
 }
 
 /** Reads what an `svc` process started some other way prints. */
