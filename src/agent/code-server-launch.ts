@@ -65,6 +65,7 @@ function loadBundle(packageDir: string, log: (line: string) => void): CodeServer
     if (manifest.bytes !== statSync(bundle).size) return refuse('has not the size its manifest says');
     const loaded = createRequire(bundle)(bundle) as { cli?: CodeServerModules['cli']; main?: CodeServerModules['main']; wrapper?: { wrapper?: CodeServerModules['wrapper'] } };
     const modules = shaped({ cli: loaded.cli, main: loaded.main, wrapper: loaded.wrapper?.wrapper });
+    if (modules) log(`code-server's Node side from ${bundle}`);
     return modules ?? refuse('lacks the functions the launcher calls');
   } catch (error) {
     return refuse(`could not be loaded (${(error as Error).message})`);
