@@ -43,9 +43,21 @@ setup_editor_extensions() {
   exec bash "$scripts_dir/setup-editor-extensions.sh"
 }
 
+# code-server's Node side (out/node and the packages it requires) as one file beside it, which the pods' launcher
+# loads instead of about 480 files (scripts/bundle-code-server.mjs; docs/runtime.md, "The editor"). Idempotent (its
+# manifest), so an installed code-server gets it on the next run; without it the launcher loads code-server's files.
+bundle_node_side() {
+  exec 7>"$tools/.bundle.lock"
+  flock 7
+  (cd "$scripts_dir/.." && node scripts/bundle-code-server.mjs "$tools") ||
+    echo "setup-editor: could not bundle code-server's Node side; pods load its own files (a little slower)"
+  exec 7>&-
+}
+
 if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
   precompress_web_files
+  bundle_node_side
   setup_editor_extensions
 fi
 
@@ -59,6 +71,7 @@ flock 9 # a second run waits for the first, then finds the marker
 if installed; then
   echo "setup-editor: code-server $version is installed in $tools"
   precompress_web_files
+  bundle_node_side
   setup_editor_extensions
 fi
 
@@ -79,6 +92,7 @@ step() {
 
 echo "setup-editor: installing code-server $version into $tools (800 MB; about 15 minutes on 2 cores)"
 rm -f "$marker" "$web_gz_marker"
+rm -rf "$tools/code-server-bundle"
 rm -rf "$tools/node_modules" "$tools/package.json" "$tools/package-lock.json" "$tools"/build-*.log
 : >"$log"
 cd "$tools"
@@ -140,6 +154,7 @@ case $reported in
   *) echo "setup-editor: code-server answers '$reported' to --version, not $version; see $log" >&2; exit 1 ;;
 esac
 precompress_web_files
+bundle_node_side
 echo "$version" >"$marker"
 echo "setup-editor: code-server $version installed in $tools in ${SECONDS} s"
 # svc.yml help and the built-in extensions a workspace starts with (setup_editor_extensions above)

@@ -4,6 +4,7 @@
 // saying why, when the tools are not installed (`npm test` does not install them; `npm run up` and .ci/run do).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { access, readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -278,4 +279,10 @@ test("code-server's compile cache is written once it served its page, though a s
   const page = await callEditor('/');
   assert.ok(page.status < 400, `the woken editor answers its page (${page.status})`);
   assert.deepEqual(await compileCacheFiles(volume), written, 'the woken editor found the cache and had nothing new to write');
+});
+
+test("the editor loads code-server's Node side from the bundle scripts/setup-editor.sh wrote beside it", { skip: skip || (existsSync(path.join(toolsDir, 'code-server-bundle/server.json')) ? false : `no bundle in ${toolsDir}; run scripts/setup-editor.sh`) }, async () => {
+  const podLog = await readFile(path.join(server!.server.config.dataDir, 'pods', `${ws}.log`), 'utf8');
+  assert.match(podLog, /code-server-launch: code-server's Node side from \/opt\/svc-tools\/code-server-bundle\/server\.cjs/);
+  assert.doesNotMatch(podLog, /loading code-server's own modules/);
 });

@@ -9,9 +9,9 @@ import { promisify } from 'node:util';
 
 const launcher = fileURLToPath(new URL('./code-server-launch.ts', import.meta.url));
 
-/** A code-server package whose modules are as given; its entry prints what it was started with. */
+/** A code-server package, in `dir` as in a tools directory, whose modules are as given; its entry prints what it was started with. */
 async function fakeCodeServer(dir: string, modules: Record<string, string>): Promise<string> {
-  const packageDir = path.join(dir, 'code-server');
+  const packageDir = path.join(dir, 'node_modules/code-server');
   await mkdir(path.join(packageDir, 'out/node'), { recursive: true });
   await writeFile(path.join(packageDir, 'package.json'), '{ "name": "code-server", "version": "0.0.0" }');
   await writeFile(path.join(packageDir, 'out/node/entry.js'), "console.log('entry ' + JSON.stringify(process.argv.slice(2)) + ' parent ' + process.env.CODE_SERVER_PARENT_PID);");
@@ -32,8 +32,32 @@ async function inScratch(body: (dir: string) => Promise<void>): Promise<void> {
 }
 
 async function launch(packageDir: string, dataDir: string, args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', launcher, packageDir, dataDir, ...args], { env: { ...process.env, CODE_SERVER_PARENT_PID: '' } });
-  return stdout;
+  return (await launchWithLog(packageDir, dataDir, args)).stdout;
+}
+
+async function launchWithLog(packageDir: string, dataDir: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', launcher, packageDir, dataDir, ...args], { env: { ...process.env, CODE_SERVER_PARENT_PID: '' } });
+}
+
+/** Modules whose server prints `<source> server` and ends the process. */
+function modulesSaying(source: string): Record<string, string> {
+  return {
+    'cli.js': 'exports.parse = (argv) => ({ argv }); exports.readConfigFile = async () => ({}); exports.setDefaults = async (cli) => cli;',
+    'wrapper.js': 'exports.wrapper = { preventExit() {}, onDispose() {} };',
+    'main.js': `exports.runCodeServer = async () => { console.log('${source} server'); setImmediate(() => process.exit(0)); return { dispose: async () => {} }; };`,
+  };
+}
+
+/** A bundle in the tools directory `dir` (as scripts/bundle-code-server.mjs writes it), with the manifest given. */
+async function fakeBundle(dir: string, manifest: (bytes: number) => object): Promise<void> {
+  const bundleDir = path.join(dir, 'code-server-bundle');
+  const modules = modulesSaying('bundle');
+  const text = `const cli = {}; (function (exports) { ${modules['cli.js']} })(cli);
+exports.cli = cli; exports.wrapper = {}; (function (exports) { ${modules['wrapper.js']} })(exports.wrapper);
+exports.main = {}; (function (exports) { ${modules['main.js']} })(exports.main);`;
+  await mkdir(bundleDir, { recursive: true });
+  await writeFile(path.join(bundleDir, 'server.cjs'), text);
+  await writeFile(path.join(bundleDir, 'server.json'), JSON.stringify(manifest(Buffer.byteLength(text))));
 }
 
 test("the launcher runs code-server's server in its own process, with the arguments code-server's parser made", () =>
@@ -73,5 +97,30 @@ test("once code-server listens, the launcher asks for its page itself, so VS Cod
       timeout: 60_000,
     });
     assert.equal(stdout.trim(), 'request GET /');
+  }),
+);
+
+test("a bundle of code-server's Node side beside it, of its version, is loaded instead of its modules", () =>
+  inScratch(async (dir) => {
+    const packageDir = await fakeCodeServer(dir, modulesSaying('modules'));
+    await fakeBundle(dir, (bytes) => ({ codeServerVersion: '0.0.0', bytes }));
+    const { stdout, stderr } = await launchWithLog(packageDir, path.join(dir, 'app/.svc/code-server'), ['--auth', 'none']);
+    assert.equal(stdout.trim(), 'bundle server');
+    assert.equal(stderr.trim(), `code-server-launch: code-server's Node side from ${path.join(dir, 'code-server-bundle/server.cjs')}`);
+  }),
+);
+
+test("a bundle of another code-server version, or not of its manifest's size, is not used: code-server's own modules are, and the log says why", () =>
+  inScratch(async (dir) => {
+    const packageDir = await fakeCodeServer(dir, modulesSaying('modules'));
+    await fakeBundle(dir, (bytes) => ({ codeServerVersion: '9.9.9', bytes }));
+    const otherVersion = await launchWithLog(packageDir, path.join(dir, 'app/.svc/code-server'), ['--auth', 'none']);
+    assert.equal(otherVersion.stdout.trim(), 'modules server');
+    assert.match(otherVersion.stderr, /is of code-server 9\.9\.9, not 0\.0\.0; loading code-server's own modules/);
+
+    await fakeBundle(dir, (bytes) => ({ codeServerVersion: '0.0.0', bytes: bytes + 1 }));
+    const cutShort = await launchWithLog(packageDir, path.join(dir, 'app/.svc/code-server'), ['--auth', 'none']);
+    assert.equal(cutShort.stdout.trim(), 'modules server');
+    assert.match(cutShort.stderr, /has not the size its manifest says/);
   }),
 );

@@ -11,9 +11,10 @@
 import { spawn } from 'node:child_process';
 import http, { type Server } from 'node:http';
 import module, { createRequire } from 'node:module';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { builtInExtensionsArgs } from './code-server-extensions.ts';
-import { prepareCodeServerData } from './code-server-layout.ts';
+import { CODE_SERVER_BUNDLE_DIR, prepareCodeServerData } from './code-server-layout.ts';
 
 /** Node's compile cache (22.1+; the project's own type definitions are Node 20's). */
 const compileCache = module as unknown as {
@@ -31,14 +32,53 @@ interface CodeServerModules {
   wrapper: { preventExit(): void; onDispose(listener: () => void): void };
 }
 
+/** The modules as they must be shaped, whichever file they came from. */
+function shaped(modules: { cli?: Partial<CodeServerModules['cli']>; main?: Partial<CodeServerModules['main']>; wrapper?: Partial<CodeServerModules['wrapper']> }): CodeServerModules | undefined {
+  const { cli, main, wrapper } = modules;
+  const ok = typeof cli?.parse === 'function' && typeof cli.readConfigFile === 'function' && typeof cli.setDefaults === 'function'
+    && typeof main?.runCodeServer === 'function' && typeof wrapper?.preventExit === 'function' && typeof wrapper.onDispose === 'function';
+  return ok ? modules as CodeServerModules : undefined;
+}
+
+/**
+ * code-server's Node side bundled into one file by scripts/bundle-code-server.mjs, beside code-server in the tools
+ * directory (`<tools>/code-server-bundle/server.cjs`, code-server being `<tools>/node_modules/code-server`): one file
+ * read and compiled instead of about 480 resolved, read and compiled one by one. Used only when its manifest names
+ * the installed code-server's version and the bundle's size; otherwise undefined, and the caller loads code-server's
+ * own modules (an install made before the bundle, a code-server upgraded without it, a bundle cut short).
+ */
+function loadBundle(packageDir: string, log: (line: string) => void): CodeServerModules | undefined {
+  const bundleDir = path.join(packageDir, '..', '..', CODE_SERVER_BUNDLE_DIR);
+  const refuse = (why: string) => {
+    log(`the bundle in ${bundleDir} ${why}; loading code-server's own modules`);
+    return undefined;
+  };
+  let manifest: { codeServerVersion?: string; bytes?: number };
+  try {
+    manifest = JSON.parse(readFileSync(path.join(bundleDir, 'server.json'), 'utf8'));
+  } catch {
+    return undefined; // no bundle: code-server's own modules, as before there was one
+  }
+  try {
+    const version = (JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { version?: string }).version;
+    const bundle = path.join(bundleDir, 'server.cjs');
+    if (manifest.codeServerVersion !== version) return refuse(`is of code-server ${manifest.codeServerVersion}, not ${version}`);
+    if (manifest.bytes !== statSync(bundle).size) return refuse('has not the size its manifest says');
+    const loaded = createRequire(bundle)(bundle) as { cli?: CodeServerModules['cli']; main?: CodeServerModules['main']; wrapper?: { wrapper?: CodeServerModules['wrapper'] } };
+    const modules = shaped({ cli: loaded.cli, main: loaded.main, wrapper: loaded.wrapper?.wrapper });
+    if (modules) log(`code-server's Node side from ${bundle}`);
+    return modules ?? refuse('lacks the functions the launcher calls');
+  } catch (error) {
+    return refuse(`could not be loaded (${(error as Error).message})`);
+  }
+}
+
 function loadModules(packageDir: string): CodeServerModules | undefined {
   const require = createRequire(path.join(packageDir, 'package.json'));
   const cli = require('./out/node/cli.js') as Partial<CodeServerModules['cli']>;
   const wrapper = (require('./out/node/wrapper.js') as { wrapper?: Partial<CodeServerModules['wrapper']> }).wrapper;
   const main = require('./out/node/main.js') as Partial<CodeServerModules['main']>;
-  const shaped = typeof cli.parse === 'function' && typeof cli.readConfigFile === 'function' && typeof cli.setDefaults === 'function'
-    && typeof main.runCodeServer === 'function' && typeof wrapper?.preventExit === 'function' && typeof wrapper.onDispose === 'function';
-  return shaped ? { cli, main, wrapper } as CodeServerModules : undefined;
+  return shaped({ cli, main, wrapper });
 }
 
 /**
@@ -94,7 +134,7 @@ async function launch(packageDir: string, dataDir: string, argv: string[]): Prom
   if (cache && !cache.directory) console.error(`code-server-launch: no compile cache in ${layout.compileCache}: ${cache.message ?? 'Node did not say why'}`);
   // Before code-server's modules load: its wrapper is then the child's, and VS Code's server-main starts no server.
   process.env.CODE_SERVER_PARENT_PID = String(process.pid);
-  const modules = loadModules(packageDir);
+  const modules = loadBundle(packageDir, (line) => console.error(`code-server-launch: ${line}`)) ?? loadModules(packageDir);
   if (!modules) {
     console.error('code-server-launch: code-server has not the expected modules; starting it through its entry');
     return startThroughEntry(packageDir, argv);

@@ -19,6 +19,12 @@ export const CODE_SERVER_DEFAULT_SETTINGS = {
   'update.mode': 'none',
 };
 
+/**
+ * Where scripts/bundle-code-server.mjs writes code-server's Node side as one file, in the tools directory beside its
+ * node_modules (the script's BUNDLE_DIR).
+ */
+export const CODE_SERVER_BUNDLE_DIR = 'code-server-bundle';
+
 /** code-server's directories under its data directory (in the volume's hidden, git-ignored `.svc`). */
 export function codeServerLayout(dataDir: string) {
   const userData = path.posix.join(dataDir, 'user-data');
