@@ -235,8 +235,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
     if (nginx) {
       closeOnFailure = () => app.close();
-      eventsSocket = await listenOnUnixSocket(app.server);
-      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, eventsSocket: eventsSocket.path, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen, wildcard, editorFiles: workspaces.driver.editorWebFiles });
+      // Without the socket (a temporary directory whose path is too long for one, say) streams take the loopback port.
+      eventsSocket = await listenOnUnixSocket(app.server).catch((error: Error) => (logger?.warn(`event streams go over loopback TCP: ${error.message}`), undefined));
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, eventsSocket: eventsSocket?.path, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen, wildcard, editorFiles: workspaces.driver.editorWebFiles });
       servedCertificates?.schedule();
     }
     if (nodeTls) {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import { test } from 'node:test';
 import { listenOnUnixSocket } from './events-socket.ts';
@@ -31,6 +33,17 @@ test("the Unix socket hands its connections to the HTTP server, as loopback peer
     server.close();
   }
   await assert.rejects(stat(listener.path), { code: 'ENOENT' });
+});
+
+test('a directory whose path is too long for a socket is refused before anything is created in it', async () => {
+  const parent = path.join(os.tmpdir(), `svc-events-test-${'x'.repeat(100)}`);
+  await mkdir(parent, { recursive: true });
+  try {
+    await assert.rejects(listenOnUnixSocket(http.createServer(), parent), /too long for a Unix socket/);
+    assert.deepEqual(await readdir(parent), []);
+  } finally {
+    await rm(parent, { recursive: true, force: true });
+  }
 });
 
 test('nginx sends event streams to the Unix socket when svc has one, everything else to its loopback port', () => {

@@ -17,10 +17,15 @@ export interface UnixSocketListener {
 
 /** Connections of nginx opening a thousand streams at once must not be refused (a full backlog answers 502). */
 const BACKLOG = 4096;
+/** Linux's limit on a socket's path (108 bytes with the closing NUL); Node would bind a cut-off path silently. */
+const MAX_PATH_BYTES = 107;
 
-export async function listenOnUnixSocket(server: http.Server): Promise<UnixSocketListener> {
+/** Listens in a directory of its own under `parent`; refuses a path too long for a socket (svc then stays on TCP). */
+export async function listenOnUnixSocket(server: http.Server, parent = os.tmpdir()): Promise<UnixSocketListener> {
+  const longest = path.join(parent, 'svc-events-XXXXXX', 'events.sock');
+  if (Buffer.byteLength(longest) > MAX_PATH_BYTES) throw new Error(`${longest} is too long for a Unix socket`);
   // Its own directory, which nginx's workers (`nobody` when svc runs as root) may pass through.
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-events-'));
+  const dir = await mkdtemp(path.join(parent, 'svc-events-'));
   await chmod(dir, 0o755);
   const socketPath = path.join(dir, 'events.sock');
   const listener = net.createServer((socket) => {
