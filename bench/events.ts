@@ -18,7 +18,8 @@ import { ApiClient, createPerson } from '../test/helpers/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { svcBin, watchSvc } from '../test/helpers/process.ts';
 import { recordResult } from './summary.ts';
-import { cpuMs, openFileLimit, rssMiB } from './process-stats.ts';
+import { cpuMs, descendants, openFileLimit, rssMiB, softirqThreadDirs } from './process-stats.ts';
+import { ms, Side, type RoundTimes } from './events-side.ts';
 
 const TARGET_P99_MS = 30; // issue 17
 
@@ -69,7 +70,6 @@ function subscribe(url: string, token: string | undefined, agent: http.Agent, pa
   return subscriber;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function startBare(databaseUrl: string): Promise<{ url: string; pid: number; stop: () => Promise<void>; output: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare-events-server.ts')], {
@@ -172,76 +172,11 @@ class Clients {
 }
 
 type WorkerMessage = { opened: string } | { round: number; group: string; times: number[]; busyMs: number } | { failed: string };
-interface RoundTimes {
-  times: number[];
-  /** The longest a client process's event loop was busy since its previous report. */
-  busyMs: number;
-}
 
-/** `events-trace <first notification ms> <last write ms> <writes>`: a server's batch, when SVC_EVENTS_TRACE=1. */
-function traces(output: string): Array<{ received: number; written: number; writes: number }> {
-  return [...output.matchAll(/^events-trace (\S+) (\S+) (\d+)/gm)].map((m) => ({ received: Number(m[1]), written: Number(m[2]), writes: Number(m[3]) }));
-}
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
-/** What one side (svc or the reference) showed over the rounds. */
-class Side {
-  readonly latencies: number[] = [];
-  readonly toServer: number[] = [];
-  readonly serverWork: number[] = [];
-  readonly lastWriteToLastReceipt: number[] = [];
-  readonly clientBusy: number[] = [];
-  readonly commits: number[] = [];
-  readonly lastReceipts: number[] = [];
-  readonly firstReceipts: number[] = [];
-  /** Per round, for BENCH_EVENTS_DETAIL: ms after the commit of server receipt, last write, first and last client. */
-  readonly detail: string[] = [];
 
-  add(committing: number, round: RoundTimes): void {
-    for (const at of round.times) this.latencies.push(at - committing);
-    this.commits.push(committing);
-    this.lastReceipts.push(Math.max(...round.times));
-    this.firstReceipts.push(Math.min(...round.times));
-    this.clientBusy.push(round.busyMs);
-  }
-
-  /** Matches the server's batches to the rounds: the first batch received after each commit. */
-  phases(output: string): void {
-    const batches = traces(output).filter((b) => b.writes > 0);
-    this.commits.forEach((commit, i) => {
-      const batch = batches.find((b) => b.received >= commit && b.received <= this.lastReceipts[i]);
-      if (!batch) return;
-      this.toServer.push(batch.received - commit);
-      this.serverWork.push(batch.written - batch.received);
-      this.lastWriteToLastReceipt.push(this.lastReceipts[i] - batch.written);
-      const after = (t: number) => (t - commit).toFixed(1);
-      this.detail.push(`server ${after(batch.received)} last write ${after(batch.written)} clients ${after(this.firstReceipts[i])}..${after(this.lastReceipts[i])}`);
-    });
-  }
-
-  line(name: string): string {
-    const sorted = [...this.latencies].sort((a, b) => a - b);
-    return `  ${name.padEnd(10)} p50 ${ms(percentile(sorted, 50))}   p99 ${ms(percentile(sorted, 99))}   max ${ms(sorted.at(-1)!)}`;
-  }
-
-  phaseLine(): string {
-    if (this.toServer.length === 0) return '             (no server trace)';
-    const median = (values: number[]) => ms(percentile([...values].sort((a, b) => a - b), 50));
-    const p99 = (values: number[]) => ms(percentile([...values].sort((a, b) => a - b), 99));
-    return `             commit → server has it ${median(this.toServer)} (p99 ${p99(this.toServer)}); → last write ${median(this.serverWork)} (p99 ${p99(this.serverWork)}); ` +
-      `→ last client ${median(this.lastWriteToLastReceipt)} (p99 ${p99(this.lastWriteToLastReceipt)}); client process busy ${median(this.clientBusy)} per round`;
-  }
-
-  get p50(): number {
-    return percentile([...this.latencies].sort((a, b) => a - b), 50);
-  }
-  get p99(): number {
-    return percentile([...this.latencies].sort((a, b) => a - b), 99);
-  }
-}
-
-const ms = (value: number) => `${value.toFixed(2)} ms`;
 
 export async function benchEvents(
   subscribers = Number(process.env.BENCH_SUBSCRIBERS) || 1000,
@@ -255,7 +190,9 @@ export async function benchEvents(
   const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
   // BENCH_SVC_NODE_FLAGS: flags for svc's node, such as `--cpu-prof --cpu-prof-dir=DIR` for a profile of the server.
   const nodeFlags = process.env.BENCH_SVC_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-  const serverArgs = ['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '1000000000', '--log-level', 'warn'];
+  // BENCH_EVENTS_DATA_PLANE=node: svc without its nginx in front (what the router's hop costs).
+  const dataPlane = process.env.BENCH_EVENTS_DATA_PLANE ?? 'nginx';
+  const serverArgs = ['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', '1000000000', '--log-level', 'warn', '--data-plane', dataPlane];
   const svc = watchSvc(
     spawn(process.execPath, [...nodeFlags, svcBin, ...serverArgs], { env: { ...process.env, DATABASE_URL: database?.url, SVC_EVENTS_TRACE: '1' } }),
   );
@@ -292,24 +229,34 @@ export async function benchEvents(
     await db.connect();
     const svcSide = new Side();
     const bareSide = new Side();
+    const softirqDirs = await softirqThreadDirs();
+    // svc's nginx (its children) forwards every event too: its CPU counts with svc's.
+    const nginxPids = await descendants(svc.child.pid!);
+    const nginxCpu = async () => (await Promise.all(nginxPids.map((pid) => cpuMs(pid).catch(() => 0)))).reduce((a, b) => a + b, 0);
+    const nginxBefore = await nginxCpu();
     const cpuBefore = [await cpuMs(svc.child.pid!), await cpuMs(bare.pid)];
     for (let round = 1; round <= rounds; round++) {
       await db.query('BEGIN');
       await publishEvent(db as unknown as pg.PoolClient, { type: 'team.updated', at: new Date(base + round).toISOString(), team_id: team });
-      const received = clients.round('svc', round);
-      let committing = nowMs();
-      await db.query('COMMIT');
-      svcSide.add(committing, await received);
+      await svcSide.scheduled(svc.child.pid!, softirqDirs, async () => {
+        const received = clients.round('svc', round);
+        const committing = nowMs();
+        await db!.query('COMMIT');
+        svcSide.add(committing, await received);
+      });
       // The same event to the reference, as a bare NOTIFY whose payload is the frame's data.
       const data = JSON.stringify({ type: 'team.updated', at: new Date(base + round).toISOString(), team_id: team });
-      const bareReceived = clients.round('reference', round);
-      committing = nowMs();
-      await db.query('SELECT pg_notify($1, $2)', [BARE_CHANNEL, data]);
-      bareSide.add(committing, await bareReceived);
+      await bareSide.scheduled(bare.pid, softirqDirs, async () => {
+        const bareReceived = clients.round('reference', round);
+        const committing = nowMs();
+        await db!.query('SELECT pg_notify($1, $2)', [BARE_CHANNEL, data]);
+        bareSide.add(committing, await bareReceived);
+      });
     }
     // What each server spent on the CPU per event, whatever else runs on the machine (the bench's own queries
     // count on svc's side only for its event row reads and standing checks, as they should).
     const [svcCpu, bareCpu] = [(await cpuMs(svc.child.pid!)) - cpuBefore[0], (await cpuMs(bare.pid)) - cpuBefore[1]].map((cpu) => cpu / rounds);
+    const routerCpu = ((await nginxCpu()) - nginxBefore) / rounds;
     svcSide.phases(svc.stderr());
     bareSide.phases(bare.output());
     const { p50, p99 } = svcSide;
@@ -321,11 +268,14 @@ export async function benchEvents(
     );
     console.log(`${svcSide.line('svc')}   p99/target ${(p99 / TARGET_P99_MS).toFixed(2)}x (target p99 < ${TARGET_P99_MS} ms)`);
     console.log(svcSide.phaseLine());
+    console.log(svcSide.schedLine(rounds));
     if (process.env.BENCH_EVENTS_DETAIL) for (const [i, line] of svcSide.detail.entries()) console.log(`    svc ${i + 1}: ${line}   reference: ${bareSide.detail[i]}`);
     console.log(`${bareSide.line('reference')}   (bare Node server, NOTIFY payload written to each client)`);
     console.log(bareSide.phaseLine());
+    console.log(bareSide.schedLine(rounds));
     console.log(`  svc/reference: p50 ${(p50 / bareP50).toFixed(2)}x   p99 ${(p99 / bareP99).toFixed(2)}x`);
-    console.log(`  server CPU per event (user + system, from /proc): svc ${ms(svcCpu)}, reference ${ms(bareCpu)} (${(svcCpu / bareCpu).toFixed(2)}x)`);
+    console.log(`  server CPU per event (user + system, from /proc): svc ${ms(svcCpu)}, reference ${ms(bareCpu)} (${(svcCpu / bareCpu).toFixed(2)}x); ` +
+      (nginxPids.length > 0 ? `svc's nginx in front of it (${nginxPids.length} processes) ${ms(routerCpu)} more` : `svc without nginx (--data-plane ${dataPlane})`));
     recordResult('events', {
       measured: `p99 ${p99.toFixed(1)} ms (p50 ${p50.toFixed(1)} ms), ${subscribers} subscribers; bare Node reference p99 ${bareP99.toFixed(1)} ms (${(p99 / bareP99).toFixed(2)}×)`,
       met: p99 < TARGET_P99_MS,

@@ -35,6 +35,7 @@ import { defaultVerificationSettings } from './domains/verification.ts';
 import { ServedCertificates } from './domains/served-certificates.ts';
 import { loadWildcardCertificate, WildcardFiles, type WildcardCertificate } from './domains/wildcard.ts';
 import { NodeTlsListener } from './router/node-tls.ts';
+import { listenOnUnixSocket, type UnixSocketListener } from './router/events-socket.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
 
 export interface RunningServer {
@@ -159,6 +160,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   // TLS on the node data plane: node's own TLS server (nginx terminates TLS itself).
   const nodeTls = !nginx && config.tlsListen ? new NodeTlsListener(wildcard, (m) => logger?.warn(m)) : undefined;
   let closeOnFailure: (() => Promise<void>) | undefined;
+  /** Where nginx sends event streams (src/router/events-socket.ts). */
+  let eventsSocket: UnixSocketListener | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
   try {
     await hub.start();
@@ -232,7 +235,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
     if (nginx) {
       closeOnFailure = () => app.close();
-      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen, wildcard, editorFiles: workspaces.driver.editorWebFiles });
+      // Without the socket (a temporary directory whose path is too long for one, say) streams take the loopback port.
+      eventsSocket = await listenOnUnixSocket(app.server).catch((error: Error) => (logger?.warn(`event streams go over loopback TCP: ${error.message}`), undefined));
+      port = await nginx.start({ listenHost: config.listenHost, listenPort: config.listenPort, internalPort: port, eventsSocket: eventsSocket?.path, upstreamTimeoutSeconds: config.upstreamTimeoutSeconds, admitSecret: nginxAdmitSecret!, bodyLimitBytes: router.bodyLimitBytes, accessLog: config.nginxAccessLog, tlsListen: config.tlsListen, wildcard, editorFiles: workspaces.driver.editorWebFiles });
       servedCertificates?.schedule();
     }
     if (nodeTls) {
@@ -276,6 +281,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         await nginx?.stop();
         await nodeTls?.close();
         await app.close();
+        await eventsSocket?.close();
         await mail?.close();
         router?.close();
         await workspaces?.close();
@@ -290,6 +296,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   } catch (error) {
     await nodeTls?.close();
     await closeOnFailure?.().catch(() => undefined);
+    await eventsSocket?.close().catch(() => undefined);
     await domains?.close();
     await mail?.close();
     router?.close();

@@ -27,6 +27,8 @@ export interface NginxSettings {
   listenPort: number;
   /** svc's own listener on loopback. */
   internalPort: number;
+  /** svc's Unix socket for event streams (src/router/events-socket.ts), when it has one. */
+  eventsSocket?: string;
   /** svc's upstream timeout: nginx gives up on a directly served upstream after it too (svc then answers). */
   upstreamTimeoutSeconds: number;
   /** The directory for the configuration, pid file, logs and temp files. */
@@ -323,6 +325,7 @@ ${temp}
   lua_shared_dict svc_admitted 16m;
   init_by_lua_file ${nginxFiles(dir).admission};
   upstream svc { server 127.0.0.1:${settings.internalPort}; keepalive 64; }
+${settings.eventsSocket ? `  upstream svc_events { server unix:${settings.eventsSocket}; }\n` : ''}
   # Console, API, and every host nginx does not serve itself: svc.
   server {
     listen ${listenOf(settings)} default_server;
@@ -344,12 +347,14 @@ ${workspaces}
 
 /** The locations of a server whose every request goes to svc (nginx's own refusals too); `extra` directives. */
 export function toSvc(settings: NginxSettings, extra: string): string {
-  return `${errorLocation(settings).replace(/^/gm, '    ')}
-    location / {
+  const location = (match: string, upstream: string) => `    location ${match} {
       set $svc_route "";
       set $svc_strip "";
       set $svc_target "";
-      proxy_pass http://svc;
+      proxy_pass http://${upstream};
 ${extra}    }
 `;
+  // Event streams over svc's Unix socket: each event is written once per stream, and there it costs half.
+  return `${errorLocation(settings).replace(/^/gm, '    ')}
+${settings.eventsSocket ? location('= /api/v1/events', 'svc_events') : ''}${location('/', 'svc')}`;
 }

@@ -146,7 +146,7 @@ test("the editor's web files are served from this machine on its host only, when
 test('nginx accepts the whole configuration', { skip: NGINX_MODULES.every((m) => existsSync(m)) ? false : 'nginx or its Lua module is not installed' }, async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-nginx-test-'));
   try {
-    const nginx: NginxSettings = { listenHost: '127.0.0.1', listenPort: 18999, internalPort: 18998, upstreamTimeoutSeconds: 60, dir, admitSecret: 'secret', bodyLimitBytes: 1024, controlPort: 18997 };
+    const nginx: NginxSettings = { listenHost: '127.0.0.1', listenPort: 18999, internalPort: 18998, upstreamTimeoutSeconds: 60, dir, admitSecret: 'secret', bodyLimitBytes: 1024, controlPort: 18997, eventsSocket: path.join(dir, 'events.sock') };
     const files = nginxFiles(dir);
     await writeFile(files.admission, admissionLua(nginx));
     await writeFile(files.workspaceInclude, workspaceLocations(nginx));

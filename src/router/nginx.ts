@@ -153,7 +153,7 @@ export class NginxDataPlane {
    * Starts nginx; the port it listens on (a free one when `listenPort` is 0). Ports svc picked itself are picked
    * again for a second attempt when the first did not come up (another process may have taken one meanwhile).
    */
-  async start(options: { listenHost: string; listenPort: number; internalPort: number; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number }; wildcard?: WildcardCertificate; editorFiles?: EditorWebFiles }): Promise<number> {
+  async start(options: { listenHost: string; listenPort: number; internalPort: number; eventsSocket?: string; upstreamTimeoutSeconds: number; admitSecret: string; bodyLimitBytes: number; accessLog?: string; tlsListen?: { host: string; port: number }; wildcard?: WildcardCertificate; editorFiles?: EditorWebFiles }): Promise<number> {
     this.binary = await ensureNginx(this.log);
     await this.endLeftBehind();
     const picked = !options.listenPort && !(options.tlsListen && options.tlsListen.port);
