@@ -3,24 +3,15 @@
 // docs/api.md, "Lists at scale", shows the plans.
 import type { Queryable } from './database.ts';
 
-/** The workspace columns a page reads from each team's range (what workspaces/view.ts shows of a workspace). */
-const ROW_COLUMNS = [
+/**
+ * The columns of a page row, in this order, each as PostgreSQL's text or null: the workspace's (what
+ * workspaces/view.ts shows of it), its vault, then the caller's role on its team and on the team's org.
+ */
+export const PAGE_COLUMNS = [
   'id', 'team_id', 'name', 'plan', 'base_image', 'git_provider', 'git_repo', 'git_ref', 'storage_gib', 'availability',
   'restricted', 'single_node', 'state', 'status_detail', 'idle_timeout_minutes', 'last_archived_at', 'archive_sha256',
   'restored_from', 'upgrade_pending', 'created_by', 'owner_id', 'needs_owner', 'created_at', 'updated_at', 'deleted_at',
-  'purge_after',
-] as const;
-const WORKSPACE_COLUMNS = ROW_COLUMNS.map((c) => `w.${c}`).join(', ');
-
-/**
- * The columns of a page row, in this order, each as PostgreSQL's text or null. `json_*` are runs of the item's
- * JSON that PostgreSQL writes itself (below): fewer, longer values than one per field, so the server makes ~10
- * strings a row instead of ~25 (docs/api.md, "Lists at scale"). Timestamps stay PostgreSQL's text (view-json.ts
- * writes them as Date.toISOString() would, whatever their year), then the caller's role on the team and its org.
- */
-export const PAGE_COLUMNS = [
-  'id', 'team_id', 'json_name_to_status', 'vault_id', 'json_single_node_to_idle', 'last_archived_at',
-  'json_archived_to_needs_owner', 'created_at', 'updated_at', 'deleted_at', 'purge_after', 'team_role', 'org_role',
+  'purge_after', 'vault_id', 'team_role', 'org_role',
 ] as const;
 export type PageColumn = (typeof PAGE_COLUMNS)[number];
 /** A row as PostgreSQL wrote it: `PAGE_COLUMNS[i]` at index i. */
@@ -28,32 +19,13 @@ export type PageRow = Array<string | null>;
 /** Index of each column in a PageRow. */
 export const COL = Object.fromEntries(PAGE_COLUMNS.map((name, i) => [name, i])) as Record<PageColumn, number>;
 
-// JSON values in SQL, as JSON.stringify writes them: to_json escapes text as it does (\", \\, \b \f \n \r \t,
-// other controls as \u00xx, nothing else), integers are their digits; absent values are null, booleans t/f.
-const json = (c: string) => `COALESCE(to_json(${c})::text, 'null')`;
-const number = (c: string) => `COALESCE(${c}::text, 'null')`;
-const boolean = (condition: string) => `CASE WHEN ${condition} THEN 'true' ELSE 'false' END`;
-const optional = (key: string, c: string) => `CASE WHEN ${c} IS NULL THEN '' ELSE ',"${key}":' || ${c} END`;
+const ROW_COLUMNS = PAGE_COLUMNS.slice(0, PAGE_COLUMNS.indexOf('vault_id'));
+const WORKSPACE_COLUMNS = ROW_COLUMNS.map((c) => `w.${c}`).join(', ');
 
-/** PAGE_COLUMNS of the workspace `w` (its columns under that alias), its vault and the roles `roles`. */
-const pageColumns = (w: string, roles: string) => `${w}.id, ${w}.team_id,
-  ',"name":' || ${json(`${w}.name`)} || ',"plan":' || ${json(`${w}.plan`)} || ',"base_image":' || ${json(`${w}.base_image`)}
-    || CASE WHEN ${w}.git_repo <> '' THEN ',"git":{"provider":' || ${json(`COALESCE(${w}.git_provider, 'git')`)}
-      || ',"repo":' || ${json(`${w}.git_repo`)} || CASE WHEN ${w}.git_ref IS NULL THEN '' ELSE ',"ref":' || ${json(`${w}.git_ref`)} END || '}' ELSE '' END
-    || ',"storage_gib":' || ${number(`${w}.storage_gib`)} || ',"availability":' || ${json(`${w}.availability`)}
-    || ',"restricted":' || ${boolean(`${w}.restricted`)} || ',"state":' || ${json(`${w}.state`)}
-    || ',"status_detail":' || ${json(`${w}.status_detail`)} AS json_name_to_status,
-  (SELECT v.id FROM vaults v WHERE v.workspace_id = ${w}.id) AS vault_id,
-  ',"single_node":' || ${boolean(`${w}.single_node`)} || ',"idle_timeout_minutes":' || ${number(`${w}.idle_timeout_minutes`)} AS json_single_node_to_idle,
-  ${w}.last_archived_at,
-  ',"archived":' || ${boolean(`${w}.archive_sha256 IS NOT NULL`)} || ${optional('restored_from', `${w}.restored_from`)}
-    || ',"upgrade_pending":' || ${boolean(`${w}.upgrade_pending AND ${w}.state = 'running'`)}
-    || ${optional('created_by', `${w}.created_by`)} || ${optional('owner_id', `${w}.owner_id`)}
-    || ',"needs_owner":' || ${boolean(`${w}.needs_owner OR ${w}.owner_id IS NULL`)} AS json_archived_to_needs_owner,
-  ${w}.created_at, ${w}.updated_at, ${w}.deleted_at, ${w}.purge_after, ${roles}`;
-
-/** The page's rows with their vault and JSON runs: made for the rows of the page only (not for each team's). */
-const withVault = (page: string) => `SELECT ${pageColumns('p', 'p.team_role, p.org_role')} FROM (${page}) p ORDER BY p.id`;
+/** The page's rows with their vault: one probe of vaults_workspace_id_key per row of the page (not of each team's). */
+const withVault = (page: string) =>
+  `SELECT ${ROW_COLUMNS.map((c) => `p.${c}`).join(', ')}, (SELECT v.id FROM vaults v WHERE v.workspace_id = p.id) AS vault_id,
+    p.team_role, p.org_role FROM (${page}) p ORDER BY p.id`;
 
 /** The caller's ($1) roles on teams and their orgs. */
 const standings = `SELECT t.id, tm.role AS team_role, om.role AS org_role FROM teams t
@@ -82,7 +54,7 @@ const OF_MEMBER = {
 const OF_TEAM = {
   name: 'workspace-page-of-team',
   text: `WITH s AS (${standings} WHERE t.id = $5 AND ($6 OR tm.user_id IS NOT NULL OR om.role = 'owner'))
-    SELECT ${pageColumns('w', 's.team_role, s.org_role')}
+    SELECT ${WORKSPACE_COLUMNS}, (SELECT v.id FROM vaults v WHERE v.workspace_id = w.id) AS vault_id, s.team_role, s.org_role
     FROM s LEFT JOIN LATERAL (SELECT ${WORKSPACE_COLUMNS} FROM workspaces w
       WHERE (w.team_id, w.id) > (s.id, $3) AND w.team_id <= s.id AND (w.deleted_at IS NOT NULL) = $2
       ORDER BY w.team_id, w.id LIMIT $4) w ON true ORDER BY w.id`,

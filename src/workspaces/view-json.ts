@@ -1,8 +1,7 @@
 // A page of GET /workspaces written straight from PostgreSQL's text (store/workspace-pages.ts): the same bytes as
 // JSON.stringify of workspaceView (view.ts) for each row, keys in the same order, without a Date, a number, a row
-// object or a view object made per row (test/workspace-page-json.test.ts compares the two on rows read from
-// PostgreSQL). The plain fields come as runs of JSON that PostgreSQL wrote; timestamps are turned into ISO 8601 by
-// position.
+// object or a view object made per row (src/workspaces/view-json.test.ts compares the two on rows read from
+// PostgreSQL). Numbers are PostgreSQL's own digits, booleans its `t`/`f`, timestamps turned into ISO 8601 by position.
 import { COL, type PageRow } from '../store/workspace-pages.ts';
 import { parseTimestamptz } from '../store/timestamps.ts';
 import { addressParts, type WorkspaceUrls } from './view.ts';
@@ -47,27 +46,38 @@ export function isoOf(text: string): string {
   return (parseTimestamptz(text) as Date).toISOString();
 }
 
+const bool = (text: string | null) => (text === 't' ? 'true' : 'false');
+const str = (text: string | null) => JSON.stringify(text);
 const time = (text: string) => `"${isoOf(text)}"`;
 
-/**
- * One workspace of the page; `permissions` is the JSON array of the caller's workspace permissions on its team.
- * PostgreSQL wrote the runs of plain fields (store/workspace-pages.ts, `json_*`); this adds what the server knows
- * (the addresses) or writes as the Date would (timestamps) between them, in workspaceView's key order.
- */
+/** One workspace of the page; `permissions` is the JSON array of the caller's workspace permissions on its team. */
 export function pageItemJson(row: PageRow, addresses: AddressJson, permissions: string): string {
   const id = row[COL.id]!;
+  const gitRepo = row[COL.git_repo];
+  const gitRef = row[COL.git_ref];
   const vault = row[COL.vault_id];
   const archivedAt = row[COL.last_archived_at];
+  const restoredFrom = row[COL.restored_from];
+  const createdBy = row[COL.created_by];
+  const owner = row[COL.owner_id];
   const deletedAt = row[COL.deleted_at];
   const purgeAfter = row[COL.purge_after];
+  const state = row[COL.state];
   return (
-    `{"id":${id},"team_id":${row[COL.team_id]}${row[COL.json_name_to_status]}` +
+    `{"id":${id},"team_id":${row[COL.team_id]},"name":${str(row[COL.name])},"plan":${str(row[COL.plan])},"base_image":${str(row[COL.base_image])}` +
+    (gitRepo ? `,"git":{"provider":${str(row[COL.git_provider] ?? 'git')},"repo":${str(gitRepo)}${gitRef === null ? '' : `,"ref":${str(gitRef)}`}}` : '') +
+    `,"storage_gib":${row[COL.storage_gib]},"availability":${str(row[COL.availability])},"restricted":${bool(row[COL.restricted])}` +
+    `,"state":${str(state)},"status_detail":${str(row[COL.status_detail])}` +
     `,"urls":{"ide":${addresses.ide}${id}${addresses.after},"dev":${addresses.dev}${id}${addresses.after}}` +
     (vault === null ? '' : `,"vault_id":${vault}`) +
-    row[COL.json_single_node_to_idle] +
+    `,"single_node":${bool(row[COL.single_node])},"idle_timeout_minutes":${row[COL.idle_timeout_minutes]}` +
     (archivedAt === null ? '' : `,"last_archived_at":${time(archivedAt)}`) +
-    row[COL.json_archived_to_needs_owner] +
-    `,"permissions":${permissions}` +
+    `,"archived":${row[COL.archive_sha256] !== null}` +
+    (restoredFrom === null ? '' : `,"restored_from":${restoredFrom}`) +
+    `,"upgrade_pending":${row[COL.upgrade_pending] === 't' && state === 'running'}` +
+    (createdBy === null ? '' : `,"created_by":${createdBy}`) +
+    (owner === null ? '' : `,"owner_id":${owner}`) +
+    `,"needs_owner":${row[COL.needs_owner] === 't' || owner === null},"permissions":${permissions}` +
     `,"created_at":${time(row[COL.created_at]!)},"updated_at":${time(row[COL.updated_at]!)}` +
     (deletedAt === null ? '' : `,"deleted_at":${time(deletedAt)}`) +
     (purgeAfter === null ? '' : `,"purge_after":${time(purgeAfter)}`) +
