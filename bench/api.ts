@@ -8,29 +8,29 @@ import { medianOf, startBenchServer, wrk, type Measurement } from './http-load.t
 import { recordResult, type SummaryRow } from './summary.ts';
 import { svcNodeFlags } from '../test/helpers/process.ts';
 
-function startBare(): Promise<{ url: string; stop: () => void }> {
-  // With svc's Node flags (bin/svc.js), so that the two differ only in what runs per request.
-  const child = spawn(process.execPath, [...svcNodeFlags, '--import', 'tsx', path.join(import.meta.dirname, 'bare-server.ts')]);
+/** A reference server of bench/ (`bare-server.ts`, `fastify-floor-server.ts`). */
+function startReference(file: string): Promise<{ url: string; stop: () => void }> {
+  // With svc's Node flags (bin/svc.js), so that they differ from svc only in what runs per request.
+  const child = spawn(process.execPath, [...svcNodeFlags, '--import', 'tsx', path.join(import.meta.dirname, file)]);
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       const match = /listening on (\S+)/.exec(chunk.toString());
       if (match) resolve({ url: match[1], stop: () => child.kill('SIGTERM') });
     });
-    child.on('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+    child.on('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
   });
 }
 
-/** Alternating rounds, so that a noisy neighbour on this shared machine hits both sides alike. */
-async function compare(ours: string, reference: string, headers: Record<string, string>, seconds: number, rounds: number) {
-  await wrk(ours, headers, 1); // warm-up
-  await wrk(reference, headers, 1);
-  const oursRuns: Measurement[] = [];
-  const referenceRuns: Measurement[] = [];
+/** Alternating rounds, so that a noisy neighbour on this shared machine hits every side alike. */
+async function compare(ours: string, reference: string, floor: string, headers: Record<string, string>, seconds: number, rounds: number) {
+  const urls = [ours, reference, floor];
+  for (const url of urls) await wrk(url, headers, 1); // warm-up
+  const runs: Measurement[][] = urls.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    oursRuns.push(await wrk(ours, headers, seconds));
-    referenceRuns.push(await wrk(reference, headers, seconds));
+    for (const [i, url] of urls.entries()) runs[i].push(await wrk(url, headers, seconds));
   }
-  return { ours: medianOf(oursRuns), reference: medianOf(referenceRuns) };
+  const [oursMedian, referenceMedian, floorMedian] = runs.map(medianOf);
+  return { ours: oursMedian, reference: referenceMedian, floor: floorMedian };
 }
 
 export async function benchApi(seconds = Number(process.env.BENCH_SECONDS) || 3): Promise<void> {
@@ -39,7 +39,13 @@ export async function benchApi(seconds = Number(process.env.BENCH_SECONDS) || 3)
     await direct.stop();
     throw error;
   });
-  const bare = await startBare();
+  const bare = await startReference('bare-server.ts');
+  const fastify = await startReference('fastify-floor-server.ts').catch(async (error) => {
+    bare.stop();
+    await direct.stop();
+    await proxied.stop();
+    throw error;
+  });
   try {
     const key = direct.admin.auth.token!;
     const cases: Array<{ name: string; server: string; path: string; headers: Record<string, string>; row?: SummaryRow; target?: number }> = [
@@ -49,18 +55,25 @@ export async function benchApi(seconds = Number(process.env.BENCH_SECONDS) || 3)
     ];
     const rounds = 3;
     console.log(`bench/api: wrk -t1 -c32, ${rounds} alternating rounds of ${seconds}s, medians; database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}`);
-    console.log('case                          svc rps   bare rps  ratio   svc p99   bare p99');
+    console.log('  bare: node:http answering the same JSON; fastify: Fastify alone answering it (svc cannot go below it)');
+    console.log('case                          svc rps   bare rps  ratio  fastify rps  ratio   svc/fastify   svc p99   bare p99');
     for (const c of cases) {
-      const { ours, reference } = await compare(`${c.server}${c.path}`, `${bare.url}${c.path}`, c.headers, seconds, rounds);
+      const { ours, reference, floor } = await compare(`${c.server}${c.path}`, `${bare.url}${c.path}`, `${fastify.url}${c.path}`, c.headers, seconds, rounds);
       const ratio = ours.rps / reference.rps;
+      const floorRatio = floor.rps / reference.rps;
       console.log(
         `${c.name.padEnd(28)} ${ours.rps.toFixed(0).padStart(8)} ${reference.rps.toFixed(0).padStart(10)}  ${ratio.toFixed(2)}x` +
+          ` ${floor.rps.toFixed(0).padStart(11)}  ${floorRatio.toFixed(2)}x  ${(ours.rps / floor.rps).toFixed(2).padStart(11)}x` +
           `  ${ours.p99ms.toFixed(2).padStart(6)}ms ${reference.p99ms.toFixed(2).padStart(7)}ms`,
       );
-      if (c.row) recordResult(c.row, { measured: `${ratio.toFixed(2)}× (${ours.rps.toFixed(0)} vs bare ${reference.rps.toFixed(0)} req/s)`, met: ratio >= c.target! });
+      if (c.row) {
+        const measured = `${ratio.toFixed(2)}× (${ours.rps.toFixed(0)} vs bare ${reference.rps.toFixed(0)} req/s; Fastify alone ${floorRatio.toFixed(2)}× bare)`;
+        recordResult(c.row, { measured, met: ratio >= c.target! });
+      }
     }
   } finally {
     bare.stop();
+    fastify.stop();
     await direct.stop();
     await proxied.stop();
   }
