@@ -1,16 +1,6 @@
 // The reference: a bare Node http server answering the same JSON as the svc routes under test.
 import http from 'node:http';
-
-const version = JSON.stringify({ version: '1.5.0', api_version: '1.5.0' });
-const me = JSON.stringify({
-  id: 1,
-  email: 'admin@localhost',
-  name: 'Administrator',
-  permissions: ['platform.admin'],
-  has_password: false,
-  created_at: new Date().toISOString(),
-  authenticated_by: 'key',
-});
+import { meAnswer as me, versionAnswer as version } from './reference-answers.ts';
 
 const server = http.createServer((request, response) => {
   const body = request.url === '/api/v1/me' ? me : version;

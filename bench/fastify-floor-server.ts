@@ -2,17 +2,7 @@
 // the same JSON as bare-server.ts. svc against it is what svc's own conventions cost; it against bare Node is what
 // Fastify itself costs on this machine, which svc cannot go below while the API is a Fastify app (a fixed decision).
 import Fastify from 'fastify';
-
-const version = JSON.stringify({ version: '1.5.0', api_version: '1.5.0' });
-const me = JSON.stringify({
-  id: 1,
-  email: 'admin@localhost',
-  name: 'Administrator',
-  permissions: ['platform.admin'],
-  has_password: false,
-  created_at: new Date().toISOString(),
-  authenticated_by: 'key',
-});
+import { meAnswer as me, versionAnswer as version } from './reference-answers.ts';
 
 const app = Fastify({ logger: false, genReqId: () => '' });
 for (const [url, body] of [['/api/v1/version', version], ['/api/v1/me', me]] as const) {
