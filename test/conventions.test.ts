@@ -80,15 +80,28 @@ describe('problems everywhere (RFC 9457)', () => {
   });
 
   test('every answer carries Svc-Version 1.5.0, errors included', async () => {
-    for (const response of [
-      await raw('/api/v1/version'),
-      await raw('/api/v1/me'),
-      await raw('/api/v1/nowhere'),
-      await raw('/api/v1/openapi.yaml'),
-      await raw('/sign-in'),
-    ]) {
-      assert.equal(response.headers.get('svc-version'), '1.5.0');
+    const key = { authorization: `Bearer ${server.admin.auth.token}` };
+    const answers = {
+      version: await raw('/api/v1/version'),
+      'HEAD version': await raw('/api/v1/version', { method: 'HEAD' }),
+      me: await raw('/api/v1/me'),
+      'no route': await raw('/api/v1/nowhere'),
+      openapi: await raw('/api/v1/openapi.yaml'),
+      'sign-in page': await raw('/sign-in'),
+      'console page': await raw('/'),
+      'bad query': await raw('/api/v1/workspaces?limit=many', { headers: key }),
+      'bad percent-encoding (a framework error)': await raw('/api/v1/workspaces/%E0%A4%A', { headers: key }),
+      'not JSON': await raw('/api/v1/orgs', { method: 'POST', headers: { ...key, 'content-type': 'text/plain' }, body: 'x' }),
+      'malformed JSON': await raw('/api/v1/orgs', { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: '{' }),
+      'encoded NUL': await raw('/api/v1/version%00'),
+      'over-long address': await raw(`/api/v1/${'a'.repeat(9000)}`),
+      'event stream': await raw('/api/v1/events', { headers: key, signal: AbortSignal.timeout(10_000) }),
+    };
+    for (const [name, response] of Object.entries(answers)) {
+      assert.equal(response.headers.get('svc-version'), '1.5.0', `${name}: ${response.status}`);
+      await response.body?.cancel();
     }
+    assert.equal(answers['bad percent-encoding (a framework error)'].status, 400);
   });
 });
 
