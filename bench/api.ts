@@ -38,16 +38,17 @@ async function compare(ours: string, reference: string, floor: string, headers: 
     }
   }
   const [oursRuns, referenceRuns, floorRuns] = runs;
-  const ratioOf = (a: Measurement[], b: Measurement[]) => median(a.map((m, round) => m.rps / b[round].rps));
+  const ratiosOf = (a: Measurement[], b: Measurement[]) => a.map((m, round) => m.rps / b[round].rps);
+  const ratios = ratiosOf(oursRuns, referenceRuns);
   return {
     ours: medianOf(oursRuns),
     reference: medianOf(referenceRuns),
     floor: medianOf(floorRuns),
-    ratio: ratioOf(oursRuns, referenceRuns),
-    floorRatio: ratioOf(floorRuns, referenceRuns),
-    oursToFloor: ratioOf(oursRuns, floorRuns),
+    ratio: median(ratios),
+    floorRatio: median(ratiosOf(floorRuns, referenceRuns)),
+    oursToFloor: median(ratiosOf(oursRuns, floorRuns)),
     /** The middle half of the rounds' svc/bare ratios: how much the machine moved them. */
-    spread: quartiles(oursRuns.map((m, round) => m.rps / referenceRuns[round].rps)),
+    spread: quartiles(ratios),
   };
 }
 

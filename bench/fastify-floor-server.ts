@@ -2,11 +2,11 @@
 // the same JSON as bare-server.ts. svc against it is what svc's own conventions cost; it against bare Node is what
 // Fastify itself costs on this machine, which svc cannot go below while the API is a Fastify app (a fixed decision).
 import Fastify from 'fastify';
-import { meAnswer as me, versionAnswer as version } from './reference-answers.ts';
+import { meAnswer as me, releaseHeader, versionAnswer as version } from './reference-answers.ts';
 
 const app = Fastify({ logger: false, genReqId: () => '' });
 for (const [url, body] of [['/api/v1/version', version], ['/api/v1/me', me]] as const) {
-  app.get(url, (_request, reply) => void reply.header('svc-version', '1.5.0').type('application/json; charset=utf-8').send(body));
+  app.get(url, (_request, reply) => void reply.headers(releaseHeader).type('application/json; charset=utf-8').send(body));
 }
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`listening on ${address}\n`);

@@ -1,6 +1,9 @@
 // The JSON the reference servers of bench/api answer (bare-server.ts, fastify-floor-server.ts): what svc answers
-// for GET /api/v1/version and GET /api/v1/me with the administrator's key.
-export const versionAnswer = JSON.stringify({ version: '1.5.0', api_version: '1.5.0' });
+// for GET /api/v1/version and GET /api/v1/me with the administrator's key, and svc's Svc-Version header.
+import { API_VERSION, SERVER_VERSION } from '../src/core/version.ts';
+
+export const versionAnswer = JSON.stringify({ version: SERVER_VERSION, api_version: API_VERSION });
+export const releaseHeader = { 'svc-version': SERVER_VERSION };
 export const meAnswer = JSON.stringify({
   id: 1,
   email: 'admin@localhost',
