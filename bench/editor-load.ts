@@ -125,12 +125,20 @@ export async function loadWorkbench(browser: CdpBrowser, url: string, headers?: 
     const resources = performance.getEntriesByType('resource');
     const script = resources.find((e) => e.name.endsWith('/workbench/workbench.js'));
     const entries = [...performance.getEntriesByType('navigation'), ...resources].map((e) => ({ name: e.name.replace(/[?#].*$/, '').split('/').pop(), transfer: e.transferSize, encoded: e.encodedBodySize, decoded: e.decodedBodySize, protocol: e.nextHopProtocol }));
+    const timeline = [...resources.map((e) => ({ at: e.startTime, end: e.responseEnd, what: e.name.replace(/[?#].*$/, '').split('/').pop() + ' ' + e.transferSize + 'B' })),
+      ...performance.getEntriesByType('mark').filter((m) => m.name.startsWith('code/') && !m.name.includes('WorkbenchContribution/')).map((m) => ({ at: m.startTime, end: m.startTime, what: m.name }))].sort((a, b) => a.at - b.at);
     return { origin: performance.timeOrigin, page: performance.getEntriesByType('navigation')[0].responseEnd, scripts: script ? script.responseEnd : NaN,
-      main: mark('didLoadWorkbenchMain'), drawn: mark('didStartWorkbench'), usable: mark('didResolveExplorer'), entries };
+      main: mark('didLoadWorkbenchMain'), drawn: mark('didStartWorkbench'), usable: mark('didResolveExplorer'), entries, timeline };
   })()`);
   const cpuAfter = await rendererCpu(browser);
   const rendererCpuMs = [...cpuAfter].reduce((total, [pid, cpu]) => total + cpu - (cpuBefore.get(pid) ?? 0), 0) * 1000;
   const shift = seen.origin - openedAt;
+  // BENCH_TIMELINE=1: every resource (start to end) and VS Code mark of the load, from the link opened.
+  if (process.env.BENCH_TIMELINE) {
+    for (const e of seen.timeline as { at: number; end: number; what: string }[]) {
+      console.log(`      ${s(shift + e.at)}${e.end > e.at ? `–${s(shift + e.end)}` : ''} s  ${e.what}`);
+    }
+  }
   return {
     page: shift + seen.page, scripts: shift + seen.scripts, main: shift + seen.main, drawn: shift + seen.drawn, usable: shift + seen.usable,
     rendererCpuMs, traffic: trafficOf(seen.entries),

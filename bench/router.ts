@@ -277,6 +277,9 @@ async function measureWake(key: ApiClient, ws: number, driver: RuntimeDriver, wo
     await sleep();
     started = performance.now();
     routed.push(await firstByte(routerUrl, headers));
+    // The held request is answered once the service is ready, while the editor may still start (services first):
+    // the next round's sleep waits until the wake has finished.
+    await until(async () => (await key.get(`/workspaces/${ws}`)).body.state === 'running', 120_000, () => 'the routed wake to finish', 5);
   }
   return { alone: middle(alone), routed: middle(routed), rounds };
 }

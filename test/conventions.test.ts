@@ -96,12 +96,16 @@ describe('problems everywhere (RFC 9457)', () => {
       'encoded NUL': await raw('/api/v1/version%00'),
       'over-long address': await raw(`/api/v1/${'a'.repeat(9000)}`),
       'event stream': await raw('/api/v1/events', { headers: key, signal: AbortSignal.timeout(10_000) }),
+      'unknown key (refused in the caller hook)': await raw('/api/v1/me', { headers: { authorization: 'Bearer svc_1_nope' } }),
+      'stream route without a key': await raw('/api/v1/workspaces/1/exec'),
+      'body over the limit': await raw('/api/v1/orgs', { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: `{"name":"${'x'.repeat(9 * 2 ** 20)}"}` }),
     };
     for (const [name, response] of Object.entries(answers)) {
       assert.equal(response.headers.get('svc-version'), '1.5.0', `${name}: ${response.status}`);
       await response.body?.cancel();
     }
     assert.equal(answers['bad percent-encoding (a framework error)'].status, 400);
+    assert.deepEqual([answers['unknown key (refused in the caller hook)'].status, answers['stream route without a key'].status, answers['body over the limit'].status], [401, 401, 413]);
   });
 });
 

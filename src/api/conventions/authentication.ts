@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readCredentials, type Principal } from '../../auth/credentials.ts';
 import { problem } from '../../core/problems.ts';
+import { SERVER_VERSION } from '../../core/version.ts';
 import type { AccessRule, ApiDeps } from '../context.ts';
 import type { RateCheck } from './rate-limit.ts';
 import { addRouteHook } from './route-hooks.ts';
@@ -80,19 +81,24 @@ function checkRole(request: FastifyRequest, access: AccessRule): void {
 }
 
 /**
- * One hook per request for who is calling: the credentials and the route's access rule (routes other than public
- * ones), then the rate limit (every route). One hook, not two: each hook Fastify runs costs its own call chain on
- * every request, the API's most frequent calls included.
+ * One hook per request, on every route: the release header (among the reply's own headers, see app.ts), who is
+ * calling (credentials and the route's access rule, routes other than public ones), then the rate limit. One hook,
+ * not several: each hook Fastify runs costs its own call chain on every request, the API's most frequent calls
+ * included.
  */
 export function registerCallerHook(app: FastifyInstance, deps: ApiDeps, rateLimit: RateCheck | undefined): void {
   app.addHook('onRoute', (route) => {
     const access = route.config?.access;
     if (access === undefined || access === 'public') {
-      if (rateLimit) addRouteHook(route, 'onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => done(rateLimit(request)));
+      addRouteHook(route, 'onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+        reply.header('svc-version', SERVER_VERSION);
+        done(rateLimit?.(request));
+      });
       return;
     }
     // Callback style, so that a key the cache knows costs no promise on the hot path.
-    addRouteHook(route, 'onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    addRouteHook(route, 'onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      reply.header('svc-version', SERVER_VERSION);
       let pending: void | Promise<void>;
       try {
         pending = authenticate(request, deps);

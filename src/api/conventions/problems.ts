@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problem, type ProblemFieldError } from '../../core/problems.ts';
+import { SERVER_VERSION } from '../../core/version.ts';
 
 interface AjvError {
   instancePath: string;
@@ -58,6 +59,8 @@ function fromFastifyError(error: FastifyError & { validation?: AjvError[]; valid
 }
 
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, failure: Problem): FastifyReply {
+  // Also for answers no route hook set it on (404s, refusals before the caller hook ran): app.ts, the listener.
+  reply.header('svc-version', SERVER_VERSION);
   for (const [name, value] of Object.entries(failure.headers)) reply.header(name, value);
   return reply
     .code(failure.status)
