@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import { Resolver } from 'node:dns/promises';
+import net from 'node:net';
 import { until } from './wait.ts';
 
 export interface TestDns {
@@ -14,12 +15,18 @@ export interface TestDns {
   stop(): Promise<void>;
 }
 
+/** A port free on loopback for UDP and TCP alike: dnsmasq listens on both and exits when either is taken. */
 async function freeUdpPort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
+  for (;;) {
+    const socket = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const { port } = socket.address();
+    const tcp = net.createServer();
+    const tcpFree = await new Promise<boolean>((resolve) => tcp.once('error', () => resolve(false)).listen(port, '127.0.0.1', () => resolve(true)));
+    if (tcpFree) await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
+    if (tcpFree) return port;
+  }
 }
 
 /** `zones`: domains dnsmasq answers for itself (A records to 127.0.0.1, nothing forwarded). */
