@@ -90,10 +90,10 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
           if (request.url?.startsWith(`${ERROR_PATH}/`)) return answerNginxError(request, response, (host) => deps.router.isWorkspaceHost(host));
         }
         const target = deps.router.targetOf(request);
-        // Every answer carries the release. Fastify's get it among their own headers (the caller hook, sendProblem,
-        // the refusals before routing write it themselves): a header set here, before Fastify's writeHead, sends
-        // Node's writeHead down its slower path, which cost the API's cheapest calls a third of their rate (docs/api.md).
-        // Only the 503 Fastify writes itself while closing needs it here.
+        // Every answer carries the release. Fastify's get it among their own headers (the caller hook, sendProblem;
+        // the refusals before routing write their own): a header set here, before Fastify's writeHead, sends Node's
+        // writeHead down its slower path (5-14 % of the cheapest calls' rate, docs/api.md). Only the 503 Fastify
+        // writes itself while closing needs it here.
         if (target === undefined) {
           if (closing) response.setHeader('svc-version', SERVER_VERSION);
           return answer(request, response);

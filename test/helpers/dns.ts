@@ -16,7 +16,7 @@ export interface TestDns {
 }
 
 /** A port free on loopback for UDP and TCP alike: dnsmasq listens on both and exits when either is taken. */
-async function freeUdpPort(): Promise<number> {
+async function freeDnsPort(): Promise<number> {
   for (;;) {
     const socket = dgram.createSocket('udp4');
     await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
@@ -31,7 +31,7 @@ async function freeUdpPort(): Promise<number> {
 
 /** `zones`: domains dnsmasq answers for itself (A records to 127.0.0.1, nothing forwarded). */
 export async function startDns(zones: string[]): Promise<TestDns> {
-  const port = await freeUdpPort();
+  const port = await freeDnsPort();
   const address = `127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const stopChild = async () => {

@@ -116,7 +116,6 @@ export function clientErrorHandler(isWorkspaceHost: (host: string | undefined) =
 
 /** Fastify's frameworkErrors: its router refused the path before any route or hook ran. */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('svc-version', SERVER_VERSION);
   const failure =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? problem('uri-too-long', 414, 'A part of the path is longer than this API accepts (200 characters).')
