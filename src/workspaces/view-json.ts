@@ -50,8 +50,11 @@ const bool = (text: string | null) => (text === 't' ? 'true' : 'false');
 const str = (text: string | null) => JSON.stringify(text);
 const time = (text: string) => `"${isoOf(text)}"`;
 
-/** One workspace of the page; `permissions` is the JSON array of the caller's workspace permissions on its team. */
-export function pageItemJson(row: PageRow, addresses: AddressJson, permissions: string): string {
+/**
+ * One workspace of the page around the caller's permissions: its JSON is `head + permissions + tail`, where
+ * `permissions` is the JSON array of the caller's workspace permissions on its team.
+ */
+export function pageItemParts(row: PageRow, addresses: AddressJson): [head: string, tail: string] {
   const id = row[COL.id]!;
   const gitRepo = row[COL.git_repo];
   const gitRef = row[COL.git_ref];
@@ -63,7 +66,7 @@ export function pageItemJson(row: PageRow, addresses: AddressJson, permissions: 
   const deletedAt = row[COL.deleted_at];
   const purgeAfter = row[COL.purge_after];
   const state = row[COL.state];
-  return (
+  const head =
     `{"id":${id},"team_id":${row[COL.team_id]},"name":${str(row[COL.name])},"plan":${str(row[COL.plan])},"base_image":${str(row[COL.base_image])}` +
     (gitRepo ? `,"git":{"provider":${str(row[COL.git_provider] ?? 'git')},"repo":${str(gitRepo)}${gitRef === null ? '' : `,"ref":${str(gitRef)}`}}` : '') +
     `,"storage_gib":${row[COL.storage_gib]},"availability":${str(row[COL.availability])},"restricted":${bool(row[COL.restricted])}` +
@@ -77,10 +80,17 @@ export function pageItemJson(row: PageRow, addresses: AddressJson, permissions: 
     `,"upgrade_pending":${row[COL.upgrade_pending] === 't' && state === 'running'}` +
     (createdBy === null ? '' : `,"created_by":${createdBy}`) +
     (owner === null ? '' : `,"owner_id":${owner}`) +
-    `,"needs_owner":${row[COL.needs_owner] === 't' || owner === null},"permissions":${permissions}` +
+    `,"needs_owner":${row[COL.needs_owner] === 't' || owner === null},"permissions":`;
+  const tail =
     `,"created_at":${time(row[COL.created_at]!)},"updated_at":${time(row[COL.updated_at]!)}` +
     (deletedAt === null ? '' : `,"deleted_at":${time(deletedAt)}`) +
     (purgeAfter === null ? '' : `,"purge_after":${time(purgeAfter)}`) +
-    '}'
-  );
+    '}';
+  return [head, tail];
+}
+
+/** One workspace of the page; `permissions` is the JSON array of the caller's workspace permissions on its team. */
+export function pageItemJson(row: PageRow, addresses: AddressJson, permissions: string): string {
+  const [head, tail] = pageItemParts(row, addresses);
+  return head + permissions + tail;
 }

@@ -13,8 +13,8 @@ import { operationView } from '../../operations/view.ts';
 import { publishEvent } from '../../events/publish.ts';
 import { isUniqueViolation, withTransaction } from '../../store/database.ts';
 import { findWorkspace, insertWorkspace, teamStorage, updateWorkspace, type WorkspaceListRow, type WorkspaceRow } from '../../store/workspaces.ts';
-import { COL, readWorkspacePage, type PageRow } from '../../store/workspace-pages.ts';
-import { addressJson, pageItemJson, type AddressJson } from '../../workspaces/view-json.ts';
+import { addressJson } from '../../workspaces/view-json.ts';
+import { readListPage, WorkspaceItems } from '../../workspaces/list-page.ts';
 import { readDevService } from '../../workspaces/dev-service.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
@@ -50,12 +50,14 @@ export async function workspaceAccess(deps: ApiDeps, request: RequestWithParams<
   return { row, access };
 }
 
-/** The JSON text of a workspace's addresses, once per configuration. */
-const addressesByConfig = new WeakMap<ApiDeps['config'], AddressJson>();
-function addressJsonOf(deps: ApiDeps): AddressJson {
-  let addresses = addressesByConfig.get(deps.config);
-  if (!addresses) addressesByConfig.set(deps.config, (addresses = addressJson(workspaceUrls(deps))));
-  return addresses;
+const PAGE_OPEN = Buffer.from('{"items":[');
+
+/** The list's items by row version (and the JSON text of their addresses), once per configuration. */
+const keptItemsByConfig = new WeakMap<ApiDeps['config'], WorkspaceItems>();
+function keptItemsOf(deps: ApiDeps): WorkspaceItems {
+  let kept = keptItemsByConfig.get(deps.config);
+  if (!kept) keptItemsByConfig.set(deps.config, (kept = new WorkspaceItems(addressJson(workspaceUrls(deps)))));
+  return kept;
 }
 
 /** The JSON array of workspace permissions a standing grants, by standing; undefined: the team is not visible. */
@@ -193,26 +195,16 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
       const limit = pageLimit(query);
       const scope = `workspaces:${query.team ?? ''}:${query.deleted}`;
       const after = query.cursor ? await cursorPosition(deps, user, scope, query.cursor, query.team) : 0;
-      // One statement: the caller's standing on the teams and the page (store/workspace-pages.ts).
-      const rows = await readWorkspacePage(deps.pool, { userId: user.id, isAdmin: user.isAdmin, teamId: query.team, deleted: query.deleted ?? false }, after, limit);
-      if (rows === undefined) throw notFound('team');
-      // The page's JSON written from PostgreSQL's text, the same bytes as JSON.stringify of the views
-      // (workspaces/view-json.ts); sent as it is, with its media type (Fastify serializes no string).
-      const addresses = addressJsonOf(deps);
-      let items = '';
-      let kept = 0;
-      let last: PageRow | undefined;
-      for (const row of rows) {
-        if (kept === limit) break;
-        const permissions = workspacePermissionsJson(user.isAdmin, row[COL.team_role], row[COL.org_role]);
-        if (permissions === undefined) continue; // not visible: the statement's rule and teamPermissions agree, this keeps it so
-        items += (kept++ === 0 ? '' : ',') + pageItemJson(row, addresses, permissions);
-        last = row;
-      }
-      const more = rows.length > limit;
-      const next = more && last ? `,"next_cursor":${JSON.stringify(deps.cursors.encode(scope, Number(last[COL.id])))}` : '';
-      // (the schema types the page as an object; its text is that object's JSON)
-      return reply.type('application/json; charset=utf-8').send(`{"items":[${items}]${next}}` as never);
+      // The caller's standing on the teams and the page's keys in one statement, the items kept by row version
+      // (workspaces/list-page.ts): the same bytes as JSON.stringify of the views (workspaces/view-json.ts), sent as
+      // they are, with their media type (Fastify serializes no string).
+      const permissionsOf = (teamRole: string | null, orgRole: string | null) => workspacePermissionsJson(user.isAdmin, teamRole, orgRole);
+      const filter = { userId: user.id, isAdmin: user.isAdmin, teamId: query.team, deleted: query.deleted ?? false };
+      const page = await readListPage(deps.pool, keptItemsOf(deps), filter, after, limit, permissionsOf);
+      if (page === undefined) throw notFound('team');
+      const next = page.nextAfter === undefined ? '' : `,"next_cursor":${JSON.stringify(deps.cursors.encode(scope, page.nextAfter))}`;
+      // (the schema types the page as an object; its bytes are that object's JSON)
+      return reply.type('application/json; charset=utf-8').send(Buffer.concat([PAGE_OPEN, ...page.items, Buffer.from(`]${next}}`)]) as never);
     },
   );
 
