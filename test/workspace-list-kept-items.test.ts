@@ -4,25 +4,23 @@
 // row changed or purged between the page's two reads makes it read whole, in one snapshot; the kept items stay
 // within their capacity.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { teamPermissions } from '../src/auth/permissions.ts';
 import '../src/store/database.ts';
 import { migrate } from '../src/store/migrate.ts';
-import { insertOrg, upsertOrgMember } from '../src/store/orgs.ts';
-import { insertTeam, upsertTeamMember } from '../src/store/teams.ts';
-import { insertUser } from '../src/store/users.ts';
+import { upsertTeamMember } from '../src/store/teams.ts';
 import { COL, readWorkspacePage, type PageFilter } from '../src/store/workspace-pages.ts';
 import { insertWorkspace } from '../src/store/workspaces.ts';
 import { readListPage, WorkspaceItems, type ListPage } from '../src/workspaces/list-page.ts';
 import { addressJson, pageItemJson } from '../src/workspaces/view-json.ts';
 import { workspaceUrlsFromBase } from '../src/workspaces/view.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { insertListCallers, type ListCallers } from './helpers/list-callers.ts';
 
 let database: TestDatabase;
 let pool: pg.Pool;
-const ids = { owner: 0, developer: 0, viewer: 0, stranger: 0, admin: 0, team: 0, other: 0, empty: 0 };
+let ids: ListCallers;
 const addresses = addressJson(workspaceUrlsFromBase('http://localhost:8080', 'localhost'));
 
 before(async () => {
@@ -30,19 +28,7 @@ before(async () => {
   pool = new pg.Pool({ connectionString: database.url, max: 3 });
   await migrate(pool);
   const at = new Date();
-  const user = async (email: string, isAdmin = false) => (await insertUser(pool, { email, name: email, passwordHash: null, isAdmin, at })).id;
-  ids.owner = await user('owner@example.com');
-  ids.developer = await user('dev@example.com');
-  ids.viewer = await user('viewer@example.com');
-  ids.stranger = await user('stranger@example.com');
-  ids.admin = await user('admin@example.com', true);
-  const org = await insertOrg(pool, { id: randomUUID(), name: 'Org', ownerId: ids.owner, at });
-  ids.team = (await insertTeam(pool, { orgId: org.id, name: 'A', at })).id;
-  ids.other = (await insertTeam(pool, { orgId: org.id, name: 'B', at })).id;
-  ids.empty = (await insertTeam(pool, { orgId: org.id, name: 'C', at })).id;
-  await upsertOrgMember(pool, org.id, ids.developer, 'member', at);
-  await upsertTeamMember(pool, ids.team, ids.developer, 'developer', at);
-  await upsertTeamMember(pool, ids.other, ids.viewer, 'viewer', at);
+  ids = await insertListCallers(pool, at);
   // Interleaved ids, so that a member of both teams gets a page merged from two ranges.
   for (let i = 0; i < 30; i++) {
     await insertWorkspace(pool, {
@@ -58,9 +44,13 @@ after(async () => {
   await database.drop();
 });
 
-const permissionsOf = (isAdmin: boolean) => (teamRole: string | null, orgRole: string | null) => {
+const permissionsJson = (isAdmin: boolean) => (teamRole: string | null, orgRole: string | null) => {
   const all = teamPermissions({ isAdmin, teamRole: (teamRole ?? undefined) as never, orgRole: (orgRole ?? undefined) as never });
   return all.length === 0 ? undefined : JSON.stringify(all.filter((p) => /^(workspace|landscape|variables)\./.test(p)));
+};
+const permissionsOf = (isAdmin: boolean) => (teamRole: string | null, orgRole: string | null) => {
+  const json = permissionsJson(isAdmin)(teamRole, orgRole);
+  return json === undefined ? undefined : Buffer.from(json);
 };
 
 /** The page as the list wrote it before it kept items: one statement, every item written from its row. */
@@ -71,7 +61,7 @@ async function wholePage(filter: PageFilter, afterId: number, limit: number) {
   let last: string | undefined;
   for (const row of rows) {
     if (items.length === limit) break;
-    const permissions = permissionsOf(filter.isAdmin)(row[COL.team_role], row[COL.org_role]);
+    const permissions = permissionsJson(filter.isAdmin)(row[COL.team_role], row[COL.org_role]);
     if (permissions === undefined) continue;
     items.push(pageItemJson(row, addresses, permissions));
     last = row[COL.id]!;

@@ -4,43 +4,28 @@
 // escaping, timestamps of every shape and a session in another time zone; and the one statement sees the teams
 // the caller may see (member, org owner, administrator) and no other.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { teamPermissions } from '../src/auth/permissions.ts';
 import '../src/store/database.ts';
 import { migrate } from '../src/store/migrate.ts';
-import { insertOrg, upsertOrgMember } from '../src/store/orgs.ts';
-import { insertTeam, upsertTeamMember } from '../src/store/teams.ts';
-import { insertUser } from '../src/store/users.ts';
 import { COL, readWorkspacePage, type PageRow } from '../src/store/workspace-pages.ts';
 import { findWorkspace, insertWorkspace } from '../src/store/workspaces.ts';
 import { addressJson, isoOf, pageItemJson } from '../src/workspaces/view-json.ts';
 import { workspaceUrlsFromBase, workspaceView } from '../src/workspaces/view.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { insertListCallers, type ListCallers } from './helpers/list-callers.ts';
 
 let database: TestDatabase;
 let pool: pg.Pool;
-const ids = { owner: 0, developer: 0, viewer: 0, stranger: 0, admin: 0, team: 0, other: 0, empty: 0 };
+let ids: ListCallers;
 
 before(async () => {
   database = await createTestDatabase();
   pool = new pg.Pool({ connectionString: database.url, max: 2 });
   await migrate(pool);
   const at = new Date();
-  const user = async (email: string, isAdmin = false) => (await insertUser(pool, { email, name: email, passwordHash: null, isAdmin, at })).id;
-  ids.owner = await user('owner@example.com');
-  ids.developer = await user('dev@example.com');
-  ids.viewer = await user('viewer@example.com');
-  ids.stranger = await user('stranger@example.com');
-  ids.admin = await user('admin@example.com', true);
-  const org = await insertOrg(pool, { id: randomUUID(), name: 'Org', ownerId: ids.owner, at });
-  ids.team = (await insertTeam(pool, { orgId: org.id, name: 'A', at })).id;
-  ids.other = (await insertTeam(pool, { orgId: org.id, name: 'B', at })).id;
-  ids.empty = (await insertTeam(pool, { orgId: org.id, name: 'C', at })).id;
-  await upsertOrgMember(pool, org.id, ids.developer, 'member', at);
-  await upsertTeamMember(pool, ids.team, ids.developer, 'developer', at);
-  await upsertTeamMember(pool, ids.other, ids.viewer, 'viewer', at);
+  ids = await insertListCallers(pool, at);
   const odd = 'Läuft \u2028 "quoted" \\ \n\t\u0001 \ud800 😀 </script>';
   const variants: Array<Record<string, unknown>> = [
     {},

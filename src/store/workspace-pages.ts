@@ -1,7 +1,7 @@
 // A page of GET /workspaces in one statement: the caller's standing on the teams and each team's rows, read
 // together (one round trip), as PostgreSQL's text (src/workspaces/view-json.ts writes it into the page's JSON).
 // The same page can be read as its rows' keys alone (each row's version, the caller's roles) for a server that keeps the
-// items' JSON by row version (src/workspaces/page.ts); the rows it lacks are read by id.
+// items' JSON by row version (src/workspaces/list-page.ts); the rows it lacks are read by id.
 // docs/api.md, "Lists at scale", shows the plans.
 import type { Queryable } from './database.ts';
 

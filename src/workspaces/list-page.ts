@@ -21,7 +21,6 @@ interface KeptItem {
 /** The items' JSON by row version (rowVersionOf), the oldest kept first out when full. */
 export class WorkspaceItems {
   private readonly kept = new Map<string, KeptItem>();
-  private readonly permissions = new Map<string, Buffer>();
 
   constructor(readonly addresses: AddressJson, private readonly capacity = KEPT_ITEMS) {}
 
@@ -40,17 +39,10 @@ export class WorkspaceItems {
     if (this.kept.size > this.capacity) this.kept.delete(this.kept.keys().next().value!);
     return item;
   }
-
-  /** A permissions array's UTF-8 (there are as many as standings). */
-  permissionsBytes(json: string): Buffer {
-    let bytes = this.permissions.get(json);
-    if (!bytes) this.permissions.set(json, (bytes = Buffer.from(json)));
-    return bytes;
-  }
 }
 
-/** The JSON array of the caller's workspace permissions on a team by their roles; undefined: not visible. */
-export type PermissionsOf = (teamRole: string | null, orgRole: string | null) => string | undefined;
+/** The JSON array (UTF-8) of the caller's workspace permissions on a team by their roles; undefined: not visible. */
+export type PermissionsOf = (teamRole: string | null, orgRole: string | null) => Buffer | undefined;
 
 export interface ListPage {
   /** The items' JSON, comma-separated, as UTF-8 chunks in order. */
@@ -68,7 +60,7 @@ interface Visible<T> {
  * The page's visible rows (up to limit) with the caller's permissions, and whether more follow; the statement's
  * rule and permissionsOf agree, this keeps it so. Rows of one team share their roles: asked once per run of them.
  */
-function visible<T>(rows: T[], limit: number, roles: (row: T) => [string | null, string | null], permissionsOf: PermissionsOf, kept: WorkspaceItems) {
+function visible<T>(rows: T[], limit: number, roles: (row: T) => [string | null, string | null], permissionsOf: PermissionsOf) {
   const page: Array<Visible<T>> = [];
   let teamRole: string | null | undefined;
   let orgRole: string | null | undefined;
@@ -76,10 +68,9 @@ function visible<T>(rows: T[], limit: number, roles: (row: T) => [string | null,
   for (const row of rows) {
     if (page.length === limit) break;
     const [team, org] = roles(row);
-    if (team !== teamRole || org !== orgRole || page.length === 0) {
+    if (team !== teamRole || org !== orgRole) {
       [teamRole, orgRole] = [team, org];
-      const json = permissionsOf(team, org);
-      permissions = json === undefined ? undefined : kept.permissionsBytes(json);
+      permissions = permissionsOf(team, org);
     }
     if (permissions !== undefined) page.push({ row, permissions });
   }
@@ -109,7 +100,7 @@ export async function readListPage(
 ): Promise<ListPage | undefined> {
   const keys = await readWorkspacePageKeys(db, filter, afterId, limit);
   if (keys === undefined) return undefined;
-  const { page, more } = visible(keys, limit, keyRoles, permissionsOf, kept);
+  const { page, more } = visible(keys, limit, keyRoles, permissionsOf);
   let items = page.map(({ row }) => kept.get(row[0]!));
   const missing = page.filter((_, i) => items[i] === undefined).map(({ row }) => idOfVersion(row[0]!));
   if (missing.length > 0) {
@@ -127,6 +118,6 @@ async function readWholePage(
 ): Promise<ListPage | undefined> {
   const rows = await readWorkspacePage(db, filter, afterId, limit);
   if (rows === undefined) return undefined;
-  const { page, more } = visible(rows, limit, rowRoles, permissionsOf, kept);
+  const { page, more } = visible(rows, limit, rowRoles, permissionsOf);
   return written(page.map(({ row }) => kept.keep(row)), page, more, page.at(-1)?.row[COL.id] ?? undefined);
 }

@@ -60,15 +60,15 @@ function keptItemsOf(deps: ApiDeps): WorkspaceItems {
   return kept;
 }
 
-/** The JSON array of workspace permissions a standing grants, by standing; undefined: the team is not visible. */
-const permissionsJsonByStanding = new Map<string, string | undefined>();
-function workspacePermissionsJson(isAdmin: boolean, teamRole: string | null, orgRole: string | null): string | undefined {
+/** The JSON array (UTF-8) of workspace permissions a standing grants, by standing; undefined: the team is not visible. */
+const permissionsByStanding = new Map<string, Buffer | undefined>();
+function workspacePermissionsBytes(isAdmin: boolean, teamRole: string | null, orgRole: string | null): Buffer | undefined {
   const key = `${isAdmin} ${teamRole} ${orgRole}`;
-  if (permissionsJsonByStanding.has(key)) return permissionsJsonByStanding.get(key);
+  if (permissionsByStanding.has(key)) return permissionsByStanding.get(key);
   const all = teamPermissions({ isAdmin, teamRole: (teamRole ?? undefined) as TeamRole | undefined, orgRole: (orgRole ?? undefined) as OrgRole | undefined });
-  const json = all.length === 0 ? undefined : JSON.stringify(all.filter((p) => workspacePermission.test(p)));
-  permissionsJsonByStanding.set(key, json);
-  return json;
+  const bytes = all.length === 0 ? undefined : Buffer.from(JSON.stringify(all.filter((p) => workspacePermission.test(p))));
+  permissionsByStanding.set(key, bytes);
+  return bytes;
 }
 
 /**
@@ -198,7 +198,7 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
       // The caller's standing on the teams and the page's keys in one statement, the items kept by row version
       // (workspaces/list-page.ts): the same bytes as JSON.stringify of the views (workspaces/view-json.ts), sent as
       // they are, with their media type (Fastify serializes no string).
-      const permissionsOf = (teamRole: string | null, orgRole: string | null) => workspacePermissionsJson(user.isAdmin, teamRole, orgRole);
+      const permissionsOf = (teamRole: string | null, orgRole: string | null) => workspacePermissionsBytes(user.isAdmin, teamRole, orgRole);
       const filter = { userId: user.id, isAdmin: user.isAdmin, teamId: query.team, deleted: query.deleted ?? false };
       const page = await readListPage(deps.pool, keptItemsOf(deps), filter, after, limit, permissionsOf);
       if (page === undefined) throw notFound('team');
