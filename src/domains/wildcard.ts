@@ -73,22 +73,30 @@ export class WildcardFiles {
     return this.running;
   }
 
-  /** Reads the files now; resolves once a changed certificate is served (true) or nothing changed (false). */
-  async checkNow(): Promise<boolean> {
-    await this.running;
-    let changed = false;
-    this.running = (async () => {
+  /** Reads the files now (after a read under way); resolves once a changed certificate is served (true) or nothing changed (false). */
+  checkNow(): Promise<boolean> {
+    const check = (this.running ?? Promise.resolve()).then(() => this.readAndServe());
+    const running = check.then(() => undefined);
+    this.running = running;
+    void running.then(() => {
+      if (this.running === running) this.running = undefined;
+    });
+    return check;
+  }
+
+  private async readAndServe(): Promise<boolean> {
+    try {
       const [certificate, key] = await Promise.all([readFile(this.deps.certificateFile, 'utf8'), readFile(this.deps.keyFile, 'utf8')]);
-      if (certificate === this.current.certificate && key === this.current.key) return;
+      if (certificate === this.current.certificate && key === this.current.key) return false;
       const next = await loadWildcardCertificate(this.deps.certificateFile, this.deps.keyFile, this.deps.now());
       this.current = next;
       await this.deps.onChange(next);
-      changed = true;
       this.deps.log(`tls: the wildcard certificate for ${next.names.join(', ')} (valid until ${next.notAfter.toISOString()}) is served now`);
-    })().catch((error: Error) => this.deps.log(`tls: the wildcard certificate was not replaced: ${error.message}`));
-    await this.running;
-    this.running = undefined;
-    return changed;
+      return true;
+    } catch (error) {
+      this.deps.log(`tls: the wildcard certificate was not replaced: ${(error as Error).message}`);
+      return false;
+    }
   }
 }
 
