@@ -88,6 +88,8 @@ test('after verification pebble issues the certificate; nginx serves it by SNI a
   }, 'the certificate to be issued', 60_000);
   assert.equal(issued.verification.status, 'verified');
   const answer = await until(() => overTls('/hello').then((a) => (a.status === 200 ? a : undefined)), 'HTTPS to serve the domain', 15_000);
+  // One new worker answered; the workers of the configuration before may still take a connection for a moment.
+  await server.server.dataPlane?.settled();
   assert.equal(answer.text, 'web saw /hello');
   await assert.rejects(overTls('/', 'other.test'), 'a name without a certificate gets no handshake');
 });

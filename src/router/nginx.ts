@@ -144,6 +144,14 @@ export class NginxDataPlane {
     if ((await controlAnswer(this.settings.controlPort, '/forget')) === undefined) this.log('data plane: nginx did not forget its admissions');
   }
 
+  /**
+   * Resolves once the reloads asked for so far are done, the old workers no longer accepting: until then a new
+   * connection may still reach a worker of the configuration before (a certificate it did not have yet).
+   */
+  settled(): Promise<void> {
+    return this.reloads;
+  }
+
   /** Whether the configuration nginx's workers run serves some route of this workspace itself (tests wait for it). */
   servesDirectly(workspaceId: number): boolean {
     return this.running.includes(`upstream svc_w${workspaceId}_`);
