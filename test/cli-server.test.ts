@@ -120,20 +120,23 @@ test('admin sign-in-link without an installation says so and exits 2', async () 
 
 const nginxReady = NGINX_MODULES.every((file) => existsSync(file));
 
-test('with the nginx data plane, a start after svc was killed ends the nginx it left behind', { skip: nginxReady ? false : 'nginx or its Lua module is not installed' }, async () => {
+test('with the nginx data plane, a start after svc was killed ends the nginx it left behind and removes its directory', { skip: nginxReady ? false : 'nginx or its Lua module is not installed' }, async () => {
   const port = await freeLoopbackPort();
   const args = ['server', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--data-plane', 'nginx'];
   const first = startSvc(args, { DATABASE_URL: database.url });
   let second: ReturnType<typeof startSvc> | undefined;
   try {
     await first.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+\n/);
-    const left = Number((await readFile(path.join(dataDir, 'nginx.pid'), 'utf8')).trim());
+    const [pidLine, leftDir] = (await readFile(path.join(dataDir, 'nginx.pid'), 'utf8')).split('\n');
+    const left = Number(pidLine);
+    assert.ok(existsSync(path.join(leftDir, 'nginx.conf')), 'the pid file names the directory of its configuration');
     first.child.kill('SIGKILL');
     await first.exited;
     assert.ok(alive(left), 'nginx outlives a killed svc');
     second = startSvc(args, { DATABASE_URL: database.url });
     await second.waitFor(new RegExp(`listening on http://127\\.0\\.0\\.1:${port}\\n`));
     assert.ok(!alive(left), 'the nginx left behind was ended');
+    assert.ok(!existsSync(leftDir), 'and its directory removed');
     assert.equal((await fetch(`http://127.0.0.1:${port}/api/v1/openapi.yaml`)).status, 200);
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0, second.stderr());

@@ -29,7 +29,7 @@ after(async () => {
   await workspace?.repository.remove();
 });
 
-const masterPid = async () => Number((await readFile(path.join(server.server.config.dataDir, 'nginx.pid'), 'utf8')).trim());
+const masterPid = async () => Number((await readFile(path.join(server.server.config.dataDir, 'nginx.pid'), 'utf8')).split('\n')[0]);
 const childrenOf = async (pid: number) => (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).split(/\s+/).filter(Boolean).map(Number);
 const isNginx = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).startsWith('nginx');
 

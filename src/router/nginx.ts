@@ -231,7 +231,7 @@ export class NginxDataPlane {
       resolve();
       this.childExited(child, code, signal);
     }));
-    if (child.pid) await writeFile(this.pidFile, `${child.pid}\n`, { mode: 0o600 });
+    if (child.pid) await writeFile(this.pidFile, `${child.pid}\n${settings.dir}\n`, { mode: 0o600 });
     const host = settings.listenHost === '0.0.0.0' ? '127.0.0.1' : settings.listenHost;
     const deadline = Date.now() + 10_000;
     for (;;) {
@@ -267,7 +267,9 @@ export class NginxDataPlane {
 
   /** The nginx of an earlier start of svc that was killed: told to stop, then killed after 5 s, its workers too. */
   private async endLeftBehind(): Promise<void> {
-    const pid = Number((await readFile(this.pidFile, 'utf8').catch(() => '')).trim());
+    // The pid of the master, then its directory (configuration, certificates, temp files), which goes with it.
+    const [pidLine, dir] = (await readFile(this.pidFile, 'utf8').catch(() => '')).split('\n');
+    const pid = Number(pidLine.trim());
     if (!pid) return;
     const isNginx = async () => (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).startsWith('nginx: master');
     if (await isNginx()) {
@@ -277,6 +279,7 @@ export class NginxDataPlane {
       while ((await isNginx()) && Date.now() < deadline) await pause(20);
     }
     await endGroup(pid);
+    if (dir && path.basename(dir).startsWith('svc-nginx-') && path.dirname(dir) === os.tmpdir()) await rm(dir, { recursive: true, force: true });
     await rm(this.pidFile, { force: true });
   }
 
