@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
 import { NGINX_MODULES } from '../src/router/nginx-config.ts';
+import { readNginxPidFile } from '../src/router/nginx.ts';
 import { madeCertificate } from './helpers/certificates.ts';
 import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
@@ -127,8 +128,7 @@ test('with the nginx data plane, a start after svc was killed ends the nginx it 
   let second: ReturnType<typeof startSvc> | undefined;
   try {
     await first.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+\n/);
-    const [pidLine, leftDir] = (await readFile(path.join(dataDir, 'nginx.pid'), 'utf8')).split('\n');
-    const left = Number(pidLine);
+    const { pid: left, dir: leftDir } = await readNginxPidFile(path.join(dataDir, 'nginx.pid'));
     assert.ok(existsSync(path.join(leftDir, 'nginx.conf')), 'the pid file names the directory of its configuration');
     first.child.kill('SIGKILL');
     await first.exited;

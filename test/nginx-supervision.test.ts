@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { readNginxPidFile } from '../src/router/nginx.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { until } from './helpers/wait.ts';
@@ -29,7 +30,7 @@ after(async () => {
   await workspace?.repository.remove();
 });
 
-const masterPid = async () => Number((await readFile(path.join(server.server.config.dataDir, 'nginx.pid'), 'utf8')).split('\n')[0]);
+const masterPid = async () => (await readNginxPidFile(path.join(server.server.config.dataDir, 'nginx.pid'))).pid;
 const childrenOf = async (pid: number) => (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).split(/\s+/).filter(Boolean).map(Number);
 const isNginx = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).startsWith('nginx');
 

@@ -52,7 +52,8 @@ export interface WildcardTarget {
  */
 export class WildcardFiles {
   private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
+  /** The check under way or the last one: each check runs after the one before (they never reject). */
+  private running: Promise<boolean> = Promise.resolve(false);
 
   constructor(
     private current: WildcardCertificate,
@@ -68,20 +69,15 @@ export class WildcardFiles {
     this.timer.unref();
   }
 
-  close(): Promise<void> | undefined {
+  close(): Promise<void> {
     clearInterval(this.timer);
-    return this.running;
+    return this.running.then(() => undefined);
   }
 
   /** Reads the files now (after a read under way); resolves once a changed certificate is served (true) or nothing changed (false). */
   checkNow(): Promise<boolean> {
-    const check = (this.running ?? Promise.resolve()).then(() => this.readAndServe());
-    const running = check.then(() => undefined);
-    this.running = running;
-    void running.then(() => {
-      if (this.running === running) this.running = undefined;
-    });
-    return check;
+    this.running = this.running.then(() => this.readAndServe());
+    return this.running;
   }
 
   private async readAndServe(): Promise<boolean> {

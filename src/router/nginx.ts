@@ -19,6 +19,15 @@ import type { WorkspaceRouting } from './workspace-routes.ts';
 const run = promisify(execFile);
 
 /** Debian's nginx with its Lua module, installed with apt when missing and svc runs as root; an error saying what to do otherwise. */
+/**
+ * What `<data dir>/nginx.pid` says while nginx runs: the master's pid, then its directory (configuration,
+ * certificates, temp files), which goes with it. A pid of 0: no file.
+ */
+export async function readNginxPidFile(file: string): Promise<{ pid: number; dir: string }> {
+  const [pid, dir] = (await readFile(file, 'utf8').catch(() => '')).split('\n');
+  return { pid: Number(pid.trim()) || 0, dir: dir ?? '' };
+}
+
 export async function ensureNginx(log: (m: string) => void): Promise<string> {
   const found = async () => {
     const binary = await run('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx']).then((r) => r.stdout.trim().split('\n')[0], () => '');
@@ -267,9 +276,7 @@ export class NginxDataPlane {
 
   /** The nginx of an earlier start of svc that was killed: told to stop, then killed after 5 s, its workers too. */
   private async endLeftBehind(): Promise<void> {
-    // The pid of the master, then its directory (configuration, certificates, temp files), which goes with it.
-    const [pidLine, dir] = (await readFile(this.pidFile, 'utf8').catch(() => '')).split('\n');
-    const pid = Number(pidLine.trim());
+    const { pid, dir } = await readNginxPidFile(this.pidFile);
     if (!pid) return;
     const isNginx = async () => (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).startsWith('nginx: master');
     if (await isNginx()) {
