@@ -188,15 +188,25 @@ describe('invitations: who may, and bad input', () => {
     assertProblem(await server.anonymous.post('/invitations/accept', {}), 422, 'validation');
   });
 
-  test('accepting as someone who has an account adds them and signs them in as themselves', async () => {
+  test('an invitation for an existing account is accepted only by that account, signed in by its own means; the link signs nobody in', async () => {
     const existing = await createPerson(server.admin, 'existing@example.com');
+    const other = await createPerson(server.admin, 'bystander@example.com');
     const created = await owner.key.post(`/orgs/${orgId}/invitations`, { email: 'existing@example.com', role: 'owner' });
     await mailState(owner.key, created.body.id, 'sent');
     const mail = smtp.received.filter((m) => m.to.includes('existing@example.com')).at(-1)!;
-    const accepted = await server.anonymous.post('/invitations/accept', { token: tokenOf(linkIn(mail)) });
+    const token = tokenOf(linkIn(mail));
+    const anonymous = await server.anonymous.post('/invitations/accept', { token });
+    assertProblem(anonymous, 401, 'invitation-needs-sign-in');
+    assert.equal(anonymous.headers.get('set-cookie'), null, 'no session for the link alone');
+    assertProblem(await other.session.post('/invitations/accept', { token }), 403, 'invitation-for-another-account');
+    assertProblem(await other.key.post('/invitations/accept', { token }), 403, 'invitation-for-another-account');
+    assert.equal((await existing.key.get(`/orgs/${orgId}`)).status, 404, 'not a member yet: the refusals used nothing up');
+    const accepted = await existing.session.post('/invitations/accept', { token });
     assert.equal(accepted.status, 201, accepted.text);
     assert.equal(accepted.body.account_created, false);
     assert.equal(accepted.body.user.id, existing.id);
+    assert.equal(accepted.body.expires_at, undefined);
+    assert.equal(accepted.headers.get('set-cookie'), null, 'the account signed in by itself: no new session');
     assert.equal((await existing.key.get(`/orgs/${orgId}`)).body.role, 'owner');
   });
 });
@@ -221,5 +231,40 @@ describe('without a mail server', () => {
     const accepted = await bare.anonymous.post('/invitations/accept', { token: tokenOf(created.body.url) });
     assert.equal(accepted.status, 201, accepted.text);
     assert.equal(accepted.body.user.name, 'quiet');
+  });
+
+  test('nobody becomes the administrator through an invitation: the shown link, without credentials, with a session or a key of the inviter, is refused and used nothing up', async () => {
+    const mallory = await createPerson(bare.admin, 'mallory@example.com');
+    const org = (await mallory.key.post('/orgs', { name: 'Trap' })).body.id;
+    const created = await mallory.key.post(`/orgs/${org}/invitations`, { email: 'admin@localhost', role: 'owner' });
+    assert.equal(created.status, 201, created.text);
+    const token = tokenOf(created.body.url);
+    const anonymous = await bare.anonymous.post('/invitations/accept', { token });
+    assertProblem(anonymous, 401, 'invitation-needs-sign-in');
+    assert.equal(anonymous.headers.get('set-cookie'), null);
+    assertProblem(await mallory.session.post('/invitations/accept', { token }), 403, 'invitation-for-another-account');
+    assertProblem(await mallory.key.post('/invitations/accept', { token }), 403, 'invitation-for-another-account');
+    assertProblem(await mallory.key.get('/users'), 403, 'forbidden');
+    assert.equal((await bare.admin.get(`/invitations/${created.body.id}`)).body.state, 'pending');
+    // The administrator, signed in by their own means, may still accept it.
+    const accepted = await bare.admin.post('/invitations/accept', { token });
+    assert.equal(accepted.status, 201, accepted.text);
+    assert.equal(accepted.headers.get('set-cookie'), null);
+  });
+
+  test('a shown link for a new address makes that account and signs it in, once; a signed-in account of another address cannot take it', async () => {
+    const org = (await bare.admin.post('/orgs', { name: 'Fresh' })).body.id;
+    const created = await bare.admin.post(`/orgs/${org}/invitations`, { email: 'fresh@example.com' });
+    const token = tokenOf(created.body.url);
+    assertProblem(await bare.admin.post('/invitations/accept', { token }), 403, 'invitation-for-another-account');
+    const accepted = await bare.anonymous.post('/invitations/accept', { token, name: 'Fresh Person' });
+    assert.equal(accepted.status, 201, accepted.text);
+    assert.equal(accepted.body.account_created, true);
+    assert.ok(accepted.body.expires_at);
+    const cookie = /__Host-svc_session=([^;]+)/.exec(accepted.headers.get('set-cookie') ?? '')![1];
+    const session = new ApiClient(bare.url, { cookie });
+    assert.equal((await session.get('/me')).body.email, 'fresh@example.com');
+    assert.equal((await session.get(`/orgs/${org}`)).body.role, 'member');
+    assertProblem(await bare.anonymous.post('/invitations/accept', { token }), 403, 'sign-in-link-invalid');
   });
 });

@@ -154,7 +154,9 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       const access = route.config?.access;
       if (access && access !== 'public') {
         (route.schema as Record<string, unknown>).security =
-          access === 'session' || access === 'admin-session' ? [{ session: [] }] : [{ apiKey: [] }, { session: [] }];
+          access === 'session' || access === 'admin-session' ? [{ session: [] }]
+          : access === 'optional' ? [{}, { apiKey: [] }, { session: [] }]
+          : [{ apiKey: [] }, { session: [] }];
       }
     }
   });

@@ -22,7 +22,8 @@ import type { CursorCodec } from './conventions/pagination.ts';
  * only (403 with a key); `admin` a caller holding platform.admin.
  */
 /** `admin-session`: a cluster administrator with the browser session (an API key gets 403), as spec 4.7 asks. */
-export type AccessRule = 'public' | 'user' | 'session' | 'admin' | 'admin-session';
+/** `optional`: anyone, and the caller is known when credentials are sent (invalid ones are refused as on `user`). */
+export type AccessRule = 'public' | 'optional' | 'user' | 'session' | 'admin' | 'admin-session';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

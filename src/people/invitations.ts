@@ -1,6 +1,6 @@
 // Invitations of an organization, optionally into teams with a role: who may invite, create, renew, revoke and
-// accept. Accepting uses the single-use link: it makes the account when the address has none, adds the memberships
-// and signs the person in. The mail is a durable job of the outbox (src/mail), queued in the same transaction.
+// accept. Accepting uses the single-use link: it makes the account when the address has none (and signs that new
+// account in), or is done by the existing account signed in by its own means; then it adds the memberships. The mail is a durable job of the outbox (src/mail), queued in the same transaction.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { orgAccess, teamAccess } from '../auth/access.ts';
@@ -209,10 +209,17 @@ const closed = (row: InvitationRow) => problem('invitation-closed', 409, `The in
 const linkExpired = (detail: string) => problem('sign-in-link-invalid', 403, detail);
 
 /**
- * Accepts by the link's token: makes the account when the address has none (named `name`, else by the address),
- * adds the organization and team memberships, uses the link up. Answers the user to sign in.
+ * Accepts by the link's token. The token never signs in an existing account: an invitation for an address that has
+ * an account is accepted only by that account, signed in by its own means (`caller`); the account is made when the
+ * address has none (named `name`, else by the address), and only then does the answer sign the person in
+ * (`created`). Adds the organization and team memberships and uses the link up.
  */
-export async function acceptInvitation(deps: PeopleDeps, token: string, name: string | undefined): Promise<{ user: UserRow; row: InvitationRow; created: boolean }> {
+export async function acceptInvitation(
+  deps: PeopleDeps,
+  token: string,
+  name: string | undefined,
+  caller: CallerUser | undefined,
+): Promise<{ user: UserRow; row: InvitationRow; created: boolean }> {
   const now = deps.clock.now();
   const result = await withTransaction(deps.pool, async (db) => {
     const row = await findInvitationByToken(db, sha256(token));
@@ -221,6 +228,8 @@ export async function acceptInvitation(deps: PeopleDeps, token: string, name: st
     if (row.state === 'revoked') throw linkExpired('This invitation was revoked; ask for a new one.');
     if (row.expires_at <= now) throw linkExpired('This invitation expired; ask for a new one.');
     let user = await findUserByEmail(db, row.email);
+    if (caller && caller.email.toLowerCase() !== row.email.toLowerCase()) throw forAnotherAccount(row.email, caller.email);
+    if (user && caller?.id !== user.id) throw needsSignIn(row.email);
     const created = !user;
     if (!user) user = await insertUser(db, { email: row.email, name: name ?? row.email.split('@')[0], passwordHash: null, isAdmin: false, at: now });
     if (row.org_role === 'owner') await upsertOrgMember(db, row.org_id, user.id, 'owner', now);
@@ -236,3 +245,13 @@ export async function acceptInvitation(deps: PeopleDeps, token: string, name: st
   });
   return { user: result.user, row: (await findInvitation(deps.pool, result.id))!, created: result.created };
 }
+
+const needsSignIn = (email: string) =>
+  problem('invitation-needs-sign-in', 401, `This invitation is for the account of ${email}: sign in as ${email} by your usual means, then open the link again.`, {
+    extra: { email },
+  });
+
+const forAnotherAccount = (email: string, signedIn: string) =>
+  problem('invitation-for-another-account', 403, `This invitation is for ${email}, and you are signed in as ${signedIn}: sign out, then open the link again.`, {
+    extra: { email },
+  });

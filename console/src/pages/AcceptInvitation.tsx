@@ -1,6 +1,8 @@
 // An invitation link (`/sign-in#invitation=<token>`, mailed or handed over by the inviter): opening it accepts the
 // invitation (POST /invitations/accept), which makes the account when the address has none and signs the person
-// in; then it says which organization and teams they joined. A used, revoked, replaced or expired link says
+// in; an address with an account must be signed in first (its own means: password or sign-in link), so the token
+// waits in this tab's sessionStorage while they sign in, and the sign-in page comes back here. Then it says which
+// organization and teams they joined. A used, revoked, replaced or expired link says
 // "This link has expired" (spec 7) with the reason.
 import { useEffect, useRef, useState } from 'react';
 import { answer, asProblem, svcApi, type ApiProblem } from '../api.ts';
@@ -12,6 +14,9 @@ interface Joined {
   org?: Org;
   teams: { team: Team | undefined; id: number; role: string }[];
 }
+
+/** Where an invitation waits while its person signs in (this tab only). */
+export const PENDING_INVITATION = 'svc.pendingInvitation';
 
 export function AcceptInvitation({ token }: { token: string }) {
   const [joined, setJoined] = useState<Joined>();
@@ -37,6 +42,18 @@ export function AcceptInvitation({ token }: { token: string }) {
     })();
   }, [token]);
 
+  if (problem?.type === 'urn:svc:problem:invitation-needs-sign-in') {
+    window.sessionStorage.setItem(PENDING_INVITATION, token);
+    return (
+      <div className="stack" data-testid="invitation-sign-in">
+        <h1>{problem.title}</h1>
+        <p>{problem.detail}</p>
+        <Button variant="primary" onClick={() => window.location.replace('/sign-in')}>
+          Sign in
+        </Button>
+      </div>
+    );
+  }
   if (problem) {
     const expired = problem.type === 'urn:svc:problem:sign-in-link-invalid';
     return (

@@ -7,7 +7,7 @@ import { answer, asProblem, svcApi, type ApiProblem } from '../api.ts';
 import { safeReturnPath } from '../router.tsx';
 import type { Me } from '../types.ts';
 import { Button, ProblemNotice, Spinner } from '../ui.tsx';
-import { AcceptInvitation } from './AcceptInvitation.tsx';
+import { AcceptInvitation, PENDING_INVITATION } from './AcceptInvitation.tsx';
 
 export function SignInPage({ signedIn }: { signedIn?: Me }) {
   const back = safeReturnPath(new URLSearchParams(window.location.search).get('return'));
@@ -26,7 +26,11 @@ export function SignInPage({ signedIn }: { signedIn?: Me }) {
     setProblem(undefined);
     try {
       await answer(svcApi.POST('/api/v1/sessions', { body }), { quiet401: true });
-      window.location.replace(back);
+      // An invitation for this account waited while the person signed in: accept it now.
+      const pending = window.sessionStorage.getItem(PENDING_INVITATION);
+      window.sessionStorage.removeItem(PENDING_INVITATION);
+      // Only the fragment changes: the hashchange listener below shows the invitation.
+      window.location.replace(pending ? `/sign-in#invitation=${encodeURIComponent(pending)}` : back);
     } catch (error) {
       setProblem(asProblem(error));
       setBusy(false);

@@ -22,10 +22,11 @@ function acceptKey(request: FastifyRequest, principal: Principal | undefined): v
 }
 
 /** Sets request.principal or throws 401; synchronous when the key cache answers, else a promise. */
-function authenticate(request: FastifyRequest, deps: ApiDeps): void | Promise<void> {
+function authenticate(request: FastifyRequest, deps: ApiDeps, optional = false): void | Promise<void> {
   const credentials = readCredentials(request.headers);
   switch (credentials.kind) {
     case 'none':
+      if (optional) return;
       throw unauthenticated('Send an API key as "Authorization: Bearer svc_..." or sign in.');
     case 'malformed':
       throw unauthenticated('The Authorization header must be "Bearer <API key>".');
@@ -71,7 +72,8 @@ function isWebSocketUpgrade(request: FastifyRequest): boolean {
 }
 
 function checkRole(request: FastifyRequest, access: AccessRule): void {
-  const principal = request.principal!;
+  const principal = request.principal;
+  if (!principal) return; // an `optional` route called without credentials
   if ((access === 'session' || access === 'admin-session') && principal.via !== 'session') {
     throw problem('session-required', 403, 'This needs the browser session; an API key cannot do it.');
   }
@@ -101,7 +103,7 @@ export function registerCallerHook(app: FastifyInstance, deps: ApiDeps, rateLimi
       reply.header('svc-version', SERVER_VERSION);
       let pending: void | Promise<void>;
       try {
-        pending = authenticate(request, deps);
+        pending = authenticate(request, deps, access === 'optional');
         if (!pending) checkRole(request, access);
       } catch (error) {
         return done(error as Error);

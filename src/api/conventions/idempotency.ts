@@ -113,7 +113,7 @@ export function registerIdempotency(app: FastifyInstance, pool: Queryable, clock
   }]);
 
   app.addHook('onRoute', (route) => {
-    if (!routeMethods(route).includes('POST') || route.config?.access === 'public') return;
+    if (!routeMethods(route).includes('POST') || route.config?.access === 'public' || route.config?.access === 'optional') return;
     for (const [name, hook] of hooks) addRouteHook(route, name, hook);
   });
 }

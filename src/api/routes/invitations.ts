@@ -1,5 +1,6 @@
 // Invitations (spec 2.7, issue 18): an org owner invites anyone into the org (and teams); a team admin invites into
-// the teams they administer. The link signs the person in and makes their account when the address has none.
+// the teams they administer. The link makes the account (and signs it in) when the address has none; an existing
+// account accepts it signed in by its own means (docs/decisions.md, "Invitations never sign in an existing account").
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -61,7 +62,13 @@ const AcceptBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Accepted = Type.Object({ user: UserSchema, expires_at: DateTime, invitation: InvitationSchema, account_created: Type.Boolean() });
+const Accepted = Type.Object({
+  user: UserSchema,
+  /** The new session's end: only when the account was made now (the answer then signs it in). */
+  expires_at: Type.Optional(DateTime),
+  invitation: InvitationSchema,
+  account_created: Type.Boolean(),
+});
 
 export function invitationView(row: InvitationRow, now: Date) {
   const mail = row.mail_state
@@ -181,21 +188,27 @@ export function registerInvitationRoutes(server: FastifyInstance, deps: ApiDeps)
   app.post(
     '/invitations/accept',
     {
-      config: { access: 'public', audit: 'invitation.accept' },
+      config: { access: 'optional', audit: 'invitation.accept' },
       schema: {
-        summary: 'Accept an invitation by its link: signs you in (browser session), making your account when you have none',
+        summary:
+          'Accept an invitation by its link. For an address without an account: makes the account and signs it in (browser session). ' +
+          'For an address with one: only that account, signed in (session or key), may accept; the link signs nobody in.',
         tags: ['invitations'],
         body: AcceptBody,
         response: { 201: Accepted },
       },
     },
     async (request, reply) => {
-      const { user, row, created } = await acceptInvitation(deps, request.body.token, request.body.name);
+      const caller = request.principal?.user;
+      const { user, row, created } = await acceptInvitation(deps, request.body.token, request.body.name, caller);
+      request.auditTarget = `/invitations/${row.id}`;
+      reply.code(201).header('cache-control', 'no-store');
+      const accepted = { user: userView(user), invitation: invitationView(row, now()), account_created: created };
+      if (!created) return accepted;
       const session = await startSession(deps.pool, user.id, now());
       request.principal = { via: 'session', user: callerUser(user), sessionHash: Buffer.alloc(0) };
-      request.auditTarget = `/invitations/${row.id}`;
-      reply.code(201).header('set-cookie', sessionCookie(SESSION_COOKIE, session.token, SESSION_ABSOLUTE_MS));
-      return { user: userView(user), expires_at: iso(session.expiresAt), invitation: invitationView(row, now()), account_created: created };
+      reply.header('set-cookie', sessionCookie(SESSION_COOKIE, session.token, SESSION_ABSOLUTE_MS));
+      return { ...accepted, expires_at: iso(session.expiresAt) };
     },
   );
 }
