@@ -38,6 +38,8 @@ function authenticate(request: FastifyRequest, deps: ApiDeps, optional = false):
     }
     case 'session':
       return deps.credentials.resolveSession(credentials.token).then((principal) => {
+        // A browser keeps an ended session's cookie: on an `optional` route it is no caller, not a refusal.
+        if (!principal && optional) return;
         if (!principal) throw unauthenticated('Your session has ended; sign in again.');
         request.principal = principal;
         checkCsrf(request, new URL(deps.config.baseUrl).origin);
