@@ -135,6 +135,28 @@ test('renew gives a new link (the old one stops working); revoke asks once, remo
   await visitor.context.close();
 });
 
+test('an invitation for someone who has an account signs nobody in: they sign in by their own means, then it is accepted', async () => {
+  const person = await server.admin.post('/users', { email: 'known@example.com', name: 'Known' });
+  assert.equal(person.status, 201, person.text);
+  const created = await lead.key.post(`/orgs/${orgId}/invitations`, { email: 'known@example.com', teams: [{ team_id: teamId, role: 'developer' }] });
+  assert.equal(created.status, 201, created.text);
+  const visitor = await freshPage();
+  await visitor.page.goto(created.body.url);
+  await visitor.page.getByRole('heading', { name: 'Sign in to accept this invitation' }).waitFor();
+  assert.match((await visitor.page.getByTestId('invitation-sign-in').textContent())!, /sign in as known@example\.com/);
+  assert.equal((await visitor.context.cookies()).length, 0, 'the link alone gave no session');
+  await visitor.page.getByRole('button', { name: 'Sign in' }).click();
+  await visitor.page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  const link = await server.admin.post(`/users/${person.body.id}/sign-in-links`);
+  await visitor.page.goto(link.body.url);
+  await visitor.page.getByRole('heading', { name: 'Welcome, Known' }).waitFor();
+  const joined = visitor.page.getByTestId('invitation-joined');
+  assert.match((await joined.textContent())!, /You are signed in as known@example\.com/);
+  assert.match((await joined.getByRole('list', { name: 'Teams you joined' }).textContent())!, /Web as developer/);
+  await screenshot(visitor.page, 'people-04-existing-account');
+  await visitor.context.close();
+});
+
 test('the owner offers the workspace; the person offered accepts it live; an owner who leaves leaves it needing an owner', async () => {
   assert.ok(newcomer, 'the invitation test signed the newcomer in');
   const me = newcomer.page;

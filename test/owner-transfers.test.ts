@@ -173,6 +173,16 @@ test('svc invite and svc transfer drive the same API (--json)', async () => {
   assert.equal(again.code, 1);
   assert.match(again.stderr, /invitation was accepted or revoked|revoked already/);
 
+  // An invitation for an account that exists is accepted by that account, with its own key: not by the inviter.
+  const joiner = await createPerson(server.admin, 'joiner@example.com');
+  const forJoiner = JSON.parse((await as(orgOwner)('invite', 'create', 'joiner@example.com', '--org', 'Acme', '--json')).stdout);
+  const taken = await as(orgOwner)('invite', 'accept', forJoiner.url);
+  assert.equal(taken.code, 1);
+  assert.match(taken.stderr, /is for joiner@example\.com, and you are signed in as/);
+  const joined = await as(joiner)('invite', 'accept', forJoiner.url);
+  assert.equal(joined.code, 0, joined.stderr);
+  assert.match(joined.stdout, /Accepted: joiner@example\.com joined the organization/);
+
   const offered = await as(owner)('transfer', 'offer', 'handed-on', 'teamadmin@example.com', '--json');
   assert.equal(offered.code, 0, offered.stderr);
   const transfer = JSON.parse(offered.stdout);

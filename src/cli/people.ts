@@ -1,4 +1,4 @@
-// `svc invite create|list|revoke|renew` and `svc transfer offer|list|accept|decline|cancel`: invitations of an
+// `svc invite create|list|revoke|renew|accept` and `svc transfer offer|list|accept|decline|cancel`: invitations of an
 // organization (by e-mail, optionally into teams with a role) and ownership transfers of workspaces.
 import type { Invitation, NewInvitation, OwnerTransfer as Transfer, RequestOf } from '../../sdk/src/index.ts';
 
@@ -83,9 +83,27 @@ const invitationAction = (action: 'revoke' | 'renew', usage: string, verb: strin
   },
 });
 
+const accept: Command = {
+  usage: `svc invite accept LINK [--json]
+  Accepts an invitation for your own account, signed in as you are here (the link never signs anyone in: an
+  invitation for an address that has an account is accepted only by that account). LINK is the invitation's
+  address, or the token after #invitation=.`,
+  positionals: [1, 1],
+  async run(cli) {
+    const given = cli.args.positionals[0];
+    const token = given.includes('#invitation=') ? given.slice(given.indexOf('#invitation=') + '#invitation='.length) : given;
+    const api = await cli.api();
+    const accepted = await api.answer(api.client.POST('/api/v1/invitations/accept', { body: { token } }));
+    if (cli.json) return cli.print(accepted);
+    const teams = accepted.invitation.teams.map((t) => `team ${t.team_id} as ${t.role}`).join(', ');
+    cli.say(`Accepted: ${accepted.user.email} joined the organization ${accepted.invitation.org_id}${accepted.invitation.role === 'owner' ? ' as an owner' : ''}${teams ? ` and ${teams}` : ''}.\n`);
+  },
+};
+
 export const inviteCommands: Record<string, Command> = {
   create,
   list,
+  accept,
   revoke: invitationAction('revoke', 'svc invite revoke ID [--json]\n  Revokes a pending invitation: its link stops working.', 'Revoked the invitation of'),
   renew: invitationAction('renew', 'svc invite renew ID [--json]\n  A new link and expiry, mailed again; the old link stops working.', 'Renewed the invitation of'),
 };
