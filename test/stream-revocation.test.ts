@@ -6,12 +6,17 @@
 // each close is awaited with a generous deadline, and its code and reason are checked.
 // Needs root (pods with their own network).
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
 import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../src/core/channel-protocol.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
+import net from 'node:net';
 import { createPerson, type ApiClient } from './helpers/client.ts';
+import { startSvc, stopSvc } from './helpers/process.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
@@ -226,4 +231,38 @@ test("a workspace address's WebSocket relayed by the router is closed (4401) whe
   const closed = await closeOf(open, 'the relayed WebSocket to close after its key was deleted');
   assert.equal(closed.code, 4401);
   assert.match(closed.reason, /API key .* deleted/);
+});
+
+test('svc exec and svc port-forward stop with the reason when their key is deleted (exit 3)', { skip }, async () => {
+  const config = await mkdtemp(path.join(os.tmpdir(), 'svc-revoke-cli-'));
+  try {
+    const doomed = await memberKey('cli key');
+    const env = { SVC_URL: server.url, SVC_TOKEN: doomed.token, XDG_CONFIG_HOME: config };
+    const exec = startSvc(['exec', String(ws), '--', 'sh', '-c', 'echo started; exec sleep 600'], env);
+    await exec.waitFor(/started/);
+    const forward = startSvc(['port-forward', String(ws), 'web:8080:0'], env);
+    await forward.waitFor(/Press Ctrl-C to stop/);
+    // a forward opens its stream with each local connection
+    const local = Number(/Forwarding 127\.0\.0\.1:(\d+) ->/.exec(forward.stdout())![1]);
+    const connection = net.connect({ host: '127.0.0.1', port: local });
+    connection.on('error', () => undefined);
+    connection.write('GET / HTTP/1.1\r\nHost: web\r\n\r\n');
+    await until(() => new Promise<true | undefined>((resolve) => connection.once('data', () => resolve(true))), 'an answer through the forward');
+    assert.equal((await member.key.delete(`/me/api-keys/${doomed.id}`)).status, 204);
+    const execCode = await until(async () => exec.child.exitCode ?? undefined, 'svc exec to stop', CLOSE_DEADLINE_MS).catch(async (error: Error) => {
+      await stopSvc(exec);
+      throw error;
+    });
+    assert.notEqual(execCode, 0);
+    assert.match(exec.stderr(), /API key this stream was opened with was deleted/);
+    const forwardCode = await until(async () => forward.child.exitCode ?? undefined, 'svc port-forward to stop', CLOSE_DEADLINE_MS).catch(async (error: Error) => {
+      await stopSvc(forward);
+      throw error;
+    });
+    assert.equal(forwardCode, 3, forward.stderr());
+    assert.match(forward.stderr(), /port-forward web:8080: The API key this stream was opened with was deleted/);
+    connection.destroy();
+  } finally {
+    await rm(config, { recursive: true, force: true });
+  }
 });
