@@ -1,7 +1,8 @@
 // Open streams end when their caller loses the right (issue 33, item 4; spec 5.7 "a deleted key stops working at
 // once"): a shell (the exec WebSocket `svc ssh` and `svc exec` open) and a forwarded port are closed with 4401 when
 // their key is deleted and 4403 when the member is lowered to viewer or removed from the team; the event stream ends
-// when its key is deleted, and one narrowed to a team when its caller leaves the team; the WebSocket of a workspace
+// when its key is deleted, and one narrowed to a team when its caller leaves the team; a console shell when its session
+// signs out; `svc exec` and `svc port-forward` stop with the reason; the WebSocket of a workspace
 // address relayed by the router is closed with 4401 when its key is deleted. "Within a second" is the NOTIFY delay:
 // each close is awaited with a generous deadline, and its code and reason are checked.
 // Needs root (pods with their own network).
@@ -161,6 +162,15 @@ test('a shell is closed (4403) when its member is lowered to viewer, and when re
   const closedByRemoval = await closeOf(removed, 'the shell to close after the removal');
   assert.deepEqual(closedByRemoval, { code: 4403, reason: 'You are no longer a member of the team.' });
   assert.equal((await owner.put(`/teams/${team}/members/${member.id}`, { role: 'developer' })).status, 204);
+});
+
+test("the console's shell (the session cookie) is closed (4401) when that session signs out", { skip }, async () => {
+  const link = await server.admin.post(`/users/${member.id}/sign-in-links`);
+  assert.equal(link.status, 201, link.text);
+  const session = await server.anonymous.signInWithLink(new URL(link.body.url).hash.replace('#token=', ''));
+  const shell = await openSocket(apiStream('exec?tty=true&stdin=true'), EXEC_PROTOCOL, { cookie: `__Host-svc_session=${session.auth.cookie}` });
+  assert.equal((await session.delete('/sessions/current')).status, 204);
+  assert.deepEqual(await closeOf(shell, 'the shell to close after sign-out'), { code: 4401, reason: 'The session this stream was opened with has ended; sign in again.' });
 });
 
 test('a forwarded port is closed the same way: 4401 for a deleted key, 4403 for a lowered role or a removal', { skip }, async () => {
