@@ -6,6 +6,7 @@ import pino from 'pino';
 import { buildApi } from './api/app.ts';
 import { CursorCodec } from './api/conventions/pagination.ts';
 import { CredentialResolver } from './auth/credentials.ts';
+import { StreamGuard } from './auth/stream-guard.ts';
 import { createSignInLink, SESSION_IDLE_MS } from './auth/sessions.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { loadPlans } from './capacity/plans-file.ts';
@@ -163,6 +164,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   /** Where nginx sends event streams (src/router/events-socket.ts). */
   let eventsSocket: UnixSocketListener | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
+  let streams: StreamGuard | undefined;
   try {
     await hub.start();
     const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m), { slot: presence.slot, liveSlots });
@@ -173,6 +175,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await feed.start();
     const events = new EventFanout({ store: eventStore, hub, feed, clock, log: (m) => logger?.warn(m), trace });
     await events.start();
+    // Open streams closed when their caller loses the right (a deleted key, a lowered role, a removal).
+    const guard = new StreamGuard({ onInvalidate: (listener) => credentials.onInvalidate(listener), feed, get isLive() { return hub.isLive; }, log: (m) => logger?.warn(m) });
+    streams = guard;
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
     workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource, serverId: presence.serverId, liveServerIds: () => presence.liveServerIds(database.pool) });
@@ -186,6 +191,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       hub,
       feed,
       credentials,
+      streams: guard,
       clock,
       log: (m) => logger?.warn(m),
       consoleUrl: () => config.baseUrl,
@@ -226,7 +232,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       mail.start();
     }
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, domains: domainsOfServer, nginxAdmitSecret },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, streams: guard, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, domains: domainsOfServer, nginxAdmitSecret },
       logger,
     );
     // With the nginx data plane, svc listens on loopback and nginx on the configured address.
@@ -286,6 +292,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         router?.close();
         await workspaces?.close();
         await events.stop();
+        streams?.close();
         feed.stop();
         await hub.close();
         await presence.close();
@@ -300,6 +307,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await domains?.close();
     await mail?.close();
     router?.close();
+    streams?.close();
     await workspaces?.close();
     await hub.close();
     await presence.close();

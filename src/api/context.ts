@@ -2,6 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { CredentialResolver, Principal } from '../auth/credentials.ts';
+import type { StreamGuard } from '../auth/stream-guard.ts';
 import type { Clock } from '../core/clock.ts';
 import type { ServerConfig } from '../core/config.ts';
 import type { SecretBox } from '../core/secret-box.ts';
@@ -70,6 +71,8 @@ export interface ApiDeps {
   /** Seals and opens vault secrets with the installation's key. */
   secrets: SecretBox;
   log: (message: string) => void;
+  /** Open streams, closed when their caller loses the right (src/auth/stream-guard.ts). */
+  streams: StreamGuard;
   /** The live event stream's fan-out; GET /events answers 501 without it. */
   events?: EventFanout;
 }

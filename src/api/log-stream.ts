@@ -53,8 +53,12 @@ export async function logPage(source: LogSource, query: LogQueryValues) {
   return { lines, dropped, next_since: read.lines.at(-1)?.seq ?? query.since ?? 0 };
 }
 
-/** Answers the page, or with `follow` streams JSON lines until the client goes or the source has ended. */
-export async function answerLogs(request: FastifyRequest, reply: FastifyReply, source: LogSource) {
+/**
+ * Answers the page, or with `follow` streams JSON lines until the client goes or the source has ended. `guard`
+ * registers the follow with the stream guard (src/api/stream-rights.ts) and answers its release: a caller who loses
+ * the right has the stream ended.
+ */
+export async function answerLogs(request: FastifyRequest, reply: FastifyReply, source: LogSource, guard?: (end: () => void) => () => void) {
   const query = request.query as LogQueryValues;
   const first = await logPage(source, query);
   if (!query.follow) return first;
@@ -68,8 +72,9 @@ export async function answerLogs(request: FastifyRequest, reply: FastifyReply, s
   });
   let open = true;
   raw.on('close', () => (open = false));
+  const release = guard?.(() => (open = false));
   let since = first.next_since;
-  const write = (lines: typeof first.lines) => lines.forEach((line) => raw.write(`${JSON.stringify(line)}\n`));
+  const write = (lines: typeof first.lines) => open && lines.forEach((line) => raw.write(`${JSON.stringify(line)}\n`));
   write(first.lines);
   while (open) {
     const ended = (await source.ended?.()) ?? false;
@@ -79,5 +84,6 @@ export async function answerLogs(request: FastifyRequest, reply: FastifyReply, s
     if (ended && next.lines.length === 0) break;
     await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
   }
+  release?.();
   raw.end();
 }

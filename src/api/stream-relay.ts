@@ -23,7 +23,8 @@ export interface RelayHooks {
   onClose?: () => void;
 }
 
-export function relayStreams(caller: WebSocket, pod: WebSocket, held: Buffer[], hooks: RelayHooks = {}): void {
+/** Relays until either side closes; the answer closes both sides with a code and reason of the server's own. */
+export function relayStreams(caller: WebSocket, pod: WebSocket, held: Buffer[], hooks: RelayHooks = {}): (code: number, reason: string) => void {
   for (const message of held) sendPaced(caller, message, pod);
   pod.on('message', (message: Buffer) => sendPaced(caller, message, pod));
   caller.on('message', (message: Buffer) => sendPaced(pod, message, caller));
@@ -49,6 +50,7 @@ export function relayStreams(caller: WebSocket, pod: WebSocket, held: Buffer[], 
   caller.on('error', () => caller.terminate());
   pod.on('error', () => pod.terminate());
   if (pod.readyState !== pod.OPEN) closeBoth(1011, "the pod's stream ended");
+  return closeBoth;
 }
 
 /** A close code one may send on: 1005 (none given) is a normal close, 1006 (connection lost) an error. */

@@ -233,8 +233,11 @@ export class CredentialResolver {
     return entry;
   }
 
-  /** Resolves a session cookie, enforcing 12 h idle and 7 days absolute expiry. */
-  async resolveSession(token: string): Promise<Principal | undefined> {
+  /**
+   * Resolves a session cookie, enforcing 12 h idle and 7 days absolute expiry. `touch: false` for a check of an open
+   * stream (stream-guard.ts), which is no activity of the person and must not keep the session from idling out.
+   */
+  async resolveSession(token: string, options: { touch?: boolean } = {}): Promise<Principal | undefined> {
     const sessionHash = sha256(token);
     const session = await findSession(this.pool, sessionHash);
     const now = this.clock.now();
@@ -242,7 +245,7 @@ export class CredentialResolver {
     if (session.expires_at <= now || now.getTime() - session.last_seen_at.getTime() >= SESSION_IDLE_MS) return undefined;
     const user = await findUserById(this.pool, session.user_id);
     if (!user) return undefined;
-    if (now.getTime() - session.last_seen_at.getTime() >= SESSION_TOUCH_MS) await touchSession(this.pool, sessionHash, now);
+    if (options.touch !== false && now.getTime() - session.last_seen_at.getTime() >= SESSION_TOUCH_MS) await touchSession(this.pool, sessionHash, now);
     return { via: 'session', user: callerUser(user), sessionHash };
   }
 }

@@ -54,7 +54,11 @@ export async function forwardPorts(cli: Cli, workspace: Workspace, forwards: For
       (socket) => {
         // stopped while the stream opened: nothing to carry any more
         if (connection.destroyed) socket.close(1000);
-        else joinStreams(connection, socket, (text) => cli.note(`svc: port-forward ${describe(forward)}: ${text}\n`));
+        else joinStreams(connection, socket, (text) => cli.note(`svc: port-forward ${describe(forward)}: ${text}\n`), (code, reason) => {
+          // the server closed it because the key or the role no longer allows it: no later connection would work
+          fatal ??= new CliError(`port-forward ${describe(forward)}: ${reason}`, code === 4401 ? ExitCode.notSignedIn : ExitCode.problem);
+          stop();
+        });
       },
       (error: unknown) => {
         connection.destroy();
@@ -104,8 +108,8 @@ function listen(server: net.Server, address: string, port: number): Promise<numb
   });
 }
 
-/** Bytes both ways; the pod's first frame on each channel (the port number) is not data. */
-function joinStreams(connection: net.Socket, socket: WebSocket, warn: (text: string) => void): void {
+/** Bytes both ways; the pod's first frame on each channel (the port number) is not data; `revoked` hears of 4401 and 4403. */
+function joinStreams(connection: net.Socket, socket: WebSocket, warn: (text: string) => void, revoked: (code: number, reason: string) => void): void {
   const opened = new Set<number>();
   socket.on('message', (message: Buffer) => {
     const parsed = parseFrame(message);
@@ -125,7 +129,11 @@ function joinStreams(connection: net.Socket, socket: WebSocket, warn: (text: str
   connection.on('end', () => socket.readyState === socket.OPEN && socket.close(1000));
   connection.on('close', () => socket.readyState === socket.OPEN && socket.close(1000));
   socket.on('error', () => connection.destroy());
-  socket.on('close', () => connection.end());
+  socket.on('close', (code: number, reason: Buffer) => {
+    connection.end();
+    // 4401, 4403: the caller lost the right while the stream was open (docs/api.md)
+    if (code === 4401 || code === 4403) revoked(code, reason.toString() || `closed with ${code}`);
+  });
   socket.resume();
   connection.resume();
 }

@@ -32,7 +32,7 @@ export interface WorkspaceForAccess {
 }
 
 export type AccessDecision =
-  | { ok: true; user: CallerUser; via: 'key' | 'cookie' }
+  | { ok: true; user: CallerUser; via: 'key' | 'cookie'; keyId?: string }
   | { ok: false; reason: 'no-credentials' | 'bad-key' | 'not-allowed' };
 
 const sha256 = (token: string) => createHash('sha256').update(token).digest();
@@ -50,39 +50,40 @@ export class WorkspaceAccess {
 
   constructor(private readonly deps: AccessDeps) {}
 
-  async check(headers: IncomingHttpHeaders, host: string, workspace: WorkspaceForAccess): Promise<AccessDecision> {
+  /** `fresh`: decided from the store, not from the brief caches (an open stream checked again, stream-guard.ts). */
+  async check(headers: IncomingHttpHeaders, host: string, workspace: WorkspaceForAccess, fresh = false): Promise<AccessDecision> {
     const key = svcAuthorizationKey(headers);
     if (key !== undefined) {
       const principal = await this.deps.credentials.resolveKey(key);
-      if (!principal) return { ok: false, reason: 'bad-key' };
-      return (await this.allowed(principal.user, workspace)) ? { ok: true, user: principal.user, via: 'key' } : { ok: false, reason: 'not-allowed' };
+      if (!principal || principal.via !== 'key') return { ok: false, reason: 'bad-key' };
+      return (await this.allowed(principal.user, workspace, fresh)) ? { ok: true, user: principal.user, via: 'key', keyId: principal.keyId } : { ok: false, reason: 'not-allowed' };
     }
     const token = readCookie(typeof headers.cookie === 'string' ? headers.cookie : undefined, WORKSPACE_SESSION_COOKIE);
     if (!token) return { ok: false, reason: 'no-credentials' };
-    const userId = await this.sessionUser(token, host);
+    const userId = await this.sessionUser(token, host, fresh);
     if (userId === undefined) return { ok: false, reason: 'no-credentials' };
     const row = await findUserById(this.deps.pool, userId);
     if (!row) return { ok: false, reason: 'no-credentials' };
     const user = callerUser(row);
-    return (await this.allowed(user, workspace)) ? { ok: true, user, via: 'cookie' } : { ok: false, reason: 'not-allowed' };
+    return (await this.allowed(user, workspace, fresh)) ? { ok: true, user, via: 'cookie' } : { ok: false, reason: 'not-allowed' };
   }
 
-  private async sessionUser(token: string, host: string): Promise<number | undefined> {
+  private async sessionUser(token: string, host: string, fresh: boolean): Promise<number | undefined> {
     const now = this.deps.clock.nowMs();
     const cacheKey = `${host} ${token}`;
     const cached = this.sessions.get(cacheKey);
-    if (cached && cached.until > now) return cached.userId;
+    if (cached && cached.until > now && !fresh) return cached.userId;
     const session = await findWorkspaceSession(this.deps.pool, sha256(token), host, new Date(now));
     if (!session) return undefined;
     this.sessions.set(cacheKey, { userId: session.user_id, until: now + DECISION_CACHE_MS });
     return session.user_id;
   }
 
-  private async allowed(user: CallerUser, workspace: WorkspaceForAccess): Promise<boolean> {
+  private async allowed(user: CallerUser, workspace: WorkspaceForAccess, fresh: boolean): Promise<boolean> {
     const now = this.deps.clock.nowMs();
     const cacheKey = `${user.id}/${workspace.id}/${workspace.restricted}`;
     const cached = this.decisions.get(cacheKey);
-    if (cached && cached.until > now) return cached.allowed;
+    if (cached && cached.until > now && !fresh) return cached.allowed;
     const permissions: string[] = await teamAccess(this.deps.pool, user, workspace.team_id).then((a) => a.permissions, () => []);
     const allowed = permissions.includes(workspace.restricted ? 'workspace.use' : 'workspace.view');
     if (this.decisions.size > 10_000) this.decisions.clear();

@@ -82,7 +82,7 @@ export function nginxFiles(dir: string) {
 /**
  * The admission of a request nginx would serve itself (svc_admit() in every direct location). Requests
  * whose path is not in normal form (encoded, dot segments, double slashes) or that may be over svc's limits go to
- * svc. svc's answer (204 admit, 401 send on to svc's router) for the same credentials, host, route, method and
+ * svc, and so do upgrades (svc relays WebSockets to close them when their caller loses the right). svc's answer (204 admit, 401 send on to svc's router) for the same credentials, host, route, method and
  * origin is fresh ADMISSION_CACHE_SECONDS, in shared memory (never on disk). After that one request asks svc again
  * while the others use the previous answer, so a burst never waits for svc at once. The key starts with a
  * generation that svc moves (control port, `/forget`) when a key is deleted, access changes or the map is
@@ -105,6 +105,9 @@ function svc_admit()
   if sub(uri, 1, n) ~= path or (#uri > n and byte(uri, n + 1) ~= 63) or #uri > ${MAX_URL_LENGTH} or (length and #length >= ${limitDigits}) then
     return exec("@svc")
   end
+  -- An upgrade (the editor's WebSocket) is relayed by svc, which closes it when its caller loses the right.
+  local upgrade = var.http_upgrade
+  if upgrade and upgrade ~= "" then return exec("@svc") end
   local strip = var.svc_strip
   if strip ~= "" then
     local rest = sub(uri, #strip + 1)

@@ -9,6 +9,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { SERVER_VERSION } from '../core/version.ts';
 import { poolFor, pools, type Connection, type Exchanger, type Pool } from './upstream-pool.ts';
+import { closeFrame, FrameBoundary } from './websocket-close.ts';
 import { ChunkedDecoder, connectionNames, HOP_BY_HOP, MALFORMED, NEED_MORE, parseResponseHead, requestHead, type Framing } from './upstream-http.ts';
 
 export interface Upstream {
@@ -321,29 +322,62 @@ export function forgetUpstream(host: string): void {
   for (const [key, pool] of pools) if (key.startsWith(`${host}:`)) pool.destroyAll();
 }
 
-/** Forwards a WebSocket (or other) upgrade: the request head goes to the upstream, then bytes flow both ways. */
+/** An upgraded connection the router relays: `close` ends it for a reason (a WebSocket gets a close frame). */
+export interface RelayedUpgrade {
+  close(code: number, reason: string): void;
+}
+
+/**
+ * Forwards a WebSocket (or other) upgrade: the request head goes to the upstream, then bytes flow both ways.
+ * `opened` receives the connection once the upstream switched protocols; `closed` is called when it ends.
+ */
 export function proxyUpgrade(
   request: IncomingMessage,
   socket: Duplex,
   head: Buffer,
   upstream: Upstream,
-  options: { headers: IncomingHttpHeaders; fail: (failure: ProxyFailure) => void },
+  options: { headers: IncomingHttpHeaders; fail: (failure: ProxyFailure) => void; opened?: (relayed: RelayedUpgrade) => void; closed?: () => void },
 ): void {
   const headers = { ...options.headers, connection: 'Upgrade', upgrade: String(request.headers.upgrade ?? 'websocket') };
   const outgoing = http.request({ host: upstream.host, port: upstream.port, path: upstream.path, method: request.method, headers, lookup: upstream.lookup, setHost: false });
   outgoing.on('upgrade', (answer, upstreamSocket, upstreamHead) => {
+    const websocket = String(answer.headers.upgrade ?? '').toLowerCase() === 'websocket';
+    const frames = new FrameBoundary();
     socket.write(answerHead(answer));
-    if (upstreamHead.length > 0) socket.write(upstreamHead);
+    if (upstreamHead.length > 0) {
+      frames.feed(upstreamHead);
+      socket.write(upstreamHead);
+    }
     if (head.length > 0) upstreamSocket.write(head);
     upstreamSocket.pipe(socket).pipe(upstreamSocket);
+    // after pipe's own listener: every byte fed here was written to the client already
+    if (websocket) upstreamSocket.on('data', (chunk: Buffer) => frames.feed(chunk));
+    let ended = false;
     const end = () => {
+      if (ended) return;
+      ended = true;
       upstreamSocket.destroy();
       socket.destroy();
+      options.closed?.();
     };
     upstreamSocket.on('error', end);
     socket.on('error', end);
     upstreamSocket.on('close', end);
     socket.on('close', end);
+    options.opened?.({
+      close: (code, reason) => {
+        if (ended) return;
+        ended = true;
+        upstreamSocket.unpipe(socket);
+        socket.unpipe(upstreamSocket);
+        upstreamSocket.destroy();
+        options.closed?.();
+        // a close frame only where a frame of the upstream ended; else the connection is cut
+        if (!websocket || !frames.atBoundary || !socket.writable) return void socket.destroy();
+        socket.end(closeFrame(code, reason));
+        setTimeout(() => socket.destroy(), 5000).unref();
+      },
+    });
   });
   outgoing.on('response', (answer) => {
     // the upstream refused the upgrade: pass its answer on as is

@@ -1,5 +1,6 @@
 // What the router (router.ts) is given: the store, the driver, credentials, limits, and the hooks of the data plane.
 import type pg from 'pg';
+import type { StreamGuard } from '../auth/stream-guard.ts';
 import type { CredentialResolver } from '../auth/credentials.ts';
 import type { InstallationPlans } from '../capacity/plans.ts';
 import type { Clock } from '../core/clock.ts';
@@ -20,6 +21,8 @@ export interface RouterOptions {
   /** The server's one reader of svc_events (shared with the event fan-out). */
   feed: EventFeed;
   credentials: CredentialResolver;
+  /** Relayed WebSockets close when their caller loses the right (src/auth/stream-guard.ts). */
+  streams: StreamGuard;
   clock: Clock;
   log: (message: string) => void;
   /** The console's address (sign-in pages link there) and the workspace domain. */

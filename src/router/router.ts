@@ -24,6 +24,7 @@ import type { RouterOptions } from './router-options.ts';
 import { answerableWhileWaking, serviceOf, WorkspaceRoutes, type WorkspaceRouting } from './workspace-routes.ts';
 import { WAIT_HOLD_MS, waitTarget } from './waiting.ts';
 import { HeldRequests, type Hold } from './held-requests.ts';
+import { upgradeGuard } from './upgrade-guard.ts';
 
 type Resolved = { upstream: Upstream; routing?: WorkspaceRouting; timeoutMs?: number };
 /** A workspace host, or a team's custom domain (custom-domains.ts). */
@@ -166,10 +167,26 @@ export class Router {
     try {
       const resolved = await this.resolve(request, target, undefined);
       if (!resolved) return refuse(new Refusal('badRequest'));
-      proxyUpgrade(request, socket, head, resolved.upstream, { headers: this.upstreamHeaders(request), fail: (failure) => refuse(this.failurePage(failure, target)) });
+      const guard = await this.upgradeGuardOf(request, target, resolved);
+      let release = () => undefined as void;
+      proxyUpgrade(request, socket, head, resolved.upstream, {
+        headers: this.upstreamHeaders(request),
+        fail: (failure) => refuse(this.failurePage(failure, target)),
+        opened: (relayed) => (release = guard?.(relayed) ?? release),
+        closed: () => release(),
+      });
     } catch (error) {
       refuse(error instanceof Refusal ? error : new Refusal('badRequest'));
     }
+  }
+
+  /** The guard of an upgrade to a workspace host or a restricted custom domain (public domains need no right). */
+  private upgradeGuardOf(request: IncomingMessage, target: RoutedTarget, resolved: Resolved) {
+    const host = hostName(request.headers.host)!;
+    const deps = { pool: this.options.pool, access: this.access, streams: this.options.streams };
+    if (!resolved.routing || target.kind === 'managed') return undefined;
+    if (target.kind !== 'custom-domain') return upgradeGuard(deps, request, host, resolved.routing.row);
+    return this.domains.table.get(target.name)?.restricted ? upgradeGuard(deps, request, host, resolved.routing.row, false) : undefined;
   }
 
   private upstreamHeaders(request: IncomingMessage) {

@@ -10,6 +10,7 @@ import { problem } from '../../core/problems.ts';
 import type { ApiDeps } from '../context.ts';
 import { eventTypes } from '../../events/publish.ts';
 import { ResponseSink } from '../../events/response-sink.ts';
+import { guardStream } from '../stream-rights.ts';
 import { DateTime, Id, StringEnum, Uuid } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { WorkspaceSchema } from './workspace-schemas.ts';
@@ -81,8 +82,15 @@ export function registerEventRoutes(server: FastifyInstance, deps: ApiDeps): voi
         },
         new ResponseSink(raw),
       );
-      raw.on('close', () => fanout.close(subscription));
-      raw.on('error', () => fanout.close(subscription));
+      // Ended when its key or session stops working (the fan-out ends those at once, too), or, narrowed to a team, when
+      // the caller can no longer see the team; a lowered role is the fan-out's filter's concern (visibility.ts).
+      const release = guardStream(deps, request, { teamId: team }, () => fanout.close(subscription));
+      const closed = () => {
+        release();
+        fanout.close(subscription);
+      };
+      raw.on('close', closed);
+      raw.on('error', closed);
     },
   );
 }

@@ -12,6 +12,7 @@ import type { WorkspaceRow } from '../../store/workspaces.ts';
 import { runsReplicas, withNeeds } from '../../workspaces/deployment.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import type { ApiDeps } from '../context.ts';
+import { guardStream } from '../stream-rights.ts';
 import { answerLogs, LogQuery, LogResponses } from '../log-stream.ts';
 import { Id, ServiceName } from '../schemas.ts';
 import { workspaceAccess } from './workspaces.ts';
@@ -120,7 +121,9 @@ export function registerServiceRoutes(server: FastifyInstance, deps: ApiDeps): v
       const deployed = await deployedService(deps, row, service);
       const spec = deployed.normal.services[service];
       if (!runsReplicas(spec) || replica >= spec.replicas) throw notFound('replica');
-      return answerLogs(request, reply, { read: (since) => deps.driver.replicaLogs(workspaceRef(row), service, replica, { since }) });
+      return answerLogs(request, reply, { read: (since) => deps.driver.replicaLogs(workspaceRef(row), service, replica, { since }) }, (end) =>
+        guardStream(deps, request, { workspaceId: row.id, teamId: row.team_id, permission: 'landscape.view' }, end),
+      );
     },
   );
 }

@@ -10,6 +10,7 @@ import { checkProfile } from '../../workspaces/landscape-service.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import { stageNames, stageStepLogKey } from '../../workspaces/stages.ts';
 import type { ApiDeps } from '../context.ts';
+import { guardStream } from '../stream-rights.ts';
 import { answerLogs, LogQuery, LogResponses } from '../log-stream.ts';
 import { DateTime, Id, StringEnum } from '../schemas.ts';
 import { workspaceAccess } from './workspaces.ts';
@@ -128,7 +129,7 @@ export function registerStageRoutes(server: FastifyInstance, deps: ApiDeps): voi
           const state = now?.steps[step - 1]?.state;
           return state !== 'running' && state !== 'waiting';
         },
-      });
+      }, (end) => guardStream(deps, request, { workspaceId: row.id, teamId: row.team_id, permission: 'landscape.view' }, end));
     },
   );
 }

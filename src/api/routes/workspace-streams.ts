@@ -18,6 +18,8 @@ import { workspaceRef } from '../../workspaces/operations.ts';
 import { wakeAndWait } from '../../workspaces/wake.ts';
 import type { ApiDeps, RequestWithParams } from '../context.ts';
 import { holdMessages, relayStreams } from '../stream-relay.ts';
+import { guardStream } from '../stream-rights.ts';
+import { revocationCloseCode } from '../../auth/stream-guard.ts';
 import { unknownService } from './services.ts';
 import { workspaceAccess } from './workspaces.ts';
 import { Id, ServiceName } from '../schemas.ts';
@@ -157,11 +159,17 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
     }
   };
 
+  /** Relays the frames while the caller keeps workspace.exec; a caller who loses it is closed with 4401 or 4403. */
   const relay = (socket: WebSocket, request: FastifyRequest) => {
     const stream = admitted.get(request)!;
     const touch = () => void touchWorkspace(deps.pool, stream.row.id, deps.clock.now()).catch(() => undefined);
     touch();
-    relayStreams(socket, stream.pod, stream.held(), { onTick: touch });
+    let forget = () => undefined as void;
+    const close = relayStreams(socket, stream.pod, stream.held(), { onTick: touch, onClose: () => forget() });
+    if (socket.readyState !== socket.OPEN) return;
+    forget = guardStream(deps, request, { workspaceId: stream.row.id, teamId: stream.row.team_id, permission: 'workspace.exec' }, (revocation) =>
+      close(revocationCloseCode(revocation), revocation.reason), true,
+    );
   };
 
   app.route({
