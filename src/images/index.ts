@@ -19,10 +19,10 @@ export { DEFAULT_PULL_TIMEOUT_SECONDS, DEFAULT_STALL_SECONDS, STALL_BYTES, type 
 
 /**
  * The installation's image store: `<data dir>/images`, with the configured size limit, insecure registries and
- * bounds on the registries' transfers. Pods
- * run as the workspace's UID with group 0 and must pass through the data directory to an image's rootfs: as root,
- * the data directory is made enterable (not listable) by group and others, as for volumes (src/runtime/local/volumes.ts).
- * `now` is the server's clock: garbage collection's grace period counts on it.
+ * bounds on the registries' transfers. Pods run as the workspace's UID with group 0 and must pass through the data
+ * directory to an image's rootfs: as root, the data directory is made enterable (not listable) by group and others,
+ * as for volumes (src/runtime/local/volumes.ts). `now` is the server's clock: garbage collection's grace period
+ * counts on it.
  */
 export async function openImageStore(
   config: Pick<ServerConfig, 'dataDir' | 'imagesMaxBytes' | 'insecureRegistries' | 'registryStallSeconds' | 'registryPullTimeoutSeconds'>,
