@@ -1,6 +1,7 @@
 // A client of one repository over the OCI distribution API v2 (no Docker engine): manifests by tag or digest, blobs
 // as streams whose sha256 is checked while they pass. HTTPS always, plain HTTP only for the registries an operator
-// lists (--insecure-registries). Every failure is an ImageFailure that names the image and the registry's answer.
+// lists (--insecure-registries). Every request is cut off when it stalls or its pull's time is up (transfer-bounds.ts).
+// Every failure is an ImageFailure that names the image and the registry's answer.
 import { createHash } from 'node:crypto';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { ImageFailure, type RegistryAnswer } from './failures.ts';
@@ -14,7 +15,7 @@ export interface RegistryAccess {
   insecureRegistries?: readonly string[];
   /** For the image's registry; sent to a token endpoint (Bearer) or with every request (Basic). */
   credentials?: RegistryCredentials;
-  /** Milliseconds a manifest or token request may take (default 60 s); blobs stream as long as data flows. */
+  /** Milliseconds a manifest or token request may take (default 60 s); blobs stream as long as they do not stall. */
   timeoutMs?: number;
   /** Milliseconds any request may go without progress (src/images/transfer-bounds.ts; default 60 s). */
   stallMs?: number;
