@@ -7,8 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { collectImages, ImageFailure, ImageStore, pullImage, resolveImage } from '../src/images/index.ts';
-import { pushImage, rawTar, startRegistry, startRegistryProxy, type TestRegistry } from './helpers/oci.ts';
+import { collectImages, ImageFailure, ImageStore, imageProblem, pullImage, resolveImage, type TransferBounds } from '../src/images/index.ts';
+import { layerDigests, pushImage, rawTar, startRegistry, startRegistryProxy, type TestRegistry } from './helpers/oci.ts';
+import { until } from './helpers/wait.ts';
 
 const run = promisify(execFile);
 let registry: TestRegistry;
@@ -22,10 +23,10 @@ after(async () => {
   for (const dir of scratch) await rm(dir, { recursive: true, force: true });
 });
 
-async function newStore(options: { maxBytes?: number; root?: string; insecure?: string[] } = {}): Promise<ImageStore> {
+async function newStore(options: { maxBytes?: number; root?: string; insecure?: string[]; transferBounds?: TransferBounds } = {}): Promise<ImageStore> {
   const root = options.root ?? (await mkdtemp(path.join(os.tmpdir(), 'svc-images-')));
   scratch.push(root);
-  return ImageStore.open({ root, maxBytes: options.maxBytes ?? 1 << 30, insecureRegistries: options.insecure ?? [registry.host] });
+  return ImageStore.open({ root, maxBytes: options.maxBytes ?? 1 << 30, insecureRegistries: options.insecure ?? [registry.host], transferBounds: options.transferBounds });
 }
 
 const busybox = { 'bin/busybox': { busybox: true as const }, 'bin/sh': { symlink: 'busybox' }, 'bin/httpd': { symlink: 'busybox' } };
@@ -140,6 +141,42 @@ describe('what the registry answers', () => {
       assert.equal(failure.reason, 'digest-mismatch');
       assert.deepEqual(await readdir(path.join(store.root, 'layers', 'sha256')), []);
       assert.deepEqual(await readdir(path.join(store.root, 'images', 'sha256')), []);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('a layer trickled one byte a second fails the pull as stalled within the stall timeout, leaving nothing in the store', async () => {
+    const pushed = await pushImage(registry, 'demo/trickle:1', { layers: [busybox, { 'a.txt': 'slowly' }] });
+    const [, slowLayer] = await layerDigests(registry, 'demo/trickle', pushed);
+    const proxy = await startRegistryProxy(registry, { trickleBlobs: [slowLayer] });
+    try {
+      const store = await newStore({ insecure: [proxy.host], transferBounds: { stallMs: 2000, pullTimeoutMs: 600_000 } });
+      const failure = await failureOf(pullImage(store, `${proxy.host}/demo/trickle:1`));
+      assert.equal(failure.reason, 'stalled');
+      assert.match(failure.message, new RegExp(`the registry sent (nothing|only \\d+ bytes?) in 2 s while sending the blob ${slowLayer} \\(--registry-stall-timeout\\)`));
+      const body = imageProblem(failure).toBody();
+      assert.equal(body.type, 'urn:svc:problem:image-unavailable');
+      assert.equal(body.status, 504);
+      assert.deepEqual(await readdir(path.join(store.root, 'images', 'sha256')), []);
+      assert.deepEqual(await readdir(path.join(store.root, 'tmp')), [], 'the partial layer is removed');
+      await until(async () => (proxy.trickling === 0 ? true : undefined), 'the stalled download to be closed');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('a pull whose bytes keep coming too slowly to stall ends at the pull timeout as timed-out', async () => {
+    const pushed = await pushImage(registry, 'demo/trickle:2', { layers: [busybox, { 'b.txt': 'slowly' }] });
+    const [, slowLayer] = await layerDigests(registry, 'demo/trickle', pushed);
+    const proxy = await startRegistryProxy(registry, { trickleBlobs: [slowLayer] });
+    try {
+      const store = await newStore({ insecure: [proxy.host], transferBounds: { stallMs: 600_000, pullTimeoutMs: 2000 } });
+      const failure = await failureOf(pullImage(store, `${proxy.host}/demo/trickle:2`));
+      assert.equal(failure.reason, 'timed-out');
+      assert.match(failure.message, /the pull did not finish within 2 s \(--registry-pull-timeout\)/);
+      assert.deepEqual(await readdir(path.join(store.root, 'images', 'sha256')), []);
+      await until(async () => (proxy.trickling === 0 ? true : undefined), 'the slow download to be closed');
     } finally {
       await proxy.close();
     }

@@ -1,4 +1,5 @@
-// The durable job queue against real PostgreSQL: claim, progress, success, failure, a server that dies, shutdown.
+// The durable job queue against real PostgreSQL: claim, progress, success, failure, a server that dies, shutdown,
+// fairness between teams.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -7,9 +8,10 @@ import { problem } from '../src/core/problems.ts';
 import { NotificationHub } from '../src/events/hub.ts';
 import { LEASE_MS, MAX_ATTEMPTS } from '../src/operations/lifecycle.ts';
 import { OperationWorker, type OperationHandler } from '../src/operations/worker.ts';
-import { openDatabase, type Database } from '../src/store/database.ts';
+import { openDatabase, withTransaction, type Database } from '../src/store/database.ts';
 import { findOperation, insertOperation, type OperationRow } from '../src/store/operations.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { until } from './helpers/wait.ts';
 
 let testDatabase: TestDatabase;
 let database: Database;
@@ -36,8 +38,8 @@ function worker(handlers: Record<string, OperationHandler>, serverId: string = r
   return created;
 }
 
-async function enqueue(kind: string, input: object = {}): Promise<OperationRow> {
-  return insertOperation(database.pool, { id: randomUUID(), kind, target: '/workspaces/1', teamId: null, createdBy: null, input, at: clock.now() });
+async function enqueue(kind: string, input: object = {}, teamId: number | null = null): Promise<OperationRow> {
+  return insertOperation(database.pool, { id: randomUUID(), kind, target: '/workspaces/1', teamId, createdBy: null, input, at: clock.now() });
 }
 
 async function waitForState(id: string, state: string): Promise<OperationRow> {
@@ -168,4 +170,56 @@ test('shutdown aborts running jobs and hands them back as pending, not counting 
   next.start();
   await waitForState(op.id, 'succeeded');
   await next.close();
+});
+
+test("one team's long jobs never take every worker: another team's job runs while they hold all but one", async () => {
+  const release: (() => void)[] = [];
+  const w = worker({
+    'test.slow': () => new Promise<void>((resolve) => release.push(resolve)),
+    'test.quick': async () => ({ detail: 'quick' }),
+  });
+  w.start();
+  const slow: OperationRow[] = [];
+  for (let i = 0; i < 6; i++) slow.push(await enqueue('test.slow', { i }, 7001));
+  await until(async () => (release.length === 3 ? true : undefined), 'three slow jobs to run');
+  const quick = await enqueue('test.quick', {}, 7002);
+  assert.equal((await waitForState(quick.id, 'succeeded')).detail, 'quick');
+  const states = await Promise.all(slow.map(async (op) => (await findOperation(database.pool, op.id))!.state));
+  assert.deepEqual([...states].sort(), ['pending', 'pending', 'pending', 'running', 'running', 'running'], 'team 7001 holds 3 of the 4 workers, its other jobs wait');
+  // each slow job that ends lets the next of its team run at once (the worker looks again, no wait for its poll)
+  for (let ended = 0; ended < 6; ended++) {
+    await until(async () => (release.length > 0 ? true : undefined), 'a slow job to run');
+    release.shift()!();
+  }
+  for (const op of slow) await waitForState(op.id, 'succeeded');
+  await w.close();
+});
+
+test('teams that hold fewer jobs go first: a waiting team is claimed before the older jobs of a busy one', async () => {
+  const order: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  const w = new OperationWorker({
+    serverId: randomUUID(), pool: database.pool, clock, hub, log: () => undefined, pollMs: 60_000, concurrency: 2, teamShare: 2,
+    handlers: {
+      'test.hold': () => (holding(), gate),
+      'test.order': async (job) => void order.push(String(job.operation.input.name)),
+    },
+  });
+  workers.push(w);
+  w.start();
+  const hold = await enqueue('test.hold', {}, 8001);
+  await held;
+  // all three are announced at once (one transaction): one worker is free, team 8001 holds the other
+  const queued = await withTransaction(database.pool, async (db) => {
+    const add = (name: string, teamId: number) => insertOperation(db, { id: randomUUID(), kind: 'test.order', target: null, teamId, createdBy: null, input: { name }, at: clock.now() });
+    return [await add('busy team, older', 8001), await add('busy team, newer', 8001), await add('waiting team', 8002)];
+  });
+  for (const op of queued) await waitForState(op.id, 'succeeded');
+  assert.deepEqual(order, ['waiting team', 'busy team, older', 'busy team, newer']);
+  release();
+  await waitForState(hold.id, 'succeeded');
+  await w.close();
 });

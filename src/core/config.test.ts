@@ -51,6 +51,19 @@ test('--insecure-registries lists host:port entries (SVC_INSECURE_REGISTRIES ali
   assert.throws(() => loadServerConfig(['--insecure-registries', 'http://127.0.0.1:5000'], {}), /host:port/);
 });
 
+test('--registry-stall-timeout and --registry-pull-timeout are whole seconds, 60 and 1800 by default', () => {
+  const defaults = loadServerConfig([], {}, '/srv');
+  assert.equal(defaults.registryStallSeconds, 60);
+  assert.equal(defaults.registryPullTimeoutSeconds, 1800);
+  const set = loadServerConfig(['--registry-stall-timeout', '5'], { SVC_REGISTRY_PULL_TIMEOUT: '600', SVC_REGISTRY_STALL_TIMEOUT: '9' }, '/srv');
+  assert.equal(set.registryStallSeconds, 5, 'the flag wins over the environment');
+  assert.equal(set.registryPullTimeoutSeconds, 600);
+  for (const bad of ['0', '1.5', 'soon', '-3']) {
+    assert.throws(() => loadServerConfig(['--registry-stall-timeout', bad], {}), /registry stall timeout must be a whole number/, bad);
+    assert.throws(() => loadServerConfig([], { SVC_REGISTRY_PULL_TIMEOUT: bad }), /registry pull timeout must be a whole number/, bad);
+  }
+});
+
 test('--images-max-size takes MiB or a size with a unit; 20 GiB by default', () => {
   assert.equal(loadServerConfig([], {}, '/srv').imagesMaxBytes, 20 * 2 ** 30);
   assert.equal(loadServerConfig(['--images-max-size', '512'], {}, '/srv').imagesMaxBytes, 512 * 2 ** 20);

@@ -44,6 +44,10 @@ export interface ServerConfig {
   insecureRegistries: string[];
   /** Bytes the image store (`<data dir>/images`) may hold. */
   imagesMaxBytes: number;
+  /** Seconds a request to a registry may go with (next to) nothing arriving before it fails as `stalled`. */
+  registryStallSeconds: number;
+  /** Seconds one image pull may take in all before it fails as `timed-out`. */
+  registryPullTimeoutSeconds: number;
   /** The mail server (smtp:// or smtps://, src/mail/smtp-url.ts); without it no mail is sent and links are shown instead. */
   smtpUrl?: string;
   /** The From address of svc's mail. */
@@ -112,6 +116,8 @@ export const serverSettings: Record<string, Setting> = {
   managedDisable: { flag: '--managed-disable', env: 'SVC_MANAGED_DISABLE', describe: 'comma-separated provider:version entries of the managed-service catalog to turn off, e.g. postgres:15 (default none)' },
   insecureRegistries: { flag: '--insecure-registries', env: 'SVC_INSECURE_REGISTRIES', describe: 'comma-separated host:port of image registries reached over plain HTTP instead of HTTPS (default none)' },
   imagesMaxSize: { flag: '--images-max-size', env: 'SVC_IMAGES_MAX_SIZE', describe: 'most the image store in the data directory may hold: MiB, or a size with MiB, GiB or TiB (default 20GiB)' },
+  registryStallTimeout: { flag: '--registry-stall-timeout', env: 'SVC_REGISTRY_STALL_TIMEOUT', describe: 'seconds a request to an image registry may go with less than 1 KiB arriving before the pull fails as stalled (default 60)' },
+  registryPullTimeout: { flag: '--registry-pull-timeout', env: 'SVC_REGISTRY_PULL_TIMEOUT', describe: 'seconds one image pull may take in all, however its bytes come, before it fails as timed-out (default 1800)' },
   smtpUrl: { flag: '--smtp-url', env: 'SVC_SMTP_URL', describe: 'mail server for invitations and sign-in links: smtp://user:password@host:587 (STARTTLS when offered; ?starttls=required) or smtps://host:465 (default: none, links are shown instead)' },
   mailFrom: { flag: '--mail-from', env: 'SVC_MAIL_FROM', describe: 'From address of mail (default svc <svc@HOST of the base URL>)' },
   mailRetrySeconds: { flag: '--mail-retry-seconds', env: 'SVC_MAIL_RETRY_SECONDS', describe: 'seconds before mail the mail server did not take is tried again; doubles each time (default 30)' },
@@ -220,6 +226,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     managedDisabled: (read('managedDisable') ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     insecureRegistries: registryHosts(read('insecureRegistries') ?? ''),
     imagesMaxBytes: sizeInBytes(read('imagesMaxSize') ?? '20GiB', 'images max size'),
+    registryStallSeconds: positiveInteger(read('registryStallTimeout') ?? '60', 'registry stall timeout', false),
+    registryPullTimeoutSeconds: positiveInteger(read('registryPullTimeout') ?? '1800', 'registry pull timeout', false),
     smtpUrl: smtpUrl(read('smtpUrl')),
     mailFrom: read('mailFrom') ?? `svc <svc@${mailDomain(explicitBase ?? 'http://localhost')}>`,
     mailRetrySeconds: positiveInteger(read('mailRetrySeconds') ?? '30', 'mail retry seconds', false),

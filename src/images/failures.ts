@@ -20,7 +20,11 @@ export type ImageFailureReason =
   /** The image store would grow past its size limit (`--images-max-size`). */
   | 'store-full'
   /** Any other answer of the registry (5xx, 429, an unexpected status). */
-  | 'registry-error';
+  | 'registry-error'
+  /** A request that went `--registry-stall-timeout` with (next to) nothing arriving. */
+  | 'stalled'
+  /** A pull that took longer than `--registry-pull-timeout`, however its bytes came. */
+  | 'timed-out';
 
 /** What the registry said, when it said something. */
 export interface RegistryAnswer {
@@ -60,6 +64,8 @@ const statusOf: Record<ImageFailureReason, number> = {
   invalid: 422,
   'store-full': 507,
   'registry-error': 502,
+  stalled: 504,
+  'timed-out': 504,
 };
 
 /** The API's problem for a failed pull or resolve: `image-unavailable` with the image, registry and answer. */

@@ -134,7 +134,7 @@ export class RegistryImageSource implements ImageSource {
         timer = setTimeout(() => reject(new ImageFailure('unreachable', lookup.image, reference.registry, `the registry did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
       });
       try {
-        const { digest, manifest } = await Promise.race([resolveImage(lookup.image, { credentials, insecureRegistries: this.store.insecureRegistries, timeoutMs }), late]);
+        const { digest, manifest } = await Promise.race([resolveImage(lookup.image, { credentials, insecureRegistries: this.store.insecureRegistries, timeoutMs, stallMs: this.store.transferBounds.stallMs }), late]);
         this.keepManifest(manifest);
         return { digest };
       } finally {

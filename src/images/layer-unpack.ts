@@ -11,6 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
 import { Decompress } from 'fzstd';
 import { UnpackSync } from 'tar';
+import { ImageFailure } from './failures.ts';
 import type { LayerCompression } from './manifest.ts';
 
 export interface UnpackedLayer {
@@ -67,7 +68,7 @@ export async function unpackLayer(source: Readable, compression: LayerCompressio
   try {
     await pipeline(source, decompressor(compression), diff, new SlicedSyncSink(unpack));
   } catch (error) {
-    if (error instanceof LayerError) throw error;
+    if (error instanceof LayerError || error instanceof ImageFailure) throw error; // the download's own failure (stalled, broke off)
     const code = (error as { code?: string }).code ?? '';
     if (/^Z_|^TAR_|ZSTD/i.test(code) || /zstd|invalid|incorrect header|unexpected end/i.test((error as Error).message)) {
       throw new LayerError('invalid', `the layer cannot be unpacked: ${(error as Error).message}`);

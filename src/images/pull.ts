@@ -11,6 +11,7 @@ import type { RegistryCredentials } from './registry-auth.ts';
 import { RegistryClient, type FetchedManifest } from './registry-client.ts';
 import type { LayerTiming, PullTimings } from './pull-timings.ts';
 import { assembleRootfs, RootfsError } from './rootfs.ts';
+import { timedOutDetail } from './transfer-bounds.ts';
 import type { ImageRecord, ImageStore, LayerRecord } from './store.ts';
 
 export interface PullOptions {
@@ -42,6 +43,8 @@ export interface ResolveOptions extends PullOptions {
   insecureRegistries?: readonly string[];
   /** Milliseconds each request to the registry may take (default 60 s). */
   timeoutMs?: number;
+  /** Milliseconds a request may go without progress (default 60 s). */
+  stallMs?: number;
 }
 
 const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
@@ -49,7 +52,7 @@ const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
 /** The digest a reference names now (a tag's current manifest, kept for the pull), without pulling layers. */
 export async function resolveImage(image: string, options: ResolveOptions = {}): Promise<{ digest: string; manifest: FetchedManifest }> {
   const reference = parseImageReference(image);
-  const client = new RegistryClient(reference, image, { insecureRegistries: options.insecureRegistries, credentials: options.credentials, timeoutMs: options.timeoutMs });
+  const client = new RegistryClient(reference, image, { insecureRegistries: options.insecureRegistries, credentials: options.credentials, timeoutMs: options.timeoutMs, stallMs: options.stallMs });
   const manifest = await client.fetchManifest(reference.digest ?? reference.tag!);
   return { digest: manifest.digest, manifest };
 }
@@ -62,15 +65,23 @@ export async function pullImage(store: ImageStore, image: string, options: PullO
       const stored = await store.readImage(reference.digest);
       if (stored) return storedImage(store, stored, reference, true);
     }
-    const client = new RegistryClient(reference, image, { insecureRegistries: store.insecureRegistries, credentials: options.credentials });
-    const began = performance.now();
-    const known = reference.digest && options.manifest?.digest === reference.digest ? options.manifest : undefined;
-    const top = known ?? (await client.fetchManifest(reference.digest ?? reference.tag!));
-    const stored = await store.readImage(top.digest);
-    if (stored) return storedImage(store, stored, reference, true);
-    let timings: PullTimings | undefined;
-    const record = await store.once(`image:${top.digest}`, () => buildImage(store, client, reference, top, began, (t) => (timings = t)));
-    return { ...(await storedImage(store, record, reference, false)), ...(timings && { timings }) };
+    // Every request of this pull ends when the pull's time is up (a flight others joined ends for them too).
+    const { stallMs, pullTimeoutMs } = store.transferBounds;
+    const deadline = new AbortController();
+    const client = new RegistryClient(reference, image, { insecureRegistries: store.insecureRegistries, credentials: options.credentials, stallMs, signal: deadline.signal });
+    const timer = setTimeout(() => deadline.abort(client.failure('timed-out', timedOutDetail(pullTimeoutMs))), pullTimeoutMs);
+    try {
+      const began = performance.now();
+      const known = reference.digest && options.manifest?.digest === reference.digest ? options.manifest : undefined;
+      const top = known ?? (await client.fetchManifest(reference.digest ?? reference.tag!));
+      const stored = await store.readImage(top.digest);
+      if (stored) return storedImage(store, stored, reference, true);
+      let timings: PullTimings | undefined;
+      const record = await store.once(`image:${top.digest}`, () => buildImage(store, client, reference, top, began, (t) => (timings = t)));
+      return { ...(await storedImage(store, record, reference, false)), ...(timings && { timings }) };
+    } finally {
+      clearTimeout(timer);
+    }
   });
 }
 

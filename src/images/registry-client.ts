@@ -1,10 +1,12 @@
 // A client of one repository over the OCI distribution API v2 (no Docker engine): manifests by tag or digest, blobs
 // as streams whose sha256 is checked while they pass. HTTPS always, plain HTTP only for the registries an operator
-// lists (--insecure-registries). Every failure is an ImageFailure that names the image and the registry's answer.
+// lists (--insecure-registries). Every request is cut off when it stalls or its pull's time is up (transfer-bounds.ts).
+// Every failure is an ImageFailure that names the image and the registry's answer.
 import { createHash } from 'node:crypto';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { ImageFailure, type RegistryAnswer } from './failures.ts';
 import { manifestAccept } from './manifest.ts';
+import { defaultTransferBounds, StallWatch, stalledDetail } from './transfer-bounds.ts';
 import { basicAuthorization, parseChallenge, tokenOf, tokenUrl, type RegistryCredentials } from './registry-auth.ts';
 import { registryApiHost, type ImageReference } from './reference.ts';
 
@@ -13,8 +15,12 @@ export interface RegistryAccess {
   insecureRegistries?: readonly string[];
   /** For the image's registry; sent to a token endpoint (Bearer) or with every request (Basic). */
   credentials?: RegistryCredentials;
-  /** Milliseconds a manifest or token request may take (default 60 s); blobs stream as long as data flows. */
+  /** Milliseconds a manifest or token request may take (default 60 s); blobs stream as long as they do not stall. */
   timeoutMs?: number;
+  /** Milliseconds any request may go without progress (src/images/transfer-bounds.ts; default 60 s). */
+  stallMs?: number;
+  /** Aborts every request, with its reason (an ImageFailure): the pull's time bound. */
+  signal?: AbortSignal;
 }
 
 export interface FetchedManifest {
@@ -84,7 +90,7 @@ export class RegistryClient {
     if (!response.body) throw this.failure('registry-error', `the registry sent no body for the blob ${descriptor.digest}`, { status: response.status });
     const check = new DigestCheck(descriptor, (detail) => this.failure('digest-mismatch', detail));
     const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
-    body.on('error', (error) => check.destroy(this.failure('unreachable', `the download of ${descriptor.digest} broke off: ${error.message}`)));
+    body.on('error', (error) => check.destroy(error instanceof ImageFailure ? error : this.failure('unreachable', `the download of ${descriptor.digest} broke off: ${error.message}`)));
     check.on('close', () => body.destroy());
     return body.pipe(check);
   }
@@ -114,7 +120,7 @@ export class RegistryClient {
       const sameOrigin = url.origin === this.base.origin;
       const sent: Record<string, string> = { ...headers, 'user-agent': 'svc' };
       if (sameOrigin && this.authorization) sent.authorization = this.authorization;
-      const response = await this.send(url, sent, what.startsWith('blob') ? undefined : this.timeoutMs);
+      const response = await this.send(url, sent, what, what.startsWith('blob') ? undefined : this.timeoutMs);
       const location = response.headers.get('location');
       if (response.status < 300 || response.status >= 400 || !location) return response;
       await response.body?.cancel();
@@ -130,10 +136,22 @@ export class RegistryClient {
     return this.access.timeoutMs ?? 60_000;
   }
 
-  private async send(url: URL, headers: Record<string, string>, timeoutMs: number | undefined): Promise<Response> {
+  /**
+   * One request, cut off when it stalls (its answer or its body) or the pull's time is up; the body it answers
+   * keeps being watched while the caller reads it.
+   */
+  private async send(url: URL, headers: Record<string, string>, what: string, timeoutMs: number | undefined): Promise<Response> {
+    const stall = new AbortController();
+    const stallMs = this.access.stallMs ?? defaultTransferBounds.stallMs;
+    const watch = new StallWatch(stallMs, (bytes) => stall.abort(this.failure('stalled', stalledDetail(bytes, stallMs, what))));
+    const signals = [stall.signal, ...(timeoutMs ? [AbortSignal.timeout(timeoutMs)] : []), ...(this.access.signal ? [this.access.signal] : [])];
     try {
-      return await fetch(url, { headers, redirect: 'manual', signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined });
+      const response = await fetch(url, { headers, redirect: 'manual', signal: AbortSignal.any(signals) });
+      watch.answered();
+      return watchedBody(response, watch);
     } catch (error) {
+      watch.stop();
+      if (error instanceof ImageFailure) throw error;
       const reason = networkReason(error);
       // A plain-HTTP registry asked over HTTPS fails its TLS handshake: say why it was HTTPS
       const hint = url.protocol === 'https:' && /SSL|TLS|EPROTO/i.test(reason) ? '; svc speaks plain HTTP only to registries an operator lists in --insecure-registries' : '';
@@ -163,13 +181,18 @@ export class RegistryClient {
     }
     const headers: Record<string, string> = { 'user-agent': 'svc', accept: 'application/json' };
     if (credentials) headers.authorization = basicAuthorization(credentials);
-    const response = await this.send(url, headers, this.timeoutMs);
+    const response = await this.send(url, headers, `token for the ${what}`, this.timeoutMs);
     if (!response.ok) {
       const answer = await answerOf(response);
       const detail = credentials ? 'the token service refused the credentials' : `the token service refused anonymous access to the ${what}`;
       throw this.failure('unauthorized', detail, answer);
     }
-    const token = tokenOf(await response.json().catch(() => undefined));
+    const token = tokenOf(
+      await response.json().catch((error: unknown) => {
+        if (error instanceof ImageFailure) throw error;
+        return undefined;
+      }),
+    );
     if (!token) throw this.failure('registry-error', 'the token service answered without a token');
     this.authorization = `Bearer ${token}`;
   }
@@ -206,6 +229,26 @@ class DigestCheck extends Transform {
     if (digest !== this.descriptor.digest) return callback(this.mismatch(`the blob ${this.descriptor.digest} arrived with the digest ${digest}`));
     callback();
   }
+}
+
+/** The response with its body counted by `watch` as it is read; the watch stops at the body's end. */
+function watchedBody(response: Response, watch: StallWatch): Response {
+  if (!response.body || [204, 205, 304].includes(response.status)) {
+    watch.stop();
+    return response;
+  }
+  const counted = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        watch.progress(chunk.byteLength);
+        controller.enqueue(chunk);
+      },
+      flush() {
+        watch.stop();
+      },
+    }),
+  );
+  return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 async function readLimited(response: Response, limit: number, tooLarge: () => Error): Promise<Buffer> {

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImageConfig } from './manifest.ts';
+import { defaultTransferBounds, type TransferBounds } from './transfer-bounds.ts';
 
 export interface ImageStoreOptions {
   /** `<data dir>/images`. */
@@ -22,6 +23,8 @@ export interface ImageStoreOptions {
   maxBytes: number;
   /** Registries reached over plain HTTP (`host:port`). */
   insecureRegistries?: readonly string[];
+  /** How long a registry's request may stall and a pull may take (default 60 s and 30 min). */
+  transferBounds?: TransferBounds;
   now?: () => Date;
 }
 
@@ -56,6 +59,7 @@ export class ImageStore {
   readonly root: string;
   readonly maxBytes: number;
   readonly insecureRegistries: readonly string[];
+  readonly transferBounds: TransferBounds;
   readonly now: () => Date;
   private readonly flights = new Map<string, Promise<unknown>>();
   private pulls = 0;
@@ -66,6 +70,7 @@ export class ImageStore {
     this.root = options.root;
     this.maxBytes = options.maxBytes;
     this.insecureRegistries = options.insecureRegistries ?? [];
+    this.transferBounds = options.transferBounds ?? defaultTransferBounds;
     this.now = options.now ?? (() => new Date());
   }
 

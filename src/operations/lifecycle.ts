@@ -23,6 +23,14 @@ export type OperationKind = (typeof operationKinds)[number];
 export const LEASE_MS = 30_000;
 /** How often a working server renews its leases: three times per lease, so one late renewal loses nothing. */
 export const renewEveryMs = (leaseMs: number) => Math.max(100, Math.floor(leaseMs / 3));
+/**
+ * How many of a server's workers one team's jobs may hold at once: all but one, so that a team whose jobs wait long
+ * (a registry that trickles, a large dump) always leaves a worker to the others (issue 33).
+ */
+export function teamShareOf(concurrency: number): number {
+  return Math.max(1, concurrency - 1);
+}
+
 /** Claims of one job before it is failed for good (a job that keeps killing its server must end). */
 export const MAX_ATTEMPTS = 3;
 /** Finished operations stay readable this long (spec 2.4). */

@@ -18,7 +18,7 @@ import {
   updateOperationDetail,
   type OperationRow,
 } from '../store/operations.ts';
-import { LEASE_MS, decideClaim, renewEveryMs } from './lifecycle.ts';
+import { LEASE_MS, decideClaim, renewEveryMs, teamShareOf } from './lifecycle.ts';
 
 const CLOSE_WAIT_MS = 10_000;
 /** Looked for this long after a lease's end: the claim's `lease_until < now` then holds on the database's side too. */
@@ -45,6 +45,8 @@ export interface WorkerDeps {
   handlers: Record<string, OperationHandler>;
   log: (message: string) => void;
   concurrency?: number;
+  /** Jobs of one team this worker runs at once at most (default: all but one of `concurrency`, teamShareOf). */
+  teamShare?: number;
   /** How often to look for work, besides being woken by NOTIFY and by the end of another server's lease. */
   pollMs?: number;
   /** How long a claim holds without renewal (default LEASE_MS); renewed every third of it. */
@@ -112,7 +114,8 @@ export class OperationWorker {
   }
 
   private async claim(): Promise<void> {
-    const free = (this.deps.concurrency ?? 4) - this.running.size;
+    const concurrency = this.deps.concurrency ?? 4;
+    const free = concurrency - this.running.size;
     if (free <= 0) return this.watchLeases();
     const now = this.deps.clock.nowMs();
     const jobs = await claimOperations(this.deps.pool, {
@@ -122,11 +125,15 @@ export class OperationWorker {
       now: new Date(now),
       leaseUntil: new Date(now + this.leaseMs),
       limit: free,
+      teamShare: this.deps.teamShare ?? teamShareOf(concurrency),
     });
     await this.watchLeases();
     for (const job of jobs) {
       const abort = new AbortController();
-      const done = this.run(job, abort.signal).finally(() => this.running.delete(job.id));
+      const done = this.run(job, abort.signal).finally(() => {
+        this.running.delete(job.id);
+        this.poll(); // a worker is free: a job this claim skipped (its team held its share) may run now
+      });
       this.running.set(job.id, { abort, done });
     }
   }

@@ -42,24 +42,35 @@ export async function findOperation(db: Queryable, id: string): Promise<Operatio
   return (await db.query<OperationRow>(`SELECT ${columns} FROM operations WHERE id = $1`, [id])).rows[0];
 }
 
+/** What a worker may claim: pending jobs, running ones whose lease ran out, and those of an earlier life of its server. */
+const claimable = `o.kind = ANY($2) AND (o.state = 'pending' OR (o.state = 'running' AND
+  (o.lease_until < $3 OR (starts_with(o.lease_owner, $6 || '/') AND o.lease_owner <> $1))))`;
+
 /**
  * Claims up to `limit` pending jobs, running ones whose lease ran out, and running ones left by an earlier life
- * of this same server (`serverId`; it restarted, so they cannot be running any more), oldest first.
+ * of this same server (`serverId`; it restarted, so they cannot be running any more). Fair between teams: a team
+ * (jobs without a team count as one) holds at most `teamShare` of this owner's jobs, and teams holding fewer go
+ * first (round robin, oldest first within a team), so one team's long jobs never take every worker.
  */
 export async function claimOperations(
   db: Queryable,
-  claim: { owner: string; serverId: string; kinds: string[]; now: Date; leaseUntil: Date; limit: number },
+  claim: { owner: string; serverId: string; kinds: string[]; now: Date; leaseUntil: Date; limit: number; teamShare: number },
 ): Promise<OperationRow[]> {
   return (
     await db.query<OperationRow>(
-      `UPDATE operations SET state = 'running', attempts = attempts + 1, lease_owner = $1, lease_until = $4, updated_at = $3
-       WHERE id IN (
-         SELECT id FROM operations
-         WHERE kind = ANY($2) AND (state = 'pending' OR (state = 'running' AND
-           (lease_until < $3 OR (starts_with(lease_owner, $6 || '/') AND lease_owner <> $1))))
-         ORDER BY created_at LIMIT $5 FOR UPDATE SKIP LOCKED)
+      `WITH held AS (
+         SELECT team_id, count(*) AS n FROM operations WHERE state = 'running' AND lease_owner = $1 GROUP BY team_id
+       ), places AS (
+         SELECT o.id, o.created_at, COALESCE(h.n, 0) + row_number() OVER (PARTITION BY o.team_id ORDER BY o.created_at) AS place
+         FROM operations o LEFT JOIN held h ON h.team_id IS NOT DISTINCT FROM o.team_id
+         WHERE ${claimable}
+       ), chosen AS (
+         SELECT id FROM places WHERE place <= $7 ORDER BY place, created_at LIMIT $5
+       )
+       UPDATE operations SET state = 'running', attempts = attempts + 1, lease_owner = $1, lease_until = $4, updated_at = $3
+       WHERE id IN (SELECT o.id FROM operations o WHERE o.id IN (SELECT id FROM chosen) AND ${claimable} FOR UPDATE OF o SKIP LOCKED)
        RETURNING ${columns}`,
-      [claim.owner, claim.kinds, claim.now, claim.leaseUntil, claim.limit, claim.serverId],
+      [claim.owner, claim.kinds, claim.now, claim.leaseUntil, claim.limit, claim.serverId, claim.teamShare],
     )
   ).rows;
 }

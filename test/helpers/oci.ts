@@ -165,11 +165,21 @@ export async function pushIndex(registry: TestRegistry, repository: string, tag:
   return answer.headers.get('docker-content-digest')!;
 }
 
+/** The layer blob digests of a manifest in the registry, lowest first. */
+export async function layerDigests(registry: TestRegistry, repository: string, manifestDigest: string): Promise<string[]> {
+  const answer = await fetch(`http://${registry.host}/v2/${repository}/manifests/${manifestDigest}`, {
+    headers: { accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
+  });
+  return ((await answer.json()) as { layers: { digest: string }[] }).layers.map((layer) => layer.digest);
+}
+
 export interface RegistryProxy {
   /** `127.0.0.1:PORT`: use it as the registry host of references. */
   host: string;
   /** Token requests seen, with whether they carried the right basic credentials. */
   tokenRequests: { authenticated: boolean; scope: string | null }[];
+  /** Blob downloads being trickled now (`trickleBlobs`). */
+  readonly trickling: number;
   close(): Promise<void>;
 }
 
@@ -180,12 +190,15 @@ export interface ProxyOptions {
   corruptBlobs?: boolean;
   /** Answer blob requests with a 307 to the registry itself (another origin, like blob storage on a CDN). */
   redirectBlobs?: boolean;
+  /** Send these blobs one byte a second (headers at once, with their full length), as a registry that stalls. */
+  trickleBlobs?: string[];
 }
 
-/** A loopback front of a registry: the token flow, or blobs with wrong bytes; the rest passes unchanged. */
+/** A loopback front of a registry: the token flow, blobs with wrong bytes or trickled; the rest passes unchanged. */
 export async function startRegistryProxy(registry: TestRegistry, options: ProxyOptions): Promise<RegistryProxy> {
   const token = `t-${Math.random().toString(36).slice(2)}`;
   const tokenRequests: RegistryProxy['tokenRequests'] = [];
+  let trickling = 0;
   const server = http.createServer((request, response) => {
     const url = new URL(request.url!, 'http://proxy');
     const auth = options.token;
@@ -216,6 +229,23 @@ export async function startRegistryProxy(registry: TestRegistry, options: ProxyO
     const headers = { ...request.headers };
     delete headers.authorization;
     const upstream = http.request(`http://${registry.host}${request.url}`, { method: request.method, headers }, (answer) => {
+      const blob = /\/blobs\/(sha256:[a-f0-9]{64})$/.exec(url.pathname)?.[1];
+      if (blob && options.trickleBlobs?.includes(blob) && answer.statusCode === 200 && request.method === 'GET') {
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () => {
+          const body = Buffer.concat(chunks);
+          response.writeHead(200, { ...answer.headers, 'content-length': String(body.length) });
+          trickling++;
+          let sent = 0;
+          const timer = setInterval(() => (sent < body.length ? response.write(body.subarray(sent, ++sent)) : response.end()), 1000);
+          response.on('close', () => {
+            clearInterval(timer);
+            trickling--;
+          });
+        });
+        return;
+      }
       if (!(options.corruptBlobs && url.pathname.includes('/blobs/') && answer.statusCode === 200)) {
         response.writeHead(answer.statusCode!, answer.headers);
         answer.pipe(response);
@@ -236,7 +266,13 @@ export async function startRegistryProxy(registry: TestRegistry, options: ProxyO
   return {
     host: `127.0.0.1:${(server.address() as { port: number }).port}`,
     tokenRequests,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    get trickling() {
+      return trickling;
+    },
+    close: () => {
+      server.closeAllConnections(); // trickles never end by themselves
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
