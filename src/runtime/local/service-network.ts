@@ -5,6 +5,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
 import { linkIndex, linkMark, netnsExists, removeNetns, removePodNetwork, setLinkMark } from './network.ts';
+import { guardHostLink } from './pod-firewall.ts';
 import { ipBatch, runChecked, runCommand } from './processes.ts';
 
 const BRIDGE = 'br0';
@@ -24,7 +25,10 @@ const recordFile = (workspaceDir: string) => path.join(workspaceDir, 'network.js
  */
 export async function ensureServiceNetwork(workspaceDir: string, id: number, range: string, owner: string): Promise<ServiceNetwork> {
   const recorded = await readFile(recordFile(workspaceDir), 'utf8').then((text) => JSON.parse(text) as ServiceNetwork, () => undefined);
-  if (recorded && (await isServiceNetworkUp(recorded, owner))) return recorded;
+  if (recorded && (await isServiceNetworkUp(recorded, owner))) {
+    await guardHostLink(owner, recorded.hostVeth);
+    return recorded;
+  }
   if (recorded) await removeServiceNetwork(recorded);
   await removeServiceNetwork(serviceNetworkOf(id, range)); // names do not depend on the block
   const { prefix } = parsePrivateRange(range);
@@ -37,6 +41,10 @@ export async function ensureServiceNetwork(workspaceDir: string, id: number, ran
       await removeServiceNetwork(network); // another workspace took the block at the same moment
       continue;
     }
+    await guardHostLink(owner, network.hostVeth).catch(async (error: unknown) => {
+      await removeServiceNetwork(network);
+      throw error;
+    });
     await setLinkMark(network.hostVeth, serviceNetworkMark(owner, network));
     await mkdir(workspaceDir, { recursive: true });
     await writeFile(`${recordFile(workspaceDir)}.partial`, JSON.stringify(network), { mode: 0o600 });
