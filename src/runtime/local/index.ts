@@ -23,7 +23,7 @@ import { createVolumeDir, deleteVolumeDir, exists, nixDir, packVolume, unpackVol
 import { reownTree } from './volume-owner.ts';
 import { editorPodTemplate } from './pod-template.ts';
 import { networkOwner } from './network.ts';
-import { podFirewallKeeper } from './pod-firewall.ts';
+import { guardInstallationLinks, podFirewallKeeper } from './pod-firewall.ts';
 import { podSeccompProgram } from './seccomp.ts';
 
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
@@ -89,9 +89,10 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   host.log(describeEditor(editor));
   host.log(host.cgroups ? `pods run in cgroups (v${host.cgroups.version}) with their plans' CPU and memory limits` : 'pods run without CPU and memory limits: cgroups need the server to run as root on a host with the cpu and memory controllers');
   if (!podSeccompProgram()) host.log(`pods run without a seccomp filter: svc has one for x86_64 only, not ${process.arch}`);
-  // the pods' firewall is written at start (as root): whatever a server killed before left, the rules are this release's
+  // the pods' firewall (as root): written again at start over the links pods that outlived a server keep, else with
+  // the first pod network
   const firewall = asRoot ? podFirewallKeeper(networkOwner(dataDir)) : undefined;
-  firewall?.ready().catch((error: Error) => host.log(error.message));
+  if (asRoot) guardInstallationLinks(networkOwner(dataDir)).catch((error: Error) => host.log(error.message));
   const timeouts = { agentMs: host.agentTimeoutMs, editorMs: options.editorTimeoutMs ?? 120_000 };
   const serialized = workspaceQueue();
   const replicas = createLocalReplicaDriver(host, workspaceQueue());

@@ -1,5 +1,6 @@
 // A pod's network namespace with a veth pair to the host (only when the server runs as root). The host reaches the
-// pod at its address; the pod has no route beyond its /30 (no NAT is set up). A sleeping workspace keeps its
+// pod at its address; the pod has no route beyond its /30 (no NAT is set up), and what it opens to the host is
+// refused (pod-firewall.ts). A sleeping workspace keeps its
 // network (docs/runtime.md, "How long a wake takes"): the host end of the pair carries an ownership mark, its
 // alias, written once the network is complete, so a wake reuses only a network this installation made whole.
 import { createHash } from 'node:crypto';

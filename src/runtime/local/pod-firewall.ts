@@ -101,11 +101,17 @@ export class PodFirewallKeeper {
   constructor(readonly firewall: PodFirewall) {}
 
   ready(): Promise<void> {
-    if (!this.written) {
-      this.written = installPodFirewall(this.firewall);
-      this.written.catch(() => (this.written = undefined));
-    }
-    return this.written;
+    return this.written ?? this.rewrite();
+  }
+
+  /** Writes the table now, whatever this process wrote before (a server's start). */
+  rewrite(): Promise<void> {
+    const written = installPodFirewall(this.firewall);
+    this.written = written;
+    written.catch(() => {
+      if (this.written === written) this.written = undefined;
+    });
+    return written;
   }
 
   /** Deletes the table when the installation has no link left; the next network writes it again. */
@@ -124,6 +130,22 @@ export function podFirewallKeeper(owner: string): PodFirewallKeeper {
   let keeper = keepers.get(owner);
   if (!keeper) keepers.set(owner, (keeper = new PodFirewallKeeper(podFirewallOf(owner))));
   return keeper;
+}
+
+/**
+ * At a server's start: when host links of the installation are there (pods that outlived the server, networks a sleep
+ * kept), the table is written again and each link put in the group (links of a release before the firewall have
+ * none). Without any, nothing is written until the first pod network is made.
+ */
+export async function guardInstallationLinks(owner: string): Promise<string[]> {
+  const names = await readdir('/sys/class/net').catch(() => [] as string[]);
+  const marks = await Promise.all(names.map((name) => readFile(path.join('/sys/class/net', name, 'ifalias'), 'utf8').then((text) => text.trim(), () => '')));
+  const links = names.filter((_, i) => marks[i] === owner || marks[i].startsWith(`${owner} `));
+  if (links.length === 0) return links;
+  const keeper = podFirewallKeeper(owner);
+  await keeper.rewrite();
+  for (const link of links) await setLinkGroup(link, keeper.firewall.group).catch(() => undefined); // gone meanwhile
+  return links;
 }
 
 /** Makes a host link of the installation's pods subject to its firewall: the table is there, the link in its group. */

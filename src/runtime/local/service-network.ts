@@ -1,6 +1,7 @@
 // A workspace's service network (server as root): a bridge in a network namespace of its own (the switch), linked
-// to the host, to the editor pod and to every replica's pod. Pods of one workspace reach each other and the host on
-// it; nothing routes between the segments of different workspaces (pods have no route beyond their segment).
+// to the host, to the editor pod and to every replica's pod. Pods of one workspace reach each other on it, and the
+// host reaches them (what they open to the host is refused, pod-firewall.ts); nothing routes between the segments of
+// different workspaces (pods have no route beyond their segment).
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
