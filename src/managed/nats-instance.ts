@@ -12,6 +12,7 @@ import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
 import { instanceCgroup, isInstanceProcessRunning, managedInstanceDir, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
 import { checkNatsClient, type NatsReadiness } from './nats-client-check.ts';
 import { CONFIG_FILE, NATS_SERVER_BINARY, STORE_DIR, natsConfig, natsFailureReason, natsMajor, natsServerScript, natsSpecErrors, type NatsInstanceSpec } from './nats-rules.ts';
+import { podSeccompFile } from '../runtime/local/seccomp.ts';
 
 export class NatsInstanceFailure extends ManagedInstanceFailure {}
 
@@ -80,6 +81,7 @@ export const isNatsInstanceRunning = (host: ManagedHost, id: number) => readInst
 async function startNatsInstance(host: ManagedHost, spec: NatsInstanceSpec): Promise<void> {
   const dir = managedInstanceDir(host.dataDir, spec.id);
   const command = sandboxCommand({
+    seccomp: podSeccompFile(host.dataDir),
     uid: spec.uid,
     switchUser: isRoot(),
     netns: spec.netns,

@@ -7,6 +7,7 @@ import { chmod, chown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/p
 import path from 'node:path';
 import pg from 'pg';
 import { isSameProcess, pollUntil, runCommand } from '../runtime/local/processes.ts';
+import { podSeccompFile } from '../runtime/local/seccomp.ts';
 import { sandboxCommand, type SandboxSpec } from '../runtime/local/sandbox.ts';
 import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
 import { instanceCgroup, isInstanceProcessRunning, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
@@ -105,6 +106,7 @@ async function checkSpec(host: PostgresHost, spec: PostgresInstanceSpec): Promis
 
 function sandboxOf(host: PostgresHost, spec: PostgresInstanceSpec, script: string, detached: boolean): SandboxSpec {
   return {
+    seccomp: podSeccompFile(host.dataDir),
     uid: spec.uid,
     switchUser: isRoot(),
     netns: detached ? spec.netns : undefined,

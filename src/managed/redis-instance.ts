@@ -6,6 +6,7 @@
 import { access, chmod, chown, copyFile, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { minimalEnv, pollUntil, runCommand } from '../runtime/local/processes.ts';
+import { podSeccompFile } from '../runtime/local/seccomp.ts';
 import { sandboxCommand } from '../runtime/local/sandbox.ts';
 import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
 import { instanceCgroup, isInstanceProcessRunning, readInstanceProcess, startInstanceProcess, stopInstanceProcess } from './instance-process.ts';
@@ -153,6 +154,7 @@ export async function startRedisInstance(host: ManagedHost, spec: RedisInstanceS
   if (aof.removeAof) await rm(aofDir, { recursive: true, force: true });
   await writeConfig(host, spec, aof.appendonly);
   const command = sandboxCommand({
+    seccomp: podSeccompFile(host.dataDir),
     uid: spec.uid,
     switchUser: isRoot(),
     netns: spec.netns,

@@ -8,7 +8,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { LogLine, ReplicaObservation, ReplicaSpec, RuntimeDriver, WorkspaceRef } from '../../src/runtime/driver.ts';
+import { ExecChannel, parseFrame, readExecStatus } from '../../src/core/channel-protocol.ts';
+import type { LogLine, PodTarget, ReplicaObservation, ReplicaSpec, RuntimeDriver, WorkspaceRef } from '../../src/runtime/driver.ts';
 import { RuntimeFailure } from '../../src/runtime/driver.ts';
 import { createLocalDriver } from '../../src/runtime/local/index.ts';
 import { until } from './wait.ts';
@@ -21,6 +22,20 @@ export const FAST_REPLICAS = { backoffBaseMs: 10, backoffMaxMs: 40, giveUpWindow
 /** A replica of `service` (index 0) with nothing but `fields`. */
 export function replicaSpec(service: string, fields: Partial<ReplicaSpec>): ReplicaSpec {
   return { service, index: 0, steps: [], env: {}, ports: [], mounts: [], needs: [], ...fields };
+}
+
+/** Runs `command` in the pod through the driver's exec stream (the agent); its output and exit code once it ends. */
+export async function execInPod(driver: RuntimeDriver, ws: WorkspaceRef, target: PodTarget, command: string[]): Promise<{ exitCode?: number; stdout: string; stderr: string }> {
+  const socket = await driver.openExec(ws, target, { command, tty: false, stdin: false, env: {} });
+  const frames: Array<{ channel: number; data: Buffer }> = [];
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  socket.on('message', (message: Buffer) => frames.push(parseFrame(message)!));
+  socket.resume();
+  await closed;
+  const text = (channel: number) => Buffer.concat(frames.filter((f) => f.channel === channel).map((f) => f.data)).toString();
+  const status = frames.find((f) => f.channel === ExecChannel.status);
+  const read = status ? readExecStatus(status.data) : undefined;
+  return { exitCode: read && 'exitCode' in read ? read.exitCode : undefined, stdout: text(ExecChannel.stdout), stderr: text(ExecChannel.stderr) };
 }
 
 export interface PodBenchOptions {

@@ -10,7 +10,7 @@ import { RuntimeFailure } from '../driver.ts';
 import { AGENT_MAIN } from './agent-bundle.ts';
 import { imageRootArgs, SEAL_ROOT_ARGS, type ImageRoot, type PodFiles } from './container-root.ts';
 import { runCommand } from './processes.ts';
-import { descriptorBindArgs, netnsEnter, type Bind, type DescriptorBind } from './sandbox.ts';
+import { descriptorBindArgs, netnsEnter, seccompParts, type Bind, type DescriptorBind } from './sandbox.ts';
 
 /** Where the pod's machinery appears in a container pod: a top-level name no image uses. */
 export const CONTAINER_POD_TOOLS_DIR = '/.svc';
@@ -92,6 +92,8 @@ export interface ImagePodSpec {
   dieWithParent?: boolean;
   /** Where the agent starts; default `/`. */
   chdir?: string;
+  /** The compiled seccomp filter (seccomp.ts `podSeccompFile`); undefined runs without one. */
+  seccomp: string | undefined;
 }
 
 /** The agent's entry script as a pod from an image sees it (the built-in editor's is beside it). */
@@ -103,7 +105,9 @@ export const agentNodeSetting = (hostNode: HostNode) => JSON.stringify(hostNode.
 /** The command line of a pod whose root is an image: a container replica, a steps replica or editor pod from an image. */
 export function imagePodCommand(spec: ImagePodSpec): { file: string; args: string[] } {
   const uid = String(spec.hostUid);
+  const seccomp = seccompParts(spec.seccomp, [spec.infoFd ?? 0, ...spec.descriptorBinds.map((bind) => bind.fd)]);
   const wrappers = [
+    ...seccomp.wrapper,
     ...(spec.netns ? netnsEnter(spec.netns) : []),
     ...(spec.switchUser ? ['setpriv', '--reuid', uid, '--regid', '0', '--clear-groups'] : []),
   ];
@@ -123,6 +127,7 @@ export function imagePodCommand(spec: ImagePodSpec): { file: string; args: strin
     '--uid', String(spec.podUid), '--gid', '0',
     ...(spec.dieWithParent ? ['--die-with-parent'] : []),
     ...(spec.infoFd !== undefined ? ['--info-fd', String(spec.infoFd)] : []),
+    ...seccomp.bwrapArgs,
     '--clearenv', ...Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]),
     '--chdir', spec.chdir ?? '/',
     ...command,

@@ -18,6 +18,7 @@ import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } fro
 import { workspaceRuntimeDir } from './replica-files.ts';
 import { POD_APP_DIR, type Bind, type DescriptorBind } from './sandbox.ts';
 import { volumeDir, type VolumeHost } from './volumes.ts';
+import { podSeccompFile } from './seccomp.ts';
 
 /** Where a pod from an image sees the tools directory (not /opt, which an image may have read-only). */
 export const IMAGE_POD_TOOLS_DIR = `${CONTAINER_POD_TOOLS_DIR}/tools`;
@@ -114,6 +115,7 @@ async function workspaceImagePod(
   const nix = splitBinds((await nixOf(host, workspace, { root, image: base.image }, true, true)).binds);
   const pod = run(shell);
   return imagePodCommand({
+    seccomp: podSeccompFile(host.dataDir),
     hostUid: workspace.uid,
     podUid: workspace.uid,
     switchUser: host.asRoot,

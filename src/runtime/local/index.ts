@@ -22,6 +22,9 @@ import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './vol
 import { createVolumeDir, deleteVolumeDir, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
 import { reownTree } from './volume-owner.ts';
 import { editorPodTemplate } from './pod-template.ts';
+import { networkOwner } from './network.ts';
+import { guardInstallationLinks, podFirewallKeeper } from './pod-firewall.ts';
+import { podSeccompProgram } from './seccomp.ts';
 
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
 
@@ -85,6 +88,11 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   }
   host.log(describeEditor(editor));
   host.log(host.cgroups ? `pods run in cgroups (v${host.cgroups.version}) with their plans' CPU and memory limits` : 'pods run without CPU and memory limits: cgroups need the server to run as root on a host with the cpu and memory controllers');
+  if (!podSeccompProgram()) host.log(`pods run without a seccomp filter: svc has one for x86_64 only, not ${process.arch}`);
+  // the pods' firewall (as root): written again at start over the links pods that outlived a server keep, else with
+  // the first pod network
+  const firewall = asRoot ? podFirewallKeeper(networkOwner(dataDir)) : undefined;
+  if (asRoot) guardInstallationLinks(networkOwner(dataDir)).catch((error: Error) => host.log(error.message));
   const timeouts = { agentMs: host.agentTimeoutMs, editorMs: options.editorTimeoutMs ?? 120_000 };
   const serialized = workspaceQueue();
   const replicas = createLocalReplicaDriver(host, workspaceQueue());
@@ -140,7 +148,11 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
     // Only root can hand files to another UID.
     reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, () => reownWorkspaceFiles(host, workspace.id, uid, signal)) : undefined,
-    close: () => stageSteps.abortAll(), // pods keep running; stage steps belong to this server process
+    // pods keep running (and their firewall with them); stage steps belong to this server process
+    close: async () => {
+      await stageSteps.abortAll();
+      await firewall?.removeIfUnused().catch((error: Error) => host.log(error.message));
+    },
     prepareReplicas: replicas.prepareReplicas,
     startReplica: replicas.startReplica,
     stopReplica: replicas.stopReplica,

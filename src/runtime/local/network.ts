@@ -1,11 +1,13 @@
 // A pod's network namespace with a veth pair to the host (only when the server runs as root). The host reaches the
-// pod at its address; the pod has no route beyond its /30 (no NAT is set up). A sleeping workspace keeps its
+// pod at its address; the pod has no route beyond its /30 (no NAT is set up), and what it opens to the host is
+// refused (pod-firewall.ts). A sleeping workspace keeps its
 // network (docs/runtime.md, "How long a wake takes"): the host end of the pair carries an ownership mark, its
 // alias, written once the network is complete, so a wake reuses only a network this installation made whole.
 import { createHash } from 'node:crypto';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PodNetwork } from './addresses.ts';
+import { guardHostLink } from './pod-firewall.ts';
 import { ipBatch, killProcess, runChecked, runCommand } from './processes.ts';
 
 /** Where `ip netns add` keeps named namespaces (iproute2's NETNS_RUN_DIR). */
@@ -44,14 +46,22 @@ export async function linkIndex(name: string): Promise<string | undefined> {
 
 /**
  * The pod network as a wake finds it: kept from before the sleep when its namespace is there and its host link
- * carries `owner`'s mark (nothing is started then), else made afresh and marked. Answers the link's mark as it is
- * now (the mark with what was linked to it since, see pods.ts).
+ * carries `owner`'s mark (no process is started then), else made afresh and marked. Either way its host link is
+ * under the installation's firewall (pod-firewall.ts) before the pod starts. Answers the link's mark as it is now
+ * (the mark with what was linked to it since, see pods.ts).
  */
 export async function ensurePodNetwork(network: PodNetwork, addressRange: string, owner: string): Promise<string> {
   const mark = podNetworkMark(owner, network);
   const found = await linkMark(network.hostVeth);
-  if (found !== undefined && (found === mark || found.startsWith(`${mark} `)) && (await netnsExists(network.netns))) return found;
+  if (found !== undefined && (found === mark || found.startsWith(`${mark} `)) && (await netnsExists(network.netns))) {
+    await guardHostLink(owner, network.hostVeth);
+    return found;
+  }
   await createPodNetwork(network, addressRange);
+  await guardHostLink(owner, network.hostVeth).catch(async (error: unknown) => {
+    await removePodNetwork(network);
+    throw error;
+  });
   await setLinkMark(network.hostVeth, mark);
   return mark;
 }

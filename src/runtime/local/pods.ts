@@ -24,6 +24,7 @@ import { imageEditorPodCommand } from './image-editor-pod.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
 import { backgroundUntil, createPodCgroup, editorPlan, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, type LimitsHost } from './pod-limits.ts';
 import { editorPodTemplate } from './pod-template.ts';
+import { podSeccompFile } from './seccomp.ts';
 
 export interface PodHost extends VolumeHost, LimitsHost {
   projectDir: string;
@@ -132,6 +133,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
         bundleDir, hostsFile: wiring.hostsFile, tokenFile, tokenTarget: POD_TOKEN_FILE, netns: network?.netns, agentEnv: agentEnvOf(), descriptorBinds: memoryBinds,
       })
     : sandboxCommand({
+        seccomp: podSeccompFile(host.dataDir),
         uid: workspace.uid,
         switchUser: host.asRoot,
         netns: network?.netns,

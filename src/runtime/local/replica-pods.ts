@@ -27,6 +27,7 @@ import { netnsExists, removeNetns } from './network.ts';
 import { attachToServiceNetwork, createReplicaNetns, POD_LINK } from './service-network.ts';
 import { volumeDir } from './volumes.ts';
 import { createPodCgroup, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, replicaPlan } from './pod-limits.ts';
+import { podSeccompFile } from './seccomp.ts';
 
 export interface ReplicaPodHost extends PodHost {
   replicaTimings: ReplicaTimings;
@@ -149,6 +150,7 @@ async function stepsPod(pod: PodInput): Promise<{ file: string; args: string[] }
   const nix = await nixOf(host, workspace, undefined, spec.nixWritable ?? false);
   return sandboxCommand({
     nix: nix.own,
+    seccomp: podSeccompFile(host.dataDir),
     uid: workspace.uid,
     switchUser: host.asRoot,
     netns: pod.netns,
@@ -179,6 +181,7 @@ async function imageStepsPod(pod: PodInput, image: PinnedRoot): Promise<{ file: 
   await writeFile(passwdFile, await podPasswd(image.rootfs, workspace.uid), { mode: 0o644 });
   const hostNode = await hostNodeFor(host.nodePath);
   return imagePodCommand({
+    seccomp: podSeccompFile(host.dataDir),
     hostUid: workspace.uid,
     podUid: workspace.uid,
     switchUser: host.asRoot,
@@ -208,6 +211,7 @@ async function containerPod(pod: PodInput, container: ContainerProcess): Promise
   await writeFile(passwdFile, await podPasswd(rootfs, container.uid), { mode: 0o644 });
   const resolvConf = await hostResolvConf();
   return imagePodCommand({
+    seccomp: podSeccompFile(host.dataDir),
     hostUid: workspace.uid,
     podUid: container.uid,
     switchUser: host.asRoot,
@@ -301,6 +305,7 @@ export function replicaConfigOf(spec: ReplicaSpec, timings: ReplicaTimings, ownN
 /** Creates a missing mount source in the volume as the workspace UID (never as root through the workspace's links). */
 async function createVolumeDirectory(host: ReplicaPodHost, workspace: WorkspaceRef, from: string): Promise<void> {
   const command = sandboxCommand({
+    seccomp: podSeccompFile(host.dataDir),
     uid: workspace.uid,
     switchUser: host.asRoot,
     isolateNetwork: true,

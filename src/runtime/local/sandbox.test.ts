@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { agentBinds, isInside, podPathOf, sandboxCommand, type SandboxSpec } from './sandbox.ts';
+import { agentBinds, isInside, podPathOf, sandboxCommand, seccompParts, type SandboxSpec } from './sandbox.ts';
 
 const spec: SandboxSpec = {
   uid: 20042,
@@ -14,6 +14,7 @@ const spec: SandboxSpec = {
   infoFd: 3,
   dieWithParent: false,
   script: 'exec node main.ts',
+  seccomp: undefined,
 };
 
 /** The values that follow each occurrence of `flag`. */
@@ -91,4 +92,13 @@ test('a pod sees the agent bundle under /opt/svc, and the node binary when it is
 test('isInside compares whole path segments', () => {
   assert.equal(isInside('/a/b', '/a/b'), true);
   assert.equal(isInside('/a/b', '/a/bc'), false);
+});
+
+test('with a seccomp filter an outer bash opens it above every descriptor the sandbox gets, and bubblewrap reads it there', () => {
+  const { file, args } = sandboxCommand({ ...spec, seccomp: '/srv/svc/runtime/seccomp-1.bpf', descriptorBinds: [{ fd: 4, target: '/m' }, { fd: 12, target: '/n' }] });
+  assert.equal(file, 'bash');
+  assert.deepEqual(args.slice(0, 5), ['-c', 'exec "$@" 13<"$0"', '/srv/svc/runtime/seccomp-1.bpf', 'nsenter', '--net=/run/netns/svc-ws42']);
+  assert.deepEqual(after(args, '--seccomp'), [['13']]);
+  assert.deepEqual(seccompParts('/f', [3]).bwrapArgs, ['--seccomp', '10']);
+  assert.deepEqual(seccompParts(undefined, [3]), { wrapper: [], bwrapArgs: [] });
 });

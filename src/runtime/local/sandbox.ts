@@ -29,6 +29,17 @@ export const descriptorBindArgs = (bind: DescriptorBind) => [bind.readOnly ? '--
  */
 export const netnsEnter = (netns: string) => ['nsenter', `--net=/run/netns/${netns}`, '--'];
 
+/**
+ * What makes a sandbox run under the pods' seccomp filter (seccomp.ts): an outer `bash` opens the compiled program
+ * on a descriptor above every other one the sandbox is handed (`usedFds`), then becomes the rest of the command
+ * (pid kept), and bubblewrap reads it there (`--seccomp`) and closes it. Nothing when there is no filter file.
+ */
+export function seccompParts(file: string | undefined, usedFds: number[]): { wrapper: string[]; bwrapArgs: string[] } {
+  if (!file) return { wrapper: [], bwrapArgs: [] };
+  const fd = Math.max(9, ...usedFds) + 1;
+  return { wrapper: ['bash', '-c', `exec "$@" ${fd}<"$0"`, file], bwrapArgs: ['--seccomp', String(fd)] };
+}
+
 export interface SandboxSpec {
   uid: number;
   /** The server is root: become the workspace UID on the host too (setpriv), so files belong to it there. */
@@ -53,11 +64,15 @@ export interface SandboxSpec {
   dieWithParent: boolean;
   /** Shell text, run with `bash -lc` in /data/app. */
   script: string;
+  /** The compiled seccomp filter (seccomp.ts `podSeccompFile`); undefined runs without one (no filter for this machine). */
+  seccomp: string | undefined;
 }
 
 export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[] } {
   const uid = String(spec.uid);
+  const seccomp = seccompParts(spec.seccomp, [spec.infoFd ?? 0, ...(spec.descriptorBinds ?? []).map((bind) => bind.fd)]);
   const wrappers = [
+    ...seccomp.wrapper,
     ...(spec.netns ? netnsEnter(spec.netns) : []),
     ...(spec.switchUser ? ['setpriv', '--reuid', uid, '--regid', '0', '--clear-groups'] : []),
   ];
@@ -69,6 +84,7 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     '--uid', uid, '--gid', '0',
     ...(spec.dieWithParent ? ['--die-with-parent'] : []),
     ...(spec.infoFd !== undefined ? ['--info-fd', String(spec.infoFd)] : []),
+    ...seccomp.bwrapArgs,
     ...environmentArgs(spec.env),
     '--chdir', POD_APP_DIR,
     'bash', '-lc', `umask 0002; ${spec.script}`,

@@ -1,10 +1,12 @@
 // A workspace's service network (server as root): a bridge in a network namespace of its own (the switch), linked
-// to the host, to the editor pod and to every replica's pod. Pods of one workspace reach each other and the host on
-// it; nothing routes between the segments of different workspaces (pods have no route beyond their segment).
+// to the host, to the editor pod and to every replica's pod. Pods of one workspace reach each other on it, and the
+// host reaches them (what they open to the host is refused, pod-firewall.ts); nothing routes between the segments of
+// different workspaces (pods have no route beyond their segment).
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
 import { linkIndex, linkMark, netnsExists, removeNetns, removePodNetwork, setLinkMark } from './network.ts';
+import { guardHostLink } from './pod-firewall.ts';
 import { ipBatch, runChecked, runCommand } from './processes.ts';
 
 const BRIDGE = 'br0';
@@ -24,7 +26,10 @@ const recordFile = (workspaceDir: string) => path.join(workspaceDir, 'network.js
  */
 export async function ensureServiceNetwork(workspaceDir: string, id: number, range: string, owner: string): Promise<ServiceNetwork> {
   const recorded = await readFile(recordFile(workspaceDir), 'utf8').then((text) => JSON.parse(text) as ServiceNetwork, () => undefined);
-  if (recorded && (await isServiceNetworkUp(recorded, owner))) return recorded;
+  if (recorded && (await isServiceNetworkUp(recorded, owner))) {
+    await guardHostLink(owner, recorded.hostVeth);
+    return recorded;
+  }
   if (recorded) await removeServiceNetwork(recorded);
   await removeServiceNetwork(serviceNetworkOf(id, range)); // names do not depend on the block
   const { prefix } = parsePrivateRange(range);
@@ -37,6 +42,10 @@ export async function ensureServiceNetwork(workspaceDir: string, id: number, ran
       await removeServiceNetwork(network); // another workspace took the block at the same moment
       continue;
     }
+    await guardHostLink(owner, network.hostVeth).catch(async (error: unknown) => {
+      await removeServiceNetwork(network);
+      throw error;
+    });
     await setLinkMark(network.hostVeth, serviceNetworkMark(owner, network));
     await mkdir(workspaceDir, { recursive: true });
     await writeFile(`${recordFile(workspaceDir)}.partial`, JSON.stringify(network), { mode: 0o600 });

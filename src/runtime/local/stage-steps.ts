@@ -17,6 +17,7 @@ import { ensureNixDir, exists, volumeDir } from './volumes.ts';
 import { imageStageStepCommand } from './image-editor-pod.ts';
 import { createPodCgroup, editorPlan, inPodCgroup, removePodCgroup } from './pod-limits.ts';
 import { serviceLogTexts } from '../../agent/service-log-texts.ts';
+import { podSeccompFile } from './seccomp.ts';
 
 const STEP_KEY = /^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$/;
 
@@ -54,6 +55,7 @@ export function createStageSteps(host: PodHost): StageSteps {
       const command = workspace.baseImage
         ? await imageStageStepCommand(host, workspace, workspace.baseImage, { hostsFile, netns: pod.network?.netns, env: step.env, script: step.run })
         : sandboxCommand({
+            seccomp: podSeccompFile(host.dataDir),
             uid: workspace.uid,
             switchUser: host.asRoot,
             netns: pod.network?.netns,

@@ -8,6 +8,7 @@ import { cloneFailureReason, cloneScript, localRepositoryPath } from './clone-pl
 import { runCommand } from './processes.ts';
 import { isInside, sandboxCommand, type Bind, type SandboxSpec } from './sandbox.ts';
 import { createVolumeDir, exists, volumeDir, type VolumeHost } from './volumes.ts';
+import { podSeccompFile } from './seccomp.ts';
 
 export interface SetupOptions extends VolumeHost {
   cloneTimeoutMs: number;
@@ -15,6 +16,7 @@ export interface SetupOptions extends VolumeHost {
 
 function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean): SandboxSpec {
   return {
+    seccomp: podSeccompFile(host.dataDir),
     uid: workspace.uid,
     switchUser: host.asRoot,
     isolateNetwork: !network,
