@@ -165,11 +165,13 @@ export class CredentialResolver {
     if (missing().length > 0) this.log(`${payload}: servers in slots ${missing().join(', ')} did not confirm within ${ACK_WAIT_MS} ms that they forgot it`);
   }
 
-  /** Forgets what `payload` names (`key:<id>`, `user:<id>`, anything else: all); resolves when the listeners did too. */
+  /** Forgets what `payload` names (`key:<id>`, `user:<id>`, `session:<hash>` nothing, anything else: all); resolves when the listeners did too. */
   invalidate(payload: string): Promise<void> {
     this.generation++;
     if (payload.startsWith('key:')) this.keys.delete(payload.slice(4));
-    else if (payload.startsWith('user:')) {
+    else if (payload.startsWith('session:')) {
+      // A console sign-out: sessions are not cached here, keys stay valid.
+    } else if (payload.startsWith('user:')) {
       const userId = Number(payload.slice(5));
       for (const [id, entry] of this.keys) if (entry.user.id === userId) this.keys.delete(id);
     } else this.keys.clear();
