@@ -202,7 +202,8 @@ test('a nightly backup that fails shows as failed on the managed service and by 
     const operationView = (await dev.get(`/operations/${failed.backup.operation_id}`)).body;
     assert.equal(operationView.state, 'failed');
     assert.equal(operationView.kind, 'managed_service.dump');
-    assert.deepEqual(await queueNightlyDumps(deps), [], 'not tried again at once');
+    const listed = (await dev.get(`/teams/${team}/managed-services?workspace=${ws}`)).body.items.find((item: { id: string }) => item.id === ms);
+    assert.deepEqual(listed.backup, failed.backup);
   } finally {
     events.close();
   }
