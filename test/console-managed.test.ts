@@ -1,9 +1,10 @@
 // The console's landscape view shows a workspace's managed services with their status and details, live, and a
-// developer pauses and resumes one there: Debian's Chromium against a real server with a real PostgreSQL instance.
+// developer pauses and resumes one there, and a failed nightly backup shows on its row as it happens: Debian's Chromium against a real server with a real PostgreSQL instance.
 // Needs root, scripts/setup-postgres.sh's PostgreSQL 16 and Chromium. Screenshots go to test-output/console/.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { recordNightlyBackup } from '../src/managed/dumps.ts';
 import { ensureConsoleBuilt, launchBrowser, screenshot } from './helpers/browser.ts';
 import { managedSkip as skip, startManagedLandscape, type ManagedLandscape } from './helpers/managed-landscape.ts';
 
@@ -50,4 +51,16 @@ test('the landscape view lists the managed service with its status and details; 
   await row('paused').getByRole('button', { name: 'Resume' }).click();
   await row('synchronized').waitFor({ timeout: 60_000 });
   assert.equal((await m.dev.get(`/teams/${m.team}/managed-services?workspace=${m.ws}`)).body.items[0].status, 'synchronized');
+});
+
+test('a failed nightly backup shows on the managed service\'s row with its reason, live', { skip }, async () => {
+  await page.goto(`${m.server.url}/workspaces/${m.ws}`);
+  await row('synchronized').waitFor({ timeout: 60_000 });
+  const [instance] = (await m.dev.get(`/teams/${m.team}/managed-services?workspace=${m.ws}`)).body.items;
+  // As the nightly chore records a dump that could not be made (managed-dumps-generated.test.ts makes a real one fail).
+  await recordNightlyBackup(m.server.server.database.pool, instance.id, { state: 'failed', at: new Date().toISOString(), reason: 'The managed service db does not run now' });
+  const failed = row('synchronized').locator('[data-backup="failed"]');
+  await failed.waitFor();
+  assert.match(await failed.innerText(), /^Nightly backup failed .*: The managed service db does not run now$/);
+  await screenshot(page, 'managed-03-backup-failed');
 });

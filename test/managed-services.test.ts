@@ -195,11 +195,15 @@ test('a new password in the vault: Plan says db restarts to take it and web gets
   assert.deepEqual([again.body.changed, again.body.services], [false, []]);
 });
 
-test('a server that cannot start: Sync still succeeds, db is unknown with PostgreSQL\'s reason and web runs; once it can, the next Sync brings it back', { skip }, async () => {
+test('a server that cannot start: Sync fails with managed-service-failed, db is unknown with PostgreSQL\'s reason and web runs; once it can, the next Sync brings it back', { skip }, async () => {
   assert.equal((await m.finished((await m.dev.post(`/workspaces/${m.ws}/landscape/teardown`)).body.id)).state, 'succeeded');
   const control = path.join(instanceDataDir(m.server.server.config.dataDir, db.number), 'global', 'pg_control');
   await rename(control, `${control}.kept`);
-  await m.sync();
+  const failed = await m.trySync();
+  assert.equal(failed.state, 'failed', JSON.stringify(failed));
+  assert.deepEqual([failed.error.type, failed.error.status], ['urn:svc:problem:managed-service-failed', 503]);
+  assert.deepEqual(failed.error.managed_services.map((s: { name: string; status: string }) => [s.name, s.status]), [['db', 'unknown']]);
+  assert.match(failed.error.managed_services[0].reason, /did not start: .*pg_control/);
   const shown = (await m.dev.get(`/managed-services/${db.id}`)).body;
   assert.equal(shown.status, 'unknown');
   assert.match(shown.details.reason, /^PostgreSQL instance \d+ did not start: .*pg_control/);

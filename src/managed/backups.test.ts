@@ -21,3 +21,13 @@ test('a dump is due once a night, from the first night after the instance was ma
   assert.equal(nightlyDue(at('2025-03-11T14:00:00Z'), created, at('2025-03-10T02:00:30Z')), true, 'the server was down at 02:00: done when it is back');
   assert.equal(nightlyDue(at('2025-03-12T02:00:00Z'), created, at('2025-03-11T02:00:30Z')), true, 'the next night');
 });
+
+test('a nightly backup that failed is tried again an hour later within the night, and at once the next night', () => {
+  const created = at('2025-03-01T15:00:00Z');
+  const last = at('2025-03-10T02:00:30Z');
+  const failed = at('2025-03-11T02:00:30Z');
+  assert.equal(nightlyDue(at('2025-03-11T02:30:00Z'), created, last, failed), false, 'failed half an hour ago');
+  assert.equal(nightlyDue(at('2025-03-11T03:00:31Z'), created, last, failed), true, 'an hour later');
+  assert.equal(nightlyDue(at('2025-03-12T02:00:00Z'), created, last, at('2025-03-12T01:30:00Z')), true, 'a failure of the night before does not hold the new night');
+  assert.equal(nightlyDue(at('2025-03-11T02:30:00Z'), created, at('2025-03-11T02:10:00Z'), failed), false, 'made since: not due whatever failed');
+});

@@ -1,9 +1,11 @@
 // Nightly backups (spec 2.8 `backups`, default true): a chore of the workspace runtime (runtime.ts) queues a
 // `managed_service.dump` of kind nightly for every synchronized managed service whose provider can dump and whose
 // entry does not say `backups: false`, once per backup night (from 02:00 UTC; a new instance waits for its first
-// night); the job keeps the newest 7 (dumps.ts).
-// Paused instances are skipped: their data has not changed since their last dump. The same chore removes dump files
-// that have no row any more (their managed service purged). Time comes from the clock, so tests move it.
+// night); the job keeps the newest 7 and records how it ended on the managed service (dumps.ts). One that cannot be
+// dumped (not running, no client tools) has its backup recorded as failed with the reason; a failed backup is tried
+// again an hour later, within the night. Paused instances are skipped: their data has not changed since their last
+// dump. The same chore removes dump files that have no row any more (their managed service purged). Time comes from
+// the clock, so tests move it.
 import { randomUUID } from 'node:crypto';
 import { readdir, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,7 +16,8 @@ import { withTransaction } from '../store/database.ts';
 import { allManagedDumpIds, backupCandidates } from '../store/managed-dumps.ts';
 import { findManagedService } from '../store/managed-services.ts';
 import { findProvider, type Catalog } from './catalog.ts';
-import { dumpRefusal, enqueueDump } from './dumps.ts';
+import { dumpRefusal, enqueueDump, recordNightlyBackup } from './dumps.ts';
+import { movingStatuses } from './statuses.ts';
 import type { ManagedHost } from './engine.ts';
 
 /** A backup night starts at this hour, UTC. */
@@ -26,12 +29,18 @@ export function backupNightStart(now: Date): Date {
   return new Date(start <= now.getTime() ? start : start - DAY);
 }
 
+/** How long after a failed nightly backup the next try waits (within the same night). */
+export const BACKUP_RETRY_MS = HOUR;
+
 /**
  * Whether an instance created at `created` whose newest nightly dump is `last` gets one now: none was made since
- * the backup night began, and it existed before (a new one waits for its first night).
+ * the backup night began, it existed before (a new one waits for its first night), and its last backup did not fail
+ * (at `failed`) this night less than BACKUP_RETRY_MS ago.
  */
-export function nightlyDue(now: Date, created: Date, last: Date | null): boolean {
-  return (last ?? created).getTime() < backupNightStart(now).getTime();
+export function nightlyDue(now: Date, created: Date, last: Date | null, failed: Date | null = null): boolean {
+  const night = backupNightStart(now).getTime();
+  if ((last ?? created).getTime() >= night) return false;
+  return failed === null || failed.getTime() < Math.max(night, now.getTime() - BACKUP_RETRY_MS);
 }
 
 export interface BackupDeps {
@@ -41,28 +50,27 @@ export interface BackupDeps {
   now: () => Date;
 }
 
-/** What was logged about a refused nightly dump, by managed service, so that the chore says it once a night. */
-const toldRefusals = new Map<string, string>();
-
 /**
- * Queues tonight's dumps that are due; answers the managed services queued. One that is refused (no client tools,
- * not running) is logged once a night with the reason and tried again at the next round.
+ * Queues tonight's dumps that are due; answers the managed services queued. One that is refused (not running, no
+ * client tools) has its backup recorded as failed with the reason (managed_service.updated), and is logged; one that
+ * an operation is moving, or whose dump or restore is under way, is tried again at the next round.
  */
 export async function queueNightlyDumps(deps: BackupDeps): Promise<string[]> {
   const now = deps.now();
-  const night = backupNightStart(now).toISOString();
   const queued: string[] = [];
   for (const candidate of await backupCandidates(deps.pool)) {
     if (!candidate.backups || !findProvider(deps.catalog, candidate.provider)?.capabilities.backups) continue;
-    if (!nightlyDue(now, candidate.created_at, candidate.last_nightly)) continue;
+    const failed = candidate.last_backup?.state === 'failed' ? new Date(candidate.last_backup.at) : null;
+    if (!nightlyDue(now, candidate.created_at, candidate.last_nightly, failed)) continue;
     const done = await withTransaction(deps.pool, async (db) => {
       const row = await findManagedService(db, candidate.id);
-      const refusal = row && (await dumpRefusal(deps, row, 'dump'));
-      if (refusal && toldRefusals.get(candidate.id) !== `${night} ${refusal.detail}`) {
-        toldRefusals.set(candidate.id, `${night} ${refusal.detail}`);
-        deps.host.log(`nightly dump of managed service ${candidate.id} skipped: ${refusal.detail}`);
+      if (!row || movingStatuses.has(row.status) || row.status === 'paused') return false;
+      const refusal = await dumpRefusal(deps, row, 'dump');
+      if (refusal) {
+        deps.host.log(`nightly dump of managed service ${candidate.id} not made: ${refusal.detail}`);
+        await recordNightlyBackup(db, row.id, { state: 'failed', at: now.toISOString(), reason: refusal.detail ?? refusal.title });
+        return false;
       }
-      if (!row || refusal) return false;
       await enqueueDump(db, row, { id: randomUUID(), kind: 'nightly', by: null, at: now });
       return true;
     }).catch((error: unknown) => {

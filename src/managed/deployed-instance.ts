@@ -1,19 +1,23 @@
-// A live managed service as its engine sees it outside a Sync (for a dump or a restore): its entry in the deployed
-// landscape with the templates and `secrets` filled in from the workspace's variables and vault of now, at the place
-// the driver gave it on the service network. Sync builds the same request from the file (lifecycle.ts).
+// A live managed service as its engine sees it outside a Sync (for a dump or a restore): its entry as the last Sync
+// filled it in and gave it to the instance (sealed with the deployed landscape: the password the instance runs with,
+// generated or from the vault of then), at the place the driver gave it on the service network. A deployment from
+// before Syncs kept that fills the deployed entry in again from the vault of now, generated secrets included, as
+// Sync does (landscape-check.ts). Sync builds the same request from the file (lifecycle.ts).
 import type pg from 'pg';
 import { problem } from '../core/problems.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import { fillTemplates, type NormalManagedService } from '../landscape/index.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
-import { findDeployedLandscape } from '../store/landscapes.ts';
+import { findDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
 import type { ManagedServiceRow } from '../store/managed-services.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
-import { findWorkspace } from '../store/workspaces.ts';
+import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { workspaceRef } from '../workspaces/operations.ts';
+import { openDeployedValues } from '../workspaces/service-runner.ts';
 import { workspaceAddresses, type WorkspaceUrls } from '../workspaces/view.ts';
 import type { Catalog } from './catalog.ts';
 import type { InstanceRequest } from './engine.ts';
+import { generatedSecretsPurpose, withGeneratedSecrets } from './generated-secrets.ts';
 import { effectivePlan } from './lifecycle.ts';
 
 export interface DeployedInstanceDeps {
@@ -33,10 +37,22 @@ export async function deployedInstanceRequest(deps: DeployedInstanceDeps, row: M
   if (!deployed || entry?.type !== 'managed' || entry.provider !== row.provider) {
     throw problem('conflict', 409, `The deployed landscape has no managed ${row.provider} service ${row.name} any more; sync the landscape first.`);
   }
+  const service = openDeployedValues(deps.secrets, deployed).managed?.[row.name] ?? (await refilledService(deps, workspace, deployed, row.name));
+  if (!deps.driver.placeManagedService) throw problem('not-available', 501, `The runtime driver ${deps.driver.name} runs no managed services.`);
+  const place = await deps.driver.placeManagedService(workspaceRef(workspace), row.name);
+  return {
+    id: row.number, name: row.name, service, version: row.version, uid: workspace.uid, netns: place.netns, address: place.address,
+    plan: effectivePlan(deps.catalog, row.provider, row.plan, service.resources),
+  };
+}
+
+/** The deployed entry `name` filled in with the variables and vault of now, and the secrets svc generates. */
+async function refilledService(deps: DeployedInstanceDeps, workspace: WorkspaceRow, deployed: DeployedLandscapeRow, name: string): Promise<NormalManagedService> {
+  const entry = deployed.normal.services[name];
   const vaultId = await findVaultId(deps.pool, workspace.id);
   const secrets = vaultId === undefined ? [] : await listSecrets(deps.pool, vaultId);
   const variables = await listVariables(deps.pool, workspace.id);
-  const filled = fillTemplates({ ...deployed.normal, services: { [row.name]: entry } }, {
+  const filled = fillTemplates({ ...deployed.normal, services: { [name]: entry } }, {
     workspace: { id: workspace.id, devDomain: new URL(workspaceAddresses(workspace.id, deps.urls).dev).host },
     team: { id: workspace.team_id },
     env: Object.fromEntries(variables.map((v) => [v.name, v.value])),
@@ -44,11 +60,6 @@ export async function deployedInstanceRequest(deps: DeployedInstanceDeps, row: M
     services: {},
   });
   if (filled.problem) throw filled.problem;
-  const service = filled.landscape!.services[row.name] as NormalManagedService;
-  if (!deps.driver.placeManagedService) throw problem('not-available', 501, `The runtime driver ${deps.driver.name} runs no managed services.`);
-  const place = await deps.driver.placeManagedService(workspaceRef(workspace), row.name);
-  return {
-    id: row.number, name: row.name, service, version: row.version, uid: workspace.uid, netns: place.netns, address: place.address,
-    plan: effectivePlan(deps.catalog, row.provider, row.plan, service.resources),
-  };
+  const landscape = withGeneratedSecrets(filled.landscape!, deps.catalog, deps.secrets.derive(generatedSecretsPurpose(workspace.id)));
+  return landscape.services[name] as NormalManagedService;
 }

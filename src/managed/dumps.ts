@@ -3,15 +3,18 @@
 // <data dir>/managed-dumps/<managed service id>/<dump id>.partial, renames it to <dump id><extension> once complete,
 // then records it (migration 012); a nightly one also prunes the nightly dumps beyond the newest 7. A restore job
 // loads a recorded dump into a running instance, replacing its data. Both are safe to run again after their server
-// died: the dump id is fixed when it is queued, and a restore starts over from the dump. docs/managed.md, "Dumps".
+// died: the dump id is fixed when it is queued, and a restore starts over from the dump. A nightly dump records its
+// end on the managed service (`last_backup`, made or failed with the reason) and announces it by managed_service.updated,
+// so that a failed backup is seen. docs/managed.md, "Dumps".
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { problem, type Problem } from '../core/problems.ts';
+import { problem, Problem } from '../core/problems.ts';
+import { publishEvent } from '../events/publish.ts';
 import { enqueueOperation } from '../operations/queue.ts';
-import type { OperationHandler } from '../operations/worker.ts';
+import type { JobContext, OperationHandler } from '../operations/worker.ts';
 import { withTransaction, type Queryable } from '../store/database.ts';
 import { deleteManagedDump, findManagedDump, insertManagedDump, pruneNightlyDumps, type DumpKind, type ManagedDumpRow } from '../store/managed-dumps.ts';
-import { findManagedService, type ManagedServiceRow } from '../store/managed-services.ts';
+import { findManagedService, setLastBackup, type LastBackup, type ManagedServiceRow } from '../store/managed-services.ts';
 import { activeOperationOn, type OperationRow } from '../store/operations.ts';
 import { findProvider, type Catalog } from './catalog.ts';
 import { deployedInstanceRequest, type DeployedInstanceDeps } from './deployed-instance.ts';
@@ -102,7 +105,36 @@ function providerFailure(what: string, error: unknown): never {
   throw error;
 }
 
-async function runDump(deps: DumpDeps, operation: OperationRow): Promise<string> {
+/** Records the last nightly backup of managed service `id` and announces it (managed_service.updated). */
+export async function recordNightlyBackup(db: Queryable, id: string, backup: LastBackup): Promise<void> {
+  const row = await setLastBackup(db, id, backup);
+  if (row) await publishEvent(db, { type: 'managed_service.updated', at: backup.at, team_id: row.team_id, workspace_id: row.workspace_id, managed_service_id: row.id });
+}
+
+/** Why a nightly dump failed, as a team member may read it (an internal error's text stays in the log). */
+const failureReason = (error: unknown) =>
+  error instanceof Problem ? (error.detail ?? error.title) : 'an internal error of the server (its log and the operation name the incident)';
+
+/** A dump; a nightly one records how it ended on its managed service (not when the server stops: it runs again). */
+async function runDump(deps: DumpDeps, job: JobContext): Promise<string> {
+  const { operation } = job;
+  const input = operation.input as { managed_service_id: string; dump_id: string; kind: DumpKind };
+  if (input.kind !== 'nightly') return makeDump(deps, operation);
+  try {
+    const detail = await makeDump(deps, operation);
+    await recordNightlyBackup(deps.pool, input.managed_service_id, { state: 'succeeded', at: deps.now().toISOString(), operation_id: operation.id, dump_id: input.dump_id });
+    return detail;
+  } catch (error) {
+    if (!job.signal.aborted) {
+      const failed: LastBackup = { state: 'failed', at: deps.now().toISOString(), operation_id: operation.id, reason: failureReason(error) };
+      await recordNightlyBackup(deps.pool, input.managed_service_id, failed);
+      deps.host.log(`managed service ${input.managed_service_id}: nightly dump failed: ${failed.reason}`);
+    }
+    throw error;
+  }
+}
+
+async function makeDump(deps: DumpDeps, operation: OperationRow): Promise<string> {
   const input = operation.input as { managed_service_id: string; dump_id: string; kind: DumpKind };
   const { row, engine } = await jobInstance(deps, input.managed_service_id, 'dump');
   const request = await deployedInstanceRequest(deps, row);
@@ -143,7 +175,7 @@ async function runRestore(deps: DumpDeps, operation: OperationRow): Promise<stri
 
 export function dumpOperationHandlers(deps: DumpDeps): Record<string, OperationHandler> {
   return {
-    [DUMP_OPERATION]: async (job) => ({ detail: await runDump(deps, job.operation) }),
+    [DUMP_OPERATION]: async (job) => ({ detail: await runDump(deps, job) }),
     [RESTORE_OPERATION]: async (job) => ({ detail: await runRestore(deps, job.operation) }),
   };
 }

@@ -58,9 +58,12 @@ export function effectivePlan(catalog: Catalog, provider: string, id: string, ov
 /**
  * Sync: creates or resumes every managed service of `filled`, deletes those the file no longer has, and brings
  * running ones to the file (`updating` while a change reaches them). `restart` names the services the plan marks
- * `restarts`: a running instance among them has its server restarted.
+ * `restarts`: a running instance among them has its server restarted. Answers the instances of `filled` as they
+ * ended (one that could not be brought up is `unknown` with the reason: statuses.ts managedSyncFailure says so).
  */
-export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, filled: NormalLandscape, restart: ReadonlySet<string> = new Set()): Promise<void> {
+export async function syncManagedServices(
+  deps: ManagedLifecycleDeps, workspace: WorkspaceRow, filled: NormalLandscape, restart: ReadonlySet<string> = new Set(),
+): Promise<ManagedServiceRow[]> {
   const wanted = managedOf(filled);
   const live = await liveManagedServices(deps.pool, workspace.id);
   for (const row of live) {
@@ -71,22 +74,24 @@ export async function syncManagedServices(deps: ManagedLifecycleDeps, workspace:
   if (wanted.length > 0 && !deps.driver.placeManagedService) {
     throw problem('not-available', 501, `The runtime driver ${deps.driver.name} runs no managed services.`);
   }
+  const instances: ManagedServiceRow[] = [];
   for (const [name, service] of wanted) {
     const existing = live.find((row) => row.name === name && row.provider === service.provider);
-    await ensureInstance(deps, workspace, name, service, existing, restart.has(name));
+    instances.push(await ensureInstance(deps, workspace, name, service, existing, restart.has(name)));
   }
+  return instances;
 }
 
 async function ensureInstance(
   deps: ManagedLifecycleDeps, workspace: WorkspaceRow, name: string, service: NormalManagedService, existing: ManagedServiceRow | undefined, restart: boolean,
-): Promise<void> {
+): Promise<ManagedServiceRow> {
   const version = managedVersion(service, deps.catalog, existing?.version)!;
   const planId = service.plan ?? findProvider(deps.catalog, service.provider)?.defaultPlan ?? existing?.plan ?? 'small';
   let row = existing;
   // An instance whose version the operator disabled keeps its data and is not started (health.ts says the same).
   if (row && !isVersionEnabled(deps.catalog, row.provider, row.version)) {
-    if (row.status !== 'invalid-provider') await setStatus(deps, row, 'invalid-provider', { ...row.details, reason: disabledVersionReason(row.provider, row.version) });
-    return;
+    if (row.status === 'invalid-provider') return row;
+    return setStatus(deps, row, 'invalid-provider', { ...row.details, reason: disabledVersionReason(row.provider, row.version) });
   }
   if (!row) {
     const resources = planValues(effectivePlan(deps.catalog, service.provider, planId, service.resources));
@@ -96,7 +101,7 @@ async function ensureInstance(
   } else if (row.status !== 'synchronized') {
     row = await setStatus(deps, row, row.status === 'paused' ? 'unpausing' : 'creating');
   }
-  await runInstance(deps, workspace, row, service, planId, restart);
+  return runInstance(deps, workspace, row, service, planId, restart);
 }
 
 /** The values of a plan's resources (the file's overrides applied), as recorded on the instance. */

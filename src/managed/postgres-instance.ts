@@ -3,7 +3,7 @@
 // workspace's UID, in the network namespace the caller gives. The server is started detached and recorded, so it
 // outlives a restart of the svc server as pods do. Layout under <data dir>/managed/<id>/: data/ (PGDATA, the
 // instance's UID), postgres.log and process.json (root's). The lifecycle calls create, start, stop, delete and ready.
-import { chmod, chown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { isSameProcess, pollUntil, runCommand } from '../runtime/local/processes.ts';
@@ -16,6 +16,7 @@ import {
   BINARIES_IN_SANDBOX,
   INSTANCE_DIR_IN_SANDBOX,
   binariesDir,
+  INITDB_DIR,
   initdbScript,
   passwordChangeScript,
   passwordChangeSql,
@@ -124,29 +125,36 @@ function sandboxOf(host: PostgresHost, spec: PostgresInstanceSpec, script: strin
   };
 }
 
-/** initdb in the sandbox, from an empty data directory owned by the instance's UID; the password goes by file. */
+/**
+ * initdb in the sandbox, into an empty INITDB_DIR owned by the instance's UID (the password goes by file); the
+ * directory becomes the data directory once initdb and the settings file are complete. What an initdb cut short
+ * left (its server killed) is removed first: it is never started, and creation begins afresh.
+ */
 async function initialise(host: PostgresHost, spec: PostgresInstanceSpec): Promise<void> {
   const dir = instanceDir(host.dataDir, spec.id);
   const data = instanceDataDir(host.dataDir, spec.id);
-  await rm(data, { recursive: true, force: true }); // what an interrupted initdb left
+  const partial = path.join(dir, INITDB_DIR);
+  for (const leftover of [data, partial]) await rm(leftover, { recursive: true, force: true });
   await mkdir(dir, { recursive: true, mode: 0o755 });
   await chmod(dir, 0o755);
-  await mkdir(data, { mode: 0o700 });
+  await mkdir(partial, { mode: 0o700 });
   // initdb looks its user up by UID; the workspace's UID has no entry in the host's /etc/passwd.
   await writeFile(passwdFile(host, spec.id), passwdEntry(spec.uid), { mode: 0o644 });
-  if (isRoot()) await chown(data, spec.uid, 0);
-  const result = await runWithPasswordFile(host, spec, `${spec.password}\n`, initdbScript(spec));
+  if (isRoot()) await chown(partial, spec.uid, 0);
+  // SVC_TEST_HOLD_INITDB: read only by tests, which kill the server while initdb is held halfway.
+  const result = await runWithPasswordFile(host, spec, `${spec.password}\n`, initdbScript(spec, process.env.SVC_TEST_HOLD_INITDB === '1'));
   if (result.code !== 0) {
-    await rm(data, { recursive: true, force: true });
+    await rm(partial, { recursive: true, force: true });
     const output = `${result.stdout}\n${result.stderr}`;
     throw new PostgresInstanceFailure(`initdb of PostgreSQL ${spec.major} failed: ${postgresFailureReason(output) ?? `exit code ${result.code}`}`);
   }
   // Its settings from the first start on: no restart for those PostgreSQL reads only at start (max_connections).
   if (Object.keys(spec.settings ?? {}).length > 0) {
-    const autoConf = path.join(data, 'postgresql.auto.conf');
+    const autoConf = path.join(partial, 'postgresql.auto.conf');
     await writeFile(autoConf, autoConfText(spec.settings!), { mode: 0o600 });
     if (isRoot()) await chown(autoConf, spec.uid, 0);
   }
+  await rename(partial, data);
   host.log(`managed PostgreSQL ${spec.major} instance ${spec.id} initialised in ${data}`);
 }
 

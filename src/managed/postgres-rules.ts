@@ -13,6 +13,14 @@ export const BINARIES_IN_SANDBOX = '/opt/postgres';
 export const DATA_IN_SANDBOX = `${INSTANCE_DIR_IN_SANDBOX}/data`;
 /** The password file exists only while initdb runs; it is never logged. */
 export const PASSWORD_FILE = '.pwfile';
+/**
+ * Where initdb writes the cluster; it becomes the data directory only once initdb finished, so a cluster whose
+ * initdb was cut short (its server killed) is never taken for one to start: the next creation begins afresh.
+ */
+export const INITDB_DIR = 'data.initdb';
+const INITDB_IN_SANDBOX = `${INSTANCE_DIR_IN_SANDBOX}/${INITDB_DIR}`;
+/** Tests only: the file an initdb held halfway (initdbScript's `hold`) writes in INITDB_DIR (the instance's UID's). */
+export const INITDB_HELD_FILE = 'initdb-held';
 
 export interface PostgresInstanceSpec {
   /** The plan's CPU and memory as the limits of the instance's cgroup (where the host has cgroups). */
@@ -89,15 +97,20 @@ export function startDecision(recorded: string | undefined, major: number): Star
 }
 
 /**
- * The shell text that initialises the cluster inside the sandbox: the user as its owner with the password from the
- * file, scram for every connection, and connections from the service network allowed (initdb allows loopback only).
+ * The shell text that initialises the cluster inside the sandbox, in INITDB_DIR: the user as its owner with the
+ * password from the file, scram for every connection, and connections from the service network allowed (initdb
+ * allows loopback only). `hold` (tests only) stops initdb halfway, once it wrote PG_VERSION, announces it in
+ * INITDB_DIR/INITDB_HELD_FILE and waits there for ever, so that a test can kill the server during initdb.
  */
-export function initdbScript(spec: Pick<PostgresInstanceSpec, 'user' | 'locale'>): string {
-  return [
-    `${BINARIES_IN_SANDBOX}/bin/initdb -D ${DATA_IN_SANDBOX} -U ${spec.user} --pwfile=${INSTANCE_DIR_IN_SANDBOX}/${PASSWORD_FILE}`,
+export function initdbScript(spec: Pick<PostgresInstanceSpec, 'user' | 'locale'>, hold = false): string {
+  const initdb = [
+    `${BINARIES_IN_SANDBOX}/bin/initdb -D ${INITDB_IN_SANDBOX} -U ${spec.user} --pwfile=${INSTANCE_DIR_IN_SANDBOX}/${PASSWORD_FILE}`,
     `--auth=scram-sha-256 -E UTF8 --locale=${shellQuote(spec.locale ?? DEFAULT_LOCALE)} --lc-messages=C`,
-    `&& printf 'host all all 0.0.0.0/0 scram-sha-256\\n' >> ${DATA_IN_SANDBOX}/pg_hba.conf`,
   ].join(' ');
+  const hba = `printf 'host all all 0.0.0.0/0 scram-sha-256\\n' >> ${INITDB_IN_SANDBOX}/pg_hba.conf`;
+  if (!hold) return `${initdb} && ${hba}`;
+  const held = `${INITDB_IN_SANDBOX}/${INITDB_HELD_FILE}`;
+  return `${initdb} & until [ -s ${INITDB_IN_SANDBOX}/PG_VERSION ]; do sleep 0.01; done; kill -STOP $!; : > ${held}; while :; do sleep 1; done`;
 }
 
 /**

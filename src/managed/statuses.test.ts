@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ManagedServiceStatus } from '../store/managed-services.ts';
-import { disabledVersionReason, landscapeStatusOf, manualActionRefusal, notRunningReason, observedStatus, type ActionContext } from './statuses.ts';
+import { disabledVersionReason, landscapeStatusOf, managedSyncFailure, manualActionRefusal, notRunningReason, observedStatus, type ActionContext } from './statuses.ts';
 
 const details = { host: 'db', port: 5432 };
 const state = (status: ManagedServiceStatus, extra: Record<string, string> = {}) => ({ status, details: { ...details, ...extra }, provider: 'postgres', version: '15' });
@@ -60,4 +60,17 @@ test("the landscape's service list shows an instance's status as a service statu
   });
   assert.equal(landscapeStatusOf(state('invalid-provider', { reason: disabledVersionReason('postgres', '15') }), false).detail, disabledVersionReason('postgres', '15'));
   assert.deepEqual(landscapeStatusOf(undefined, false), { status: 'pending', detail: 'The next Sync creates it', ready: 0 });
+});
+
+test('a Sync fails (503 managed-service-failed) over any managed service that did not end synchronized, naming each with its reason', () => {
+  const instance = (name: string, status: ManagedServiceStatus, details: Record<string, string> = {}) => ({ name, status, details });
+  assert.equal(managedSyncFailure([]), undefined);
+  assert.equal(managedSyncFailure([instance('db', 'synchronized'), instance('cache', 'synchronized')]), undefined);
+  const failure = managedSyncFailure([instance('db', 'unknown', { reason: 'initdb of PostgreSQL 16 failed: out of disk' }), instance('cache', 'synchronized'), instance('old', 'invalid-provider')])!;
+  assert.deepEqual([failure.type, failure.status], ['urn:svc:problem:managed-service-failed', 503]);
+  assert.deepEqual(failure.extra.managed_services, [
+    { name: 'db', status: 'unknown', reason: 'initdb of PostgreSQL 16 failed: out of disk' },
+    { name: 'old', status: 'invalid-provider', reason: 'it is invalid-provider' },
+  ]);
+  assert.match(failure.detail!, /db is unknown: initdb of PostgreSQL 16 failed: out of disk; old is invalid-provider/);
 });

@@ -1,6 +1,7 @@
 // The moves of managed-service statuses (spec 3.4) that the lifecycle's Sync, Teardown and removal do not make:
 // what the health check concludes from what it observes, and whether a pause or resume by hand may start. Pure, so
 // the rules are tested without a database or a process; lifecycle.ts and health.ts carry them out.
+import { problem, type Problem } from '../core/problems.ts';
 import type { ManagedServiceStatus } from '../store/managed-services.ts';
 import type { InstanceDetails } from './engine.ts';
 
@@ -118,4 +119,18 @@ export function landscapeStatusOf(instance: InstanceState | undefined, tornDown:
   };
   const [status, detail] = shown[instance.status];
   return { status, detail, ready: instance.status === 'synchronized' ? 1 : 0 };
+}
+
+/**
+ * Why a Sync that brought its managed services up did not succeed: those that did not end `synchronized` (a Sync
+ * never succeeds over an instance that does not serve), each with its status and reason; undefined when all did.
+ */
+export function managedSyncFailure(instances: ReadonlyArray<{ name: string; status: ManagedServiceStatus; details: InstanceDetails }>): Problem | undefined {
+  const failed = instances.filter((instance) => instance.status !== 'synchronized');
+  if (failed.length === 0) return undefined;
+  const listed = failed.map((instance) => ({ name: instance.name, status: instance.status, reason: String(instance.details.reason ?? `it is ${instance.status}`) }));
+  const detail = listed.map((instance) => `${instance.name} is ${instance.status}: ${instance.reason}`).join('; ');
+  return problem('managed-service-failed', 503, `The landscape was deployed, but not every managed service serves: ${detail}. Sync again once the cause is fixed.`, {
+    extra: { managed_services: listed },
+  });
 }

@@ -1,6 +1,7 @@
 // Dumps of managed services: a row per finished dump file (migration 012). The file lives under the data directory
 // (src/managed/dumps.ts says where); the row says what it is and who may see it (its team).
 import type { Queryable } from './database.ts';
+import type { LastBackup, ManagedServiceStatus } from './managed-services.ts';
 
 export type DumpKind = 'manual' | 'nightly';
 
@@ -72,16 +73,28 @@ export async function allManagedDumpIds(db: Queryable): Promise<Set<string>> {
   return new Set((await db.query<{ id: string }>('SELECT id FROM managed_dumps')).rows.map((r) => r.id));
 }
 
+/** A live instance of a deployed landscape that is not paused: its nightly backup may be due. */
+export interface BackupCandidate {
+  id: string;
+  provider: string;
+  status: ManagedServiceStatus;
+  backups: boolean;
+  created_at: Date;
+  last_nightly: Date | null;
+  last_backup: LastBackup | null;
+}
+
 /**
- * The live, synchronized managed services of landscapes that are deployed and not torn down, with the `backups`
- * setting of their entry in the deployed landscape (absent: true) and when their newest nightly dump was made.
+ * The live managed services that are not paused of landscapes that are deployed and not torn down (whatever else
+ * their status: one that cannot be dumped has its backup recorded as failed), with the `backups` setting of their
+ * entry in the deployed landscape (absent: true), when their newest nightly dump was made and their last backup.
  */
-export async function backupCandidates(db: Queryable): Promise<Array<{ id: string; provider: string; backups: boolean; created_at: Date; last_nightly: Date | null }>> {
-  const result = await db.query<{ id: string; provider: string; backups: boolean | null; created_at: Date; last_nightly: Date | null }>(
-    `SELECT m.id, m.provider, m.created_at, (l.normal -> 'services' -> m.name ->> 'backups')::boolean AS backups,
+export async function backupCandidates(db: Queryable): Promise<BackupCandidate[]> {
+  const result = await db.query<Omit<BackupCandidate, 'backups'> & { backups: boolean | null }>(
+    `SELECT m.id, m.provider, m.status, m.created_at, m.last_backup, (l.normal -> 'services' -> m.name ->> 'backups')::boolean AS backups,
        (SELECT max(d.created_at) FROM managed_dumps d WHERE d.managed_service_id = m.id AND d.kind = 'nightly') AS last_nightly
      FROM managed_services m JOIN landscapes l ON l.workspace_id = m.workspace_id
-     WHERE m.deleted_at IS NULL AND m.status = 'synchronized' AND NOT l.torn_down
+     WHERE m.deleted_at IS NULL AND m.status NOT IN ('paused', 'pausing', 'deleting', 'deleted') AND NOT l.torn_down
      ORDER BY m.created_at`,
   );
   return result.rows.map((row) => ({ ...row, backups: row.backups ?? true }));

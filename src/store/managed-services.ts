@@ -6,6 +6,15 @@ import type { Queryable } from './database.ts';
 export type ManagedServiceStatus =
   | 'creating' | 'updating' | 'pausing' | 'unpausing' | 'deleting' | 'synchronized' | 'paused' | 'deleted' | 'unknown' | 'invalid-provider';
 
+/** The last nightly backup of an instance: made (its dump) or failed (why); `at` is when it ended, ISO 8601. */
+export interface LastBackup {
+  state: 'succeeded' | 'failed';
+  at: string;
+  operation_id?: string;
+  dump_id?: string;
+  reason?: string;
+}
+
 export interface ManagedServiceRow {
   id: string;
   /** Names its directory on the runtime and its host (ms-<number>). */
@@ -25,6 +34,8 @@ export interface ManagedServiceRow {
   deleted_at: Date | null;
   /** Paused by a volume owner change: it starts again with its workspace (cleared by anything that starts it). */
   resume_with_workspace: boolean;
+  /** Its last nightly backup; null before its first night (migration 043). */
+  last_backup: LastBackup | null;
 }
 
 export async function findManagedService(db: Queryable, id: string): Promise<ManagedServiceRow | undefined> {
@@ -67,6 +78,11 @@ export async function setManagedServiceStatus(
     [id, change.status, change.details === undefined ? null : JSON.stringify(change.details), change.plan ?? null, at, change.resources === undefined ? null : JSON.stringify(change.resources)],
   );
   return result.rows[0];
+}
+
+/** Records the instance's last nightly backup; answers the row (undefined when it is gone). */
+export async function setLastBackup(db: Queryable, id: string, backup: LastBackup): Promise<ManagedServiceRow | undefined> {
+  return (await db.query<ManagedServiceRow>('UPDATE managed_services SET last_backup = $2 WHERE id = $1 RETURNING *', [id, JSON.stringify(backup)])).rows[0];
 }
 
 /** Marks (or unmarks) the instance to start again with its workspace (a volume owner change paused it). */

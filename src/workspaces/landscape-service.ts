@@ -20,6 +20,7 @@ import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import { providerEngines } from '../managed/engines.ts';
 import { generatedSecretsPurpose } from '../managed/generated-secrets.ts';
 import { managedOf, syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
+import { managedSyncFailure } from '../managed/statuses.ts';
 import type { RuntimeDriver } from '../runtime/driver.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedValues, sealDeployedEnv, targetsOf, type ServiceRunner } from './service-runner.ts';
@@ -190,7 +191,8 @@ export interface SyncDeps extends LandscapeSource {
  * Sync: every secret the file uses must have a value (else 409 missing-secrets) and every variable be set (else
  * 422), the plan must still be the one reviewed (else 409 plan-changed), then the file becomes the deployed
  * landscape, the services the plan marks `restarts` start afresh, and landscape.updated is sent. Managed services are created or resumed (deleted when gone from the file) before
- * the other services start. Container services' images are made ready at the digests the plan showed and pinned
+ * the other services start; one that does not end `synchronized` fails the Sync (503 managed-service-failed) once
+ * the rest of the landscape runs. Container services' images are made ready at the digests the plan showed and pinned
  * first (501 without an image source; image-unavailable when one cannot be resolved or pulled, and nothing changes;
  * a container service whose digest moved restarts, as the plan said).
  */
@@ -258,11 +260,14 @@ async function syncPrepared(
     return { plan, restart: [...servicesToRestart(plan), ...servicesWithNewImages(before?.images ?? {}, images)], filled };
   });
   timeline?.mark('save');
-  // The instances run before the services that use them start.
-  await syncManagedServices(deps.managed, row, filled, new Set(restart));
+  // The instances run before the services that use them start; those that do not serve fail the Sync once the
+  // rest of the landscape runs.
+  const instances = await syncManagedServices(deps.managed, row, filled, new Set(restart));
   timeline?.mark('managed services');
   const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
   await deps.services.apply(row.id, { restart, retry: names, timeline });
+  const failure = managedSyncFailure(instances);
+  if (failure) throw failure;
   return plan;
 }
 

@@ -72,6 +72,8 @@ export interface ManagedLandscape {
   outsiderTeam: number;
   /** Plans and syncs the workspace's landscape; asserts the operation succeeded. */
   sync(): Promise<void>;
+  /** Plans and syncs the workspace's landscape; answers the operation once it ended, whatever its state. */
+  trySync(): Promise<any>;
   /** web's answer for `urlPath` (200), once it answers. */
   ask(urlPath: string): Promise<string>;
   /** web's answer for `urlPath` as status and text, once web's replica runs. */
@@ -135,14 +137,17 @@ export async function startManagedLandscape(options: { env?: Record<string, stri
       const answer = await fetch(`http://${web.address.host}:8080${urlPath}`).catch(() => undefined);
       return answer && { status: answer.status, text: await answer.text() };
     }, `web to answer ${urlPath}`);
+  const trySync = async () => {
+    const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
+    assert.equal(plan.status, 200, plan.text);
+    const started = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
+    assert.equal(started.status, 202, started.text);
+    return finished(started.body.id);
+  };
   return {
-    server, driver, tools, team, ws, dev, outsider: outsiderPerson.key, outsiderTeam, finished, askRaw,
+    server, driver, tools, team, ws, dev, outsider: outsiderPerson.key, outsiderTeam, finished, askRaw, trySync,
     async sync() {
-      const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
-      assert.equal(plan.status, 200, plan.text);
-      const started = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
-      assert.equal(started.status, 202, started.text);
-      const done = await finished(started.body.id);
+      const done = await trySync();
       assert.equal(done.state, 'succeeded', JSON.stringify(done));
     },
     async ask(urlPath) {

@@ -1,5 +1,6 @@
 // The managed services of a workspace in its landscape view (spec 3.4): each instance's provider and version, plan,
-// status and the details its provider publishes (last known when it does not answer), with Pause and Resume for
+// status and the details its provider publishes (last known when it does not answer), its last nightly backup (a
+// failed one shown as a failure with the reason), with Pause and Resume for
 // those who may sync; the recently deleted below (tombstones kept 7 days). Re-read on managed_service.updated.
 import { answer, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
@@ -51,6 +52,7 @@ export function ManagedServices({ ws, mayChange }: { ws: Workspace; mayChange: b
               </td>
               <td>
                 <Details instance={instance} />
+                <LastBackup instance={instance} />
               </td>
               <td className="row-actions">
                 {mayChange && ['synchronized', 'unknown', 'invalid-provider'].includes(instance.status) && (
@@ -109,6 +111,24 @@ function Details({ instance }: { instance: ManagedService }) {
         <span className="muted">—</span>
       )}
       {instance.status === 'unknown' && entries.length > 0 && <div className="muted small">last known</div>}
+    </div>
+  );
+}
+
+/** The last nightly backup: when it was made, or that it failed, when and why. */
+function LastBackup({ instance }: { instance: ManagedService }) {
+  const backup = instance.backup;
+  if (!backup) return null;
+  if (backup.state === 'succeeded') {
+    return (
+      <div className="muted small" data-backup="succeeded">
+        Last nightly backup <Time at={backup.at} />
+      </div>
+    );
+  }
+  return (
+    <div className="backup-failed small" role="status" data-backup="failed">
+      Nightly backup failed <Time at={backup.at} />: {backup.reason}
     </div>
   );
 }

@@ -28,6 +28,18 @@ export const ManagedServiceSchema = Type.Object({
   details: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
     description: "what the provider publishes (postgres: host, port, database, user, version); `reason` when it is unknown; last known",
   }),
+  backup: Type.Optional(
+    Type.Object(
+      {
+        state: StringEnum(['succeeded', 'failed'], { description: 'failed: no dump was made that try; tried again an hour later, within the night' }),
+        at: DateTime,
+        operation_id: Type.Optional(Uuid),
+        dump_id: Type.Optional(Uuid),
+        reason: Type.Optional(Type.String({ description: 'why it failed' })),
+      },
+      { description: 'its last nightly backup (spec 2.8 `backups`); absent before its first night. A change sends managed_service.updated' },
+    ),
+  ),
   created_at: DateTime,
   updated_at: DateTime,
   deleted_at: Type.Optional(DateTime),
@@ -45,6 +57,7 @@ export function managedServiceView(row: ManagedServiceRow) {
     resources: row.resources,
     status: row.status,
     details: row.details,
+    ...(row.last_backup && { backup: row.last_backup }),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     ...(row.deleted_at && { deleted_at: iso(row.deleted_at) }),
