@@ -77,6 +77,19 @@ test('a user over perUser, or a team over perTeam, is refused until one of its c
   assert.deepEqual(queue.admit(alice, 'a2'), { admitted: true });
 });
 
+test("a queued operation's check is admitted over the caps and still waits its turn", () => {
+  const queue = new CheckQueue<string>({ perUser: 1, perTeam: 1, runningPerTeam: 1 });
+  queue.admit(alice, 'plan');
+  assert.deepEqual(queue.admit(alice, 'another plan'), { admitted: false, over: 'user' });
+  assert.deepEqual(queue.admit({ ...alice, operation: true }, 'sync'), { admitted: true });
+  assert.deepEqual(queue.admit({ ...bob, operation: true }, 'sync of bob'), { admitted: true });
+  assert.deepEqual(takeAll(queue), ['plan']);
+  queue.finished(alice);
+  assert.equal(queue.take()?.item, 'sync of bob');
+  queue.finished(bob);
+  assert.equal(queue.take()?.item, 'sync');
+});
+
 test('a user in two teams runs at most runningPerTeam checks across them', () => {
   const queue = new CheckQueue<string>({ perUser: 10, perTeam: 10, runningPerTeam: 1 });
   queue.admit(alice, 'team 1');

@@ -8,6 +8,8 @@
 export interface CheckCaller {
   team: number;
   user: number | null;
+  /** A queued operation's check (Sync): admitted over the caps, since refusing it would fail the operation; it still waits its turn. */
+  operation?: boolean;
 }
 
 export interface CheckQueueLimits {
@@ -63,9 +65,9 @@ export class CheckQueue<T> {
   /** Queues `item` for `caller`, or says which of the caller's caps it is over. */
   admit(caller: CheckCaller, item: T): Admission {
     const user = this.held.get(userKey(caller)) ?? { held: 0, running: 0, served: -1 };
-    if (user.held >= this.limits.perUser) return { admitted: false, over: 'user' };
+    if (user.held >= this.limits.perUser && !caller.operation) return { admitted: false, over: 'user' };
     const teamHeld = this.teamHeld.get(caller.team) ?? 0;
-    if (teamHeld >= this.limits.perTeam) return { admitted: false, over: 'team' };
+    if (teamHeld >= this.limits.perTeam && !caller.operation) return { admitted: false, over: 'team' };
     this.held.set(userKey(caller), { ...user, held: user.held + 1 });
     this.teamHeld.set(caller.team, teamHeld + 1);
     let team = this.teams.get(caller.team);

@@ -101,7 +101,7 @@ export class StageRunner {
         .filter((name) => runsReplicas(deployed.normal.services[name]))
         .map((name) => record(`Start ${name}`, name));
     }
-    const current = await readCurrentLandscape(this.deps, row, profile, by);
+    const current = await readCurrentLandscape(this.deps, row, profile, { user: by });
     if (current.refused) throw current.refused;
     if (current.read.state !== 'found') throw problem('conflict', 409, `There is no readable ${current.fileName} in /data/app to run ${stage} from.`);
     if (!current.normal) throw currentLandscapeProblem(current);
