@@ -10,6 +10,7 @@ import { registerAudit } from './conventions/audit.ts';
 import { registerCallerHook } from './conventions/authentication.ts';
 import { registerIdempotency } from './conventions/idempotency.ts';
 import { registerProblemHandling } from './conventions/problems.ts';
+import { databaseAddress, isDatabaseUnavailable } from '../store/availability.ts';
 import { answerNginxError, clientErrorHandler, frameworkErrorHandler, hasEncodedNul, MAX_HEADER_BYTES, refuseEncodedNul, refuseLongUrl } from './conventions/request-errors.ts';
 import { rateLimitOf } from './conventions/rate-limit.ts';
 import { buildRequestValidator } from './conventions/validation.ts';
@@ -164,7 +165,8 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     closing = true;
     done();
   });
-  registerProblemHandling(app, { keepConnections: deps.config.dataPlane === 'nginx', logger });
+  const database = databaseAddress(deps.pool.options.connectionString ?? 'postgres://localhost/');
+  registerProblemHandling(app, { keepConnections: deps.config.dataPlane === 'nginx', logger, databaseUnavailable: (error) => isDatabaseUnavailable(error, database) });
   // Authentication, the access rule and the rate limit: one hook per request (conventions/authentication.ts).
   registerCallerHook(app, deps, rateLimitOf(app, deps.config.rateLimitPerMinute, deps.clock));
   registerIdempotency(app, deps.pool, deps.clock);

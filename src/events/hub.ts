@@ -71,10 +71,16 @@ export class NotificationHub {
     client.on('notification', (message) => {
       for (const subscriber of this.subscribers.get(message.channel) ?? []) subscriber.notify(message.payload ?? '');
     });
-    client.on('error', (error) => this.lost(error));
-    client.on('end', () => this.lost(new Error('connection ended')));
-    await client.connect();
-    for (const channel of this.subscribers.keys()) await client.query(`LISTEN ${channel}`);
+    // Only the connection in use is lost: one of an attempt that failed may end later, after a newer one is live.
+    client.on('error', (error) => this.client === client && this.lost(error));
+    client.on('end', () => this.client === client && this.lost(new Error('connection ended')));
+    try {
+      await client.connect();
+      for (const channel of this.subscribers.keys()) await client.query(`LISTEN ${channel}`);
+    } catch (error) {
+      client.end().catch(() => undefined);
+      throw error;
+    }
     this.client = client;
     this.live = true;
     for (const set of this.subscribers.values()) for (const subscriber of set) subscriber.reset();

@@ -1,11 +1,13 @@
 // Checking landscape files off the event loop: a few worker threads and a queue. Reading a large or crafted
 // svc.yml (tens of thousands of errors, an alias bomb) takes seconds of CPU; in a worker it delays only the plan
 // that asked, and a check over its time budget is stopped (the worker is ended) and reported as too complex.
+// Checks wait per caller (check-queue.ts): one member's heavy files delay their own checks, not another team's.
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { problem } from '../core/problems.ts';
 import type { InstallationPlans } from '../capacity/plans.ts';
 import type { LandscapeCheck, LandscapeCheckRequest } from './landscape-check.ts';
+import { CheckQueue, checkQueueLimits, type CheckCaller } from './check-queue.ts';
 
 export interface LandscapeCheckerOptions {
   /** Milliseconds one file may take to check before its worker is ended. */
@@ -14,6 +16,8 @@ export interface LandscapeCheckerOptions {
   workers?: number;
   /** Checks that may wait for a worker; more are refused with 503. */
   maxWaiting?: number;
+  /** Checks one user may have running and waiting; more are refused with 429 (a team: twice as many). Default 8. */
+  perUser?: number;
   /** Provider versions the operator disabled (`provider:version`), sent with every check. */
   managedDisabled?: readonly string[];
   /** The installation's plans, sent with every check (service plans of the file are checked against them). */
@@ -44,22 +48,34 @@ export class LandscapeChecker {
   private readonly idle: Worker[] = [];
   private readonly busy = new Set<Worker>();
   private readonly starting = new Set<Worker>();
-  private readonly waiting: Job[] = [];
+  private readonly queue: CheckQueue<Job>;
   private closed = false;
 
   constructor(private readonly options: LandscapeCheckerOptions) {
     this.size = Math.max(1, options.workers ?? Math.min(2, os.availableParallelism()));
     this.maxWaiting = options.maxWaiting ?? 64;
+    this.queue = new CheckQueue(checkQueueLimits(this.size, options.perUser));
   }
 
-  /** Checks a file's text in a worker. */
-  check(request: LandscapeCheckRequest): Promise<LandscapeCheck> {
+  /**
+   * Checks a file's text in a worker, in `caller`'s turn. 429 when the caller already has its share of checks
+   * running and waiting; 503 when the server as a whole has too many waiting.
+   */
+  check(caller: CheckCaller, request: LandscapeCheckRequest): Promise<LandscapeCheck> {
     if (this.closed) return Promise.reject(problem('unavailable', 503, 'The server is stopping.'));
-    if (this.waiting.length >= this.maxWaiting) {
+    if (this.queue.waiting >= this.maxWaiting) {
       return Promise.reject(problem('unavailable', 503, 'Too many landscape files are being checked now; try again shortly.', { headers: { 'Retry-After': '5' } }));
     }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ request: { ...request, managedDisabled: this.options.managedDisabled ?? [], plans: this.options.plans }, resolve, reject });
+      const job = { request: { ...request, managedDisabled: this.options.managedDisabled ?? [], plans: this.options.plans }, resolve, reject };
+      const admission = this.queue.admit(caller, job);
+      if (!admission.admitted) {
+        // One of the caller's checks ends within the budget, which makes room for one more.
+        const wait = Math.max(1, Math.ceil(this.options.budgetMs / 1000));
+        const whose = admission.over === 'user' ? 'You have' : 'Your team has';
+        reject(problem('rate-limited', 429, `${whose} too many landscape files being checked now; wait ${wait} s.`, { headers: { 'Retry-After': String(wait) } }));
+        return;
+      }
       this.dispatch();
     });
   }
@@ -75,20 +91,23 @@ export class LandscapeChecker {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.waiting.splice(0)) job.reject(problem('unavailable', 503, 'The server is stopping.'));
+    for (const job of this.queue.drain()) job.reject(problem('unavailable', 503, 'The server is stopping.'));
     const workers = [...this.idle.splice(0), ...this.busy, ...this.starting];
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
   private dispatch(): void {
-    while (this.waiting.length > 0 && !this.closed) {
+    while (!this.closed) {
+      const runnable = this.queue.runnable();
+      if (runnable === 0) return;
       const worker = this.idle.pop();
       if (worker !== undefined) {
-        this.run(worker, this.waiting.shift()!);
+        const { caller, item } = this.queue.take()!;
+        this.run(worker, item, caller);
         continue;
       }
-      // One worker starting per waiting check, within the pool's size.
-      if (this.busy.size + this.starting.size >= this.size || this.starting.size >= this.waiting.length) return;
+      // One worker starting per check that may run now, within the pool's size.
+      if (this.busy.size + this.starting.size >= this.size || this.starting.size >= runnable) return;
       this.start();
     }
   }
@@ -101,7 +120,7 @@ export class LandscapeChecker {
       this.end(worker);
       this.starting.delete(worker);
       // A worker that cannot even load fails the waiting checks rather than being restarted in a loop.
-      for (const job of this.waiting.splice(0)) job.reject(error);
+      for (const job of this.queue.drain()) job.reject(error);
     };
     listen(worker, {
       error: failed,
@@ -118,7 +137,7 @@ export class LandscapeChecker {
     });
   }
 
-  private run(worker: Worker, job: Job): void {
+  private run(worker: Worker, job: Job, caller: CheckCaller): void {
     this.busy.add(worker);
     worker.ref();
     let settled = false;
@@ -127,6 +146,7 @@ export class LandscapeChecker {
       settled = true;
       clearTimeout(timer);
       this.busy.delete(worker);
+      this.queue.finished(caller);
       if (keep && !this.closed) this.park(worker);
       else this.end(worker);
       if (outcome.check) job.resolve(outcome.check);

@@ -53,15 +53,24 @@ export interface CheckedLandscape extends CurrentLandscape {
   planned?: PlannedLandscape;
 }
 
-/** Reads the selected file and checks it in a worker; with a plan request, the worker also fills it in and plans. */
-export async function readCurrentLandscape(source: LandscapeSource, row: WorkspaceRow, profile: string | null, plan?: PlanRequest): Promise<CheckedLandscape> {
+/** Who asks for a check: the user (null: the server), and whether for a queued operation (check-queue.ts). */
+export interface CheckAsker {
+  user: number | null;
+  operation?: boolean;
+}
+
+/**
+ * Reads the selected file and checks it in a worker, in the turn of the workspace's team and the user who asks; with
+ * a plan request, the worker also fills it in and plans.
+ */
+export async function readCurrentLandscape(source: LandscapeSource, row: WorkspaceRow, profile: string | null, by: CheckAsker, plan?: PlanRequest): Promise<CheckedLandscape> {
   const fileName = profileFileName(profile);
   const read = await source.files.readLandscapeFile({ id: row.id, teamId: row.team_id, uid: row.uid, storageGib: row.storage_gib }, fileName);
   if (read.state === 'unreadable' && read.limitBytes !== undefined) {
     return { fileName, read, errors: [], omitted: 0, refused: problem('landscape-too-large', 413, read.reason, { extra: { limit_bytes: read.limitBytes } }) };
   }
   if (read.state !== 'found') return { fileName, read, errors: [], omitted: 0 };
-  const check = await source.landscapeChecker.check({ text: read.text, plan });
+  const check = await source.landscapeChecker.check({ team: row.team_id, ...by }, { text: read.text, plan });
   if (check.state === 'too-complex') {
     const refused = tooComplexProblem(fileName, check.budgetMs);
     return { fileName, read: { state: 'unreadable', reason: refused.detail! }, errors: [], omitted: 0, refused };
@@ -103,7 +112,7 @@ export interface TemplateValues {
  * secrets of now: services whose environment changes are part of it. Problems for a missing or broken file, a
  * variable that is not set (422) and secrets without a value (409), each error placed in the file.
  */
-export async function planFor(db: Queryable, source: LandscapeSource, row: WorkspaceRow, profile: string | null, values: TemplateValues) {
+export async function planFor(db: Queryable, source: LandscapeSource, row: WorkspaceRow, profile: string | null, values: TemplateValues, by: CheckAsker) {
   const vaultId = await findVaultId(db, row.id);
   const secrets = vaultId === undefined ? [] : await listSecrets(db, vaultId);
   const variables = await listVariables(db, row.id);
@@ -111,7 +120,7 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
   const running = deployed && !deployed.torn_down ? deployed : undefined;
   const instances = await liveManagedServices(db, row.id);
   const deployedValues = running && openDeployedValues(values.secrets, running);
-  const current = await readCurrentLandscape(source, row, profile, {
+  const current = await readCurrentLandscape(source, row, profile, by, {
     managedVersions: Object.fromEntries(instances.map((instance) => [instance.name, instance.version])),
     previous: running?.normal ?? null,
     created: deployed?.normal ?? null,
@@ -205,7 +214,9 @@ export async function syncLandscape(
   // Images are fetched before the transaction (a pull may take minutes), at the digests the plan showed: their
   // resolutions are kept for the whole Sync, and the plan hash (which covers them) ties them to what is saved.
   const values = { ...deps, images: deps.images && onceEach(deps.images) };
-  const preview = await planFor(deps.pool, deps, row, request.profile, values);
+  // The operation's checks wait their turn however many its user has pending: a 429 would fail the Sync.
+  const by = { user: request.by, operation: true };
+  const preview = await planFor(deps.pool, deps, row, request.profile, values, by);
   checkPlanHash(preview.plan, request.planHash);
   refuseUnrunnableManaged(preview.normal, deps.managed.driver);
   refuseContainersWithoutImages(preview.normal, deps.images);
@@ -236,7 +247,7 @@ async function syncPrepared(
   timeline?.mark('images and volume size');
   const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
-    const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, values);
+    const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, values, { user: request.by, operation: true });
     checkPlanHash(plan, request.planHash);
     refuseUnrunnableManaged(normal, deps.managed.driver);
     // the team's CPU and memory quotas must hold the workspace with the new landscape's replicas

@@ -73,7 +73,7 @@ export class StageRunner {
   async start(row: WorkspaceRow, stage: StageName, profile: string | null, by: number | null): Promise<StageRunRow> {
     if (row.state !== 'running') throw problem('workspace-not-running', 409, 'Stages run in the workspace: wake it first.');
     if (stage === 'prepare') await refuseOverDiskQuota((r) => this.deps.driver.volumeUsage(workspaceRef(r)), row, 'running prepare');
-    const steps = await this.stepsOf(row, stage, profile);
+    const steps = await this.stepsOf(row, stage, profile, by);
     const run = await insertStageRun(this.deps.pool, { workspaceId: row.id, stage, steps, by, at: this.deps.clock.now(), serverId: this.deps.serverId });
     if (!run) {
       const active = (await activeStageRuns(this.deps.pool, row.id)).find((r) => r.stage === stage);
@@ -92,7 +92,7 @@ export class StageRunner {
     return run;
   }
 
-  private async stepsOf(row: WorkspaceRow, stage: StageName, profile: string | null): Promise<StageStepRecord[]> {
+  private async stepsOf(row: WorkspaceRow, stage: StageName, profile: string | null, by: number | null): Promise<StageStepRecord[]> {
     const record = (name: string, run: string): StageStepRecord => ({ name, run, state: 'waiting', exit_code: null, started_at: null, finished_at: null });
     if (stage === 'run') {
       const deployed = await findDeployedLandscape(this.deps.pool, row.id);
@@ -101,7 +101,7 @@ export class StageRunner {
         .filter((name) => runsReplicas(deployed.normal.services[name]))
         .map((name) => record(`Start ${name}`, name));
     }
-    const current = await readCurrentLandscape(this.deps, row, profile);
+    const current = await readCurrentLandscape(this.deps, row, profile, { user: by });
     if (current.refused) throw current.refused;
     if (current.read.state !== 'found') throw problem('conflict', 409, `There is no readable ${current.fileName} in /data/app to run ${stage} from.`);
     if (!current.normal) throw currentLandscapeProblem(current);

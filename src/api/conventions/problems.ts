@@ -68,18 +68,33 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, failur
     .send(failure.toBody(request.url.split('?')[0]));
 }
 
-/**
- * @param options.logger where faults (500) are logged with their incident id (Fastify has no logger of its own).
- * @param options.keepConnections behind the nginx data plane: a body refused unread (413 and other parser errors) is
- *   read and dropped instead of closing the connection, which nginx may still be writing it to (a reset there would
- *   turn the answer into nginx's 502).
- */
-export function registerProblemHandling(app: FastifyInstance, options: { keepConnections?: boolean; logger?: FastifyBaseLogger } = {}): void {
+/** Seconds a client waits before trying again while the database is not answering. */
+const databaseRetrySeconds = 5;
+
+export interface ProblemHandlingOptions {
+  /**
+   * Behind the nginx data plane: a body refused unread (413 and other parser errors) is read and dropped instead of
+   * closing the connection, which nginx may still be writing it to (a reset there would turn the answer into nginx's 502).
+   */
+  keepConnections?: boolean;
+  /** Where faults (500) are logged with their incident id (Fastify has no logger of its own). */
+  logger?: FastifyBaseLogger;
+  /** Whether an error says PostgreSQL is down or going away (store/availability.ts): 503, not a fault. */
+  databaseUnavailable?: (error: unknown) => boolean;
+}
+
+export function registerProblemHandling(app: FastifyInstance, options: ProblemHandlingOptions = {}): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (options.keepConnections && error.code?.startsWith('FST_ERR_CTP_')) reply.removeHeader('connection');
     let failure = error instanceof Problem ? error : fromFastifyError(error);
-    // A Problem thrown on purpose (503 wake-blocked, 501 not-available) is the answer; anything else is a fault.
-    if (failure.status >= 500 && !(error instanceof Problem)) {
+    // A Problem thrown on purpose (503 wake-blocked, 501 not-available) is the answer; anything else is a fault,
+    // but for the database being down (spec 7: a dependency is down), which the client may try again after.
+    if (failure.status >= 500 && !(error instanceof Problem) && options.databaseUnavailable?.(error)) {
+      options.logger?.warn({ err: error, method: request.method, url: request.url }, 'the database is not answering');
+      failure = problem('unavailable', 503, 'The database is not answering now; try again in a few seconds.', {
+        headers: { 'Retry-After': String(databaseRetrySeconds) },
+      });
+    } else if (failure.status >= 500 && !(error instanceof Problem)) {
       const incident = randomUUID();
       options.logger?.error({ err: error, incident, method: request.method, url: request.url }, 'request failed');
       failure = problem('internal', 500, `Something went wrong on our side; the incident id is ${incident}.`, {

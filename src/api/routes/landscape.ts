@@ -82,7 +82,7 @@ export function registerLandscapeRoutes(server: FastifyInstance, deps: ApiDeps):
     requirePermission(access.permissions, 'landscape.view');
     const profile = checkProfile(request.query.profile);
     const [current, deployedRow, hash, busy] = await Promise.all([
-      readCurrentLandscape(deps, row, profile),
+      readCurrentLandscape(deps, row, profile, { user: request.principal!.user.id }),
       findDeployedLandscape(deps.pool, row.id),
       currentVariablesHash(deps.pool, row.id),
       withTransaction(deps.pool, (db) => activeOperationOn(db, `/workspaces/${row.id}`)),
@@ -107,7 +107,7 @@ export function registerLandscapeRoutes(server: FastifyInstance, deps: ApiDeps):
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.view');
     const profile = checkProfile(request.query.profile);
-    const { plan, normal, images } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images });
+    const { plan, normal, images } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images }, { user: request.principal!.user.id });
     // a caller who may Sync will likely Sync this plan: its new images start downloading now (decisions.md)
     if (access.permissions.includes('landscape.sync')) prefetchImages(deps.images, row, normal, images);
     return { profile, images: [], ...plan };
@@ -118,7 +118,7 @@ export function registerLandscapeRoutes(server: FastifyInstance, deps: ApiDeps):
     requirePermission(access.permissions, 'landscape.sync');
     const body = request.body;
     const profile = checkProfile(body.profile);
-    const { plan, normal } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images });
+    const { plan, normal } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images }, { user: request.principal!.user.id });
     if (plan.hash !== body.plan_hash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
