@@ -1,4 +1,5 @@
-// The `local` runtime driver: volumes are directories under the data directory, pods are bubblewrap sandboxes on
+// The `local` runtime driver: volumes are directories under the data directory (each its own loop-mounted file
+// system of its size with the loop backend), pods are bubblewrap sandboxes on
 // this machine (see docs/runtime.md): an editor pod per workspace, a pod per service replica (replica-driver.ts),
 // and short-lived sandboxes for stage steps (stage-steps.ts). The server only talks to it through RuntimeDriver.
 import path from 'node:path';
@@ -19,10 +20,12 @@ import { cgroupNames, hostCgroups } from './cgroups.ts';
 import { builtInPlans, type InstallationPlans } from '../../capacity/plans.ts';
 import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
-import { createVolumeDir, deleteVolumeDir, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { createVolumeDir, deleteVolumeDir, ensureVolumeMounted, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { remountVolumeImages, type VolumeBackend } from './volume-images.ts';
 import { reownTree } from './volume-owner.ts';
 import { editorPodTemplate } from './pod-template.ts';
 
+export { resolveVolumeBackend, type VolumeBackend } from './volume-images.ts';
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
 
 export interface LocalDriverOptions {
@@ -52,6 +55,11 @@ export interface LocalDriverOptions {
   asRoot?: boolean;
   /** The installation's plans: each pod's CPU and memory limits (docs/capacity.md); the built-in plans when absent. */
   plans?: InstallationPlans;
+  /**
+   * `loop`: each volume is a file system of its `storage_gib` in a loop-mounted image (writes past it fail with
+   * ENOSPC); `directory` (the default here; `--volume-backend auto` picks for the server): a directory, measured only.
+   */
+  volumeBackend?: VolumeBackend;
 }
 
 const defaultProjectDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -79,6 +87,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     now: () => clock.now(),
     log: options.log ?? (() => undefined),
     cloneTimeoutMs: options.cloneTimeoutMs ?? 10 * 60_000,
+    volumeBackend: options.volumeBackend ?? 'directory',
   };
   if (rangesOverlap(host.addressRange, host.serviceAddressRange)) {
     throw new Error(`the pod address range ${host.addressRange} and the service address range ${host.serviceAddressRange} overlap`);
@@ -86,6 +95,12 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   host.log(describeEditor(editor));
   host.log(host.cgroups ? `pods run in cgroups (v${host.cgroups.version}) with their plans' CPU and memory limits` : 'pods run without CPU and memory limits: cgroups need the server to run as root on a host with the cpu and memory controllers');
   const timeouts = { agentMs: host.agentTimeoutMs, editorMs: options.editorTimeoutMs ?? 120_000 };
+  // volumes unmounted by a reboot are mounted again before anything uses them
+  const remounted = host.volumeBackend === 'loop' ? remountVolumeImages(host, (id) => volumeDir(host, id), host.log) : Promise.resolve();
+  const volumeReady = async (workspace: WorkspaceRef) => {
+    await remounted;
+    await ensureVolumeMounted(host, workspace.id, workspace.storageGib);
+  };
   const serialized = workspaceQueue();
   const replicas = createLocalReplicaDriver(host, workspaceQueue());
   const stageSteps = createStageSteps(host);
@@ -100,14 +115,14 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     name: 'local',
     editor: editorDescription(editor),
     editorWebFiles: editor.kind === 'code-server' ? codeServerWebFiles(editor.binds[0].source) : undefined,
-    createVolume: async (workspace) => void (await createVolumeDir(host, workspace.id, workspace.uid)),
+    createVolume: async (workspace) => (await remounted, void (await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib))),
     deleteVolume: (workspace) =>
       serialized(workspace.id, async () => {
         await stopPod(host, workspace); // the network a sleep kept goes too
         await replicas.forgetAll(workspace);
         await deleteVolumeDir(host, workspace.id);
       }),
-    volumeUsage: async (workspace) => ({ bytes: await volumeBytes(host, workspace.id) }),
+    volumeUsage: async (workspace) => ({ bytes: await volumeBytes(host, workspace.id), enforced: host.volumeBackend === 'loop' }),
     cloneRepository: async (workspace, source, progress) => {
       progress(progressTexts.cloning);
       await cloneIntoVolume(host, workspace, source);
@@ -123,6 +138,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
         if (found) await stopPod(host, workspace); // it died: clean up what it left, then start afresh
         progress(progressTexts.starting);
         if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
+        await volumeReady(workspace);
         const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline, options);
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),
@@ -135,11 +151,11 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     },
     archiveVolume: async (workspace, archiveFile) => {
       await stopWorkspace(workspace); // an archived workspace keeps no network
-      return serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile));
+      return serialized(workspace.id, async () => (await volumeReady(workspace), packVolume(host, workspace.id, archiveFile)));
     },
-    restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
+    restoreVolume: (workspace, archiveFile) => serialized(workspace.id, async () => (await remounted, unpackVolume(host, workspace.id, workspace.uid, workspace.storageGib, archiveFile))),
     // Only root can hand files to another UID.
-    reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, () => reownWorkspaceFiles(host, workspace.id, uid, signal)) : undefined,
+    reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, async () => (await volumeReady(workspace), reownWorkspaceFiles(host, workspace.id, uid, signal))) : undefined,
     close: () => stageSteps.abortAll(), // pods keep running; stage steps belong to this server process
     prepareReplicas: replicas.prepareReplicas,
     startReplica: replicas.startReplica,
