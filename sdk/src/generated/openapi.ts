@@ -8013,7 +8013,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add a custom domain: it serves once the TXT record _svc.<domain> holds its token */
+        /** Add a custom domain: it serves once the TXT record _svc.<domain> holds its token. A name another team holds unverified may be added (a claim): the first team whose token the record holds keeps it */
         post: {
             parameters: {
                 query?: never;
