@@ -15,6 +15,7 @@ import { ApiClient } from './helpers/client.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { EventStream } from './helpers/events.ts';
 import { PLANS_FILE } from './helpers/plans.ts';
+import { TEST_VOLUME_BACKEND } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
 
@@ -31,6 +32,7 @@ async function start(plans: string): Promise<RunningServer> {
     DATABASE_URL: database.url,
     SVC_TOOLS_DIR: path.join(dataDir, 'no-tools'),
     SVC_DATA_PLANE: 'node',
+    SVC_VOLUME_BACKEND: TEST_VOLUME_BACKEND,
   });
   return startServer({ ...config, logLevel: 'silent' }, { clock: new ManualClock(new Date()), logger: false });
 }

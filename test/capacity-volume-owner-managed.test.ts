@@ -14,6 +14,7 @@ import { startServer, type RunningServer } from '../src/server.ts';
 import { ApiClient } from './helpers/client.ts';
 import { managedSkip as skip, webService } from './helpers/managed-landscape.ts';
 import { prepareManagedRestarts, type ManagedRestarts } from './helpers/managed-restarts.ts';
+import { TEST_VOLUME_BACKEND } from './helpers/server.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 
 const svcYml = `schema: svc/v1
@@ -46,6 +47,7 @@ async function start(extra: string[]): Promise<RunningServer> {
     DATABASE_URL: database.url,
     SVC_TOOLS_DIR: tools,
     SVC_DATA_PLANE: 'node',
+    SVC_VOLUME_BACKEND: TEST_VOLUME_BACKEND,
   });
   return startServer({ ...config, logLevel: 'silent' }, { clock: new ManualClock(new Date()), logger: false });
 }

@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { EventStream } from './helpers/events.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
-import { startTestServer } from './helpers/server.ts';
+import { startTestServer, TEST_VOLUME_BACKEND } from './helpers/server.ts';
 
 const asRoot = process.getuid?.() === 0;
 let database: TestDatabase;
@@ -30,6 +30,7 @@ async function start(extra: string[]): Promise<RunningServer> {
     DATABASE_URL: database.url,
     SVC_TOOLS_DIR: path.join(dataDir, 'no-tools'),
     SVC_DATA_PLANE: 'node',
+    SVC_VOLUME_BACKEND: TEST_VOLUME_BACKEND,
   });
   return startServer({ ...config, logLevel: 'silent' }, { clock: new ManualClock(new Date()), logger: false });
 }

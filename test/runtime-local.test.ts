@@ -132,7 +132,7 @@ test('a volume belongs to the workspace UID and group 0, setgid, with group perm
   await driver.deleteVolume(ws);
   await driver.deleteVolume(ws);
   await assert.rejects(stat(volumePath(ws.id)), { code: 'ENOENT' });
-  assert.deepEqual(await driver.volumeUsage(ws), { bytes: 0 });
+  assert.deepEqual(await driver.volumeUsage(ws), { bytes: 0, enforced: false }); // a directory: measured, not enforced
 });
 
 test('clone fills /data/app from a local bare repository, every file owned by the workspace UID and group 0', async () => {

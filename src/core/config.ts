@@ -36,6 +36,8 @@ export interface ServerConfig {
   nginxAccessLog?: string;
   /** Tools directory of scripts/setup-editor.sh; workspaces get code-server when it is installed there. */
   toolsDir: string;
+  /** How the local runtime makes volumes: `loop` (a file system of the volume's size), `directory` (measured only), `auto`. */
+  volumeBackend: 'auto' | 'loop' | 'directory';
   /** Milliseconds checking one svc.yml may take (in a worker thread) before it is refused as too complex. */
   landscapeCheckBudgetMs: number;
   /** Managed-service provider versions turned off (`provider:version`): new instances cannot use them. */
@@ -111,6 +113,7 @@ export const serverSettings: Record<string, Setting> = {
   forwardAllow: { flag: '--forward-allow', env: 'SVC_FORWARD_ALLOW', describe: 'comma-separated CIDRs forward targets may reach although private (default none)' },
   dataPlane: { flag: '--data-plane', env: 'SVC_DATA_PLANE', describe: 'nginx (default): Debian\'s nginx is the listener and serves workspace traffic itself; node: svc alone' },
   nginxAccessLog: { flag: '--nginx-access-log', env: 'SVC_NGINX_ACCESS_LOG', describe: 'file where the nginx data plane logs every request with the route it took (default: no log)' },
+  volumeBackend: { flag: '--volume-backend', env: 'SVC_VOLUME_BACKEND', describe: "how the local runtime makes workspace volumes: loop (an ext4 image of the volume's size, loop-mounted: writes past storage_gib fail), directory (a plain directory whose size is only measured), auto (default: loop where the server is root and the machine has loop devices and e2fsprogs, else directory)" },
   toolsDir: { flag: '--tools-dir', env: 'SVC_TOOLS_DIR', describe: 'where scripts/setup-editor.sh installs code-server, the workspace editor (default /var/cache/svc/tools)' },
   landscapeCheckBudget: { flag: '--landscape-check-budget', env: 'SVC_LANDSCAPE_CHECK_BUDGET', describe: 'milliseconds checking one svc.yml may take before it is refused as too complex (default 5000)' },
   managedDisable: { flag: '--managed-disable', env: 'SVC_MANAGED_DISABLE', describe: 'comma-separated provider:version entries of the managed-service catalog to turn off, e.g. postgres:15 (default none)' },
@@ -220,6 +223,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     wakeHoldSeconds: positiveInteger(read('wakeHold') ?? '60', 'wake hold', true),
     forwardAllow: (read('forwardAllow') ?? '').split(',').map((c) => c.trim()).filter(Boolean),
     toolsDir: path.resolve(cwd, read('toolsDir') ?? '/var/cache/svc/tools'),
+    volumeBackend: volumeBackend(read('volumeBackend') ?? 'auto'),
     dataPlane: dataPlane(read('dataPlane') ?? 'nginx'),
     nginxAccessLog: read('nginxAccessLog') && path.resolve(cwd, read('nginxAccessLog')!),
     landscapeCheckBudgetMs: positiveInteger(read('landscapeCheckBudget') ?? '5000', 'landscape check budget', false),
@@ -329,6 +333,11 @@ function sizeInBytes(text: string, name: string): number {
   const bytes = match ? Math.floor(Number(match[1]) * factor) : NaN;
   if (!(bytes > 0)) throw new ConfigError(`${name} must be a size such as 20GiB or 512MiB, got "${text}"`);
   return bytes;
+}
+
+function volumeBackend(text: string): 'auto' | 'loop' | 'directory' {
+  if (text === 'auto' || text === 'loop' || text === 'directory') return text;
+  throw new ConfigError(`volume backend must be auto, loop or directory, got "${text}"`);
 }
 
 function dataPlane(text: string): 'node' | 'nginx' {

@@ -1,14 +1,15 @@
 // Re-checks of custom domains as durable jobs: the schedule is in the domain's row (next_check_at, with backoff
 // while the record is missing), so it survives restarts; a server claims due rows with a lease, checks the TXT
 // record, saves the outcome (verification.ts) and announces it (domain.updated). Domains never verified within the
-// keep period are removed. Runs on a timer and at once when asked (a new domain, "check now").
+// keep period are removed. Runs on a timer and at once when asked (a new domain, "check now"). A first proof of a
+// name several teams hold unverified moves the name to the team whose record it is (claimOutcome).
 import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
 import { publishEvent } from '../events/publish.ts';
 import { withTransaction } from '../store/database.ts';
-import { claimDueDomainChecks, deleteUnverifiedDomainsBefore, saveDomainCheck, type CertificateState, type CustomDomainRow } from '../store/custom-domains.ts';
+import { claimDueDomainChecks, deleteCustomDomain, deleteUnverifiedDomainsBefore, findCustomDomainsByName, saveDomainCheck, type CertificateState, type CustomDomainRow } from '../store/custom-domains.ts';
 import type { TxtLookup } from './txt-lookup.ts';
-import { afterCheck, type VerificationSettings } from './verification.ts';
+import { afterCheck, claimOutcome, type CheckOutcome, type VerificationSettings } from './verification.ts';
 
 const LEASE_MS = 60_000;
 const BATCH = 20;
@@ -94,10 +95,25 @@ export class DomainChecker {
   private async check(row: CustomDomainRow): Promise<void> {
     const lookup = await this.deps.lookup.check(row.name, row.token);
     const now = this.deps.clock.now();
-    const outcome = afterCheck(row, lookup, now, this.deps.settings, this.deps.certificateWhenVerified(row));
-    await withTransaction(this.deps.pool, async (db) => {
+    let outcome: CheckOutcome = afterCheck(row, lookup, now, this.deps.settings, this.deps.certificateWhenVerified(row));
+    const removed = await withTransaction(this.deps.pool, async (db) => {
+      const gone: CustomDomainRow[] = [];
+      if (outcome.verification === 'verified' && row.verified_at === null) {
+        // the name's first proof: the other teams' claims go, or this one fails against a name verified by another team
+        const claim = claimOutcome(row, await findCustomDomainsByName(db, row.name, true));
+        if (claim.kind === 'refused') outcome = { ...outcome, verification: 'failed', detail: claim.detail, verifiedAt: null, certificate: row.certificate };
+        else {
+          for (const id of claim.removes) {
+            const other = await deleteCustomDomain(db, id);
+            if (other) gone.push(other);
+          }
+        }
+      }
+      for (const other of gone) await announceDomain(db, other, now);
       const next = await saveDomainCheck(db, row.id, { ...outcome, checkedAt: now });
       if (next) await announceDomain(db, next, now);
+      return gone;
     });
+    for (const other of removed) this.deps.log(`domains: ${other.name} moved from team ${other.team_id} to team ${row.team_id}, whose TXT record proves it`);
   }
 }

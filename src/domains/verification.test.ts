@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { afterCheck, defaultVerificationSettings as settings, retryDelayMs, type DomainCheckState } from './verification.ts';
+import { afterCheck, claimOutcome, defaultVerificationSettings as settings, retryDelayMs, type DomainCheckState } from './verification.ts';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const fresh: DomainCheckState = { verification: 'checking', verified_at: null, missing_since: null, check_failures: 0, certificate: 'waits-for-verification' };
@@ -29,4 +29,14 @@ test('a verified domain missing its record lapses only after the lapse period; a
   const error = afterCheck({ ...state, missing_since: t0 }, { kind: 'error', detail: 'SERVFAIL' }, new Date(t0.getTime() + 2 * settings.lapseMs), settings, 'issued');
   assert.deepEqual([error.verification, error.missingSince], ['verified', t0]);
   assert.equal(afterCheck({ ...state, verification: 'lapsed', missing_since: t0 }, { kind: 'found' }, later, settings, 'issued').verification, 'verified');
+});
+
+test('a first proof takes a name others hold unverified (their entries go); never one another team has verified', () => {
+  const mine = { id: 'b', team_id: 2, verified_at: null };
+  const claims = [{ id: 'a', team_id: 1, verified_at: null }, mine, { id: 'c', team_id: 3, verified_at: null }];
+  assert.deepEqual(claimOutcome(mine, claims), { kind: 'takes', removes: ['a', 'c'] });
+  assert.deepEqual(claimOutcome(mine, [mine]), { kind: 'takes', removes: [] });
+  const refused = claimOutcome(mine, [{ id: 'a', team_id: 1, verified_at: t0 }, mine]);
+  assert.equal(refused.kind, 'refused');
+  assert.match(refused.kind === 'refused' ? refused.detail : '', /another team has verified the name/);
 });

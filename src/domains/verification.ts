@@ -79,3 +79,19 @@ export function afterCheck(state: DomainCheckState, lookup: Lookup, now: Date, s
     certificate: state.certificate,
   };
 }
+
+/** What a domain's first proof of its TXT record does to the other domains of its name (claims, issue 33). */
+export type ClaimOutcome = { kind: 'takes'; removes: string[] } | { kind: 'refused'; detail: string };
+
+/**
+ * A name never verified may be held by several teams, each with its own token. The first whose record is found
+ * takes it: the others' entries (all unverified) are removed. A name another team has verified (or that lapsed:
+ * verified once) is never taken this way; the check fails with the reason.
+ */
+export function claimOutcome(domain: { id: string; team_id: number }, sameName: Array<{ id: string; team_id: number; verified_at: Date | null }>): ClaimOutcome {
+  const others = sameName.filter((d) => d.id !== domain.id);
+  if (others.some((d) => d.verified_at !== null)) {
+    return { kind: 'refused', detail: 'The TXT record holds this domain\'s token, but another team has verified the name: it stays theirs while they hold it.' };
+  }
+  return { kind: 'takes', removes: others.map((d) => d.id) };
+}

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type pg from 'pg';
 import type { NotificationHub } from '../events/hub.ts';
-import { DOMAINS_CHANNEL, findCustomDomain, type CustomDomainRow, type DomainRoute } from '../store/custom-domains.ts';
+import { DOMAINS_CHANNEL, findCustomDomain, findCustomDomainsByName, type CustomDomainRow, type DomainRoute } from '../store/custom-domains.ts';
 import { findAcmeChallenge } from '../store/domain-certificates.ts';
 import type { AccessDecision, WorkspaceAccess } from './access.ts';
 import type { Upstream } from './proxy.ts';
@@ -44,14 +44,19 @@ export class CustomDomainTable {
     for (const id of new Set([...this.nameOf.keys(), ...rows.map((r) => r.id)])) await this.reload(id);
   }
 
+  /**
+   * Several teams may hold a name unverified (claims): the name shows the one that was verified, else the oldest
+   * claim (all of which serve nothing but "Nothing here" and ACME answers).
+   */
   private async reload(id: string): Promise<void> {
     const row = await findCustomDomain(this.deps.pool, id);
-    const old = this.nameOf.get(id);
-    if (old !== undefined && this.byName.get(old)?.id === id) this.byName.delete(old);
+    const names = new Set([this.nameOf.get(id), row?.name].filter((n): n is string => n !== undefined));
     this.nameOf.delete(id);
-    if (row) {
-      this.byName.set(row.name, row);
-      this.nameOf.set(id, row.name);
+    if (row) this.nameOf.set(id, row.name);
+    for (const name of names) {
+      const shown = (await findCustomDomainsByName(this.deps.pool, name))[0];
+      if (shown) this.byName.set(name, shown);
+      else this.byName.delete(name);
     }
     this.deps.onChange?.();
   }

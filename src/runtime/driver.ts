@@ -79,6 +79,8 @@ export interface VolumeOwnerResult {
 
 export interface VolumeUsage {
   bytes: number;
+  /** Whether the volume's file system stops writes at its size (the local driver's loop backend), or it is only measured. */
+  enforced?: boolean;
 }
 
 /** Which editor the driver's pods run, and why (shown on GET /workspaces/{ws}). */

@@ -60,7 +60,7 @@ export interface NewCustomDomain {
   at: Date;
 }
 
-/** Inserts a domain whose first check is due at once; a taken name throws a unique violation. */
+/** Inserts a domain whose first check is due at once; a name the team has, or one ever verified, throws a unique violation. */
 export async function insertCustomDomain(db: Queryable, d: NewCustomDomain): Promise<CustomDomainRow> {
   const row = (
     await db.query<CustomDomainRow>(
@@ -77,8 +77,14 @@ export async function findCustomDomain(db: Queryable, id: string): Promise<Custo
   return (await db.query<CustomDomainRow>(`SELECT ${columns} FROM custom_domains WHERE id = $1`, [id])).rows[0];
 }
 
-export async function findCustomDomainByName(db: Queryable, name: string): Promise<CustomDomainRow | undefined> {
-  return (await db.query<CustomDomainRow>(`SELECT ${columns} FROM custom_domains WHERE name = $1`, [name])).rows[0];
+/**
+ * The domains of a name (migration 041): at most one ever verified, which comes first, then the unverified claims
+ * oldest first. `lock`: FOR UPDATE, for the check that moves the name.
+ */
+export async function findCustomDomainsByName(db: Queryable, name: string, lock = false): Promise<CustomDomainRow[]> {
+  return (
+    await db.query<CustomDomainRow>(`SELECT ${columns} FROM custom_domains WHERE name = $1 ORDER BY verified_at IS NULL, created_at, id${lock ? ' FOR UPDATE' : ''}`, [name])
+  ).rows;
 }
 
 /** A team's domains by name, after `after` (a name), at most `limit` + 1 (pageOf tells whether there are more). */

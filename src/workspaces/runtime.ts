@@ -22,7 +22,7 @@ import type { ImageSource } from '../runtime/image.ts';
 import { openImageStore, RegistryImageSource, teamCredentialsForImage, type CollectResult } from '../images/index.ts';
 import { pinnedImageDigests } from '../store/landscapes.ts';
 import { hostCgroups } from '../runtime/local/cgroups.ts';
-import { createLocalDriver } from '../runtime/local/index.ts';
+import { createLocalDriver, resolveVolumeBackend } from '../runtime/local/index.ts';
 import type { Chore } from '../cluster/chores.ts';
 import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
@@ -110,7 +110,9 @@ async function driverOf(config: ServerConfig, clock: Clock, log: (message: strin
     const cluster = new Cluster(loadKubeConfig());
     return createKubernetesDriver({ cluster, settings: config.kubernetes!, plans: config.plans, dataDir: config.dataDir, log });
   }
-  return createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans });
+  const volumes = await resolveVolumeBackend(config.volumeBackend, process.getuid?.() === 0);
+  log(volumes.backend === 'loop' ? "volumes: loop-mounted file systems of their size (writes past storage_gib fail)" : `volumes: directories, their size measured but not enforced: ${volumes.reason}`);
+  return createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans, volumeBackend: volumes.backend });
 }
 
 /** The image store under the data directory, pulling with the team's registry credentials. */

@@ -23,7 +23,7 @@ export interface SvcProcess {
 }
 
 export function startSvc(args: string[], env: Record<string, string | undefined> = {}, options: { cwd?: string } = {}): SvcProcess {
-  return watchSvc(spawn(process.execPath, [...svcNodeFlags, svcBin, ...args], { env: { ...process.env, ...env }, cwd: options.cwd }));
+  return watchSvc(spawn(process.execPath, [...svcNodeFlags, svcBin, ...args], { env: { SVC_VOLUME_BACKEND: 'directory', ...process.env, ...env }, cwd: options.cwd }));
 }
 
 /** Reads what an `svc` process started some other way prints. */

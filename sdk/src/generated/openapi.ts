@@ -3500,6 +3500,8 @@ export interface paths {
                                     limit_bytes: number;
                                     /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
                                     percent: number;
+                                    /** @description true: the volume's file system ends at limit_bytes, a write past it fails (no space left); false: the size is only measured (docs/runtime.md, "Volume size") */
+                                    enforced: boolean;
                                 };
                                 /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                                 editor?: {
@@ -3723,6 +3725,8 @@ export interface paths {
                                 limit_bytes: number;
                                 /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
                                 percent: number;
+                                /** @description true: the volume's file system ends at limit_bytes, a write past it fails (no space left); false: the size is only measured (docs/runtime.md, "Volume size") */
+                                enforced: boolean;
                             };
                             /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                             editor?: {
@@ -3921,6 +3925,8 @@ export interface paths {
                                 limit_bytes: number;
                                 /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
                                 percent: number;
+                                /** @description true: the volume's file system ends at limit_bytes, a write past it fails (no space left); false: the size is only measured (docs/runtime.md, "Volume size") */
+                                enforced: boolean;
                             };
                             /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                             editor?: {
@@ -4053,6 +4059,8 @@ export interface paths {
                                 limit_bytes: number;
                                 /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
                                 percent: number;
+                                /** @description true: the volume's file system ends at limit_bytes, a write past it fails (no space left); false: the size is only measured (docs/runtime.md, "Volume size") */
+                                enforced: boolean;
                             };
                             /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                             editor?: {
@@ -4189,6 +4197,8 @@ export interface paths {
                                 limit_bytes: number;
                                 /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
                                 percent: number;
+                                /** @description true: the volume's file system ends at limit_bytes, a write past it fails (no space left); false: the size is only measured (docs/runtime.md, "Volume size") */
+                                enforced: boolean;
                             };
                             /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                             editor?: {
@@ -6941,6 +6951,8 @@ export interface paths {
                                     limit_bytes: number;
                                     /** @description bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused */
                                     percent: number;
+                                    /** @description true: the volume's file system ends at limit_bytes, a write past it fails (no space left); false: the size is only measured (docs/runtime.md, "Volume size") */
+                                    enforced: boolean;
                                 };
                                 /** @description the editor the workspace pod runs. Only on GET /workspaces/{ws} */
                                 editor?: {
@@ -8033,7 +8045,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add a custom domain: it serves once the TXT record _svc.<domain> holds its token */
+        /** Add a custom domain: it serves once the TXT record _svc.<domain> holds its token. A name another team holds unverified may be added (a claim): the first team whose token the record holds keeps it */
         post: {
             parameters: {
                 query?: never;

@@ -17,7 +17,7 @@ import { isUniqueViolation, withTransaction } from '../../store/database.ts';
 import {
   deleteCustomDomain,
   findCustomDomain,
-  findCustomDomainByName,
+  findCustomDomainsByName,
   insertCustomDomain,
   listCustomDomains,
   scheduleDomainCheck,
@@ -34,7 +34,7 @@ const TeamParams = Type.Object({ team: Id });
 const DomainParams = Type.Object({ team: Id, domain: Uuid });
 const tags = ['domains'];
 
-const taken = (name: string) => problem('name-taken', 409, `The domain ${name} is taken: it belongs to a team already (this one or another).`);
+const taken = (name: string) => problem('name-taken', 409, `The domain ${name} is taken: this team has it, or another team has verified it.`);
 
 export function registerDomainRoutes(server: FastifyInstance, deps: ApiDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -71,7 +71,7 @@ export function registerDomainRoutes(server: FastifyInstance, deps: ApiDeps): vo
     {
       config: { access: 'user', audit: 'domain.create' },
       schema: {
-        summary: 'Add a custom domain: it serves once the TXT record _svc.<domain> holds its token',
+        summary: "Add a custom domain: it serves once the TXT record _svc.<domain> holds its token. A name another team holds unverified may be added (a claim): the first team whose token the record holds keeps it",
         tags,
         params: TeamParams,
         body: NewDomainBody,
@@ -89,7 +89,9 @@ export function registerDomainRoutes(server: FastifyInstance, deps: ApiDeps): vo
         throw problem('validation', 422, `${normal.name} is an address of this installation, not a custom domain.`, { errors: [{ pointer: '/name', message: 'must not be under the workspace domain or the console host' }] });
       }
       const routes = normalizeRoutes(body.routes ?? []);
-      if (await findCustomDomainByName(deps.pool, normal.name)) throw taken(normal.name);
+      // A name another team holds unverified may be added too: a claim, proven by this team's own TXT token (checker.ts).
+      const holders = await findCustomDomainsByName(deps.pool, normal.name);
+      if (holders.some((d) => d.team_id === access.team.id || d.verified_at !== null)) throw taken(normal.name);
       const at = deps.clock.now();
       const row = await withTransaction(deps.pool, async (db) => {
         await checkRouteWorkspaces(db, access.team.id, routes);

@@ -82,6 +82,7 @@ export const WorkspaceSchema = Type.Object({
         bytes: Type.Integer({ description: 'what the files of the volume take' }),
         limit_bytes: Type.Integer({ description: 'the volume size (storage_gib)' }),
         percent: Type.Integer({ description: 'bytes of limit_bytes, rounded down; from 90 the console warns, over 100 Sync and prepare are refused' }),
+        enforced: Type.Boolean({ description: "true: the volume's file system ends at limit_bytes, a write past it fails (no space left); false: the size is only measured (docs/runtime.md, \"Volume size\")" }),
       },
       { description: 'the volume as measured now; only on GET /workspaces/{ws}, absent while the workspace has no volume' },
     ),

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound, problem } from '../../core/problems.ts';
 import { hostTarget } from '../../router/hosts.ts';
-import { findCustomDomainByName } from '../../store/custom-domains.ts';
+import { findCustomDomainsByName } from '../../store/custom-domains.ts';
 import { SIGN_IN_PATH } from '../../router/access.ts';
 import { findManagedServiceByNumber } from '../../store/managed-services.ts';
 import { workspaceUrlsFromBase } from '../../workspaces/view.ts';
@@ -39,7 +39,7 @@ export function registerWorkspaceSignInRoutes(server: FastifyInstance, deps: Api
       // A managed-service host (ms-<number>) is one of the workspace's while its instance is live.
       const managed = target.kind === 'managed' ? await findManagedServiceByNumber(deps.pool, target.number) : undefined;
       // A team's custom domain is one of the workspace's while one of its routes leads there.
-      const domain = target.kind === 'console' ? await findCustomDomainByName(deps.pool, host) : undefined;
+      const domain = target.kind === 'console' ? (await findCustomDomainsByName(deps.pool, host)).find((d) => d.team_id === Number(row.team_id)) : undefined;
       const ofWorkspace =
         target.kind === 'managed' ? managed !== undefined && !managed.deleted_at && Number(managed.workspace_id) === row.id
         : domain ? domain.team_id === Number(row.team_id) && domain.routes.some((r) => r.workspace_id === row.id)

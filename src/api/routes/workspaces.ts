@@ -123,7 +123,7 @@ async function diskUsageOf(deps: ApiDeps, row: WorkspaceRow) {
   const usage = await deps.driver.volumeUsage(workspaceRef(row)).catch(() => undefined);
   if (!usage || row.deleted_at) return undefined;
   const limit = row.storage_gib * 2 ** 30;
-  return { bytes: usage.bytes, limit_bytes: limit, percent: Math.floor((usage.bytes * 100) / limit) };
+  return { bytes: usage.bytes, limit_bytes: limit, percent: Math.floor((usage.bytes * 100) / limit), enforced: usage.enforced ?? false };
 }
 
 export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps): void {

@@ -1,4 +1,5 @@
-// The `local` runtime driver: volumes are directories under the data directory, pods are bubblewrap sandboxes on
+// The `local` runtime driver: volumes are directories under the data directory (each its own loop-mounted file
+// system of its size with the loop backend), pods are bubblewrap sandboxes on
 // this machine (see docs/runtime.md): an editor pod per workspace, a pod per service replica (replica-driver.ts),
 // and short-lived sandboxes for stage steps (stage-steps.ts). The server only talks to it through RuntimeDriver.
 import path from 'node:path';
@@ -19,13 +20,15 @@ import { cgroupNames, hostCgroups } from './cgroups.ts';
 import { builtInPlans, type InstallationPlans } from '../../capacity/plans.ts';
 import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
-import { createVolumeDir, deleteVolumeDir, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { createVolumeDir, deleteVolumeDir, ensureVolumeMounted, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { remountVolumeImages, type VolumeBackend } from './volume-images.ts';
 import { reownTree } from './volume-owner.ts';
 import { editorPodTemplate } from './pod-template.ts';
 import { networkOwner } from './network.ts';
 import { guardInstallationLinks, podFirewallKeeper } from './pod-firewall.ts';
 import { podSeccompProgram } from './seccomp.ts';
 
+export { resolveVolumeBackend, type VolumeBackend } from './volume-images.ts';
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
 
 export interface LocalDriverOptions {
@@ -55,6 +58,11 @@ export interface LocalDriverOptions {
   asRoot?: boolean;
   /** The installation's plans: each pod's CPU and memory limits (docs/capacity.md); the built-in plans when absent. */
   plans?: InstallationPlans;
+  /**
+   * `loop`: each volume is a file system of its `storage_gib` in a loop-mounted image (writes past it fail with
+   * ENOSPC); `directory` (the default here; `--volume-backend auto` picks for the server): a directory, measured only.
+   */
+  volumeBackend?: VolumeBackend;
 }
 
 const defaultProjectDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -82,6 +90,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     now: () => clock.now(),
     log: options.log ?? (() => undefined),
     cloneTimeoutMs: options.cloneTimeoutMs ?? 10 * 60_000,
+    volumeBackend: options.volumeBackend ?? 'directory',
   };
   if (rangesOverlap(host.addressRange, host.serviceAddressRange)) {
     throw new Error(`the pod address range ${host.addressRange} and the service address range ${host.serviceAddressRange} overlap`);
@@ -94,6 +103,12 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   const firewall = asRoot ? podFirewallKeeper(networkOwner(dataDir)) : undefined;
   if (asRoot) guardInstallationLinks(networkOwner(dataDir)).catch((error: Error) => host.log(error.message));
   const timeouts = { agentMs: host.agentTimeoutMs, editorMs: options.editorTimeoutMs ?? 120_000 };
+  // volumes unmounted by a reboot are mounted again before anything uses them
+  const remounted = host.volumeBackend === 'loop' ? remountVolumeImages(host, (id) => volumeDir(host, id), host.log) : Promise.resolve();
+  const volumeReady = async (workspace: WorkspaceRef) => {
+    await remounted;
+    await ensureVolumeMounted(host, workspace.id, workspace.storageGib);
+  };
   const serialized = workspaceQueue();
   const replicas = createLocalReplicaDriver(host, workspaceQueue());
   const stageSteps = createStageSteps(host);
@@ -108,14 +123,14 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     name: 'local',
     editor: editorDescription(editor),
     editorWebFiles: editor.kind === 'code-server' ? codeServerWebFiles(editor.binds[0].source) : undefined,
-    createVolume: async (workspace) => void (await createVolumeDir(host, workspace.id, workspace.uid)),
+    createVolume: async (workspace) => (await remounted, void (await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib))),
     deleteVolume: (workspace) =>
       serialized(workspace.id, async () => {
         await stopPod(host, workspace); // the network a sleep kept goes too
         await replicas.forgetAll(workspace);
         await deleteVolumeDir(host, workspace.id);
       }),
-    volumeUsage: async (workspace) => ({ bytes: await volumeBytes(host, workspace.id) }),
+    volumeUsage: async (workspace) => ({ bytes: await volumeBytes(host, workspace.id), enforced: host.volumeBackend === 'loop' }),
     cloneRepository: async (workspace, source, progress) => {
       progress(progressTexts.cloning);
       await cloneIntoVolume(host, workspace, source);
@@ -131,6 +146,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
         if (found) await stopPod(host, workspace); // it died: clean up what it left, then start afresh
         progress(progressTexts.starting);
         if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
+        await volumeReady(workspace);
         const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline, options);
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),
@@ -143,11 +159,11 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     },
     archiveVolume: async (workspace, archiveFile) => {
       await stopWorkspace(workspace); // an archived workspace keeps no network
-      return serialized(workspace.id, () => packVolume(host, workspace.id, archiveFile));
+      return serialized(workspace.id, async () => (await volumeReady(workspace), packVolume(host, workspace.id, archiveFile)));
     },
-    restoreVolume: (workspace, archiveFile) => serialized(workspace.id, () => unpackVolume(host, workspace.id, workspace.uid, archiveFile)),
+    restoreVolume: (workspace, archiveFile) => serialized(workspace.id, async () => (await remounted, unpackVolume(host, workspace.id, workspace.uid, workspace.storageGib, archiveFile))),
     // Only root can hand files to another UID.
-    reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, () => reownWorkspaceFiles(host, workspace.id, uid, signal)) : undefined,
+    reownVolume: asRoot ? (workspace, uid, signal) => serialized(workspace.id, async () => (await volumeReady(workspace), reownWorkspaceFiles(host, workspace.id, uid, signal))) : undefined,
     // pods keep running (and their firewall with them); stage steps belong to this server process
     close: async () => {
       await stageSteps.abortAll();

@@ -34,7 +34,7 @@ function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string,
  * gets no network; any other URL is fetched over the host's network. A failed clone leaves the volume empty.
  */
 export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRef, source: GitSource): Promise<void> {
-  await createVolumeDir(host, workspace.id, workspace.uid);
+  await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
   const local = localRepositoryPath(source.url);
   if (local && isInside(local, host.dataDir)) throw new RuntimeFailure('clone', `the repository ${local} contains the data directory`);
   const binds = local && (await exists(local)) ? [{ source: local, target: local }] : [];
@@ -47,7 +47,7 @@ export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRe
 
 /** Checks, as the workspace UID inside a sandbox, that the empty volume is there and writable. */
 export async function prepareEmptyVolumeDir(host: VolumeHost, workspace: WorkspaceRef): Promise<void> {
-  await createVolumeDir(host, workspace.id, workspace.uid);
+  await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
   const probe = '.svc-volume-probe';
   const script = `touch ${probe} && rm ${probe}`;
   const command = sandboxCommand(setupSandbox(host, workspace, script, [], false));

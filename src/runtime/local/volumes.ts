@@ -1,10 +1,12 @@
 // Volumes of the local driver: a directory per workspace under <data dir>/volumes, owned by the workspace UID
-// and group 0, setgid, group permissions equal to the user's. Archives are gzip-compressed tar files.
+// and group 0, setgid, group permissions equal to the user's; with the loop backend the directory is the mount point
+// of the volume's own file system of its size (volume-images.ts). Archives are gzip-compressed tar files.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { chmod, chown, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { runCommand } from './processes.ts';
+import { mountVolumeImage, removeVolumeImage, type VolumeBackend } from './volume-images.ts';
 import { reownTree } from './volume-owner.ts';
 
 /** setgid, rwx for user and group, nothing for others (other workspaces' UIDs). */
@@ -14,6 +16,9 @@ export interface VolumeHost {
   dataDir: string;
   /** The server runs as root and can hand files to workspace UIDs. */
   asRoot: boolean;
+  /** `loop`: each volume a file system of its size (writes past it fail); `directory` (the default here): measured only. */
+  volumeBackend?: VolumeBackend;
+  log?: (message: string) => void;
 }
 
 export function volumesDir(host: VolumeHost): string {
@@ -28,13 +33,29 @@ export async function exists(file: string): Promise<boolean> {
   return stat(file).then(() => true, () => false);
 }
 
-/** Creates the volume directory (idempotent) and gives it to the workspace UID. */
-export async function createVolumeDir(host: VolumeHost, id: number, uid: number): Promise<string> {
+/**
+ * Creates the volume directory (idempotent) and gives it to the workspace UID; with the loop backend, mounts the
+ * volume's file system there first (made at `storageGib`, grown when that grew).
+ */
+export async function createVolumeDir(host: VolumeHost, id: number, uid: number, storageGib: number): Promise<string> {
   await ensureVolumesDir(host);
   const dir = volumeDir(host, id);
-  await mkdir(dir, { recursive: true });
+  if (host.volumeBackend === 'loop') await mountVolumeImage(host, id, dir, storageGib, host.log);
+  else await mkdir(dir, { recursive: true });
   await ownVolumeRoot(host, dir, uid);
   return dir;
+}
+
+/** Mounts the volume's file system again when it is not (loop backend; after a reboot); nothing for directories. */
+export async function ensureVolumeMounted(host: VolumeHost, id: number, storageGib: number): Promise<void> {
+  if (host.volumeBackend !== 'loop' || !(await exists(volumeDir(host, id)))) return;
+  await mountVolumeImage(host, id, volumeDir(host, id), storageGib, host.log);
+}
+
+/** Removes the volume directory, and with the loop backend unmounts it and removes its image first. */
+async function removeVolume(host: VolumeHost, id: number): Promise<void> {
+  if (host.volumeBackend === 'loop') await removeVolumeImage(host, id, volumeDir(host, id));
+  await rm(volumeDir(host, id), { recursive: true, force: true });
 }
 
 async function ownVolumeRoot(host: VolumeHost, dir: string, uid: number): Promise<void> {
@@ -64,7 +85,7 @@ async function ensureVolumesDir(host: VolumeHost): Promise<void> {
 }
 
 export async function deleteVolumeDir(host: VolumeHost, id: number): Promise<void> {
-  await rm(volumeDir(host, id), { recursive: true, force: true });
+  await removeVolume(host, id);
   await rm(nixDir(host, id), { recursive: true, force: true });
 }
 
@@ -120,14 +141,14 @@ export async function packVolume(host: VolumeHost, id: number, archiveFile: stri
   }
   await chmod(partial, 0o600);
   await rename(partial, archiveFile);
-  await rm(dir, { recursive: true, force: true });
+  await removeVolume(host, id);
   return describeArchive(archiveFile);
 }
 
 /** Refills the volume from `archiveFile`, with the owners and modes it was packed with. */
-export async function unpackVolume(host: VolumeHost, id: number, uid: number, archiveFile: string): Promise<void> {
+export async function unpackVolume(host: VolumeHost, id: number, uid: number, storageGib: number, archiveFile: string): Promise<void> {
   if (!(await exists(archiveFile))) throw new Error(`the archive ${archiveFile} does not exist`);
-  const dir = await createVolumeDir(host, id, uid);
+  const dir = await createVolumeDir(host, id, uid, storageGib);
   const owners = host.asRoot ? ['--same-owner', '--numeric-owner'] : ['--no-same-owner'];
   const tar = await runCommand('tar', ['--extract', '--gzip', '--same-permissions', ...owners, '--file', archiveFile, '--directory', dir]);
   if (tar.code !== 0) throw new Error(`restoring the volume of workspace ${id} failed: ${tar.stderr.trim()}`);
