@@ -165,7 +165,8 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     closing = true;
     done();
   });
-  const database = databaseAddress(deps.pool.options.connectionString ?? 'postgres://localhost/');
+  // The OpenAPI document is built without a pool (openapi-document.ts): no handler runs there.
+  const database = databaseAddress(deps.pool?.options.connectionString ?? 'postgres://localhost/');
   registerProblemHandling(app, { keepConnections: deps.config.dataPlane === 'nginx', logger, databaseUnavailable: (error) => isDatabaseUnavailable(error, database) });
   // Authentication, the access rule and the rate limit: one hook per request (conventions/authentication.ts).
   registerCallerHook(app, deps, rateLimitOf(app, deps.config.rateLimitPerMinute, deps.clock));
