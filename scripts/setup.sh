@@ -19,6 +19,9 @@ clean_npm_env
 packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server docker-registry skopeo umoci busybox-static apache2-utils g++ make python3 dnsmasq pebble)
 # redis-server and redis-tools (redis-cli, for dumps and in pods): the managed redis provider (src/managed/redis-instance.ts).
 packages+=(redis-server redis-tools)
+# nftables: the pods' firewall (src/runtime/local/pod-firewall.ts); e2fsprogs and mount (mkfs.ext4, resize2fs,
+# losetup): volumes of their own size (src/runtime/local/volume-images.ts). Usually there already.
+packages+=(nftables e2fsprogs mount)
 source scripts/apt-packages.sh
 # Debian starts a system service when it installs these (a registry on :5000, dnsmasq on :53, redis on :6379, nats on
 # :4222); svc's tests and providers run their own processes on loopback ports, so a service set up by this install is
