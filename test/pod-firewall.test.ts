@@ -26,12 +26,18 @@ const SERVER = `require('node:http').createServer((q, r) => r.end('web ' + proce
 // Tries each [host, port] once; prints "<host> <outcome>" per line (connected, or the error's code).
 const PROBE = `const net = require('node:net');
 const targets = JSON.parse(process.argv[2]);
-Promise.all(targets.map(([host, port]) => new Promise((resolve) => {
+// EADDRNOTAVAIL: the pod's own link-local address is still in duplicate address detection; tried again until it is not.
+const deadline = Date.now() + 20000;
+const probe = (host, port) => new Promise((resolve) => {
   const socket = net.connect({ host, port, timeout: 10000 });
   socket.on('connect', () => { socket.destroy(); resolve(host + ' connected'); });
   socket.on('timeout', () => { socket.destroy(); resolve(host + ' timeout'); });
-  socket.on('error', (e) => resolve(host + ' ' + e.code));
-}))).then((lines) => console.log(lines.join('\\n')));
+  socket.on('error', (e) => {
+    if (e.code === 'EADDRNOTAVAIL' && Date.now() < deadline) setTimeout(() => probe(host, port).then(resolve), 100);
+    else resolve(host + ' ' + e.code);
+  });
+});
+Promise.all(targets.map(([host, port]) => probe(host, port))).then((lines) => console.log(lines.join('\\n')));
 `;
 
 function canary(host: string): Promise<number> {
