@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import { instanceDir } from '../src/managed/postgres-rules.ts';
 import { assertProblem, type ApiClient } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
+import { runSvc } from './helpers/process.ts';
 import { managedSkip as skip, managedSvcYml as svcYml, startManagedLandscape, webService, type ManagedLandscape } from './helpers/managed-landscape.ts';
 import type { TestServer } from './helpers/server.ts';
 import { until } from './helpers/wait.ts';
@@ -60,6 +61,26 @@ test('Plan shows the DSN web will get before the instance exists; Sync creates i
   await events.until('managed_service.updated', (d) => d.managed_service_id === instance.id && d.workspace_id === ws);
   events.close();
   assert.equal(await ask('/write'), 'CREATE TABLE\nINSERT 0 1');
+  assert.equal(await ask('/'), '1');
+});
+
+test('a managed service has no run switch: its start and stop answer 409 saying so, the CLI says it, and it keeps serving', { skip }, async () => {
+  const detail = 'db is a managed service: it has no steps to start or stop, so it has no run switch. Teardown of the landscape pauses it (its data kept) and the next Sync resumes it.';
+  for (const action of ['stop', 'start']) {
+    const refused = await dev.post(`/workspaces/${ws}/landscape/services/db/${action}`);
+    assertProblem(refused, 409, 'managed-service-no-steps');
+    assert.equal(refused.body.detail, detail);
+    assert.equal(refused.body.service, 'db');
+  }
+  const cli = await runSvc(['service', 'stop', 'db', '--ws', String(ws)], { SVC_URL: server.url, SVC_TOKEN: dev.auth.token!, SVC_WORKSPACE: undefined, XDG_CONFIG_HOME: server.server.config.dataDir });
+  assert.equal(cli.code, 1, cli.stdout);
+  assert.equal(cli.stderr, `A managed service has no steps to start or stop: ${detail}\n`);
+  const db = (await dev.get(`/workspaces/${ws}/landscape`)).body.services.find((s: { name: string }) => s.name === 'db');
+  assert.equal(db.running, true);
+  const [instance] = await instanceOf();
+  assert.equal((await dev.get(`/managed-services/${instance.id}`)).body.status, 'synchronized');
+  // starting web, which needs db, leaves db as it is
+  assert.equal((await dev.post(`/workspaces/${ws}/landscape/services/web/start`)).status, 200);
   assert.equal(await ask('/'), '1');
 });
 

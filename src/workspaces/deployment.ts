@@ -139,7 +139,8 @@ function viewOf(name: string, service: NormalService, input: StatusInput): Servi
   }
   if (service.type === 'managed') {
     const { status, detail, ready } = landscapeStatusOf(input.managed?.get(name), input.tornDown);
-    return { name, type: service.type, status, detail, running, replicas: { ready, desired: 1 } };
+    // No run switch (spec 7): it runs while the landscape is synced, whatever a switch stored before said.
+    return { name, type: service.type, status, detail, running: true, replicas: { ready, desired: 1 } };
   }
   const pin = service.type === 'container' ? input.images?.[name] : undefined;
   const image = pin && pin.image === (service as NormalContainerService).image ? { image: { reference: pin.image, digest: pin.digest } } : {};

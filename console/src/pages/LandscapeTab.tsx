@@ -180,8 +180,14 @@ function Services({ ws, services, mayChange, onLogs }: { ws: Workspace; services
                 <ServicePorts service={service} />
               </td>
               <td data-label="Run switch">
-                <span className={service.running ? 'switch on' : 'switch off'}>{service.running ? 'On' : 'Off'}</span>
-                {mayChange && (
+                {service.type === 'managed' ? (
+                  <span className="muted small" title="Teardown pauses a managed service and the next Sync resumes it">
+                    none: runs while synced
+                  </span>
+                ) : (
+                  <span className={service.running ? 'switch on' : 'switch off'}>{service.running ? 'On' : 'Off'}</span>
+                )}
+                {mayChange && service.type !== 'managed' && (
                   <Button variant="quiet" onClick={() => void toggle.run(service.name, service.running ? 'stop' : 'start')}>
                     {service.running ? 'Stop' : 'Start'}
                   </Button>

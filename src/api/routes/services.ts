@@ -59,6 +59,16 @@ export function unknownService(row: Pick<WorkspaceRow, 'name'>, deployed: Deploy
   });
 }
 
+/** Spec 7: a managed service has no steps to start or stop; Teardown pauses it and the next Sync resumes it. */
+export function managedHasNoRunSwitch(service: string): Problem {
+  return problem(
+    'managed-service-no-steps',
+    409,
+    `${service} is a managed service: it has no steps to start or stop, so it has no run switch. Teardown of the landscape pauses it (its data kept) and the next Sync resumes it.`,
+    { extra: { service } },
+  );
+}
+
 async function deployedService(deps: ApiDeps, row: WorkspaceRow, service: string) {
   const deployed = await findDeployedLandscape(deps.pool, row.id);
   if (!deployed || !(service in deployed.normal.services)) throw unknownService(row, deployed, service);
@@ -85,8 +95,10 @@ export function registerServiceRoutes(server: FastifyInstance, deps: ApiDeps): v
         const { service } = request.params;
         const deployed = await deployedService(deps, row, service);
         if (deployed.torn_down) throw problem('conflict', 409, 'The landscape is torn down: Sync starts it again.');
+        if (deployed.normal.services[service].type === 'managed') throw managedHasNoRunSwitch(service);
         if (action === 'start' && row.state !== 'running') throw problem('workspace-not-running', 409, 'Services run in the workspace: wake it first.');
-        const names = action === 'start' ? [...withNeeds(deployed.normal, [service])] : [service];
+        // A managed service it needs has no run switch: it runs while the landscape is synced.
+        const names = action === 'start' ? [...withNeeds(deployed.normal, [service])].filter((name) => deployed.normal.services[name].type !== 'managed') : [service];
         await withTransaction(deps.pool, async (db) => {
           await setRunSwitch(db, row.id, names, action === 'start', deps.clock.now());
           await forgetServiceStatuses(db, row.id);
