@@ -1,5 +1,5 @@
 // The CLI driving a workspace for real, as processes against a real server: create from a local git repository,
-// variables and secrets, sync (a missing secret with its position, refused without a terminal, then applied),
+// variables and secrets, sync (a missing secret named in the plan with its position, the Sync refused, then applied),
 // the landscape table, logs, stages, events, sleep and wake, delete, restore and purge.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -131,9 +131,10 @@ test('env and secret set, list and rm; a secret read from stdin is never echoed'
   assert.equal((await svc('secret', 'rm', 'OTHER')).code, 1);
 });
 
-test('a missing secret fails the plan with its position in svc.yml; a broken profile with its errors', async () => {
+test('a missing secret: the plan names it with its position, the Sync is refused; a broken profile with its errors', async () => {
   const missing = await svc('sync', '--yes');
   assert.equal(missing.code, 1);
+  assert.match(missing.stdout, /^ {2}secret TOKEN has no value \(line \d+, column \d+\): set it with "svc secret set TOKEN"; Sync refuses until then$/m);
   assert.match(missing.stderr, /^Secrets have no value: .*TOKEN.*\n {2}svc\.yml:\d+:\d+: missing-secret: secret TOKEN has no value\n$/m);
   const broken = await svc('sync', '--profile', 'broken', '--dry-run');
   assert.equal(broken.code, 1);

@@ -75,21 +75,27 @@ test('a file with errors: the banner lists them with their place; the plan is re
   assert.ok(plan.body.errors[0].line >= 1);
 });
 
-test('plan, then Sync with its hash; a stale hash is refused with plan-changed; missing secrets fail the plan and the Sync', async () => {
+test('plan, then Sync with its hash; a stale hash is refused with plan-changed; a plan names missing secrets and their Sync is refused', async () => {
   await write(web(3000));
   assert.equal((await banner()).state, 'no-landscape');
   const missing = await dev.get(`/workspaces/${ws}/landscape/plan`);
-  assertProblem(missing, 409, 'missing-secrets');
-  assert.deepEqual(missing.body.secrets, ['DB_PASSWORD']);
-  assert.deepEqual(missing.body.errors, [
-    { pointer: '/services/web/env/DB_PASSWORD', code: 'missing-secret', subject: 'DB_PASSWORD', message: 'secret DB_PASSWORD has no value', line: 12, column: 20 },
-  ]);
-  assertProblem(await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: 'a'.repeat(64) }), 409, 'missing-secrets');
+  assert.equal(missing.status, 200, missing.text);
+  assert.deepEqual(missing.body.services.map((s: { name: string; action: string }) => [s.name, s.action]), [['web', 'create']]);
+  assert.deepEqual(missing.body.missing_secrets, [{ name: 'DB_PASSWORD', uses: [{ pointer: '/services/web/env/DB_PASSWORD', line: 12, column: 20 }] }]);
+  for (const planHash of [missing.body.hash, 'a'.repeat(64)]) {
+    const refused = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: planHash });
+    assertProblem(refused, 409, 'missing-secrets');
+    assert.deepEqual(refused.body.secrets, ['DB_PASSWORD']);
+    assert.deepEqual(refused.body.errors, [
+      { pointer: '/services/web/env/DB_PASSWORD', code: 'missing-secret', subject: 'DB_PASSWORD', message: 'secret DB_PASSWORD has no value', line: 12, column: 20 },
+    ]);
+  }
   await dev.put(`/workspaces/${ws}/secrets/DB_PASSWORD`, { value: 'hunter2' });
   const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
   assert.equal(plan.status, 200, plan.text);
   assert.deepEqual(plan.body.services.map((s: { name: string; action: string }) => [s.name, s.action]), [['web', 'create']]);
   assert.match(plan.body.hash, /^[0-9a-f]{64}$/);
+  assert.equal(plan.body.missing_secrets, undefined);
   await write(web(3001));
   assertProblem(await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash }), 409, 'plan-changed');
   assertProblem(await viewer.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash }), 403, 'forbidden');

@@ -30,8 +30,11 @@ export function formatPlan(plan: Plan): string {
   if (lines.length === 0) lines.push('  (no changes)');
   if (plan.unchanged.length > 0) lines.push(`  unchanged: ${plan.unchanged.join(', ')}`);
   for (const image of plan.images ?? []) lines.push(`  image of ${image.service}: ${imageText(image)}`);
+  for (const secret of plan.missing_secrets ?? []) lines.push(`  secret ${secret.name} has no value (${secret.uses.map(placeText).join(', ')}): set it with "svc secret set ${secret.name}"; Sync refuses until then`);
   return `${lines.join('\n')}\n`;
 }
+
+const placeText = (use: { pointer: string; line?: number; column?: number }) => (use.line !== undefined ? `line ${use.line}, column ${use.column}` : use.pointer);
 
 /** `name:tag → sha256:…` (what Sync will run), with what runs now when it differs, or why it cannot be resolved. */
 function imageText(image: NonNullable<Plan['images']>[number]): string {
@@ -90,7 +93,8 @@ const sync: Command = {
       }
       tell(`The file is as last synced; a Sync applies: ${landscape.banner.detail ?? landscape.banner.state}.\n`);
     }
-    await cli.confirm('Apply this plan?', 'syncing');
+    // With secrets missing the server refuses the Sync (409 missing-secrets, with their places): nothing to ask.
+    if ((plan.missing_secrets ?? []).length === 0) await cli.confirm('Apply this plan?', 'syncing');
     const started = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/landscape/sync', { params: { path }, body: { plan_hash: plan.hash, profile } }), { file });
     if (cli.args.flag('no-wait')) return cli.json ? cli.print({ plan, operation: started }) : cli.say(`Sync started (operation ${started.id}).\n`);
     const operation = await followOperation(cli, api, started, `Syncing ${label(workspace)}`, file);

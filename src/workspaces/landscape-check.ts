@@ -2,7 +2,7 @@
 // plan from the deployed landscape to it with its templates filled in (the environments Sync would give each
 // service). Pure; landscape-checker.ts runs it off the event loop, since planning a big file costs as much as
 // reading it.
-import type { ProblemFieldError, ProblemName } from '../core/problems.ts';
+import { problemType, type Problem, type ProblemFieldError, type ProblemName } from '../core/problems.ts';
 import {
   fillTemplates,
   normalizeLandscape,
@@ -66,7 +66,16 @@ export interface ProblemData {
   extra: Record<string, unknown>;
 }
 
-export type PlannedLandscape = { filled: NormalLandscape; env: DeployedEnv; plan: LandscapePlan; problem?: undefined } | { problem: ProblemData };
+export type PlannedLandscape =
+  | {
+      filled: NormalLandscape;
+      env: DeployedEnv;
+      plan: LandscapePlan;
+      problem?: undefined;
+      /** Secrets the file uses that have no value (filled in empty here): the plan is shown, a Sync is refused with this. */
+      missingSecrets?: ProblemData;
+    }
+  | { problem: ProblemData };
 
 export type LandscapeCheck =
   | { state: 'checked'; errors: LandscapeError[]; omitted: number; normal?: NormalLandscape; planned?: PlannedLandscape }
@@ -93,11 +102,14 @@ export function checkLandscapeText(request: LandscapeCheckRequest): LandscapeChe
 
 function planFilled(text: string, normal: NormalLandscape, request: PlanRequest, catalog: Catalog): PlannedLandscape {
   const filled = fillTemplates(normal, { ...request.context, services: servicesContext(normal, request, catalog) });
-  if (filled.problem) {
-    const placed = placeProblem(filled.problem, text);
-    const name = placed.type.replace(/^urn:svc:problem:/, '') as ProblemName;
-    return { problem: { name, status: placed.status, detail: placed.detail, title: placed.title, errors: placed.errors, headers: placed.headers, extra: placed.extra } };
+  if (filled.problem?.type === problemType('missing-secrets')) {
+    // Spec 2.8: Plan shows what a Sync would do and names the secrets that still need a value; Sync asks for them.
+    const missing = problemData(placeProblem(filled.problem, text));
+    const empty = Object.fromEntries((filled.problem.extra.secrets as string[]).map((name) => [name, '']));
+    const planned = planFilled(text, normal, { ...request, context: { ...request.context, secrets: { ...request.context.secrets, ...empty } } }, catalog);
+    return planned.problem ? planned : { ...planned, missingSecrets: missing };
   }
+  if (filled.problem) return { problem: problemData(placeProblem(filled.problem, text)) };
   const landscape = withGeneratedSecrets(filled.landscape!, catalog, request.generatedSecretsSeed);
   const env = environmentsOf(landscape);
   // A managed service's filled-in secrets compare as its environment does (names only reach the plan).
@@ -105,6 +117,11 @@ function planFilled(text: string, normal: NormalLandscape, request: PlanRequest,
   const secretsAfter = managedSecretsOf(landscape, Object.keys(secretsBefore));
   const plan = planLandscape(request.previous, normal, { before: { ...request.before, ...secretsBefore }, after: { ...env, ...secretsAfter } });
   return { filled: landscape, env, plan: withManagedRestarts(plan, request.previous, normal, catalog) };
+}
+
+function problemData(placed: Problem): ProblemData {
+  const name = placed.type.replace(/^urn:svc:problem:/, '') as ProblemName;
+  return { name, status: placed.status, detail: placed.detail, title: placed.title, errors: placed.errors, headers: placed.headers, extra: placed.extra };
 }
 
 /**

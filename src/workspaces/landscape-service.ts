@@ -11,7 +11,7 @@ import type { SecretBox } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
 import { withPlanImages, isProfileName, landscapeHash, landscapeProblem, profileFileName, servicesToRestart, type LandscapePlan, type NormalLandscape, type NormalManagedService } from '../landscape/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
-import type { PlannedLandscape, PlanRequest } from './landscape-check.ts';
+import type { PlannedLandscape, PlanRequest, ProblemData } from './landscape-check.ts';
 import type { LandscapeChecker } from './landscape-checker.ts';
 import { withTransaction, type Queryable } from '../store/database.ts';
 import { findDeployedLandscape, forgetServiceStatuses, saveDeployedLandscape, type DeployedLandscapeRow } from '../store/landscapes.ts';
@@ -141,15 +141,31 @@ export async function planFor(db: Queryable, source: LandscapeSource, row: Works
   if (current.read.state === 'unreadable') throw problem('conflict', 409, current.read.reason);
   if (!current.normal) throw currentLandscapeProblem(current);
   const planned = current.planned!;
-  if (planned.problem) {
-    const { name, status, detail, ...options } = planned.problem;
-    throw problem(name, status, detail, options);
-  }
+  if (planned.problem) throw problemOf(planned.problem);
   await refuseRunAsUser(db, row.team_id, current.normal, current.read.text);
   const { filled, env } = planned;
   const images = await resolveImages(values.images, row.team_id, current.normal);
   const plan = withPlanImages(planned.plan, current.normal, running?.images ?? {}, images.resolved);
-  return { current, text: current.read.text, normal: current.normal, filled, env, plan, images, variablesHash: variablesHash(variables, secrets) };
+  const missingSecrets = planned.missingSecrets && problemOf(planned.missingSecrets);
+  return { current, text: current.read.text, normal: current.normal, filled, env, plan, images, missingSecrets, variablesHash: variablesHash(variables, secrets) };
+}
+
+function problemOf({ name, status, detail, ...options }: ProblemData): Problem {
+  return problem(name, status, detail, options);
+}
+
+/** Spec 2.8: a plan shows the secrets without a value, and a Sync of it is refused (409 missing-secrets) until they have one. */
+export function refuseMissingSecrets(planned: { missingSecrets?: Problem }): void {
+  if (planned.missingSecrets) throw planned.missingSecrets;
+}
+
+/** The plan's `missing_secrets`: each secret without a value and where the file uses it. */
+export function missingSecretsOf(missing: Problem | undefined): Array<{ name: string; uses: Array<{ pointer: string; line?: number; column?: number }> }> | undefined {
+  if (!missing) return undefined;
+  return (missing.extra.secrets as string[]).map((name) => ({
+    name,
+    uses: (missing.errors ?? []).filter((error) => error.subject === name).map(({ pointer, line, column }) => ({ pointer, ...(line !== undefined && { line }), ...(column !== undefined && { column }) })),
+  }));
 }
 
 function checkPlanHash(plan: LandscapePlan, planHash: string): void {
@@ -217,6 +233,7 @@ export async function syncLandscape(
   // The operation's checks wait their turn however many its user has pending: a 429 would fail the Sync.
   const by = { user: request.by, operation: true };
   const preview = await planFor(deps.pool, deps, row, request.profile, values, by);
+  refuseMissingSecrets(preview);
   checkPlanHash(preview.plan, request.planHash);
   refuseUnrunnableManaged(preview.normal, deps.managed.driver);
   refuseContainersWithoutImages(preview.normal, deps.images);
@@ -247,7 +264,9 @@ async function syncPrepared(
   timeline?.mark('images and volume size');
   const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
-    const { text, normal, filled, env, plan, variablesHash } = await planFor(db, deps, row, request.profile, values, { user: request.by, operation: true });
+    const planned = await planFor(db, deps, row, request.profile, values, { user: request.by, operation: true });
+    refuseMissingSecrets(planned);
+    const { text, normal, filled, env, plan, variablesHash } = planned;
     checkPlanHash(plan, request.planHash);
     refuseUnrunnableManaged(normal, deps.managed.driver);
     // the team's CPU and memory quotas must hold the workspace with the new landscape's replicas

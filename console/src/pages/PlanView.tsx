@@ -27,6 +27,7 @@ export function PlanView({ ws, plan, profile, onSynced, onReplan, onClose }: { w
     onSynced(await answer(svcApi.POST('/api/v1/workspaces/{ws}/landscape/sync', { params: { path: { ws: ws.id } }, body, headers: idempotent() })));
   });
   const stages = (['prepare', 'test'] as const).filter((stage) => plan[stage].changed);
+  const missing = plan.missing_secrets ?? [];
 
   return (
     <div className="plan" aria-label="Plan">
@@ -101,12 +102,28 @@ export function PlanView({ ws, plan, profile, onSynced, onReplan, onClose }: { w
           ))}
         </ul>
       )}
+      {missing.length > 0 && (
+        <div className="notice" role="status" aria-label="Secrets without a value" data-plan-missing-secrets>
+          <p>
+            {missing.length === 1 ? 'A secret the file uses has no value' : 'Secrets the file uses have no value'}: set{' '}
+            {missing.length === 1 ? 'it' : 'them'} under Variables &amp; secrets, then plan again. Sync is refused until then.
+          </p>
+          <ul>
+            {missing.map((secret) => (
+              <li key={secret.name} data-missing-secret={secret.name}>
+                <code>{secret.name}</code>{' '}
+                <span className="muted small">{secret.uses.map((use) => (use.line !== undefined ? `line ${use.line}` : use.pointer)).join(', ')}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <ProblemNotice problem={sync.problem} onDismiss={sync.clear} />
       <div className="actions">
-        <Button variant="primary" onClick={() => void sync.run()} busy={sync.busy}>
+        <Button variant="primary" onClick={() => void sync.run()} busy={sync.busy} disabled={missing.length > 0} title={missing.length > 0 ? 'Set the missing secrets first' : undefined}>
           Sync
         </Button>
-        {sync.problem?.type === 'urn:svc:problem:plan-changed' && <Button onClick={onReplan}>Plan again</Button>}
+        {(missing.length > 0 || sync.problem?.type === 'urn:svc:problem:plan-changed') && <Button onClick={onReplan}>Plan again</Button>}
         <Button variant="quiet" onClick={onClose}>
           Close
         </Button>

@@ -5959,6 +5959,16 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                             }[];
+                            /** @description secrets the file uses that have no value in the vault: the plan fills them in empty, and Sync is refused (409 missing-secrets) until each has one */
+                            missing_secrets?: {
+                                name: string;
+                                /** @description where the file uses it */
+                                uses: {
+                                    pointer: string;
+                                    line?: number;
+                                    column?: number;
+                                }[];
+                            }[];
                         };
                     };
                 };
@@ -5999,7 +6009,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Apply the reviewed plan (an operation); 409 plan-changed when the file changed since; 403 run-as-user-not-allowed; 501 not-available while managed or container services cannot run here */
+        /** Apply the reviewed plan (an operation); 409 missing-secrets while secrets the file uses have no value; 409 plan-changed when the file changed since; 403 run-as-user-not-allowed; 501 not-available while managed or container services cannot run here */
         post: {
             parameters: {
                 query?: never;
@@ -8780,7 +8790,7 @@ export interface components {
              * @description urn:svc:problem:<name> (docs/problems.md)
              * @enum {string}
              */
-            type: "urn:svc:problem:bad-request" | "urn:svc:problem:malformed-json" | "urn:svc:problem:unsupported-media-type" | "urn:svc:problem:body-too-large" | "urn:svc:problem:uri-too-long" | "urn:svc:problem:headers-too-large" | "urn:svc:problem:validation" | "urn:svc:problem:not-found" | "urn:svc:problem:method-not-allowed" | "urn:svc:problem:unauthenticated" | "urn:svc:problem:forbidden" | "urn:svc:problem:session-required" | "urn:svc:problem:csrf" | "urn:svc:problem:sign-in-link-invalid" | "urn:svc:problem:sign-in-failed" | "urn:svc:problem:precondition-failed" | "urn:svc:problem:precondition-required" | "urn:svc:problem:idempotency-in-flight" | "urn:svc:problem:idempotency-key-reused" | "urn:svc:problem:idempotency-body-too-large" | "urn:svc:problem:invalid-cursor" | "urn:svc:problem:rate-limited" | "urn:svc:problem:conflict" | "urn:svc:problem:name-taken" | "urn:svc:problem:last-owner" | "urn:svc:problem:org-not-empty" | "urn:svc:problem:quota-exceeded" | "urn:svc:problem:volume-owner-unneeded" | "urn:svc:problem:volume-owner-running" | "urn:svc:problem:volume-owner-failed" | "urn:svc:problem:workspace-failed" | "urn:svc:problem:wake-blocked" | "urn:svc:problem:repository-not-allowed" | "urn:svc:problem:invalid-landscape" | "urn:svc:problem:landscape-too-complex" | "urn:svc:problem:landscape-too-large" | "urn:svc:problem:plan-changed" | "urn:svc:problem:missing-secrets" | "urn:svc:problem:disk-over-quota" | "urn:svc:problem:stage-running" | "urn:svc:problem:workspace-not-running" | "urn:svc:problem:image-unavailable" | "urn:svc:problem:run-as-user-not-allowed" | "urn:svc:problem:not-available" | "urn:svc:problem:managed-service-paused" | "urn:svc:problem:dump-not-supported" | "urn:svc:problem:managed-service-failed" | "urn:svc:problem:already-member" | "urn:svc:problem:invitation-pending" | "urn:svc:problem:invitation-closed" | "urn:svc:problem:invitation-needs-sign-in" | "urn:svc:problem:invitation-for-another-account" | "urn:svc:problem:not-a-member" | "urn:svc:problem:transfer-open" | "urn:svc:problem:transfer-closed" | "urn:svc:problem:unavailable" | "urn:svc:problem:internal";
+            type: "urn:svc:problem:bad-request" | "urn:svc:problem:malformed-json" | "urn:svc:problem:unsupported-media-type" | "urn:svc:problem:body-too-large" | "urn:svc:problem:uri-too-long" | "urn:svc:problem:headers-too-large" | "urn:svc:problem:validation" | "urn:svc:problem:not-found" | "urn:svc:problem:method-not-allowed" | "urn:svc:problem:unauthenticated" | "urn:svc:problem:forbidden" | "urn:svc:problem:session-required" | "urn:svc:problem:csrf" | "urn:svc:problem:sign-in-link-invalid" | "urn:svc:problem:sign-in-failed" | "urn:svc:problem:precondition-failed" | "urn:svc:problem:precondition-required" | "urn:svc:problem:idempotency-in-flight" | "urn:svc:problem:idempotency-key-reused" | "urn:svc:problem:idempotency-body-too-large" | "urn:svc:problem:invalid-cursor" | "urn:svc:problem:rate-limited" | "urn:svc:problem:conflict" | "urn:svc:problem:name-taken" | "urn:svc:problem:last-owner" | "urn:svc:problem:org-not-empty" | "urn:svc:problem:quota-exceeded" | "urn:svc:problem:volume-owner-unneeded" | "urn:svc:problem:volume-owner-running" | "urn:svc:problem:volume-owner-failed" | "urn:svc:problem:workspace-failed" | "urn:svc:problem:wake-blocked" | "urn:svc:problem:repository-not-allowed" | "urn:svc:problem:invalid-landscape" | "urn:svc:problem:landscape-too-complex" | "urn:svc:problem:landscape-too-large" | "urn:svc:problem:plan-changed" | "urn:svc:problem:missing-secrets" | "urn:svc:problem:disk-over-quota" | "urn:svc:problem:stage-running" | "urn:svc:problem:workspace-not-running" | "urn:svc:problem:image-unavailable" | "urn:svc:problem:run-as-user-not-allowed" | "urn:svc:problem:not-available" | "urn:svc:problem:managed-service-paused" | "urn:svc:problem:dump-not-supported" | "urn:svc:problem:managed-service-failed" | "urn:svc:problem:managed-service-no-steps" | "urn:svc:problem:already-member" | "urn:svc:problem:invitation-pending" | "urn:svc:problem:invitation-closed" | "urn:svc:problem:invitation-needs-sign-in" | "urn:svc:problem:invitation-for-another-account" | "urn:svc:problem:not-a-member" | "urn:svc:problem:transfer-open" | "urn:svc:problem:transfer-closed" | "urn:svc:problem:unavailable" | "urn:svc:problem:internal";
             title: string;
             status: number;
             detail?: string;

@@ -8,7 +8,7 @@ import { enqueueOperation } from '../../operations/queue.ts';
 import { withTransaction } from '../../store/database.ts';
 import { findDeployedLandscape } from '../../store/landscapes.ts';
 import { activeOperationOn } from '../../store/operations.ts';
-import { checkProfile, currentVariablesHash, deployedOf, planFor, readCurrentLandscape, refuseUnrunnableManaged } from '../../workspaces/landscape-service.ts';
+import { checkProfile, currentVariablesHash, deployedOf, missingSecretsOf, planFor, readCurrentLandscape, refuseMissingSecrets, refuseUnrunnableManaged } from '../../workspaces/landscape-service.ts';
 import { devUrlState } from '../../workspaces/deployment.ts';
 import { prefetchImages, refuseContainersWithoutImages } from '../../workspaces/container-images.ts';
 import { landscapeBanner } from '../../workspaces/landscape-state.ts';
@@ -68,6 +68,15 @@ const PlanSchema = Type.Object({
   prepare: StageChangeSchema,
   test: StageChangeSchema,
   images: Type.Array(PlanImageSchema, { description: 'each container service: image -> digest (Sync runs exactly that digest until the next Sync); resolved at Plan, cached 30 s' }),
+  missing_secrets: Type.Optional(
+    Type.Array(
+      Type.Object({
+        name: Type.String(),
+        uses: Type.Array(Type.Object({ pointer: Type.String(), line: Type.Optional(Type.Integer()), column: Type.Optional(Type.Integer()) }), { description: 'where the file uses it' }),
+      }),
+      { description: 'secrets the file uses that have no value in the vault: the plan fills them in empty, and Sync is refused (409 missing-secrets) until each has one' },
+    ),
+  ),
 });
 
 const SyncBody = Type.Object(
@@ -107,18 +116,20 @@ export function registerLandscapeRoutes(server: FastifyInstance, deps: ApiDeps):
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.view');
     const profile = checkProfile(request.query.profile);
-    const { plan, normal, images } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images }, { user: request.principal!.user.id });
+    const { plan, normal, images, missingSecrets } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images }, { user: request.principal!.user.id });
     // a caller who may Sync will likely Sync this plan: its new images start downloading now (decisions.md)
     if (access.permissions.includes('landscape.sync')) prefetchImages(deps.images, row, normal, images);
-    return { profile, images: [], ...plan };
+    return { profile, images: [], ...plan, ...(missingSecrets && { missing_secrets: missingSecretsOf(missingSecrets) }) };
   });
 
-  app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 plan-changed when the file changed since; 403 run-as-user-not-allowed; 501 not-available while managed or container services cannot run here', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
+  app.post('/workspaces/:ws/landscape/sync', { config: { access: 'user', audit: 'landscape.sync' }, schema: { summary: 'Apply the reviewed plan (an operation); 409 missing-secrets while secrets the file uses have no value; 409 plan-changed when the file changed since; 403 run-as-user-not-allowed; 501 not-available while managed or container services cannot run here', tags, params, body: SyncBody, response: { 202: OperationSchema } } }, async (request, reply) => {
     const { row, access } = await workspaceAccess(deps, request);
     requirePermission(access.permissions, 'landscape.sync');
     const body = request.body;
     const profile = checkProfile(body.profile);
-    const { plan, normal } = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images }, { user: request.principal!.user.id });
+    const planned = await planFor(deps.pool, deps, row, profile, { secrets: deps.secrets, urls: workspaceUrls(deps), images: deps.images }, { user: request.principal!.user.id });
+    refuseMissingSecrets(planned);
+    const { plan, normal } = planned;
     if (plan.hash !== body.plan_hash) {
       throw problem('plan-changed', 409, 'The file or the deployed landscape changed since this plan was made; plan again.', { extra: { plan_hash: plan.hash } });
     }
