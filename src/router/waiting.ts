@@ -18,16 +18,17 @@ export function waitTarget(url: string | undefined): string | undefined {
 }
 
 /**
- * The page's script: waits on WAIT_PATH for its own address, reloads on 204, asks again after a 503 (still
- * waking after a hold) and gives up on anything else (the refresh, or the person, reloads then).
+ * The page's script: waits on WAIT_PATH for its own address and asks again after a 503 (still waking after a
+ * hold); any other answer is what the address answers now (204: served; 404: nothing is served there), so it
+ * reloads to show it.
  */
 export const WAITING_SCRIPT = `(function () {
   var target = location.pathname + location.search;
   function wait() {
     fetch(${JSON.stringify(WAIT_PATH)} + '?path=' + encodeURIComponent(target), { cache: 'no-store', credentials: 'same-origin' })
       .then(function (answer) {
-        if (answer.status === 204) location.reload();
-        else if (answer.status === 503) setTimeout(wait, 250);
+        if (answer.status === 503) setTimeout(wait, 250);
+        else location.reload();
       }, function () { setTimeout(wait, 1000); });
   }
   wait();

@@ -55,19 +55,21 @@ const waking: WorkspaceRouting = {
 };
 const at = (host: string, url: string) => answerableWhileWaking(waking, hostTarget(host, 'localhost', 'console'), url);
 
-test('a waking workspace answers what does not wait for its editor: ready services, forwards, refusals of the landscape', () => {
+test('a waking workspace answers what does not wait for its editor: ready services, forwards, stopped services', () => {
   assert.equal(at('w12.localhost', '/'), true, 'web has a ready replica');
   assert.equal(at('w12-8080.localhost', '/x'), true, "web's public port");
   assert.equal(at('w12.localhost', '/docs/a'), true, 'a forward route waits for nothing of the workspace');
   assert.equal(at('w12.localhost', '/off'), true, 'a stopped service says so at once');
-  assert.equal(at('w12-9999.localhost', '/'), true, 'no service publishes the port');
   assert.equal(serviceAnswerableWhileWaking(waking, 'web'), true);
 });
 
-test('a waking workspace holds the editor, services still starting and services asleep', () => {
+test('a waking workspace holds the editor, services still starting, services asleep and addresses nothing serves', () => {
   assert.equal(at('ide-w12.localhost', '/'), false, 'the editor host waits for the editor');
   assert.equal(at('w12.localhost', '/api/x'), false, 'api has no ready replica yet');
   assert.equal(at('w12-3000.localhost', '/'), false, "api's public port");
   assert.equal(at('w12.localhost', '/lazy'), false, 'an asleep on-demand service wakes once the workspace runs');
+  assert.equal(at('w12-9999.localhost', '/'), false, 'no service publishes the port: the wake shows first');
+  const bare: WorkspaceRouting = { row: waking.row, routes: landscapeRoutes(undefined), services: new Map() };
+  assert.equal(answerableWhileWaking(bare, hostTarget('w12.localhost', 'localhost', 'console'), '/'), false, 'no landscape: the dev URL waits for Running');
   assert.equal(serviceAnswerableWhileWaking(waking, 'api'), false);
 });

@@ -182,18 +182,19 @@ function decidedWhileWaking(state: ServiceState | undefined): boolean {
 
 /**
  * Whether a request to a workspace that is still waking up can be answered already, without waiting for its editor:
- * its route's service has a ready replica (or is stopped), the route forwards, or no route or public port serves
- * the address (routes come from the deployed landscape, not from the editor). Never the editor's own host: it
- * waits until the editor answers (Running). Anything else is held as before.
+ * its route's service has a ready replica (or is stopped), or the route forwards. Never the editor's own host, and
+ * never an address no route or public port serves (a workspace without a landscape): those wait until the
+ * workspace runs, so opening any address shows the wake and its reason before "Nothing is served here yet" (spec
+ * 3.1). Anything else is held as before.
  */
 export function answerableWhileWaking(routing: WorkspaceRouting, target: HostTarget, url: string): boolean {
   if (target.kind === 'public-port') {
     const published = routing.routes.publicPorts.get(target.port);
-    return published === undefined || decidedWhileWaking(routing.services.get(published.service));
+    return published !== undefined && decidedWhileWaking(routing.services.get(published.service));
   }
   if (target.kind !== 'dev') return false;
   const routeTarget = matchRoute(routing.routes.dev, url)?.route.target;
-  return routeTarget === undefined || routeTarget.kind === 'forward' || decidedWhileWaking(routing.services.get(routeTarget.service));
+  return routeTarget !== undefined && (routeTarget.kind === 'forward' || decidedWhileWaking(routing.services.get(routeTarget.service)));
 }
 
 /** The same for a custom domain's route to a service of the workspace (custom-domains.ts). */
