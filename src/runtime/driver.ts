@@ -146,6 +146,11 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   /** What the driver observes now, e.g. after a server restart (`absent`: no pod runs, whether stopped or died). */
   editorState(workspace: WorkspaceRef): Promise<EditorState>;
   /**
+   * Calls `listener` as soon as an editor pod this process started ends without being stopped (its processes died),
+   * with the workspace id and how it ended; answers the unsubscribe. Absent: the driver cannot tell (editorState only).
+   */
+  onEditorExit?(listener: (workspaceId: number, reason: string) => void): () => void;
+  /**
    * A fingerprint of the landscape files (svc.yml, svc.<profile>.yml) at the root of /data/app, as the editor pod's
    * agent watches them: it moves when one is written, created, renamed or removed. Undefined while no agent answers.
    */

@@ -16,6 +16,7 @@ import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { pinBaseImage } from './base-image.ts';
+import { restartsFrom } from './editor-watch.ts';
 import { PhaseTimeline, queuedTimeline } from '../core/phases.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
@@ -105,8 +106,9 @@ const SERVICES_FIRST_MS = 10_000;
  * `servicesFirst` (a wake for a request to a service, not to the editor): the editor pod runs in the background
  * until the services answer, so that their start gets the CPU; it is Running only once the editor answers, as ever.
  */
-async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, timeline = new PhaseTimeline(), servicesFirst = false): Promise<void> {
-  const progress = (text: string) => void reportProgress(deps, job, row.id, text);
+async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, timeline = new PhaseTimeline(), servicesFirst = false, editorRestart = false): Promise<void> {
+  // an editor restarted after its death (editor-watch.ts) keeps its Error status until it answers (spec 3.1)
+  const progress = editorRestart ? (text: string) => void job.progress(text).catch(() => undefined) : (text: string) => void reportProgress(deps, job, row.id, text);
   // The deployed landscape's services come back with the workspace; a service that cannot start shows its own
   // failure in the landscape and does not fail the workspace.
   const servicesStarted = (options?: { waking: boolean; timeline?: PhaseTimeline }) =>
@@ -197,9 +199,10 @@ const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async 
     timeline.mark('pod gate');
     const row = await workspaceOf(deps, job);
     if (row.state === 'running') return { detail: statusTexts.running };
-    if (row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: job.operation.input.start === true ? 'start' : 'wake' });
+    const editorRestart = job.operation.input.editor_restart === true && restartsFrom(row);
+    if (!editorRestart && row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: job.operation.input.start === true ? 'start' : 'wake' });
     timeline.mark('waking up saved');
-    await startEditor(deps, job, row, timeline, job.operation.input.services_first === true);
+    await startEditor(deps, job, row, timeline, job.operation.input.services_first === true, editorRestart);
     deps.log?.(`wake of workspace ${row.id} took ${timeline.text()}`);
     return { detail: statusTexts.running };
   });

@@ -27,6 +27,7 @@ import type { Chore } from '../cluster/chores.ts';
 import { createLocalWorkspaceFiles } from '../runtime/local/workspace-files.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { SecretBox } from '../core/secret-box.ts';
+import { EditorWatch } from './editor-watch.ts';
 import { LandscapeChecker } from './landscape-checker.ts';
 import { LandscapeFileWatch } from './landscape-files.ts';
 import { landscapeOperationHandlers } from './landscape-operations.ts';
@@ -200,6 +201,8 @@ export async function startWorkspaceRuntime(options: {
   });
   await stages.recover();
   await reconcileWorkspaces(deps, log);
+  const editors = new EditorWatch({ pool, clock, driver, log, get urls() { return deps.urls; } });
+  await editors.start();
   const managedChores: ManagedChores = { checkHealth: () => checkManagedHealth(managed), purgeTombstones: () => purgeExpiredManagedTombstones(managed) };
   // What the instances' statuses say after a restart of the machine (processes gone) or of --managed-disable.
   await managedChores.checkHealth().catch((error: Error) => log(`managed services health check: ${error.message}`));
@@ -241,6 +244,7 @@ export async function startWorkspaceRuntime(options: {
     managed: managedChores,
     chores,
     async close() {
+      editors.close();
       landscapeFiles.close();
       services.close();
       await stages.close();

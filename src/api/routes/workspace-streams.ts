@@ -115,13 +115,17 @@ async function runningWorkspace(deps: ApiDeps, request: FastifyRequest, row: Wor
     case 'still-waking':
       throw problem('wake-blocked', 503, 'The workspace is still waking up; try again in a moment.', { headers: { 'retry-after': '5' } });
     case 'not-running':
-      throw problem('workspace-not-running', 409, `The workspace is not running (${waited.row.status_detail}); start it first.`);
+      // one story for every client: the status the console and `svc ws list` show, and what comes next
+      if (waited.row.state === 'error') throw problem('workspace-not-running', 409, `${waited.row.status_detail}. It restarts by itself; try again in a moment.`);
+      throw problem('workspace-not-running', 409, waited.row.state === 'stopped' ? `${waited.row.status_detail}: start it first.` : `It is ${waited.row.state.replace('_', ' ')}: ${waited.row.status_detail}.`);
   }
 }
 
 function podProblem(error: unknown): Problem {
   if (!(error instanceof RuntimeFailure)) return error as Problem;
-  if (/is not running$/.test(error.reason)) return problem(/^The workspace/.test(error.reason) ? 'workspace-not-running' : 'conflict', 409, `${error.reason}.`);
+  // the pod ended after the workspace was found running: its editor restarts (editor-watch.ts); never the title twice
+  if (error.reason === 'The workspace is not running') return problem('workspace-not-running', 409, 'Its editor pod has just ended; svc restarts it by itself, try again in a moment.');
+  if (/is not running$/.test(error.reason)) return problem('conflict', 409, `${error.reason}.`);
   return problem('unavailable', 503, error.reason, { headers: { 'retry-after': '5' } });
 }
 

@@ -13,7 +13,7 @@ import type { AgentStatus } from '../../agent/protocol.ts';
 import { PhaseTimeline } from '../../core/phases.ts';
 import { editorStateOf, progressTexts } from './editor-status.ts';
 import { chooseEditor, codeServerWebFiles, type EditorChoice } from './editor-tools.ts';
-import { isPodRunning, launchPod, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
+import { isPodRunning, launchPod, onEditorPodExit, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
 import { createLocalReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
 import { createPodStreams } from './pod-streams.ts';
 import { cgroupNames, hostCgroups } from './cgroups.ts';
@@ -153,6 +153,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     podTemplate: (workspace) => editorPodTemplate(host, workspace),
     stopWorkspace,
     editorState: (workspace) => observeEditor(host, workspace),
+    onEditorExit: (listener) => onEditorPodExit(host.dataDir, listener),
     landscapeFilesFingerprint: async (workspace) => {
       const record = await readPodRecord(host, workspace.id);
       return record && (await fetchAgentStatus(record.host, record.agentPort, 3000))?.landscapeFiles; // generous: a busy pod still counts

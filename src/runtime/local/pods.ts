@@ -171,8 +171,30 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
     template: editorPodTemplate(host, workspace),
   };
   await writePodRecord(host, record);
+  editorPods.set(record.pid, { dataDir: host.dataDir, workspaceId: workspace.id });
   host.log(`pod of workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
   return record;
+}
+
+/** Editor pods this process started, by the pid of their sandbox: the installation (data directory) and workspace. */
+const editorPods = new Map<number, { dataDir: string; workspaceId: number }>();
+/** Pods being ended on purpose (a sleep, a stop, a restart): their end is no death. */
+const endingOnPurpose = new Set<number>();
+const editorExitListeners = new Set<{ dataDir: string; listener: (workspaceId: number, reason: string) => void }>();
+
+/** Calls `listener` when an editor pod this process started on `dataDir` ends and nobody stopped it (its processes died). */
+export function onEditorPodExit(dataDir: string, listener: (workspaceId: number, reason: string) => void): () => void {
+  const entry = { dataDir, listener };
+  editorExitListeners.add(entry);
+  return () => void editorExitListeners.delete(entry);
+}
+
+function editorPodEnded(pid: number, how: string): void {
+  const pod = editorPods.get(pid);
+  editorPods.delete(pid);
+  const onPurpose = endingOnPurpose.delete(pid);
+  if (pod === undefined || onPurpose) return;
+  for (const { dataDir, listener } of [...editorExitListeners]) if (dataDir === pod.dataDir) listener(pod.workspaceId, how);
 }
 
 /**
@@ -258,7 +280,10 @@ export async function spawnDetached(logFile: string, command: { file: string; ar
     const child = spawn(command.file, command.args, { detached: true, env: minimalEnv(), stdio });
     const exited = new Promise<void>((resolve) =>
       child.once('exit', (code, signal) => {
-        if (child.pid !== undefined) noteEnding(child.pid, signal ? `bubblewrap was killed by ${signal}` : `bubblewrap exited with code ${code}`);
+        if (child.pid !== undefined) {
+          noteEnding(child.pid, signal ? `bubblewrap was killed by ${signal}` : `bubblewrap exited with code ${code}`);
+          editorPodEnded(child.pid, signal ? `its sandbox was killed by ${signal}` : `its sandbox exited with code ${code}`);
+        }
         resolve();
       }),
     );
@@ -334,6 +359,7 @@ export async function stopPod(host: PodHost, workspace: WorkspaceRef, options?: 
  * reaping it), then whatever is left: the process group, stragglers in the namespace.
  */
 export async function killPod(record: Started & { workspaceId: number }): Promise<void> {
+  if (editorPods.has(record.pid)) endingOnPurpose.add(record.pid);
   const initAlive = record.initPid !== undefined && record.initStartTime !== undefined && (await isSameProcess(record.initPid, record.initStartTime));
   if (initAlive) killProcess(record.initPid!);
   // looked for every 5 ms (one read of /proc): a killed pod is usually gone within a few, and a restart waits for it
