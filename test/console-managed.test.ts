@@ -40,6 +40,10 @@ test('the landscape view lists the managed service with its status and details; 
   const text = await row('synchronized').innerText();
   for (const shown of ['postgres 16', 'Synchronized', 'host', 'db', '5432', 'database', 'app']) assert.ok(text.includes(shown), `${shown} in ${JSON.stringify(text)}`);
   await page.locator('tr[data-service="db"] .badge', { hasText: 'Running' }).waitFor();
+  // a managed service has no run switch (spec 7): web's row has Stop, db's none
+  await page.locator('tr[data-service="db"]', { hasText: 'none: runs while synced' }).waitFor();
+  assert.equal(await page.locator('tr[data-service="db"]').getByRole('button', { name: 'Stop' }).count(), 0);
+  assert.equal(await page.locator('tr[data-service="web"]').getByRole('button', { name: 'Stop' }).count(), 1);
   await screenshot(page, 'managed-01-landscape');
 
   await row('synchronized').getByRole('button', { name: 'Pause', exact: true }).click();
@@ -51,6 +55,19 @@ test('the landscape view lists the managed service with its status and details; 
   await row('paused').getByRole('button', { name: 'Resume' }).click();
   await row('synchronized').waitFor({ timeout: 60_000 });
   assert.equal((await m.dev.get(`/teams/${m.team}/managed-services?workspace=${m.ws}`)).body.items[0].status, 'synchronized');
+});
+
+test('a Plan whose secret has no value shows the plan and names the secret; Sync waits until it has one', { skip }, async () => {
+  assert.equal((await m.dev.delete(`/workspaces/${m.ws}/secrets/DB_PASSWORD`)).status, 204);
+  try {
+    await page.goto(`${m.server.url}/workspaces/${m.ws}`);
+    await page.getByRole('button', { name: 'Plan', exact: true }).click();
+    await page.locator('[data-plan-missing-secrets] [data-missing-secret="DB_PASSWORD"]', { hasText: /line \d+/ }).waitFor();
+    assert.equal(await page.locator('.plan').getByRole('button', { name: 'Sync', exact: true }).isDisabled(), true);
+    await screenshot(page, 'managed-03-plan-missing-secret');
+  } finally {
+    await m.dev.put(`/workspaces/${m.ws}/secrets/DB_PASSWORD`, { value: 'p@ss word' });
+  }
 });
 
 test('a failed nightly backup shows on the managed service\'s row with its reason, live', { skip }, async () => {

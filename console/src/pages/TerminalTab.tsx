@@ -29,6 +29,11 @@ export default function TerminalTab({ ws }: { ws: Workspace }) {
     for (let i = 0; i < service.replicas.desired; i++) choices.push([`${service.name}/${i}`, service.replicas.desired > 1 ? `${service.name}, replica ${i}` : service.name]);
   }
   const chosen = target.service === undefined ? '' : `${target.service}/${target.replica ?? 0}`;
+  // a terminal that ended while the workspace did not run (its editor died and restarts) connects again once it runs
+  const ended = link.state === 'ended';
+  useEffect(() => {
+    if (ws.state === 'running' && ended) setSession((n) => n + 1);
+  }, [ws.state]);
 
   return (
     <Section
@@ -70,6 +75,9 @@ function TerminalView({ ws, target, onLink }: { ws: Workspace; target: Target; o
   const box = useRef<HTMLDivElement>(null);
   const report = useRef(onLink);
   report.current = onLink;
+  // the workspace as the console shows it now: a refused connection says the same as its status
+  const workspace = useRef(ws);
+  workspace.current = ws;
 
   useEffect(() => {
     const element = box.current!;
@@ -109,7 +117,9 @@ function TerminalView({ ws, target, onLink }: { ws: Workspace; target: Target; o
       else if (bytes[0] === Channel.status) ended = statusText(new TextDecoder().decode(data));
     };
     socket.onclose = () => {
-      const text = ended ?? (opened ? 'The connection to the workspace closed.' : 'The terminal could not connect: the workspace may be stopped or failed, or the service has no running replica.');
+      const now = workspace.current;
+      const refused = now.state !== 'running' && now.state !== 'sleeping' && now.state !== 'waking_up' ? `The terminal could not connect: ${now.status_detail}` : 'The terminal could not connect: the workspace may be stopped or failed, or the service has no running replica.';
+      const text = ended ?? (opened ? 'The connection to the workspace closed.' : refused);
       terminal.write(`\r\n\x1b[2m[${text}]\x1b[0m\r\n`);
       report.current({ state: 'ended', text });
     };
