@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
+import { runSvc } from './helpers/process.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
@@ -42,6 +43,34 @@ async function killEditorPod(): Promise<void> {
 
 const workspace = async () => (await dev.get(`/workspaces/${ws}`)).body;
 
+async function sleepByHand(): Promise<void> {
+  const slept = await until(async () => {
+    const answer = await dev.post(`/workspaces/${ws}/sleep`);
+    return answer.status === 409 && /busy/.test(answer.body.detail) ? undefined : answer;
+  }, 'the workspace to take a sleep');
+  assert.equal(slept.status, 200, slept.text);
+  assert.deepEqual([slept.body.state, slept.body.status_detail], ['sleeping', 'Asleep']);
+}
+
+test('svc exec tells the story once: the Error status and that it restarts, or that the editor pod has just ended', async () => {
+  await sleepByHand(); // no pod: the states below are set by hand, before any death started the watch's timers
+  const env = { SVC_URL: server.url, SVC_TOKEN: dev.auth.token!, SVC_WORKSPACE: undefined, XDG_CONFIG_HOME: dataDir };
+  const pool = server.server.database.pool;
+  const detail = 'The IDE does not start: its processes ended (its sandbox exited with code 1); it is started again';
+  // the states as the watch leaves them, set by hand so that no restart moves them on while the CLI asks
+  await pool.query("UPDATE workspaces SET state = 'error', status_detail = $2, sleep_reason = NULL WHERE id = $1", [ws, detail]);
+  const failed = await runSvc(['exec', String(ws), '--', 'true'], env);
+  assert.equal(failed.code, 1);
+  assert.equal(failed.stderr, `The workspace is not running: ${detail}. It restarts by itself; try again in a moment.\n`);
+  // a row that still says running while the pod is gone (it is asleep here): never "not running: not running"
+  await pool.query("UPDATE workspaces SET state = 'running', status_detail = 'Workspace is running' WHERE id = $1", [ws]);
+  const gone = await runSvc(['exec', String(ws), '--', 'true'], env);
+  assert.equal(gone.code, 1);
+  assert.equal(gone.stderr, 'The workspace is not running: Its editor pod has just ended; svc restarts it by itself, try again in a moment.\n');
+  await pool.query("UPDATE workspaces SET state = 'sleeping', status_detail = 'Asleep', sleep_reason = 'by-hand' WHERE id = $1", [ws]);
+  assert.equal((await operationFinished(dev, (await dev.post(`/workspaces/${ws}/wake`)).body.id)).state, 'succeeded');
+});
+
 test('the editor pod killed: Error with the reason within 5 s, then Running again by itself; each step announced once', async () => {
   assert.equal((await workspace()).state, 'running');
   const events = await EventStream.open(dev);
@@ -67,11 +96,6 @@ test('the editor pod killed: Error with the reason within 5 s, then Running agai
 });
 
 test('a sleep ends the editor pod on purpose: no Error, it sleeps', async () => {
-  const slept = await until(async () => {
-    const answer = await dev.post(`/workspaces/${ws}/sleep`);
-    return answer.status === 409 && /busy/.test(answer.body.detail) ? undefined : answer;
-  }, 'the workspace to take a sleep');
-  assert.equal(slept.status, 200, slept.text);
-  assert.deepEqual([slept.body.state, slept.body.status_detail], ['sleeping', 'Asleep']);
-  assert.deepEqual([(await workspace()).state], ['sleeping']);
+  await sleepByHand();
+  assert.equal((await workspace()).state, 'sleeping');
 });

@@ -2,6 +2,7 @@
 // each a WebSocket upgrade with the caller's key or session and `workspace.exec`. Before the upgrade the caller is
 // checked, a sleeping workspace woken, the pod's stream opened and the audit entry written, so that every refusal is a
 // problem over plain HTTP; after it the frames are relayed (stream-relay.ts). Channel protocols: src/core/channel-protocol.ts.
+import { restartsFrom } from '../../workspaces/editor-watch.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
@@ -116,7 +117,7 @@ async function runningWorkspace(deps: ApiDeps, request: FastifyRequest, row: Wor
       throw problem('wake-blocked', 503, 'The workspace is still waking up; try again in a moment.', { headers: { 'retry-after': '5' } });
     case 'not-running':
       // one story for every client: the status the console and `svc ws list` show, and what comes next
-      if (waited.row.state === 'error') throw problem('workspace-not-running', 409, `${waited.row.status_detail}. It restarts by itself; try again in a moment.`);
+      if (restartsFrom(waited.row)) throw problem('workspace-not-running', 409, `${waited.row.status_detail}. It restarts by itself; try again in a moment.`);
       throw problem('workspace-not-running', 409, waited.row.state === 'stopped' ? `${waited.row.status_detail}: start it first.` : `It is ${waited.row.state.replace('_', ' ')}: ${waited.row.status_detail}.`);
   }
 }
