@@ -63,6 +63,8 @@ test('a Plan whose secret has no value shows the plan and names the secret; Sync
     await page.goto(`${m.server.url}/workspaces/${m.ws}`);
     await page.getByRole('button', { name: 'Plan', exact: true }).click();
     await page.locator('[data-plan-missing-secrets] [data-missing-secret="DB_PASSWORD"]', { hasText: /line \d+/ }).waitFor();
+    // nothing else changed: the password a Sync cannot apply yet is no change of db or web
+    await page.locator('.plan', { hasText: 'Nothing changes' }).waitFor();
     assert.equal(await page.locator('.plan').getByRole('button', { name: 'Sync', exact: true }).isDisabled(), true);
     await screenshot(page, 'managed-03-plan-missing-secret');
   } finally {

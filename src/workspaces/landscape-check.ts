@@ -100,13 +100,13 @@ export function checkLandscapeText(request: LandscapeCheckRequest): LandscapeChe
   return { state: 'checked', errors: parsed.errors, omitted: parsed.omitted, normal, planned };
 }
 
-function planFilled(text: string, normal: NormalLandscape, request: PlanRequest, catalog: Catalog): PlannedLandscape {
+function planFilled(text: string, normal: NormalLandscape, request: PlanRequest, catalog: Catalog, unknown: ProblemFieldError[] = []): PlannedLandscape {
   const filled = fillTemplates(normal, { ...request.context, services: servicesContext(normal, request, catalog) });
   if (filled.problem?.type === problemType('missing-secrets')) {
     // Spec 2.8: Plan shows what a Sync would do and names the secrets that still need a value; Sync asks for them.
     const missing = problemData(placeProblem(filled.problem, text));
-    const empty = Object.fromEntries((filled.problem.extra.secrets as string[]).map((name) => [name, '']));
-    const planned = planFilled(text, normal, { ...request, context: { ...request.context, secrets: { ...request.context.secrets, ...empty } } }, catalog);
+    const stand = Object.fromEntries((filled.problem.extra.secrets as string[]).map((name) => [name, standIn(name, missing.errors ?? [], request.managedSecretsBefore ?? {})]));
+    const planned = planFilled(text, normal, { ...request, context: { ...request.context, secrets: { ...request.context.secrets, ...stand } } }, catalog, missing.errors);
     return planned.problem ? planned : { ...planned, missingSecrets: missing };
   }
   if (filled.problem) return { problem: problemData(placeProblem(filled.problem, text)) };
@@ -115,8 +115,45 @@ function planFilled(text: string, normal: NormalLandscape, request: PlanRequest,
   // A managed service's filled-in secrets compare as its environment does (names only reach the plan).
   const secretsBefore = request.managedSecretsBefore ?? {};
   const secretsAfter = managedSecretsOf(landscape, Object.keys(secretsBefore));
-  const plan = planLandscape(request.previous, normal, { before: { ...request.before, ...secretsBefore }, after: { ...env, ...secretsAfter } });
+  const before = { ...request.before, ...secretsBefore };
+  const after = withUnknownAsBefore({ ...env, ...secretsAfter }, before, unknown);
+  const plan = planLandscape(request.previous, normal, { before, after });
   return { filled: landscape, env, plan: withManagedRestarts(plan, request.previous, normal, catalog) };
+}
+
+/**
+ * The values that use a secret without a value (filled in empty) compare as they were: the plan does not claim that
+ * an environment variable or a managed service's password changes to what the Sync will never apply.
+ */
+function withUnknownAsBefore(after: DeployedEnv, before: DeployedEnv, unknown: ProblemFieldError[]): DeployedEnv {
+  const compared: DeployedEnv = { ...after };
+  for (const { pointer } of unknown) {
+    const place = envPlaceOf(pointer);
+    if (!place || !Object.hasOwn(before[place.service] ?? {}, place.key)) continue;
+    compared[place.service] = { ...compared[place.service], [place.key]: before[place.service][place.key] };
+  }
+  return compared;
+}
+
+/** `/services/web/env/K` or `/services/db/secrets/K` as its service and key; undefined for any other place. */
+function envPlaceOf(pointer: string): { service: string; key: string } | undefined {
+  const [, services, service, field, key, deeper] = pointer.split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (services !== 'services' || (field !== 'env' && field !== 'secrets') || key === undefined || deeper !== undefined) return undefined;
+  return { service, key };
+}
+
+/**
+ * What a secret without a value is filled in with for the plan: the value a managed service's secret got at the last
+ * Sync when the file uses it there (a secret is that whole value), so what derives from it (a DSN) compares as it
+ * was; else empty.
+ */
+function standIn(name: string, uses: ProblemFieldError[], managedBefore: Readonly<Record<string, Readonly<Record<string, string>>>>): string {
+  for (const use of uses) {
+    const place = use.subject === name && use.pointer.includes('/secrets/') ? envPlaceOf(use.pointer) : undefined;
+    const value = place && managedBefore[place.service]?.[place.key];
+    if (value !== undefined) return value;
+  }
+  return '';
 }
 
 function problemData(placed: Problem): ProblemData {
