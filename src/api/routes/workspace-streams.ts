@@ -2,7 +2,6 @@
 // each a WebSocket upgrade with the caller's key or session and `workspace.exec`. Before the upgrade the caller is
 // checked, a sleeping workspace woken, the pod's stream opened and the audit entry written, so that every refusal is a
 // problem over plain HTTP; after it the frames are relayed (stream-relay.ts). Channel protocols: src/core/channel-protocol.ts.
-import { restartsFrom } from '../../workspaces/editor-watch.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
@@ -24,6 +23,7 @@ import { revocationCloseCode } from '../../auth/stream-guard.ts';
 import { unknownService } from './services.ts';
 import { workspaceAccess } from './workspaces.ts';
 import { Id, ServiceName } from '../schemas.ts';
+import { restartsFrom } from '../../workspaces/editor-watch.ts';
 
 const WAKE_TIMEOUT_MS = 120_000;
 
