@@ -7,10 +7,10 @@ import { problem } from '../core/problems.ts';
 import type { JobContext, OperationHandler } from '../operations/worker.ts';
 import { RuntimeFailure, type RuntimeDriver, type StopOptions, type VolumeOwnerResult, type WorkspaceRef } from '../runtime/driver.ts';
 import { withTransaction } from '../store/database.ts';
-import { deleteWorkspaceRow, findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { deleteWorkspaceRow, findWorkspace, updateWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { publishEvent } from '../events/publish.ts';
 import { statusTexts, type FailureStage } from './lifecycle.ts';
-import { transitionWorkspace, type WorkspaceDeps } from './service.ts';
+import { announceWorkspace, transitionWorkspace, type WorkspaceDeps } from './service.ts';
 import type { ServiceRunner } from './service-runner.ts';
 import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
@@ -167,12 +167,25 @@ async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id:
   }
 }
 
+/** The volume holds the clone now (a Retry no longer clones; the repository can no longer be changed). */
+async function markSourceReady(deps: WorkspaceOperationDeps, id: number): Promise<WorkspaceRow> {
+  return withTransaction(deps.pool, async (db) => {
+    const saved = await updateWorkspace(db, id, { source_ready: true }, deps.clock.now());
+    if (!saved) throw problem('not-found', 404, 'The workspace does not exist any more.');
+    await announceWorkspace(db, 'workspace.updated', saved, deps.urls);
+    return saved;
+  });
+}
+
 const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
   let row = await workspaceOf(deps, job);
   const ref = workspaceRef(row);
   const progress = (text: string) => reportProgress(deps, job, row.id, text);
-  if (job.resumed) await stopWorkspaceProcesses(deps, row);
-  if (job.resumed) await deps.driver.deleteVolume(ref); // start over from an empty volume
+  // resumed after its server died, or a Retry of a failed clone: start over from an empty volume
+  if (job.resumed || job.operation.input.retry === true) {
+    await stopWorkspaceProcesses(deps, row);
+    await deps.driver.deleteVolume(ref);
+  }
   await progress(statusTexts.configuringStorage);
   await withRuntime(deps, row.id, () => deps.driver.createVolume(ref));
   await withRuntime(deps, row.id, () =>
@@ -180,7 +193,7 @@ const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asyn
       ? deps.driver.cloneRepository(ref, { url: row.git_repo, ref: row.git_ref ?? undefined }, (t) => void progress(t))
       : deps.driver.prepareEmptyVolume(ref, (t) => void progress(t)),
   );
-  row = (await findWorkspace(deps.pool, row.id))!;
+  row = await markSourceReady(deps, row.id);
   await startEditor(deps, job, row);
   return { detail: statusTexts.running };
 };

@@ -1,7 +1,7 @@
 // Workspaces (2.3, 4.9, 4.10): create (an operation), list, read with ETag, change with If-Match.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { requirePermission, teamAccess, teamAccesses, type TeamAccess } from '../../auth/access.ts';
 import type { CallerUser } from '../../auth/credentials.ts';
 import { teamPermissions, type OrgRole, type TeamRole } from '../../auth/permissions.ts';
@@ -26,7 +26,7 @@ import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag
 import { Page, PageQuery, pageLimit } from '../conventions/pagination.ts';
 import { Id, IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
-import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
+import { GitCorrectionSchema, NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
 
 /** Read once per configuration (a list page asked for them once a row). */
 const urlsByConfig = new WeakMap<ApiDeps['config'], WorkspaceUrls>();
@@ -101,6 +101,23 @@ function checkRepository(repo: string, allowLocal: boolean): void {
   throw problem('repository-not-allowed', 422, local ? 'Cloning local paths is turned off on this installation.' : `"${repo}" is not a git URL.`, {
     errors: [{ pointer: '/git/repo', message: local ? 'local repositories are not allowed here' : 'is not a git URL' }],
   });
+}
+
+/**
+ * The columns of a corrected repository address or ref. Only a workspace whose clone failed takes one: a cloned
+ * volume holds its repository (change it there with git), and one being cloned is busy.
+ */
+function correctedRepository(deps: ApiDeps, row: WorkspaceRow, git: Static<typeof GitCorrectionSchema>): Partial<WorkspaceRow> {
+  if (!row.git_repo) throw problem('conflict', 409, 'The workspace was made empty, without a repository; create another workspace to clone one.');
+  if (row.source_ready || row.state !== 'error') {
+    throw problem('conflict', 409, row.source_ready ? 'The repository is cloned already; change its remote with git inside the workspace.' : 'The workspace is being cloned; wait until it has finished or failed.');
+  }
+  if (git.repo !== undefined) checkRepository(git.repo, deps.config.allowLocalRepositories);
+  return {
+    ...(git.repo !== undefined ? { git_repo: git.repo } : {}),
+    ...(git.ref !== undefined ? { git_ref: git.ref } : {}),
+    ...(git.provider !== undefined ? { git_provider: git.provider } : {}),
+  };
 }
 
 async function checkQuota(deps: ApiDeps, teamId: number, wanted: number): Promise<void> {
@@ -222,16 +239,17 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
     '/workspaces/:ws',
     {
       config: { access: 'user', audit: 'workspace.update' },
-      schema: { summary: 'Rename a workspace or change its settings (If-Match required)', tags: ['workspaces'], params: WorkspaceParams, headers: IfMatchHeaders, body: WorkspacePatchSchema, response: { 200: WorkspaceSchema } },
+      schema: { summary: 'Rename a workspace or change its settings, or correct the repository of a failed clone (If-Match required)', tags: ['workspaces'], params: WorkspaceParams, headers: IfMatchHeaders, body: WorkspacePatchSchema, response: { 200: WorkspaceSchema } },
     },
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       requirePermission(access.permissions, 'workspace.update');
       const version = requireIfMatch(request, row.version);
-      const body = request.body;
+      const { git, ...body } = request.body;
+      const changes = { ...body, ...(git ? correctedRepository(deps, row, git) : {}) };
       try {
         const saved = await withTransaction(deps.pool, async (db) => {
-          const updated = await updateWorkspace(db, row.id, body, deps.clock.now(), version);
+          const updated = await updateWorkspace(db, row.id, changes, deps.clock.now(), version);
           if (updated) await publishEvent(db, { type: 'workspace.updated', at: updated.updated_at.toISOString(), team_id: updated.team_id, workspace_id: updated.id, workspace: workspaceView(updated, workspaceUrls(deps)) });
           return updated;
         });
