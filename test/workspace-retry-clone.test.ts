@@ -131,3 +131,14 @@ test('svc ws retry: Error again with the reason, then --ref corrects the ref and
   assert.deepEqual(ws.git, { provider: 'git', repo: repository.url, ref: 'feature', cloned: true });
   assert.equal(await readFile(volume(id, 'FEATURE.md'), 'utf8'), 'feature\n');
 });
+
+test('a workspace whose clone failed, stopped then started, clones again instead of running on an empty volume', async () => {
+  const id = await failedClone('stopped-bad', { provider: 'git', repo: `${repository.url}-gone` });
+  assert.equal((await dev.post(`/workspaces/${id}/stop`, {})).body.state, 'stopped');
+  const started = await finished(await dev.post(`/workspaces/${id}/start`, {}));
+  assert.equal(started.kind, 'workspace.wake');
+  assert.equal(started.state, 'failed');
+  const ws = (await dev.get(`/workspaces/${id}`)).body;
+  assert.equal(ws.state, 'error');
+  assert.match(ws.status_detail, /^Cloning the repository failed: .+/);
+});

@@ -177,12 +177,14 @@ async function markSourceReady(deps: WorkspaceOperationDeps, id: number): Promis
   });
 }
 
-const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
-  let row = await workspaceOf(deps, job);
+/**
+ * Makes the volume and fills it: the clone of its repository, or an empty volume prepared. `afresh`: what the volume
+ * held goes first (a create resumed after its server died, a Retry of a failed clone).
+ */
+async function fillVolume(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, afresh: boolean): Promise<WorkspaceRow> {
   const ref = workspaceRef(row);
   const progress = (text: string) => reportProgress(deps, job, row.id, text);
-  // resumed after its server died, or a Retry of a failed clone: start over from an empty volume
-  if (job.resumed || job.operation.input.retry === true) {
+  if (afresh) {
     await stopWorkspaceProcesses(deps, row);
     await deps.driver.deleteVolume(ref);
   }
@@ -193,7 +195,11 @@ const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asyn
       ? deps.driver.cloneRepository(ref, { url: row.git_repo, ref: row.git_ref ?? undefined }, (t) => void progress(t))
       : deps.driver.prepareEmptyVolume(ref, (t) => void progress(t)),
   );
-  row = await markSourceReady(deps, row.id);
+  return markSourceReady(deps, row.id);
+}
+
+const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  const row = await fillVolume(deps, job, await workspaceOf(deps, job), job.resumed || job.operation.input.retry === true);
   await startEditor(deps, job, row);
   return { detail: statusTexts.running };
 };
@@ -212,7 +218,9 @@ const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async 
     if (row.state === 'running') return { detail: statusTexts.running };
     if (row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: job.operation.input.start === true ? 'start' : 'wake' });
     timeline.mark('waking up saved');
-    await startEditor(deps, job, row, timeline, job.operation.input.services_first === true);
+    // its clone failed (a wake by a request, a start after a stop): it clones again, never runs on an empty volume
+    const filled = row.source_ready ? row : await fillVolume(deps, job, row, true);
+    await startEditor(deps, job, filled, timeline, job.operation.input.services_first === true);
     deps.log?.(`wake of workspace ${row.id} took ${timeline.text()}`);
     return { detail: statusTexts.running };
   });

@@ -3877,7 +3877,7 @@ export interface paths {
                         name?: string;
                         idle_timeout_minutes?: number;
                         restricted?: boolean;
-                        /** @description only while the clone failed (state error, git.cloned false); 409 otherwise */
+                        /** @description only while the clone failed (git.cloned false, in Error or stopped); 409 otherwise */
                         git?: {
                             /** @description github, gitlab, bitbucket, git, ... */
                             provider?: string;

@@ -19,7 +19,7 @@ export const GitSourceSchema = Type.Object({ provider: GitProvider, repo: GitRep
 /** A correction of the repository of a workspace whose clone failed (its Retry then clones this one). */
 export const GitCorrectionSchema = Type.Object(
   { provider: Type.Optional(GitProvider), repo: Type.Optional(GitRepo), ref: Type.Optional(Type.Union([GitRef, Type.Null()], { description: "branch, tag or commit; null: the remote's HEAD" })) },
-  { additionalProperties: false, minProperties: 1, description: 'only while the clone failed (state error, git.cloned false); 409 otherwise' },
+  { additionalProperties: false, minProperties: 1, description: 'only while the clone failed (git.cloned false, in Error or stopped); 409 otherwise' },
 );
 
 export const NewWorkspaceSchema = Type.Object(

@@ -130,7 +130,7 @@ async function checkRepository(repo: string, allowLocal: boolean | 'own'): Promi
  */
 async function correctedRepository(deps: ApiDeps, row: WorkspaceRow, git: Static<typeof GitCorrectionSchema>): Promise<Partial<WorkspaceRow>> {
   if (!row.git_repo) throw problem('conflict', 409, 'The workspace was made empty, without a repository; create another workspace to clone one.');
-  if (row.source_ready || row.state !== 'error') {
+  if (row.source_ready || (row.state !== 'error' && row.state !== 'stopped')) {
     throw problem('conflict', 409, row.source_ready ? 'The repository is cloned already; change its remote with git inside the workspace.' : 'The workspace is being cloned; wait until it has finished or failed.');
   }
   if (git.repo !== undefined) await checkRepository(git.repo, deps.config.allowLocalRepositories);
