@@ -118,6 +118,8 @@ test('an empty workspace has no repository to correct', async () => {
 
 test('svc ws retry: Error again with the reason, then --ref corrects the ref and the retry clones it', async () => {
   const id = await failedClone('bad-ref', { provider: 'git', repo: repository.url, ref: 'nope' });
+  const shown = await runSvc(['ws', 'show', 'bad-ref'], cliEnv());
+  assert.match(shown.stdout, /^Git: +\S+ @ nope \(not cloned: svc ws retry clones it, --git\/--ref correct it\)$/m);
   const again = await runSvc(['ws', 'retry', 'bad-ref'], cliEnv());
   assert.equal(again.code, 1, again.stdout);
   assert.match(again.stderr, /Cloning the repository failed: .*nope/);

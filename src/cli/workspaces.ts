@@ -126,7 +126,7 @@ const show = action('svc ws show WS [--team T] [--json]\n  A workspace: state, a
       ['State', `${w.state} (${w.status_detail})`],
       ['Editor', w.urls.ide],
       ['Dev URL', w.urls.dev],
-      ['Git', w.git ? `${w.git.repo}${w.git.ref ? ` @ ${w.git.ref}` : ''}` : 'none (empty workspace)'],
+      ['Git', w.git ? `${w.git.repo}${w.git.ref ? ` @ ${w.git.ref}` : ''}${w.git.cloned ? '' : ' (not cloned: svc ws retry clones it, --git/--ref correct it)'}` : 'none (empty workspace)'],
       ['Plan', `${w.plan}, ${w.storage_gib} GiB, image ${w.base_image}`],
       ['Sleeps after', `${w.idle_timeout_minutes} min unused`],
       ['Restricted', w.restricted ? 'yes' : undefined],

@@ -19,6 +19,8 @@ export function WorkspacesPage() {
   const teams = useResource(() => listAll((page) => svcApi.GET('/api/v1/teams', { params: { query: page } })), [], (e) => e.type.startsWith('team.'));
   const wanted = Number(useLocation().query.get('team')) || undefined;
   const team = teams.data?.find((t) => t.id === wanted) ?? teams.data?.[0];
+  // without a team: whether an organization exists already decides what the hint asks for
+  const orgs = useResource(() => listAll((page) => svcApi.GET('/api/v1/orgs', { params: { query: page } })), [], (e) => e.type.startsWith('org.'));
 
   if (teams.loading && !teams.data) return <Loading what="your teams" />;
   if (teams.error && !teams.data) return <ProblemNotice problem={teams.error} />;
@@ -29,7 +31,7 @@ export function WorkspacesPage() {
         <Empty>
           <p>Workspaces belong to a team, and you are in none yet.</p>
           <p>
-            <Link to="/teams">Create an organization and a team</Link>, or ask a team admin to add you.
+            <Link to="/teams">{orgs.data?.length ? 'Create a team' : 'Create an organization and a team'}</Link>, or ask a team admin to add you.
           </p>
         </Empty>
       </>
