@@ -81,6 +81,32 @@ test('the first sign-in lands on a form that creates a workspace; a failed clone
   assert.equal(await page.locator('.dock .dock-line.state-failed').count(), 0, `the failure left the dock once its workspace moved on: ${await page.locator('.dock').allTextContents()}`);
 });
 
+test('a failure whose workspace was retried while the page was away does not come back to the dock after the reload', async () => {
+  const team = (await server.admin.get('/teams')).body.items[0].id;
+  const answer = await server.admin.post('/workspaces', { team_id: team, name: 'second', git: { provider: 'git', repo: repository.url, ref: 'nope' } });
+  const id = Number(answer.body.target.split('/')[2]);
+  created.push(id);
+  await page.goto(`${server.url}/`);
+  await shows('.dock .dock-line.state-failed', 'second', 90_000);
+  await page.goto('about:blank'); // away: the retry below is seen by no event stream of this page
+  server.clock.advance(1000);
+  const read = await server.admin.get(`/workspaces/${id}`);
+  const fixed = await server.admin.patch(`/workspaces/${id}`, { git: { ref: null } }, { headers: { 'if-match': read.headers.get('etag')! } });
+  assert.equal(fixed.status, 200, fixed.text);
+  const retry = await server.admin.post(`/workspaces/${id}/wake`, {});
+  for (const deadline = Date.now() + 90_000; ; ) {
+    const state = (await server.admin.get(`/operations/${retry.body.id}`)).body.state;
+    if (state === 'succeeded') break;
+    assert.ok(state !== 'failed' && Date.now() < deadline, `the retry ${state}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const workspaceRead = page.waitForResponse((response) => response.url().endsWith(`/api/v1/workspaces/${id}`));
+  await page.goto(`${server.url}/`);
+  await workspaceRead;
+  await shows('tr[data-workspace="second"] .badge', 'Running');
+  await page.locator('.dock .dock-line.state-failed', { hasText: 'second' }).waitFor({ state: 'detached' });
+});
+
 test("a local path of another user is refused naming --allow-local-repositories (the starting user's own was cloned above)", async () => {
   const team = (await server.admin.get('/teams')).body.items[0].id;
   const refused = await server.admin.post('/workspaces', { team_id: team, name: 'foreign', git: { provider: 'git', repo: foreign } });
