@@ -1,5 +1,5 @@
 // The server: store, notifications and API wired together, the first administrator, housekeeping.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
@@ -16,7 +16,9 @@ import { EventFanout, poolEventStore, type DeliveryTrace } from './events/fanout
 import { EventFeed } from './events/feed.ts';
 import { NotificationHub } from './events/hub.ts';
 import { sweepEvents } from './events/publish.ts';
-import { openDatabase, type Database } from './store/database.ts';
+import { openDatabase, withTransaction, type Database, type Queryable } from './store/database.ts';
+import { insertOrg } from './store/orgs.ts';
+import { insertTeam, upsertTeamMember } from './store/teams.ts';
 import { deleteExpiredIdempotencyKeys } from './store/idempotency.ts';
 import { deleteExpiredSessions } from './store/sessions.ts';
 import { installationSecret } from './store/settings.ts';
@@ -82,12 +84,10 @@ export const serverInfoFile = (dataDir: string) => path.join(dataDir, 'server.js
 async function createFirstAdministrator(database: Database, config: ServerConfig, clock: Clock): Promise<string | undefined> {
   if ((await countUsers(database.pool)) > 0) return undefined;
   try {
-    const admin = await insertUser(database.pool, {
-      email: config.adminEmail,
-      name: 'Administrator',
-      passwordHash: null,
-      isAdmin: true,
-      at: clock.now(),
+    const admin = await withTransaction(database.pool, async (db) => {
+      const user = await insertUser(db, { email: config.adminEmail, name: 'Administrator', passwordHash: null, isAdmin: true, at: clock.now() });
+      if (config.firstTeam) await createFirstTeam(db, user.id, clock.now());
+      return user;
     });
     const link = await createSignInLink(database.pool, {
       userId: admin.id,
@@ -101,6 +101,19 @@ async function createFirstAdministrator(database: Database, config: ServerConfig
     if (isUniqueViolation(error)) return undefined; // another server of the installation was first
     throw error;
   }
+}
+
+/**
+ * The first administrator's organization and team, so that the first sign-in leads straight to creating a workspace
+ * (issue 35; docs/decisions.md). Both can be renamed on the Teams page.
+ */
+export const FIRST_ORG_NAME = 'My organization';
+export const FIRST_TEAM_NAME = 'My team';
+
+async function createFirstTeam(db: Queryable, adminId: number, at: Date): Promise<void> {
+  const org = await insertOrg(db, { id: randomUUID(), name: FIRST_ORG_NAME, ownerId: adminId, at });
+  const team = await insertTeam(db, { orgId: org.id, name: FIRST_TEAM_NAME, at });
+  await upsertTeamMember(db, team.id, adminId, 'admin', at);
 }
 
 /** The key sealing vault secrets: from the configuration (base64), or kept in the data directory, made once. */

@@ -67,7 +67,7 @@ describe('creating', () => {
     assert.equal(ws.status, 200);
     assert.equal(ws.body.state, 'running');
     assert.equal(ws.body.status_detail, 'Workspace is running');
-    assert.deepEqual(ws.body.git, { provider: 'git', repo: repository.url });
+    assert.deepEqual(ws.body.git, { provider: 'git', repo: repository.url, cloned: true });
     assert.match(ws.body.urls.ide, new RegExp(`^http://ide-w${id}\\.localhost:\\d+/$`));
     assert.match(ws.body.urls.dev, new RegExp(`^http://w${id}\\.localhost:\\d+/$`));
     assert.ok(ws.body.permissions.includes('workspace.use'));

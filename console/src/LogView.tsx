@@ -7,7 +7,11 @@ import { Button, ProblemNotice, Spinner } from './ui.tsx';
 
 const MAX_LINES = 5000;
 
-export function LogView({ source, title, onClose, followable = true }: { source: LogSource; title: string; onClose?: () => void; followable?: boolean }) {
+/**
+ * `endedBecause`: why following makes no sense any more (the service failed or finished): the view stops following,
+ * shows the last lines and says why; it follows again once that clears (the service was started again).
+ */
+export function LogView({ source, title, onClose, followable = true, endedBecause }: { source: LogSource; title: string; onClose?: () => void; followable?: boolean; endedBecause?: string }) {
   const [lines, setLines] = useState<LogLine[]>([]);
   const [follow, setFollow] = useState(followable);
   const [state, setState] = useState<'loading' | 'following' | 'idle' | 'ended'>('loading');
@@ -15,13 +19,14 @@ export function LogView({ source, title, onClose, followable = true }: { source:
   const box = useRef<HTMLPreElement>(null);
 
   const key = JSON.stringify(source);
+  const following = follow && endedBecause === undefined;
   useEffect(() => {
     const abort = new AbortController();
     setLines([]);
     setProblem(undefined);
     setState('loading');
     const add = (more: LogLine[]) => setLines((before) => [...before, ...more].slice(-MAX_LINES));
-    if (follow) {
+    if (following) {
       let pending: LogLine[] = [];
       let scheduled = false;
       // Lines of one burst are added together, once per frame.
@@ -42,12 +47,12 @@ export function LogView({ source, title, onClose, followable = true }: { source:
       );
     } else {
       logTail(source, 1000, abort.signal).then(
-        (tail) => (add(tail), setState('idle')),
+        (tail) => (add(tail), setState(follow ? 'ended' : 'idle')),
         (error: unknown) => !abort.signal.aborted && (setProblem(asProblem(error)), setState('idle')),
       );
     }
     return () => abort.abort();
-  }, [key, follow]);
+  }, [key, following]);
 
   useEffect(() => {
     const element = box.current;
@@ -64,7 +69,7 @@ export function LogView({ source, title, onClose, followable = true }: { source:
               <Spinner /> following
             </>
           )}
-          {state === 'ended' && 'ended'}
+          {state === 'ended' && (endedBecause ? <span className="follow-ended">Follow ended: {endedBecause}</span> : 'ended')}
           {state === 'loading' && 'loading…'}
         </span>
         <div className="actions">

@@ -96,8 +96,49 @@ const Context = createContext<OperationsContext>({ list: [], track: () => undefi
 
 export const finished = (operation: Operation) => operation.state === 'succeeded' || operation.state === 'failed';
 
+/** A workspace as last seen (event or read): its state and when it changed; `gone` when it no longer exists. */
+interface SeenWorkspace {
+  state: string;
+  updatedAt: string;
+}
+
+/**
+ * A failure of a workspace's operation stays in the dock only while its workspace stands where the failure left it:
+ * once a later operation acts on it, or the workspace left Error after the failure (a Retry that worked, also one
+ * done while this page was away), or it is gone, the failure has been moved past.
+ */
+export function movedPast(operation: Operation, operations: Operation[], workspaces: Map<number, SeenWorkspace | 'gone'>): boolean {
+  if (operation.state !== 'failed' || !operation.target) return false;
+  if (operations.some((other) => other.target === operation.target && other.id !== operation.id && other.created_at > operation.created_at)) return true;
+  const id = /^\/workspaces\/(\d+)$/.exec(operation.target)?.[1];
+  const seen = id === undefined ? undefined : workspaces.get(Number(id));
+  if (seen === 'gone') return true;
+  return seen !== undefined && seen.state !== 'error' && seen.updatedAt > (operation.finished_at ?? operation.updated_at);
+}
+
 export function OperationsProvider({ children }: { children: ReactNode }) {
   const [tracked, setTracked] = useState<Map<string, Tracked>>(new Map());
+  const [workspaces, setWorkspaces] = useState<Map<number, SeenWorkspace | 'gone'>>(new Map());
+  const seeWorkspace = useCallback((id: number, seen: SeenWorkspace | 'gone') => {
+    setWorkspaces((before) => {
+      const known = before.get(id);
+      if (known && known !== 'gone' && seen !== 'gone' && known.updatedAt > seen.updatedAt) return before;
+      return new Map(before).set(id, seen);
+    });
+  }, []);
+  /** Reads the workspaces of failures (after a reconnect: what happened to them while the stream was away). */
+  const readWorkspacesOf = useCallback((failures: Operation[]) => {
+    const ids = new Set(failures.filter((o) => o.state === 'failed').map((o) => /^\/workspaces\/(\d+)$/.exec(o.target ?? '')?.[1]).filter((id) => id !== undefined).map(Number));
+    for (const id of ids) {
+      void svcApi.GET('/api/v1/workspaces/{ws}', { params: { path: { ws: id } } }).then(
+        ({ data, response }) => {
+          if (data) seeWorkspace(id, { state: data.state, updatedAt: data.updated_at });
+          else if (response.status === 404) seeWorkspace(id, 'gone');
+        },
+        () => undefined,
+      );
+    }
+  }, [seeWorkspace]);
 
   const upsert = useCallback((operation: Operation) => {
     setTracked((before) => {
@@ -112,16 +153,23 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
 
   useEvents((event) => {
     if (event.workspace) rememberWorkspaces([event.workspace]);
+    if (event.workspace) seeWorkspace(event.workspace.id, { state: event.workspace.state, updatedAt: event.workspace.updated_at });
+    if (event.type === 'workspace.purged' && event.workspace_id !== undefined) seeWorkspace(event.workspace_id, 'gone');
     if (event.type === 'operation.updated' && event.operation) upsert(event.operation);
     if (event.type === 'ready') {
       for (const { operation } of tracked.values()) {
         if (!finished(operation)) void answer(svcApi.GET('/api/v1/operations/{id}', { params: { path: { id: operation.id } } })).then(upsert, () => undefined);
       }
+      readWorkspacesOf([...tracked.values()].map((t) => t.operation));
       // What runs now and what failed lately, also when it started before this page was opened.
       const since = Date.now() - RECENT_FAILURES_MS;
       void answer(svcApi.GET('/api/v1/operations', { params: { query: { active: true, limit: 50 } } })).then((page) => page.items.forEach(upsert), () => undefined);
       void answer(svcApi.GET('/api/v1/operations', { params: { query: { state: 'failed', limit: 20 } } })).then(
-        (page) => page.items.filter((o) => new Date(o.finished_at ?? o.updated_at).getTime() > since).forEach(upsert),
+        (page) => {
+          const recent = page.items.filter((o) => new Date(o.finished_at ?? o.updated_at).getTime() > since);
+          recent.forEach(upsert);
+          readWorkspacesOf(recent);
+        },
         () => undefined,
       );
     }
@@ -130,7 +178,7 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
   const value = useMemo<OperationsContext>(() => {
     const list = [...tracked.values()].map((t) => t.operation).sort((a, b) => b.created_at.localeCompare(a.created_at) || b.updated_at.localeCompare(a.updated_at));
     // The dock keeps what runs and what failed (until dismissed); finished ones stay listed on /operations.
-    const visible = list.filter((operation) => operation.state !== 'succeeded' && !tracked.get(operation.id)!.dismissed);
+    const visible = list.filter((operation) => operation.state !== 'succeeded' && !tracked.get(operation.id)!.dismissed && !movedPast(operation, list, workspaces));
     return {
       list,
       visible,
@@ -144,7 +192,7 @@ export function OperationsProvider({ children }: { children: ReactNode }) {
         });
       },
     };
-  }, [tracked, upsert]);
+  }, [tracked, upsert, workspaces]);
   return <Context.Provider value={value}>{children}</Context.Provider>;
 }
 

@@ -53,6 +53,12 @@ export function useWorkspaceActions(ws: Workspace, onChanged?: () => void) {
       const { etag } = await current();
       return answer(svcApi.DELETE('/api/v1/workspaces/{ws}', { params: { path }, headers: ifMatch(etag) })).then(track).then(done);
     },
+    /** A failed clone's repository corrected (address and ref), then cloned again by the Retry. */
+    correctAndRetry: async (git: { repo: string; ref: string | null }) => {
+      const { etag } = await current();
+      await answer(svcApi.PATCH('/api/v1/workspaces/{ws}', { params: { path }, body: { git }, headers: ifMatch(etag) }));
+      return operation('wake').then(done);
+    },
     rename: async (name: string) => {
       const { etag } = await current();
       return answer(svcApi.PATCH('/api/v1/workspaces/{ws}', { params: { path }, body: { name }, headers: ifMatch(etag) })).then(done);
@@ -122,8 +128,31 @@ export function WorkspaceButtons({ ws, onChanged, compact = false }: { ws: Works
         )}
       </div>
       {renaming && <RenameForm ws={ws} rename={actions.rename} onDone={() => setRenaming(false)} />}
+      {!compact && use && can(ws, 'workspace.update') && ws.state === 'error' && ws.git && !ws.git.cloned && <RepositoryForm ws={ws} correct={actions.correctAndRetry} />}
       <ProblemNotice problem={action.problem} onDismiss={action.clear} />
     </div>
+  );
+}
+
+/** The clone failed: the address or ref may be wrong. Saved with If-Match, then Retry clones it. */
+function RepositoryForm({ ws, correct }: { ws: Workspace; correct: (git: { repo: string; ref: string | null }) => Promise<unknown> }) {
+  const [repo, setRepo] = useState(ws.git?.repo ?? '');
+  const [ref, setRef] = useState(ws.git?.ref ?? '');
+  const save = useAction(correct);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void save.run({ repo: repo.trim(), ref: ref.trim() || null });
+  };
+  return (
+    <form className="inline-form compact" onSubmit={submit} aria-label="Correct the repository">
+      <input value={repo} onChange={(e) => setRepo(e.target.value)} required aria-label="Repository address" placeholder="https://host/owner/repo.git" />
+      <input value={ref} onChange={(e) => setRef(e.target.value)} aria-label="Branch, tag or commit" placeholder="default branch" />
+      <Button type="submit" variant="primary" busy={save.busy}>
+        Save and retry
+      </Button>
+      <FieldHint problem={save.problem} pointer="/git/repo" />
+      {save.problem && !save.problem.fieldError('/git/repo') && <ProblemNotice problem={save.problem} />}
+    </form>
   );
 }
 

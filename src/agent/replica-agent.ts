@@ -79,7 +79,8 @@ class ReplicaRunner {
 
   status(): ReplicaAgentStatus {
     const report = {
-      status: replicaStatusOf(this.run_, this.ready),
+      // without a port or health check it is ready as soon as it runs: a restarted one settles first
+      status: replicaStatusOf(this.run_, this.ready, !this.config.health && this.config.ports.length === 0 ? { now: this.nowMs() } : undefined),
       detail: this.run_.detail,
       ready: this.ready,
       restarts: this.run_.restarts,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatDuration } from './service-log-texts.ts';
 import {
-  exitCodeOf, initialRun, replicaStatusOf, serverExited, serverPolicy, serverStarted, stepExited, stepsStarted, type ServiceRun,
+  exitCodeOf, initialRun, replicaStatusOf, serverExited, serverPolicy, serverStarted, SETTLE_AFTER_RESTART_MS, stepExited, stepsStarted, type ServiceRun,
 } from './service-run.ts';
 
 /** Moves a fake clock: the server starts, runs `runMs`, exits with `code`, and is restarted after the decided delay. */
@@ -86,4 +86,15 @@ test('durations read as Go prints them', () => {
 test('a process killed by a signal counts as 128 + the signal number', () => {
   assert.equal(exitCodeOf(null, 9), 137);
   assert.equal(exitCodeOf(2, undefined), 2);
+});
+
+test('a restarted server without a port or health check stays Starting until it ran a while: a crash loop does not flip to Running', () => {
+  const first = serverStarted(stepsStarted(initialRun), 0);
+  assert.equal(replicaStatusOf(first, true, { now: 1 }), 'running', 'its first run counts at once');
+  const crashed = serverExited(first, 1, 500, serverPolicy).next;
+  const again = serverStarted(crashed, 1500);
+  assert.equal(replicaStatusOf(again, true, { now: 1600 }), 'starting');
+  assert.equal(replicaStatusOf(again, true, { now: 1500 + SETTLE_AFTER_RESTART_MS - 1 }), 'starting');
+  assert.equal(replicaStatusOf(again, true, { now: 1500 + SETTLE_AFTER_RESTART_MS }), 'running');
+  assert.equal(replicaStatusOf(again, true), 'running', 'with a port or health check, readiness decides alone');
 });

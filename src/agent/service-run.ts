@@ -89,10 +89,21 @@ export function exitNotes(code: number): string[] {
   return [];
 }
 
-/** The status of 3.2 a replica reports: running only while the server runs and is ready. */
-export function replicaStatusOf(run: ServiceRun, ready: boolean): ReplicaStatusValue {
+/**
+ * How long a restarted server whose readiness is only "it runs" (no port, no health check) must stay up before it
+ * counts as running again: a crash loop stays Starting ("Restarted n time(s)") instead of flipping at every restart.
+ */
+export const SETTLE_AFTER_RESTART_MS = 10_000;
+
+/**
+ * The status of 3.2 a replica reports: running only while the server runs and is ready. `settling` (a replica
+ * ready as soon as it runs): after a restart, only once it ran SETTLE_AFTER_RESTART_MS without exiting.
+ */
+export function replicaStatusOf(run: ServiceRun, ready: boolean, settling?: { now: number }): ReplicaStatusValue {
   if (run.phase === 'finished' || run.phase === 'failure') return run.phase;
-  return run.phase === 'server' && ready ? 'running' : 'starting';
+  if (run.phase !== 'server' || !ready) return 'starting';
+  const justRestarted = settling !== undefined && run.restarts > 0 && run.serverStartedAt !== undefined && settling.now - run.serverStartedAt < SETTLE_AFTER_RESTART_MS;
+  return justRestarted ? 'starting' : 'running';
 }
 
 /** An exit code or, for a process killed by a signal, 128 + its number (as shells report it). */

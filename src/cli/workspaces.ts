@@ -1,4 +1,4 @@
-// `svc ws list|create|show|rename|sleep|wake|stop|start|delete|restore|purge|archive|open` (docs/workspaces.md).
+// `svc ws list|create|show|rename|sleep|wake|retry|stop|start|delete|restore|purge|archive|open` (docs/workspaces.md).
 import type { Operation, Workspace } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
@@ -126,7 +126,7 @@ const show = action('svc ws show WS [--team T] [--json]\n  A workspace: state, a
       ['State', `${w.state} (${w.status_detail})`],
       ['Editor', w.urls.ide],
       ['Dev URL', w.urls.dev],
-      ['Git', w.git ? `${w.git.repo}${w.git.ref ? ` @ ${w.git.ref}` : ''}` : 'none (empty workspace)'],
+      ['Git', w.git ? `${w.git.repo}${w.git.ref ? ` @ ${w.git.ref}` : ''}${w.git.cloned ? '' : ' (not cloned: svc ws retry clones it, --git/--ref correct it)'}` : 'none (empty workspace)'],
       ['Plan', `${w.plan}, ${w.storage_gib} GiB, image ${w.base_image}`],
       ['Sleeps after', `${w.idle_timeout_minutes} min unused`],
       ['Restricted', w.restricted ? 'yes' : undefined],
@@ -150,6 +150,30 @@ const rename: Command = {
     showWorkspace(cli, renamed, `Renamed ${label(workspace)} to ${renamed.name}.`);
   },
 };
+
+/**
+ * `svc ws retry WS [--git URL] [--ref REF]`: a workspace in Error tries again; after a failed clone it clones again,
+ * from the corrected address or ref when given (saved first with If-Match).
+ */
+const retry = action(
+  `svc ws retry WS [--git URL] [--ref REF|--default-ref] [--team T] [--no-wait] [--json]
+  Tries a workspace in Error again. After a failed clone it clones again; --git and --ref correct the repository first.`,
+  async (cli, workspace) => {
+    const api = await cli.api();
+    const path = { ws: workspace.id };
+    const repo = cli.args.string('git');
+    const ref = cli.args.flag('default-ref') ? null : cli.args.string('ref');
+    if (cli.args.flag('default-ref') && cli.args.string('ref')) throw usageError('--ref and --default-ref exclude each other');
+    if (repo !== undefined || ref !== undefined) {
+      const { etag } = await api.withEtag(api.client.GET('/api/v1/workspaces/{ws}', { params: { path } }));
+      const git = { ...(repo !== undefined ? { repo, provider: gitProvider(repo) } : {}), ...(ref !== undefined ? { ref } : {}) };
+      await api.answer(api.client.PATCH('/api/v1/workspaces/{ws}', { params: { path }, headers: { 'if-match': etag }, body: { git } }));
+    }
+    const started = await api.answer(api.client.POST('/api/v1/workspaces/{ws}/wake', { params: { path } }));
+    await afterOperation(cli, started, workspace, 'Retrying');
+  },
+  { ...waitOption, git: { type: 'string' }, ref: { type: 'string' }, 'default-ref': { type: 'boolean' } },
+);
 
 const remove = action('svc ws delete WS [--team T] [--no-wait] [--json]\n  Deletes a workspace; svc ws restore brings it back within 7 days.', async (cli, workspace) => {
   const api = await cli.api();
@@ -186,6 +210,7 @@ export const workspaceCommands: Record<string, Command> = {
   rename,
   sleep: quick('sleep', 'svc ws sleep WS [--team T] [--json]\n  Puts the workspace to sleep: files stay, every process stops; a request wakes it.'),
   wake: queued('wake', 'Waking', 'svc ws wake WS [--team T] [--no-wait] [--json]'),
+  retry,
   stop: quick('stop', 'svc ws stop WS [--team T] [--json]\n  Stops the workspace: it does not wake on requests until started.'),
   start: queued('start', 'Starting', 'svc ws start WS [--team T] [--no-wait] [--json]'),
   delete: remove,

@@ -20,8 +20,13 @@ export interface ServerConfig {
   signInLinkMinutes: number;
   /** Workspace hosts live under it: `w<id>.<domain>`, `ide-w<id>.<domain>`. */
   workspaceDomain: string;
-  /** Whether workspaces may be cloned from local paths and file:// URLs (tests, single-machine set-ups). */
-  allowLocalRepositories: boolean;
+  /**
+   * Whether workspaces may be cloned from local paths and file:// URLs (tests, single-machine set-ups); `own`: only
+   * paths owned by the user who started the server (`npm run up`'s default; docs/decisions.md).
+   */
+  allowLocalRepositories: boolean | 'own';
+  /** The first start also creates the first administrator's organization and team (docs/decisions.md). */
+  firstTeam: boolean;
   /** Base64 of the 32-byte key sealing vault secrets; without it one is kept in `<data dir>/secrets.key`. */
   secretsKey?: string;
   /** Private address ranges (CIDRs) that `forward` targets may use anyway; none by default (SSRF guard). */
@@ -146,7 +151,8 @@ export const serverSettings: Record<string, Setting> = {
   kubeAccessMode: { flag: '--kube-access-mode', env: 'SVC_KUBE_ACCESS_MODE', describe: 'with --runtime kubernetes: ReadWriteOnce (default; a workspace\'s pods share a node) or ReadWriteMany' },
   kubeArchiveClaim: { flag: '--kube-archive-claim', env: 'SVC_KUBE_ARCHIVE_CLAIM', describe: 'with --runtime kubernetes: the claim in each team namespace holding archives (default svc-archives)' },
   kubeArchiveSize: { flag: '--kube-archive-size', env: 'SVC_KUBE_ARCHIVE_SIZE', describe: 'with --runtime kubernetes: GiB of each team\'s archive claim (default 100)' },
-  allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: 'true to allow cloning local paths and file:// URLs (default false)' },
+  allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: "true to allow cloning local paths and file:// URLs; own: only those owned by the user who started the server (npm run up's default); default false" },
+  firstTeam: { flag: '--first-team', env: 'SVC_FIRST_TEAM', describe: 'true (default): the first start creates the administrator\'s organization "My organization" and team "My team"; false: none' },
 };
 
 export class ConfigError extends Error {}
@@ -217,7 +223,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     rateLimitPerMinute: positiveInteger(read('rateLimit') ?? '3000', 'rate limit', true),
     signInLinkMinutes: positiveInteger(read('signInLinkMinutes') ?? '15', 'sign-in link minutes', false),
     workspaceDomain: domainName(read('workspaceDomain') ?? 'localhost'),
-    allowLocalRepositories: yesOrNo(read('allowLocalRepositories') ?? 'false', 'allow local repositories'),
+    allowLocalRepositories: read('allowLocalRepositories') === 'own' ? 'own' : yesOrNo(read('allowLocalRepositories') ?? 'false', 'allow local repositories (true, false or own)'),
+    firstTeam: yesOrNo(read('firstTeam') ?? 'true', 'first team'),
     secretsKey: read('secretsKey'),
     upstreamTimeoutSeconds: positiveInteger(read('upstreamTimeout') ?? '60', 'upstream timeout', false),
     wakeHoldSeconds: positiveInteger(read('wakeHold') ?? '60', 'wake hold', true),

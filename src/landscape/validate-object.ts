@@ -40,7 +40,10 @@ export function checkObject(node: MapNode, walk: Walk, rules: ObjectRules): bool
     if (valueOf(node, key) !== undefined) continue;
     valid = false;
     if (walk.issues === null) return false;
-    report(walk, 'required', holder, `${describeMap(walk.path, node)} is missing the required key ${key}`, { path: [...walk.path, key], subject: key });
+    // A key spelt close to the missing one (`typ: steps`) that no unknown-key error named already: point at it.
+    const typo = rules.additional === false ? undefined : node.entries.find((e) => !rules.properties.has(e.key) && closestName(e.key, [key]) === key);
+    const hint = typo === undefined ? '' : `; did you mean ${key} instead of ${quote(typo.key)}?`;
+    report(walk, 'required', typo?.keyOffset ?? holder, `${describeMap(walk.path, node)} is missing the required key ${key}${hint}`, { path: [...walk.path, key], subject: key });
   }
   return valid;
 }

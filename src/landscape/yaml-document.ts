@@ -14,19 +14,40 @@ export function readYamlDocument(text: string): { root: YamlNode | null; issues:
   }
   const problems = [...document.errors, ...document.warnings];
   if (problems.length > 0) {
-    const issues = problems.map((problem): Issue => ({ code: 'yaml-syntax', offset: problem.pos[0], path: [], message: syntaxMessage(problem.code, problem.message) }));
-    return { root: null, issues };
+    const issues = problems.map((problem): Issue => ({ code: 'yaml-syntax', offset: problem.pos[0], path: [], message: syntaxMessage(problem.code, problem.message, text, problem.pos[0]) }));
+    return { root: null, issues: oncePerLine(issues, text) };
   }
   const reader = new DocumentReader(text, aliasTargets(document.contents));
   const root = document.contents === null ? null : reader.node(document.contents, 0, 0);
   return { root, issues: reader.issues };
 }
 
-function syntaxMessage(code: string, message: string): string {
+/** The same message twice on one line says nothing new (`run: echo a: b: c` has two colons after the first). */
+function oncePerLine(issues: Issue[], text: string): Issue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = `${text.lastIndexOf('\n', issue.offset - 1)} ${issue.message}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}
+
+/** The line holding `offset`, trimmed and shortened, for a message that quotes it. */
+function lineAt(text: string, offset: number): string {
+  const start = text.lastIndexOf('\n', offset - 1) + 1;
+  const end = text.indexOf('\n', offset);
+  const line = text.slice(start, end === -1 ? undefined : end).trim();
+  return line.length > 60 ? `${line.slice(0, 57)}...` : line;
+}
+
+function syntaxMessage(code: string, message: string, text: string, offset: number): string {
+  // The yaml package's words for a second `key: value` on the line of a key, said as a person would.
+  if (/nested mappings are not allowed in compact mappings/i.test(message)) {
+    return `"${lineAt(text, offset)}" holds a second "key: value" on one line (a colon followed by a space starts one); put quotes around a value that has ": " in it (run: "echo a: b"), or put the inner key on its own, indented line`;
+  }
   if (code === 'MULTIPLE_DOCS') return 'the file holds more than one YAML document; svc.yml holds exactly one';
   if (code === 'TAG_RESOLVE_FAILED') return `${message.replace(/\.$/, '')}; svc.yml uses no YAML tags`;
-  const text = message.replace(/ at line \d+, column \d+:?[\s\S]*$/, '');
-  return text.charAt(0).toLowerCase() + text.slice(1);
+  const said = message.replace(/ at line \d+, column \d+:?[\s\S]*$/, '');
+  return said.charAt(0).toLowerCase() + said.slice(1);
 }
 
 /** Which node each alias stands for: the last node before it with that anchor, in document order. */

@@ -15,6 +15,8 @@ export interface WorkspaceRow {
   git_provider: string | null;
   git_repo: string | null;
   git_ref: string | null;
+  /** The volume holds its source (cloned or prepared); false until then and after a failed clone (migration 054). */
+  source_ready: boolean;
   storage_gib: number;
   availability: string;
   restricted: boolean;
@@ -78,8 +80,8 @@ export async function insertWorkspace(db: Queryable, ws: NewWorkspace): Promise<
       `WITH place AS (SELECT nextval('workspace_uids') - ${FIRST_WORKSPACE_UID} AS i),
        inserted AS (
          INSERT INTO workspaces (team_id, name, plan, base_image, git_provider, git_repo, git_ref, storage_gib, restricted,
-           idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at, uid_index, uid)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14, place.i, $15 + place.i FROM place RETURNING *),
+           idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at, uid_index, uid, source_ready)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14, place.i, $15 + place.i, false FROM place RETURNING *),
        vault AS (INSERT INTO vaults (workspace_id, created_at) SELECT id, created_at FROM inserted RETURNING id)
        SELECT inserted.*, vault.id AS vault_id FROM inserted, vault`,
       [ws.teamId, ws.name, ws.plan, ws.baseImage, ws.git?.provider ?? null, ws.git?.repo ?? null, ws.git?.ref ?? null,
@@ -95,7 +97,7 @@ export async function findWorkspace(db: Queryable, id: number, lock = false): Pr
 /** What a workspace's view shows of it (workspaces/view.ts); a list page reads these columns (store/workspace-pages.ts). */
 export type WorkspaceListRow = Pick<
   WorkspaceRow,
-  | 'id' | 'team_id' | 'name' | 'plan' | 'base_image' | 'git_provider' | 'git_repo' | 'git_ref' | 'storage_gib' | 'availability'
+  | 'id' | 'team_id' | 'name' | 'plan' | 'base_image' | 'git_provider' | 'git_repo' | 'git_ref' | 'source_ready' | 'storage_gib' | 'availability'
   | 'restricted' | 'single_node' | 'state' | 'status_detail' | 'idle_timeout_minutes' | 'last_archived_at' | 'archive_sha256'
   | 'restored_from' | 'upgrade_pending' | 'created_by' | 'owner_id' | 'needs_owner' | 'created_at' | 'updated_at' | 'deleted_at'
   | 'purge_after' | 'vault_id'

@@ -7,10 +7,10 @@ import { problem } from '../core/problems.ts';
 import type { JobContext, OperationHandler } from '../operations/worker.ts';
 import { RuntimeFailure, type RuntimeDriver, type StopOptions, type VolumeOwnerResult, type WorkspaceRef } from '../runtime/driver.ts';
 import { withTransaction } from '../store/database.ts';
-import { deleteWorkspaceRow, findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
+import { deleteWorkspaceRow, findWorkspace, updateWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { publishEvent } from '../events/publish.ts';
 import { statusTexts, type FailureStage } from './lifecycle.ts';
-import { transitionWorkspace, type WorkspaceDeps } from './service.ts';
+import { announceWorkspace, transitionWorkspace, type WorkspaceDeps } from './service.ts';
 import type { ServiceRunner } from './service-runner.ts';
 import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
@@ -169,12 +169,27 @@ async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id:
   }
 }
 
-const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
-  let row = await workspaceOf(deps, job);
+/** The volume holds the clone now (a Retry no longer clones; the repository can no longer be changed). */
+async function markSourceReady(deps: WorkspaceOperationDeps, id: number): Promise<WorkspaceRow> {
+  return withTransaction(deps.pool, async (db) => {
+    const saved = await updateWorkspace(db, id, { source_ready: true }, deps.clock.now());
+    if (!saved) throw problem('not-found', 404, 'The workspace does not exist any more.');
+    await announceWorkspace(db, 'workspace.updated', saved, deps.urls);
+    return saved;
+  });
+}
+
+/**
+ * Makes the volume and fills it: the clone of its repository, or an empty volume prepared. `afresh`: what the volume
+ * held goes first (a create resumed after its server died, a Retry of a failed clone).
+ */
+async function fillVolume(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, afresh: boolean): Promise<WorkspaceRow> {
   const ref = workspaceRef(row);
   const progress = (text: string) => reportProgress(deps, job, row.id, text);
-  if (job.resumed) await stopWorkspaceProcesses(deps, row);
-  if (job.resumed) await deps.driver.deleteVolume(ref); // start over from an empty volume
+  if (afresh) {
+    await stopWorkspaceProcesses(deps, row);
+    await deps.driver.deleteVolume(ref);
+  }
   await progress(statusTexts.configuringStorage);
   await withRuntime(deps, row.id, () => deps.driver.createVolume(ref));
   await withRuntime(deps, row.id, () =>
@@ -182,7 +197,11 @@ const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asyn
       ? deps.driver.cloneRepository(ref, { url: row.git_repo, ref: row.git_ref ?? undefined }, (t) => void progress(t))
       : deps.driver.prepareEmptyVolume(ref, (t) => void progress(t)),
   );
-  row = (await findWorkspace(deps.pool, row.id))!;
+  return markSourceReady(deps, row.id);
+}
+
+const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
+  const row = await fillVolume(deps, job, await workspaceOf(deps, job), job.resumed || job.operation.input.retry === true);
   await startEditor(deps, job, row);
   return { detail: statusTexts.running };
 };
@@ -202,7 +221,9 @@ const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async 
     const editorRestart = job.operation.input.editor_restart === true && restartsFrom(row);
     if (!editorRestart && row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: job.operation.input.start === true ? 'start' : 'wake' });
     timeline.mark('waking up saved');
-    await startEditor(deps, job, row, timeline, job.operation.input.services_first === true, editorRestart);
+    // its clone failed (a wake by a request, a start after a stop): it clones again, never runs on an empty volume
+    const filled = row.source_ready ? row : await fillVolume(deps, job, row, true);
+    await startEditor(deps, job, filled, timeline, job.operation.input.services_first === true, editorRestart);
     deps.log?.(`wake of workspace ${row.id} took ${timeline.text()}`);
     return { detail: statusTexts.running };
   });

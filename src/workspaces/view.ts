@@ -49,7 +49,7 @@ export function workspaceView(row: WorkspaceListRow, urls: WorkspaceUrls, permis
     name: row.name,
     plan: row.plan,
     base_image: row.base_image,
-    git: row.git_repo ? { provider: row.git_provider ?? 'git', repo: row.git_repo, ref: row.git_ref ?? undefined } : undefined,
+    git: row.git_repo ? { provider: row.git_provider ?? 'git', repo: row.git_repo, ref: row.git_ref ?? undefined, cloned: row.source_ready } : undefined,
     storage_gib: row.storage_gib,
     availability: row.availability,
     restricted: row.restricted,

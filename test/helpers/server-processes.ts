@@ -53,6 +53,8 @@ export async function startInstallation(count: number, options: InstallationOpti
     SVC_DATA_PLANE: process.env.SVC_DATA_PLANE,
     SVC_RATE_LIMIT: '0',
     SVC_LOG_LEVEL: 'debug',
+    // the administrator's first organization and team only where a test asks for them (test/first-start.test.ts)
+    SVC_FIRST_TEAM: 'false',
     ...options.env,
   };
   const addServer = async (): Promise<ServerProcess> => {

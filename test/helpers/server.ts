@@ -50,7 +50,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ['--listen', '127.0.0.1:0', '--data-dir', dataDir, '--rate-limit', String(options.rateLimit ?? 0)],
     // The built-in editor (quick to start) unless a test passes SVC_TOOLS_DIR: an empty tools directory.
     // nginx is the data plane unless SVC_DATA_PLANE says node (test/router-node.test.ts).
-    { DATABASE_URL: database.url, SVC_TOOLS_DIR: path.join(dataDir, 'no-tools'), SVC_DATA_PLANE: process.env.SVC_DATA_PLANE, SVC_VOLUME_BACKEND: TEST_VOLUME_BACKEND, ...options.env },
+    { DATABASE_URL: database.url, SVC_TOOLS_DIR: path.join(dataDir, 'no-tools'), SVC_DATA_PLANE: process.env.SVC_DATA_PLANE, SVC_VOLUME_BACKEND: TEST_VOLUME_BACKEND, SVC_FIRST_TEAM: 'false', ...options.env },
   );
   // SVC_TEST_LOG=debug shows the server's log while a test runs.
   const logLevel = process.env.SVC_TEST_LOG;

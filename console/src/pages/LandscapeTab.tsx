@@ -77,6 +77,7 @@ export function LandscapeTab({ ws }: { ws: Workspace }) {
             <div>
               <strong>{banner.text}</strong>
               {data.banner.detail && data.banner.detail !== banner.text && <span> — {data.banner.detail}</span>}
+              {data.services.length > 0 && data.banner.state !== 'torn-down' && <ServicesHealth services={data.services} />}
             </div>
             {data.synced_at && (
               <span className="muted small">
@@ -241,6 +242,34 @@ function ServicePorts({ service }: { service: Service }) {
   );
 }
 
+/**
+ * The banner describes the file against the last Sync; beside it, how the services fare, so a green "In sync" never
+ * stands alone above a failed service: failed ones named (in red), else those still starting, else that all run.
+ */
+function ServicesHealth({ services }: { services: Service[] }) {
+  const failed = services.filter((s) => s.status === 'failure').map((s) => s.name);
+  const starting = services.filter((s) => s.status === 'starting' || s.status === 'pending').map((s) => s.name);
+  const [tone, text] =
+    failed.length > 0
+      ? ['bad', `${failed.length === 1 ? 'Service' : 'Services'} failed: ${failed.join(', ')}`]
+      : starting.length > 0
+        ? ['busy', `Starting: ${starting.join(', ')}`]
+        : ['good', services.every((s) => s.status === 'running' || s.status === 'internal') ? (services.length === 1 ? 'Its service runs' : `All ${services.length} services run`) : 'No service failed'];
+  return (
+    <span className={`services-health health-${tone}`} data-testid="services-health" data-health={tone}>
+      {' · '}
+      {text}
+    </span>
+  );
+}
+
+/** Why following a service's log ended: it failed or finished (no more lines come until it is started again). */
+function followEnd(service: Service | undefined): string | undefined {
+  if (service?.status === 'failure') return `${service.name} failed${service.detail ? ` (${service.detail})` : ''}`;
+  if (service?.status === 'finished') return `${service.name} finished`;
+  return undefined;
+}
+
 function ServiceLogs({ ws, service, selected, onSelect, onClose }: { ws: Workspace; service?: Service; selected: { service: string; replica: number }; onSelect: (s: { service: string; replica: number }) => void; onClose: () => void }) {
   const replicas = Math.max(1, service?.replicas.desired ?? 1);
   return (
@@ -265,6 +294,7 @@ function ServiceLogs({ ws, service, selected, onSelect, onClose }: { ws: Workspa
         key={`${selected.service}/${selected.replica}`}
         source={{ kind: 'service', ws: ws.id, service: selected.service, replica: selected.replica }}
         title={`${selected.service}, replica ${selected.replica}`}
+        endedBecause={followEnd(service)}
         onClose={onClose}
       />
     </Section>

@@ -33,7 +33,11 @@ export function TeamsPage() {
           <Loading what="teams" />
         ) : teams.data?.length === 0 ? (
           <Empty>
-            <p>No teams yet. Workspaces belong to a team: create an organization, then a team in it.</p>
+            <p>
+              {orgs.data?.length
+                ? `No teams yet in ${orgs.data.length === 1 ? orgs.data[0].name : 'your organizations'}. Workspaces belong to a team: name one above and choose Create team.`
+                : 'No teams yet. Workspaces belong to a team: create an organization, then a team in it.'}
+            </p>
           </Empty>
         ) : (
           <table className="table selectable" aria-label="Teams">

@@ -19,6 +19,8 @@ export function WorkspacesPage() {
   const teams = useResource(() => listAll((page) => svcApi.GET('/api/v1/teams', { params: { query: page } })), [], (e) => e.type.startsWith('team.'));
   const wanted = Number(useLocation().query.get('team')) || undefined;
   const team = teams.data?.find((t) => t.id === wanted) ?? teams.data?.[0];
+  // without a team: whether an organization exists already decides what the hint asks for
+  const orgs = useResource(() => listAll((page) => svcApi.GET('/api/v1/orgs', { params: { query: page } })), [], (e) => e.type.startsWith('org.'));
 
   if (teams.loading && !teams.data) return <Loading what="your teams" />;
   if (teams.error && !teams.data) return <ProblemNotice problem={teams.error} />;
@@ -29,7 +31,7 @@ export function WorkspacesPage() {
         <Empty>
           <p>Workspaces belong to a team, and you are in none yet.</p>
           <p>
-            <Link to="/teams">Create an organization and a team</Link>, or ask a team admin to add you.
+            <Link to="/teams">{orgs.data?.length ? 'Create a team' : 'Create an organization and a team'}</Link>, or ask a team admin to add you.
           </p>
         </Empty>
       </>
@@ -62,7 +64,10 @@ function TeamWorkspaces({ team }: { team: Team }) {
   const live = useResource(() => listAll((page) => svcApi.GET('/api/v1/workspaces', { params: { query: { team: team.id, ...page } } })).then((list) => (rememberWorkspaces(list), list)), [team.id], concerns(team.id));
   const deleted = useResource(() => listAll((page) => svcApi.GET('/api/v1/workspaces', { params: { query: { team: team.id, deleted: true, ...page } } })), [team.id], concerns(team.id));
   const [creating, setCreating] = useState(false);
+  const [firstDismissed, setFirstDismissed] = useState(false);
   const mayCreate = team.permissions.includes('workspace.create');
+  // A team without workspaces leads to its first one: the form is open from the start (one form, nothing before it).
+  const first = mayCreate && !creating && !firstDismissed && live.data?.length === 0;
 
   return (
     <>
@@ -77,11 +82,12 @@ function TeamWorkspaces({ team }: { team: Team }) {
         }
       >
         {creating && <NewWorkspace team={team} onClose={() => setCreating(false)} />}
+        {first && <NewWorkspace team={team} first onClose={() => setFirstDismissed(true)} />}
         <ProblemNotice problem={live.error} />
         {live.loading && !live.data ? (
           <Loading what="workspaces" />
         ) : live.data?.length === 0 ? (
-          <Empty>
+          !first && <Empty>
             <p>No workspaces in {team.name} yet.</p>
             {mayCreate && !creating && <Button onClick={() => setCreating(true)}>Create the first one</Button>}
           </Empty>
@@ -179,7 +185,7 @@ function providerOf(repo: string): string {
   return 'git';
 }
 
-function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
+function NewWorkspace({ team, onClose, first = false }: { team: Team; onClose: () => void; first?: boolean }) {
   const { track } = useOperations();
   const [name, setName] = useState('');
   const [source, setSource] = useState<'git' | 'empty'>('git');
@@ -204,7 +210,8 @@ function NewWorkspace({ team, onClose }: { team: Team; onClose: () => void }) {
   };
   return (
     <form className="panel stack" onSubmit={submit} aria-label="New workspace">
-      <h3>New workspace in {team.name}</h3>
+      <h3>{first ? `Create a workspace in ${team.name}` : `New workspace in ${team.name}`}</h3>
+      {first && <p className="muted">No workspaces in {team.name} yet. Start from a git repository, or from nothing.</p>}
       <label>
         Name
         <input name="name" value={name} onChange={(e) => setName(e.target.value.toLowerCase())} required maxLength={63} pattern="[a-z0-9]([\-a-z0-9]*[a-z0-9])?" data-format={NAME_FORMAT} placeholder="shop" autoFocus />

@@ -3470,6 +3470,8 @@ export interface paths {
                                     provider: string;
                                     repo: string;
                                     ref?: string;
+                                    /** @description the volume holds the clone; false while cloning and after a failed clone (Retry clones again; repo and ref can be corrected with PATCH) */
+                                    cloned: boolean;
                                 };
                                 storage_gib: number;
                                 availability: string;
@@ -3695,6 +3697,8 @@ export interface paths {
                                 provider: string;
                                 repo: string;
                                 ref?: string;
+                                /** @description the volume holds the clone; false while cloning and after a failed clone (Retry clones again; repo and ref can be corrected with PATCH) */
+                                cloned: boolean;
                             };
                             storage_gib: number;
                             availability: string;
@@ -3853,7 +3857,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Rename a workspace or change its settings (If-Match required) */
+        /** Rename a workspace or change its settings, or correct the repository of a failed clone (If-Match required) */
         patch: {
             parameters: {
                 query?: never;
@@ -3873,6 +3877,15 @@ export interface paths {
                         name?: string;
                         idle_timeout_minutes?: number;
                         restricted?: boolean;
+                        /** @description only while the clone failed (git.cloned false, in Error or stopped); 409 otherwise */
+                        git?: {
+                            /** @description github, gitlab, bitbucket, git, ... */
+                            provider?: string;
+                            /** @description clone URL (https://, ssh://, git@host:path; file:// when allowed) */
+                            repo?: string;
+                            /** @description branch, tag or commit; null: the remote's HEAD */
+                            ref?: string | null;
+                        };
                     };
                 };
             };
@@ -3895,6 +3908,8 @@ export interface paths {
                                 provider: string;
                                 repo: string;
                                 ref?: string;
+                                /** @description the volume holds the clone; false while cloning and after a failed clone (Retry clones again; repo and ref can be corrected with PATCH) */
+                                cloned: boolean;
                             };
                             storage_gib: number;
                             availability: string;
@@ -4029,6 +4044,8 @@ export interface paths {
                                 provider: string;
                                 repo: string;
                                 ref?: string;
+                                /** @description the volume holds the clone; false while cloning and after a failed clone (Retry clones again; repo and ref can be corrected with PATCH) */
+                                cloned: boolean;
                             };
                             storage_gib: number;
                             availability: string;
@@ -4167,6 +4184,8 @@ export interface paths {
                                 provider: string;
                                 repo: string;
                                 ref?: string;
+                                /** @description the volume holds the clone; false while cloning and after a failed clone (Retry clones again; repo and ref can be corrected with PATCH) */
+                                cloned: boolean;
                             };
                             storage_gib: number;
                             availability: string;
@@ -4274,7 +4293,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Wake a sleeping workspace (an operation); 503 with Retry-After when something blocks the wake, 409 when the team quota cannot hold it */
+        /** Wake a sleeping workspace, or retry one in Error (an operation; after a failed clone it clones again); 503 with Retry-After when something blocks the wake, 409 when the team quota cannot hold it */
         post: {
             parameters: {
                 query?: never;
@@ -6931,6 +6950,8 @@ export interface paths {
                                     provider: string;
                                     repo: string;
                                     ref?: string;
+                                    /** @description the volume holds the clone; false while cloning and after a failed clone (Retry clones again; repo and ref can be corrected with PATCH) */
+                                    cloned: boolean;
                                 };
                                 storage_gib: number;
                                 availability: string;

@@ -76,9 +76,11 @@ export function registerWorkspaceActionRoutes(server: FastifyInstance, deps: Api
     );
 
   /** Actions that run as an operation. */
-  const queued = (action: Action, kind: string, withIfMatch = false, input: Record<string, unknown> = {}) => {
+  const queued = (action: Action, kindOf: string | ((row: WorkspaceRow) => string), withIfMatch = false, inputOf: Record<string, unknown> | ((row: WorkspaceRow) => Record<string, unknown>) = {}) => {
     const handler = async (request: FastifyRequest<{ Params: { ws: number } }>, reply: FastifyReply) => {
       const { row } = await accessFor(deps, request, action);
+      const kind = typeof kindOf === 'string' ? kindOf : kindOf(row);
+      const input = typeof inputOf === 'function' ? inputOf(row) : inputOf;
       if (withIfMatch) requireIfMatch(request, row.version);
       const target = `/workspaces/${row.id}`;
       const operation = await withTransaction(deps.pool, async (db) => {
@@ -106,7 +108,15 @@ export function registerWorkspaceActionRoutes(server: FastifyInstance, deps: Api
   immediate({ path: 'stop', summary: 'Stop the workspace; it does not wake on requests until started', audit: 'workspace.stop', permission: 'workspace.use', check: stateCheck({ type: 'stop' }) }, { type: 'stop' });
   // the team's CPU and memory quotas must hold the workspace awake (409 quota-exceeded with the numbers)
   const fits = (row: WorkspaceRow) => wakeDemand(deps.pool, deps.config.plans, row).then((needed) => refuseOverCapacity(deps.pool, deps.config.plans, row.team_id, needed, 'The workspace', row.id));
-  queued({ path: 'wake', summary: 'Wake a sleeping workspace (an operation); 503 with Retry-After when something blocks the wake, 409 when the team quota cannot hold it', audit: 'workspace.wake', permission: 'workspace.use', check: (row) => (wakeable(row), fits(row)) }, 'workspace.wake');
+  // Retry of a workspace whose clone failed clones again (a workspace.create that starts from an empty volume):
+  // it never runs the editor on a volume without its repository.
+  const recloned = (row: WorkspaceRow) => row.state === 'error' && !row.source_ready;
+  queued(
+    { path: 'wake', summary: 'Wake a sleeping workspace, or retry one in Error (an operation; after a failed clone it clones again); 503 with Retry-After when something blocks the wake, 409 when the team quota cannot hold it', audit: 'workspace.wake', permission: 'workspace.use', check: (row) => (wakeable(row), fits(row)) },
+    (row) => (recloned(row) ? 'workspace.create' : 'workspace.wake'),
+    false,
+    (row) => (recloned(row) ? { retry: true } : {}),
+  );
   queued({ path: 'start', summary: 'Start a stopped workspace (an operation); 409 when the team quota cannot hold it', audit: 'workspace.start', permission: 'workspace.use', check: (row) => (notArchived(row), stateCheck({ type: 'start' })(row), fits(row)) }, 'workspace.wake', false, { start: true });
   queued({ path: '', method: 'DELETE', summary: 'Delete a workspace; restorable for 7 days (an operation; If-Match required)', audit: 'workspace.delete', permission: 'workspace.delete', check: stateCheck({ type: 'delete' }) }, 'workspace.delete', true);
   const nameFree = async (row: WorkspaceRow) => {

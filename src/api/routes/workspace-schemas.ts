@@ -10,13 +10,16 @@ export const WorkspaceName = Type.String({
   patternErrorMessage: 'must have only lowercase letters, digits and dashes, and start and end with a letter or digit',
 });
 
-export const GitSourceSchema = Type.Object(
-  {
-    provider: Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z][a-z0-9-]*$', patternErrorMessage: 'must have only lowercase letters, digits and dashes, and start with a letter', description: 'github, gitlab, bitbucket, git, ...' }),
-    repo: Type.String({ minLength: 1, maxLength: 2048, description: 'clone URL (https://, ssh://, git@host:path; file:// when allowed)' }),
-    ref: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s~^:?*\\[\\\\]+$', patternErrorMessage: 'must be a branch, tag or commit, without white space or any of ~ ^ : ? * [ \\', description: 'branch, tag or commit' })),
-  },
-  { additionalProperties: false },
+const GitProvider = Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z][a-z0-9-]*$', patternErrorMessage: 'must have only lowercase letters, digits and dashes, and start with a letter', description: 'github, gitlab, bitbucket, git, ...' });
+const GitRepo = Type.String({ minLength: 1, maxLength: 2048, description: 'clone URL (https://, ssh://, git@host:path; file:// when allowed)' });
+const GitRef = Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s~^:?*\\[\\\\]+$', patternErrorMessage: 'must be a branch, tag or commit, without white space or any of ~ ^ : ? * [ \\', description: 'branch, tag or commit' });
+
+export const GitSourceSchema = Type.Object({ provider: GitProvider, repo: GitRepo, ref: Type.Optional(GitRef) }, { additionalProperties: false });
+
+/** A correction of the repository of a workspace whose clone failed (its Retry then clones this one). */
+export const GitCorrectionSchema = Type.Object(
+  { provider: Type.Optional(GitProvider), repo: Type.Optional(GitRepo), ref: Type.Optional(Type.Union([GitRef, Type.Null()], { description: "branch, tag or commit; null: the remote's HEAD" })) },
+  { additionalProperties: false, minProperties: 1, description: 'only while the clone failed (git.cloned false, in Error or stopped); 409 otherwise' },
 );
 
 export const NewWorkspaceSchema = Type.Object(
@@ -47,6 +50,7 @@ export const WorkspacePatchSchema = Type.Object(
     name: Type.Optional(WorkspaceName),
     idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080 })),
     restricted: Type.Optional(Type.Boolean()),
+    git: Type.Optional(GitCorrectionSchema),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -57,7 +61,14 @@ export const WorkspaceSchema = Type.Object({
   name: Type.String(),
   plan: Type.String(),
   base_image: Type.String(),
-  git: Type.Optional(Type.Object({ provider: Type.String(), repo: Type.String(), ref: Type.Optional(Type.String()) })),
+  git: Type.Optional(
+    Type.Object({
+      provider: Type.String(),
+      repo: Type.String(),
+      ref: Type.Optional(Type.String()),
+      cloned: Type.Boolean({ description: 'the volume holds the clone; false while cloning and after a failed clone (Retry clones again; repo and ref can be corrected with PATCH)' }),
+    }),
+  ),
   storage_gib: Type.Integer(),
   availability: Type.String(),
   restricted: Type.Boolean(),

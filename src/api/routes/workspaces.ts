@@ -1,7 +1,8 @@
 // Workspaces (2.3, 4.9, 4.10): create (an operation), list, read with ETag, change with If-Match.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { stat } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { requirePermission, teamAccess, teamAccesses, type TeamAccess } from '../../auth/access.ts';
 import type { CallerUser } from '../../auth/credentials.ts';
 import { teamPermissions, type OrgRole, type TeamRole } from '../../auth/permissions.ts';
@@ -26,7 +27,7 @@ import { preconditionFailed, requireIfMatch, setEtag } from '../conventions/etag
 import { Page, PageQuery, pageLimit } from '../conventions/pagination.ts';
 import { Id, IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
-import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
+import { GitCorrectionSchema, NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
 
 /** Read once per configuration (a list page asked for them once a row). */
 const urlsByConfig = new WeakMap<ApiDeps['config'], WorkspaceUrls>();
@@ -93,14 +94,51 @@ export function viewFor(deps: ApiDeps, row: WorkspaceListRow, access: TeamAccess
   return workspaceView(row, workspaceUrls(deps), permissions);
 }
 
-/** Local paths and file:// URLs would let anyone read the server's files; they need an explicit setting. */
-function checkRepository(repo: string, allowLocal: boolean): void {
+/** The user who started the server (through sudo: the one who ran sudo), whose paths `own` allows. */
+const startingUid = () => Number(process.env.SUDO_UID ?? process.getuid?.() ?? 0);
+
+/**
+ * Local paths and file:// URLs would let anyone read the server's files; they need an explicit setting, named in
+ * the refusal: `true` allows any, `own` those owned by the user who started the server.
+ */
+async function checkRepository(repo: string, allowLocal: boolean | 'own'): Promise<void> {
   const remote = /^(https?|ssh|git):\/\/[^/\s]+\/\S+$/.test(repo) || /^[\w.-]+@[\w.-]+:\S+$/.test(repo);
   const local = /^file:\/\/\/\S+$/.test(repo) || repo.startsWith('/');
-  if (remote || (local && allowLocal)) return;
-  throw problem('repository-not-allowed', 422, local ? 'Cloning local paths is turned off on this installation.' : `"${repo}" is not a git URL.`, {
-    errors: [{ pointer: '/git/repo', message: local ? 'local repositories are not allowed here' : 'is not a git URL' }],
-  });
+  if (remote || (local && allowLocal === true)) return;
+  const refuse = (detail: string, message: string) => problem('repository-not-allowed', 422, detail, { errors: [{ pointer: '/git/repo', message }] });
+  if (!local) throw refuse(`"${repo}" is not a git URL.`, 'is not a git URL');
+  if (allowLocal === false) {
+    throw refuse(
+      'Cloning local paths is turned off on this installation; its operator allows it with --allow-local-repositories true (SVC_ALLOW_LOCAL_REPOSITORIES), or own for the paths of the user who started the server.',
+      'local repositories are not allowed here (--allow-local-repositories)',
+    );
+  }
+  const file = repo.startsWith('file://') ? decodeURIComponent(repo.slice('file://'.length)) : repo;
+  const owner = await stat(file).then((s) => s.uid, () => undefined);
+  if (owner === undefined) throw refuse(`"${file}" does not exist on the server.`, 'does not exist on the server');
+  if (owner !== startingUid()) {
+    throw refuse(
+      `Only local repositories of the user who started the server (uid ${startingUid()}) are cloned here; "${file}" belongs to uid ${owner}. Its operator allows any with --allow-local-repositories true.`,
+      'belongs to another user than the one who started the server (--allow-local-repositories own)',
+    );
+  }
+}
+
+/**
+ * The columns of a corrected repository address or ref. Only a workspace whose clone failed takes one: a cloned
+ * volume holds its repository (change it there with git), and one being cloned is busy.
+ */
+async function correctedRepository(deps: ApiDeps, row: WorkspaceRow, git: Static<typeof GitCorrectionSchema>): Promise<Partial<WorkspaceRow>> {
+  if (!row.git_repo) throw problem('conflict', 409, 'The workspace was made empty, without a repository; create another workspace to clone one.');
+  if (row.source_ready || (row.state !== 'error' && row.state !== 'stopped')) {
+    throw problem('conflict', 409, row.source_ready ? 'The repository is cloned already; change its remote with git inside the workspace.' : 'The workspace is being cloned; wait until it has finished or failed.');
+  }
+  if (git.repo !== undefined) await checkRepository(git.repo, deps.config.allowLocalRepositories);
+  return {
+    ...(git.repo !== undefined ? { git_repo: git.repo } : {}),
+    ...(git.ref !== undefined ? { git_ref: git.ref } : {}),
+    ...(git.provider !== undefined ? { git_provider: git.provider } : {}),
+  };
 }
 
 async function checkQuota(deps: ApiDeps, teamId: number, wanted: number): Promise<void> {
@@ -141,7 +179,7 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
       const access = await teamAccess(deps.pool, user, body.team_id);
       request.auditTeamId = body.team_id;
       requirePermission(access.permissions, 'workspace.create');
-      if (body.git) checkRepository(body.git.repo, deps.config.allowLocalRepositories);
+      if (body.git) await checkRepository(body.git.repo, deps.config.allowLocalRepositories);
       refuseBaseImageWithoutImages(body.base_image, deps.images);
       const plan = chosenWorkspacePlan(deps.config.plans, body.plan);
       const storageGib = body.storage_gib ?? plan.storageGib;
@@ -222,16 +260,17 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
     '/workspaces/:ws',
     {
       config: { access: 'user', audit: 'workspace.update' },
-      schema: { summary: 'Rename a workspace or change its settings (If-Match required)', tags: ['workspaces'], params: WorkspaceParams, headers: IfMatchHeaders, body: WorkspacePatchSchema, response: { 200: WorkspaceSchema } },
+      schema: { summary: 'Rename a workspace or change its settings, or correct the repository of a failed clone (If-Match required)', tags: ['workspaces'], params: WorkspaceParams, headers: IfMatchHeaders, body: WorkspacePatchSchema, response: { 200: WorkspaceSchema } },
     },
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       requirePermission(access.permissions, 'workspace.update');
       const version = requireIfMatch(request, row.version);
-      const body = request.body;
+      const { git, ...body } = request.body;
+      const changes = { ...body, ...(git ? await correctedRepository(deps, row, git) : {}) };
       try {
         const saved = await withTransaction(deps.pool, async (db) => {
-          const updated = await updateWorkspace(db, row.id, body, deps.clock.now(), version);
+          const updated = await updateWorkspace(db, row.id, changes, deps.clock.now(), version);
           if (updated) await publishEvent(db, { type: 'workspace.updated', at: updated.updated_at.toISOString(), team_id: updated.team_id, workspace_id: updated.id, workspace: workspaceView(updated, workspaceUrls(deps)) });
           return updated;
         });
