@@ -14,6 +14,7 @@ import { transitionWorkspace, type WorkspaceDeps } from './service.ts';
 import type { ServiceRunner } from './service-runner.ts';
 import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
+import { prepareAfterClone } from './automatic-prepare.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { pinBaseImage } from './base-image.ts';
 import { PhaseTimeline, queuedTimeline } from '../core/phases.ts';
@@ -23,7 +24,7 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   /** Runs the deployed landscape's replicas; started again whenever the editor pod starts. */
   services: Pick<ServiceRunner, 'apply' | 'settled'>;
   /** Aborts stage runs when the workspace stops. */
-  stages: Pick<StageRunner, 'abortAll'>;
+  stages: Pick<StageRunner, 'abortAll' | 'startPrepareIf' | 'ended'>;
   /** Where archives are kept: `<data dir>/archives`. */
   archiveDir: string;
   /** One change of a workspace's pods at a time in this server: wakes start them, sleeps and stops end them. */
@@ -182,6 +183,10 @@ const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asyn
   );
   row = (await findWorkspace(deps.pool, row.id))!;
   await startEditor(deps, job, row);
+  // prepare once after the clone (its run in Stages); the workspace runs meanwhile, and the creation ends with it,
+  // so a Sync after the creation finds what prepare installed. A failure is named in the status text, never Error.
+  const prepared = row.git_repo ? await prepareAfterClone(deps.stages, (await findWorkspace(deps.pool, row.id))!, (m) => deps.log?.(m)) : undefined;
+  if (prepared) return { detail: (await findWorkspace(deps.pool, row.id))?.status_detail ?? statusTexts.running };
   return { detail: statusTexts.running };
 };
 

@@ -6464,6 +6464,11 @@ export interface paths {
                                 state: "waiting" | "running" | "success" | "failure" | "aborted";
                                 detail: string | null;
                                 started_by: number | null;
+                                /**
+                                 * @description manual: started by hand (or a client); clone: by svc, once after the workspace's clone; sync: by svc at a Sync whose prepare steps changed since their last successful run
+                                 * @enum {string}
+                                 */
+                                trigger: "manual" | "clone" | "sync";
                                 /** Format: date-time */
                                 created_at: string;
                                 finished_at: string | null;
@@ -6492,6 +6497,11 @@ export interface paths {
                                 state: "waiting" | "running" | "success" | "failure" | "aborted";
                                 detail: string | null;
                                 started_by: number | null;
+                                /**
+                                 * @description manual: started by hand (or a client); clone: by svc, once after the workspace's clone; sync: by svc at a Sync whose prepare steps changed since their last successful run
+                                 * @enum {string}
+                                 */
+                                trigger: "manual" | "clone" | "sync";
                                 /** Format: date-time */
                                 created_at: string;
                                 finished_at: string | null;
@@ -6587,6 +6597,11 @@ export interface paths {
                             state: "waiting" | "running" | "success" | "failure" | "aborted";
                             detail: string | null;
                             started_by: number | null;
+                            /**
+                             * @description manual: started by hand (or a client); clone: by svc, once after the workspace's clone; sync: by svc at a Sync whose prepare steps changed since their last successful run
+                             * @enum {string}
+                             */
+                            trigger: "manual" | "clone" | "sync";
                             /** Format: date-time */
                             created_at: string;
                             finished_at: string | null;
@@ -6672,6 +6687,11 @@ export interface paths {
                             state: "waiting" | "running" | "success" | "failure" | "aborted";
                             detail: string | null;
                             started_by: number | null;
+                            /**
+                             * @description manual: started by hand (or a client); clone: by svc, once after the workspace's clone; sync: by svc at a Sync whose prepare steps changed since their last successful run
+                             * @enum {string}
+                             */
+                            trigger: "manual" | "clone" | "sync";
                             /** Format: date-time */
                             created_at: string;
                             finished_at: string | null;
