@@ -115,6 +115,21 @@ test('svc exec in the editor pod has the managed service\'s connection values, a
   assert.equal(psql.stdout.trim(), 'app app');
 });
 
+test('the editor pod keeps the values in its memory for the editor\'s terminals: an interactive sh reads them through $ENV', { skip }, async () => {
+  const file = await until(async () => {
+    const read = await runSvc(['exec', String(ws), '--', 'sh', '-c', 'cat /tmp/svc/managed-services.env && stat -c %a /tmp/svc/managed-services.env'], svcEnv);
+    return read.code === 0 ? read.stdout : undefined;
+  }, 'the values file in the editor pod');
+  assert.match(file, /^export PGHOST=db$/m);
+  assert.match(file, /^export SVC_MANAGED_DB_PASSWORD='p@ss word'$/m);
+  assert.match(file, /^600$/m);
+  // what code-server's terminal is: an interactive sh with the editor's environment, ENV included
+  const editorEnv = await runSvc(['exec', String(ws), '--', 'sh', '-c', "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c '^ENV=/tmp/svc/managed-services.env$'"], svcEnv);
+  assert.ok(Number(editorEnv.stdout.trim()) >= 1, `the editor's processes carry ENV: ${editorEnv.stdout} ${editorEnv.stderr}`);
+  const terminal = await runSvc(['exec', String(ws), '--', 'env', '-i', 'ENV=/tmp/svc/managed-services.env', 'sh', '-i', '-c', 'echo "$PGUSER@$PGHOST:$PGPORT/$PGDATABASE $SVC_MANAGED_DB_PASSWORD"'], svcEnv);
+  assert.equal(terminal.stdout, 'app@db:5432/app p@ss word\n', terminal.stderr);
+});
+
 test('a workspace variable of the same name wins over the usual name in the editor pod', { skip }, async () => {
   await dev.put(`/workspaces/${ws}/variables/PGDATABASE`, { value: 'mine' });
   try {
@@ -183,6 +198,8 @@ test('a Sync that adds a managed service: the next shell has its values, the usu
   const run = await runSvc(['exec', String(ws), '--', 'sh', '-c', shownEnv(['SVC_MANAGED_CACHE_DB_HOST', 'SVC_MANAGED_CACHE_DB_USER', 'SVC_MANAGED_DB_HOST', 'PGHOST'])], svcEnv);
   assert.equal(run.code, 0, run.stderr);
   assert.equal(run.stdout, 'SVC_MANAGED_CACHE_DB_HOST=cache-db\nSVC_MANAGED_CACHE_DB_USER=app\nSVC_MANAGED_DB_HOST=db\nPGHOST=db\n');
+  const file = await runSvc(['exec', String(ws), '--', 'cat', '/tmp/svc/managed-services.env'], svcEnv);
+  assert.match(file.stdout, /^export SVC_MANAGED_CACHE_DB_HOST=cache-db$/m, 'the Sync rewrote the editor pod\'s file');
   const password = (await runSvc(['exec', String(ws), '--', 'sh', '-c', 'echo "$SVC_MANAGED_CACHE_DB_PASSWORD"'], svcEnv)).stdout.trim();
   assert.equal(password.length, 32); // generated (docs/managed.md, "Secrets")
   const psql = await runSvc(['exec', String(ws), '--', 'sh', '-c', 'psql "$SVC_MANAGED_CACHE_DB_URL" -tAc "SELECT 1"'], svcEnv);

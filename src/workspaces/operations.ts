@@ -37,6 +37,8 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   images?: ImageSource;
   /** Where each wake's phases go (`wake of workspace 3 took 812 ms: ...`; bench/workspaces reads them). */
   log?: (message: string) => void;
+  /** Once the editor pod runs: writes what its shells read of the managed services (managed-shell-file.ts). */
+  editorStarted?: (row: WorkspaceRow) => Promise<void>;
 }
 
 /** What a volume owner change does to the workspace's managed-service instances (spec 4.7). */
@@ -124,8 +126,9 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
     row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
     timeline.mark('base image');
     const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress, timeline, { backgroundUntil: servicesAnswer }));
-    await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port, ...podTemplateOf(deps, row, editor) });
+    const running = await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port, ...podTemplateOf(deps, row, editor) });
     timeline.mark('running saved');
+    void deps.editorStarted?.(running); // beside the services' start: nothing waits for it
   } catch (error) {
     if (early) await early.then(() => servicesStarted()); // the workspace does not run: its replicas stop
     throw error;

@@ -31,6 +31,7 @@ import { LandscapeChecker } from './landscape-checker.ts';
 import { LandscapeFileWatch } from './landscape-files.ts';
 import { landscapeOperationHandlers } from './landscape-operations.ts';
 import { notePrepareEnded } from './automatic-prepare.ts';
+import { refreshManagedShellFile } from './managed-shell-file.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
 import { findWorkspace, updateWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
@@ -180,6 +181,7 @@ export async function startWorkspaceRuntime(options: {
     },
     images,
     log,
+    editorStarted: (row) => refreshManagedShellFile({ pool, secrets: options.secrets, driver, log }, row),
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
