@@ -205,3 +205,16 @@ test('a Sync that adds a managed service: the next shell has its values, the usu
   const psql = await runSvc(['exec', String(ws), '--', 'sh', '-c', 'psql "$SVC_MANAGED_CACHE_DB_URL" -tAc "SELECT 1"'], svcEnv);
   assert.equal(psql.stdout.trim(), '1', psql.stderr);
 });
+
+test('after a sleep and a wake the editor pod has the values file again (its /tmp is new)', { skip }, async () => {
+  const slept = await dev.post(`/workspaces/${ws}/sleep`);
+  assert.equal(slept.status, 200, slept.text);
+  const woken = await runSvc(['exec', String(ws), '--', 'true'], svcEnv); // wakes it
+  assert.equal(woken.code, 0, woken.stderr);
+  const file = await until(async () => {
+    const read = await runSvc(['exec', String(ws), '--', 'cat', '/tmp/svc/managed-services.env'], svcEnv);
+    return read.code === 0 ? read.stdout : undefined;
+  }, 'the values file after the wake');
+  assert.match(file, /^export SVC_MANAGED_DB_HOST=db$/m);
+  assert.match(file, /^export SVC_MANAGED_CACHE_DB_HOST=cache-db$/m);
+});

@@ -52,11 +52,20 @@ export async function writeEditorFile(driver: RuntimeDriver, row: WorkspaceRow, 
   });
 }
 
-/** Rewrites the editor pod's file from the deployed landscape; a failure is logged, never thrown. */
-export async function refreshManagedShellFile(deps: { pool: pg.Pool; secrets: SecretBox; driver: RuntimeDriver; log?: (message: string) => void }, row: WorkspaceRow): Promise<void> {
+/**
+ * Rewrites the editor pod's file from the deployed landscape; a failure is logged, never thrown. `newPod`: the pod
+ * just started (its /tmp is empty), so a workspace without managed services needs no file and no exec.
+ */
+export async function refreshManagedShellFile(
+  deps: { pool: pg.Pool; secrets: SecretBox; driver: RuntimeDriver; log?: (message: string) => void },
+  row: WorkspaceRow,
+  options: { newPod?: boolean } = {},
+): Promise<void> {
   if (row.state !== 'running') return;
   try {
-    await writeEditorFile(deps.driver, row, renderManagedEnvFile(await managedShellEnv(deps.pool, deps.secrets, row.id)));
+    const env = await managedShellEnv(deps.pool, deps.secrets, row.id);
+    if (options.newPod && Object.keys(env).length === 0) return;
+    await writeEditorFile(deps.driver, row, renderManagedEnvFile(env));
   } catch (error) {
     deps.log?.(`the managed services' values of workspace ${row.id} were not written to its editor pod: ${(error as Error).message}`);
   }

@@ -181,7 +181,7 @@ export async function startWorkspaceRuntime(options: {
     },
     images,
     log,
-    editorStarted: (row) => refreshManagedShellFile({ pool, secrets: options.secrets, driver, log }, row),
+    editorStarted: (row) => refreshManagedShellFile({ pool, secrets: options.secrets, driver, log }, row, { newPod: true }),
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
