@@ -134,6 +134,12 @@ const rows: Row[] = [
     call: (c: ApiClient, w: World) => c.post(`/managed-services/${w.managedService}/${action}`),
     expect: { ...all(409), outsider: 404, viewer: 403 },
   })),
+  // Its workspace has no deployed landscape: no password to reveal yet; a viewer may never see one.
+  {
+    route: 'POST /api/v1/managed-services/{ms}/reveal',
+    call: (c, w) => c.post(`/managed-services/${w.managedService}/reveal`),
+    expect: { ...all(409), outsider: 404, viewer: 403 },
+  },
   { route: 'GET /api/v1/workspaces/{ws}', call: (c, w) => c.get(`/workspaces/${w.workspace}`), expect: { ...all(200), outsider: 404 } },
   {
     route: 'PATCH /api/v1/workspaces/{ws}',

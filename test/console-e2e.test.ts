@@ -149,7 +149,8 @@ test('a workspace created from a git repository reaches Running without a reload
 });
 
 test('Plan shows a diff, Sync sends its hash, and the services reach Running', async () => {
-  await page.getByRole('link', { name: 'shop', exact: true }).click();
+  // the workspace's row (the Operations panel may still list its creation while prepare runs)
+  await page.locator('tr[data-workspace="shop"]').getByRole('link', { name: 'shop', exact: true }).click();
   await shows('[data-testid="banner"]', 'No landscape yet');
   await button('Plan').click();
   await shows('[data-plan-service="web"]', 'create');
@@ -203,7 +204,10 @@ test("a service's log and its run switch", async () => {
 
 test('the prepare stage runs; its step succeeds and its log is shown', async () => {
   await page.getByRole('tab', { name: 'Stages' }).click();
+  // svc ran prepare by itself after the clone; a run by hand follows it
+  await shows('#stage-prepare', 'by svc after the clone');
   await button('Start prepare').click();
+  await page.locator('#stage-prepare', { hasNotText: 'by svc after the clone' }).waitFor();
   await shows('#stage-prepare [data-step="say hello"] .badge', 'Succeeded', 60_000);
   await page.locator('#stage-prepare [data-step="say hello"] button.step').click();
   await shows('#stage-prepare .log', 'prepared the workspace');

@@ -83,3 +83,21 @@ test('a failed nightly backup shows on the managed service\'s row with its reaso
   assert.match(await failed.innerText(), /^Nightly backup failed .*: The managed service db does not run now$/);
   await screenshot(page, 'managed-03-backup-failed');
 });
+
+test('Show password reveals the managed service\'s password and URL on its row (audited); Hide takes them away', { skip }, async () => {
+  await page.goto(`${m.server.url}/workspaces/${m.ws}`);
+  await row('synchronized').waitFor({ timeout: 60_000 });
+  assert.equal(await row('synchronized').locator('[data-secret]').count(), 0);
+  await row('synchronized').getByRole('button', { name: 'Show password' }).click();
+  const password = row('synchronized').locator('[data-secret="password"]');
+  await password.waitFor();
+  assert.equal(await password.innerText(), 'p@ss word');
+  assert.equal(await row('synchronized').locator('[data-secret="url"]').innerText(), 'postgresql://app:p%40ss%20word@db:5432/app');
+  await screenshot(page, 'managed-04-password-shown');
+  const me = (await m.dev.get('/me')).body;
+  const entries = (await m.server.admin.get('/audit-log?action=managed_service.reveal&limit=50')).body.items as Array<{ actor_id: number; outcome: number }>;
+  assert.ok(entries.some((e) => e.actor_id === me.id && e.outcome === 200), JSON.stringify(entries));
+  await row('synchronized').getByRole('button', { name: 'Hide' }).click();
+  await row('synchronized').getByRole('button', { name: 'Show password' }).waitFor();
+  assert.equal(await row('synchronized').locator('[data-secret]').count(), 0);
+});

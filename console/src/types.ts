@@ -21,6 +21,7 @@ export type {
   Landscape,
   LogLine,
   ManagedService,
+  ManagedServiceCredentials,
   ManagedServiceStatus,
   Me,
   Member,

@@ -82,6 +82,7 @@ export type LogLine = LogPage['lines'][number];
 
 export type ManagedService = ResponseOf<'/api/v1/managed-services/{ms}', 'get'>;
 export type ManagedServiceStatus = ManagedService['status'];
+export type ManagedServiceCredentials = ResponseOf<'/api/v1/managed-services/{ms}/reveal', 'post'>;
 export type ManagedDump = ItemOf<'/api/v1/managed-services/{ms}/dumps'>;
 export type Provider = ItemOf<'/api/v1/providers'>;
 

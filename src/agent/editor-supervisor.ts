@@ -1,5 +1,6 @@
 // Runs the editor command with `bash -lc` (the pod's shell, protocol.ts), probes it over HTTP until it answers, and restarts it with backoff
 // when it exits. The decisions live in supervision.ts; this file only starts, probes and kills processes.
+import { MANAGED_ENV_FILE } from './managed-env-file.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { wallClockMs } from '../core/phases.ts';
@@ -84,7 +85,8 @@ export class EditorSupervisor {
     const { command, workspaceDir, host, port, log } = this.options;
     const child = spawn(podShell(), ['-lc', command], {
       cwd: workspaceDir,
-      env: { ...process.env, PORT: String(port), HOST: host, SVC_WORKSPACE_DIR: workspaceDir },
+      // ENV: the editor's terminals (an interactive sh) read the managed services' values the server keeps there
+      env: { ...process.env, PORT: String(port), HOST: host, SVC_WORKSPACE_DIR: workspaceDir, ENV: MANAGED_ENV_FILE },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group, so stopping reaches the editor's children too
     });

@@ -20,6 +20,7 @@ import { registerAuditRoutes } from './routes/audit.ts';
 import { registerCatalogRoutes } from './routes/catalog.ts';
 import { registerManagedServiceRoutes } from './routes/managed-services.ts';
 import { registerManagedServiceActionRoutes } from './routes/managed-service-actions.ts';
+import { registerManagedServiceRevealRoute } from './routes/managed-service-reveal.ts';
 import { registerManagedDumpRoutes } from './routes/managed-dumps.ts';
 import { registerDomainRoutes } from './routes/domains.ts';
 import { registerEventRoutes } from './routes/events.ts';
@@ -216,6 +217,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerCatalogRoutes(api, deps);
       registerManagedServiceRoutes(api, deps);
       registerManagedServiceActionRoutes(api, deps);
+      registerManagedServiceRevealRoute(api, deps);
       registerManagedDumpRoutes(api, deps);
       registerDomainRoutes(api, deps);
     },

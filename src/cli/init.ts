@@ -6,8 +6,6 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { draftFromRepository, initSources, renderDraft } from '../init/index.ts';
 import { parseLandscape } from '../landscape/index.ts';
-import { normalizeUrl } from './api.ts';
-import { readLogin } from './config.ts';
 import { formatError } from './lint.ts';
 import type { CommandIo } from './main.ts';
 
@@ -20,13 +18,7 @@ part came from and what could not be mapped.
   --stdout   print the file instead of writing it
 `;
 
-/** The served schema of the console the CLI is signed in to (SVC_URL first), for the editor's first line. */
-async function schemaUrl(env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const url = env.SVC_URL ? normalizeUrl(env.SVC_URL) : (await readLogin(env).catch(() => undefined))?.url;
-  return url ? `${url}/api/v1/schemas/svc.json` : undefined;
-}
-
-export async function initCommand(argv: string[], io: CommandIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function initCommand(argv: string[], io: CommandIo): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { force: { type: 'boolean' }, stdout: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
@@ -51,7 +43,7 @@ export async function initCommand(argv: string[], io: CommandIo, env: NodeJS.Pro
     io.stderr(`svc init: found none of ${initSources.join(', ')} in ${directory}; nothing to map (docs/svc-yml.md shows how to write svc.yml)\n`);
     return 1;
   }
-  const text = renderDraft(draft, { schemaUrl: await schemaUrl(env) });
+  const text = renderDraft(draft);
   const checked = parseLandscape(text);
   if (checked.errors.length) {
     // a bug of svc init, said as such rather than writing a file svc would refuse

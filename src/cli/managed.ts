@@ -51,13 +51,18 @@ const list: Command = {
 };
 
 const show: Command = {
-  usage: 'svc managed show ID|NAME [--ws WS] [--json]\n  A managed service: its status and the details its provider publishes (last known when it does not answer).',
-  options: workspaceOptions,
+  usage: `svc managed show ID|NAME [--ws WS] [--reveal] [--json]
+  A managed service: its status and the details its provider publishes (last known when it does not answer).
+  --reveal: its password and connection URL too (needs the right to manage the workspace's secrets; audited).`,
+  options: { ...workspaceOptions, reveal: { type: 'boolean' } },
   positionals: [1, 1],
   async run(cli) {
     const api = await cli.api();
     const found = await resolveManaged(cli, api);
-    if (cli.json) return cli.print(found);
+    const revealed = cli.args.flag('reveal')
+      ? await api.answer(api.client.POST('/api/v1/managed-services/{ms}/reveal', { params: { path: { ms: found.id } } }))
+      : undefined;
+    if (cli.json) return cli.print(revealed ? { ...found, credentials: revealed } : found);
     cli.say(
       fields([
         ['Name', found.name],
@@ -68,6 +73,8 @@ const show: Command = {
         ['Status', found.status],
         ['Reason', found.details.reason as string | undefined],
         ...Object.entries(found.details).filter(([key]) => key !== 'reason').map(([key, value]): [string, string | number | boolean] => [`  ${key}`, value]),
+        ['Password', revealed?.password],
+        ['URL', revealed?.url],
         ['Created', when(found.created_at)],
         ['Deleted', found.deleted_at && when(found.deleted_at)],
       ]),

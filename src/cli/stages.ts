@@ -88,7 +88,8 @@ const show: Command = {
     if (cli.json) return cli.print(answer);
     if (!answer.current) return cli.say(`No ${stage} run in ${label(workspace)} yet: svc stage run ${stage}\n`);
     const current = answer.current;
-    cli.say(`${runSummary(current).trimEnd()}, started ${when(current.created_at)}\n`);
+    const by = current.trigger === 'clone' ? ' by svc after the clone' : current.trigger === 'sync' ? ' by svc at a Sync' : '';
+    cli.say(`${runSummary(current).trimEnd()}, started ${when(current.created_at)}${by}\n`);
     const rows = current.steps.map((s) => [s.index, s.name, s.state, s.exit_code ?? '', duration(s.started_at, s.finished_at)]);
     cli.say(table(['#', 'STEP', 'STATE', 'EXIT', 'TIME'], rows));
     const earlier = answer.runs.slice(1, 6);

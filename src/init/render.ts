@@ -18,9 +18,10 @@ const wrap = (text: string, width = 110): string[] => {
   return lines;
 };
 
-function header(draft: Draft, schemaUrl: string | undefined): string {
+// No `yaml-language-server: $schema=` line: the workspace's editor validates svc.yml with its built-in schema, and a
+// console address may not be reachable from the pod (docs/decisions.md, "svc init writes no schema line").
+function header(draft: Draft): string {
   const lines = [
-    ...(schemaUrl ? [` yaml-language-server: $schema=${schemaUrl}`, ''] : []),
     ` Written by svc init from ${draft.sources.join(', ')}. Check it, then: svc lint && svc sync`,
     ' Reference: docs/svc-yml.md (every key, with its default and bounds).',
   ];
@@ -36,13 +37,13 @@ function ordered(service: DraftService): Record<string, unknown> {
   return Object.fromEntries(entries.sort(([a], [b]) => order.indexOf(a) - order.indexOf(b)));
 }
 
-export function renderDraft(draft: Draft, options: { schemaUrl?: string } = {}): string {
+export function renderDraft(draft: Draft): string {
   const content: Record<string, unknown> = { schema: 'svc/v1' };
   if (draft.prepare.length) content.prepare = draft.prepare;
   if (draft.test.length) content.test = draft.test;
   if (draft.services.size) content.services = Object.fromEntries([...draft.services].map(([name, { service }]) => [name, ordered(service)]));
   const document = new Document(content);
-  document.commentBefore = header(draft, options.schemaUrl);
+  document.commentBefore = header(draft);
   const services = document.get('services', true);
   if (isMap(services)) {
     for (const pair of (services as YAMLMap).items as Pair[]) {

@@ -4,6 +4,8 @@ import type { Queryable } from './database.ts';
 export type StageName = 'prepare' | 'test' | 'run';
 export type RunState = 'waiting' | 'running' | 'success' | 'failure' | 'aborted';
 export type StepState = RunState | 'skipped';
+/** Who started a run: someone by hand, or svc after a workspace's clone or at a Sync (automatic-prepare.ts). */
+export type StageTrigger = 'manual' | 'clone' | 'sync';
 
 export interface StageStepRecord {
   name: string;
@@ -22,6 +24,7 @@ export interface StageRunRow {
   steps: StageStepRecord[];
   detail: string | null;
   started_by: number | null;
+  trigger: StageTrigger;
   created_at: Date;
   finished_at: Date | null;
   /** The server executing the run (null: recorded before servers had ids). */
@@ -31,12 +34,12 @@ export interface StageRunRow {
 /** A new run waiting to start; undefined when the stage already has one waiting or running (3.3: refused). */
 export async function insertStageRun(
   db: Queryable,
-  run: { workspaceId: number; stage: StageName; steps: StageStepRecord[]; by: number | null; at: Date; serverId: string },
+  run: { workspaceId: number; stage: StageName; steps: StageStepRecord[]; by: number | null; at: Date; serverId: string; trigger?: StageTrigger },
 ): Promise<StageRunRow | undefined> {
   const result = await db.query<StageRunRow>(
-    `INSERT INTO stage_runs (workspace_id, stage, state, steps, started_by, created_at, server_id) VALUES ($1, $2, 'waiting', $3, $4, $5, $6)
+    `INSERT INTO stage_runs (workspace_id, stage, state, steps, started_by, created_at, server_id, trigger) VALUES ($1, $2, 'waiting', $3, $4, $5, $6, $7)
      ON CONFLICT (workspace_id, stage) WHERE state IN ('waiting', 'running') DO NOTHING RETURNING *`,
-    [run.workspaceId, run.stage, JSON.stringify(run.steps), run.by, run.at, run.serverId],
+    [run.workspaceId, run.stage, JSON.stringify(run.steps), run.by, run.at, run.serverId, run.trigger ?? 'manual'],
   );
   return result.rows[0];
 }
@@ -74,4 +77,13 @@ export async function activeStageRuns(db: Queryable, workspaceId?: number): Prom
     [workspaceId ?? null],
   );
   return result.rows;
+}
+
+/** The latest finished run of `stage` that succeeded, if any. */
+export async function lastSuccessfulRun(db: Queryable, workspaceId: number, stage: StageName): Promise<StageRunRow | undefined> {
+  const result = await db.query<StageRunRow>(
+    `SELECT * FROM stage_runs WHERE workspace_id = $1 AND stage = $2 AND state = 'success' ORDER BY id DESC LIMIT 1`,
+    [workspaceId, stage],
+  );
+  return result.rows[0];
 }

@@ -8,6 +8,8 @@ import { markTornDown } from '../store/landscapes.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import { pauseManagedServices } from '../managed/lifecycle.ts';
 import { syncLandscape, type SyncDeps } from './landscape-service.ts';
+import { prepareAtSync } from './automatic-prepare.ts';
+import { refreshManagedShellFile } from './managed-shell-file.ts';
 
 export function landscapeOperationHandlers(deps: SyncDeps): Record<string, OperationHandler> {
   return {
@@ -16,9 +18,13 @@ export function landscapeOperationHandlers(deps: SyncDeps): Record<string, Opera
       const row = await findWorkspace(deps.pool, input.workspace_id);
       if (!row || row.deleted_at) throw problem('not-found', 404, 'The workspace does not exist any more.');
       const timeline = queuedTimeline(job.operation.created_at);
+      // prepare first when its steps changed (automatic-prepare.ts), so the services start with what it installs
+      const prepared = deps.stages ? await prepareAtSync({ pool: deps.pool, stages: deps.stages }, row, input.profile, job.operation.created_by, (m) => deps.log?.(m)) : undefined;
       const plan = await syncLandscape(deps, row, { profile: input.profile, planHash: input.plan_hash, by: job.operation.created_by }, timeline);
       deps.log?.(`sync of workspace ${row.id} took ${timeline.text()}`);
+      await refreshManagedShellFile({ ...deps, driver: deps.managed.driver }, (await findWorkspace(deps.pool, row.id)) ?? row);
       const changes = plan.services.length;
+      if (prepared) return { detail: `${changes === 0 ? 'Synced; no service changed' : `Synced; ${changes} service(s) changed`}; prepare ran first (see Stages)` };
       return { detail: changes === 0 ? 'Synced; no service changed' : `Synced; ${changes} service(s) changed` };
     },
     'landscape.teardown': async (job) => {
@@ -31,6 +37,7 @@ export function landscapeOperationHandlers(deps: SyncDeps): Record<string, Opera
       });
       await deps.services.apply(id); // a torn-down landscape keeps no replica running
       await pauseManagedServices(deps.managed, row); // after the services that used them stopped
+      await refreshManagedShellFile({ ...deps, driver: deps.managed.driver }, row); // a torn-down landscape gives none
       return { detail: 'Torn down; code, variables, secrets and managed-service data kept' };
     },
   };

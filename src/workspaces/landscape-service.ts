@@ -6,6 +6,7 @@ import { workspaceDemand } from '../capacity/quota.ts';
 import { refuseOverCapacity } from '../capacity/team-capacity.ts';
 import type { PhaseTimeline } from '../core/phases.ts';
 import type pg from 'pg';
+import type { StageRunner } from './stages.ts';
 import { problem, type Problem } from '../core/problems.ts';
 import type { SecretBox } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
@@ -210,6 +211,8 @@ export interface SyncDeps extends LandscapeSource {
   images?: ImageSource;
   /** Where each Sync's phases go (`sync of workspace 3 took 812 ms: ...`; bench/images reads them). */
   log?: (message: string) => void;
+  /** Runs prepare after a Sync when its steps changed (automatic-prepare.ts); none without it. */
+  stages?: Pick<StageRunner, 'startPrepareIf' | 'ended'>;
 }
 
 /**

@@ -14,6 +14,7 @@ import { announceWorkspace, transitionWorkspace, type WorkspaceDeps } from './se
 import type { ServiceRunner } from './service-runner.ts';
 import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
+import { prepareAfterClone } from './automatic-prepare.ts';
 import type { ImageSource } from '../runtime/image.ts';
 import { pinBaseImage } from './base-image.ts';
 import { restartsFrom } from './editor-watch.ts';
@@ -24,7 +25,7 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   /** Runs the deployed landscape's replicas; started again whenever the editor pod starts. */
   services: Pick<ServiceRunner, 'apply' | 'settled'>;
   /** Aborts stage runs when the workspace stops. */
-  stages: Pick<StageRunner, 'abortAll'>;
+  stages: Pick<StageRunner, 'abortAll' | 'startPrepareIf' | 'ended'>;
   /** Where archives are kept: `<data dir>/archives`. */
   archiveDir: string;
   /** One change of a workspace's pods at a time in this server: wakes start them, sleeps and stops end them. */
@@ -37,6 +38,8 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   images?: ImageSource;
   /** Where each wake's phases go (`wake of workspace 3 took 812 ms: ...`; bench/workspaces reads them). */
   log?: (message: string) => void;
+  /** Once the editor pod runs: writes what its shells read of the managed services (managed-shell-file.ts). */
+  editorStarted?: (row: WorkspaceRow) => Promise<void>;
 }
 
 /** What a volume owner change does to the workspace's managed-service instances (spec 4.7). */
@@ -125,8 +128,9 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
     row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
     timeline.mark('base image');
     const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress, timeline, { backgroundUntil: servicesAnswer }));
-    await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port, ...podTemplateOf(deps, row, editor) });
+    const running = await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port, ...podTemplateOf(deps, row, editor) });
     timeline.mark('running saved');
+    void deps.editorStarted?.(running); // beside the services' start: nothing waits for it
   } catch (error) {
     if (early) await early.then(() => servicesStarted()); // the workspace does not run: its replicas stop
     throw error;
@@ -203,6 +207,10 @@ async function fillVolume(deps: WorkspaceOperationDeps, job: JobContext, row: Wo
 const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
   const row = await fillVolume(deps, job, await workspaceOf(deps, job), job.resumed || job.operation.input.retry === true);
   await startEditor(deps, job, row);
+  // prepare once after the clone (its run in Stages); the workspace runs meanwhile, and the creation ends with it,
+  // so a Sync after the creation finds what prepare installed. A failure is named in the status text, never Error.
+  const prepared = row.git_repo ? await prepareAfterClone(deps.stages, (await findWorkspace(deps.pool, row.id))!, (m) => deps.log?.(m)) : undefined;
+  if (prepared) return { detail: (await findWorkspace(deps.pool, row.id))?.status_detail ?? statusTexts.running };
   return { detail: statusTexts.running };
 };
 

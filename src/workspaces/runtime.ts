@@ -31,6 +31,8 @@ import { EditorWatch } from './editor-watch.ts';
 import { LandscapeChecker } from './landscape-checker.ts';
 import { LandscapeFileWatch } from './landscape-files.ts';
 import { landscapeOperationHandlers } from './landscape-operations.ts';
+import { notePrepareEnded } from './automatic-prepare.ts';
+import { refreshManagedShellFile } from './managed-shell-file.ts';
 import { withTransaction } from '../store/database.ts';
 import { activeOperationOn, deleteFinishedOperations } from '../store/operations.ts';
 import { findWorkspace, updateWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
@@ -152,7 +154,10 @@ export async function startWorkspaceRuntime(options: {
   const landscapeChecker = new LandscapeChecker({ budgetMs: config.landscapeCheckBudgetMs, managedDisabled: config.managedDisabled, plans: config.plans });
   landscapeChecker.warm(); // the first Plan after a start would otherwise wait most of a second for the worker to load
   const services = new ServiceRunner({ pool, driver, secrets: options.secrets, clock, log });
-  const stages = new StageRunner({ pool, driver, files, landscapeChecker, services, clock, log, serverId: options.serverId, liveServerIds: options.liveServerIds, hub: options.hub });
+  const stages = new StageRunner({
+    pool, driver, files, landscapeChecker, services, clock, log, serverId: options.serverId, liveServerIds: options.liveServerIds, hub: options.hub,
+    onRunEnded: (row, run) => notePrepareEnded(deps, row, run),
+  });
   const managed = {
     pool,
     driver,
@@ -177,13 +182,14 @@ export async function startWorkspaceRuntime(options: {
     },
     images,
     log,
+    editorStarted: (row) => refreshManagedShellFile({ pool, secrets: options.secrets, driver, log }, row, { newPod: true }),
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
       return workspaceUrlsFromBase(config.baseUrl, config.workspaceDomain);
     },
   };
   const dumps = { ...managed, secrets: options.secrets, get urls() { return deps.urls; } };
-  const syncDeps = { log, plans: config.plans, managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
+  const syncDeps = { stages, log, plans: config.plans, managed, images, pool, files, landscapeChecker, services, volumeUsage: (row: WorkspaceRow) => driver.volumeUsage(workspaceRef(row)), secrets: options.secrets, now: () => clock.now(), get urls() { return deps.urls; } };
   const worker = new OperationWorker({
     serverId: options.serverId,
     leaseMs: config.operationLeaseSeconds * 1000,

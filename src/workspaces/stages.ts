@@ -13,7 +13,7 @@ import { RuntimeFailure, type RuntimeDriver, type StageStepRun } from '../runtim
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import { findDeployedLandscape, setRunSwitch } from '../store/landscapes.ts';
 import {
-  activeStageRuns, insertStageRun, updateStageRun, type RunState, type StageName, type StageRunRow, type StageStepRecord,
+  activeStageRuns, insertStageRun, updateStageRun, type RunState, type StageName, type StageRunRow, type StageStepRecord, type StageTrigger,
 } from '../store/stage-runs.ts';
 import { listVariables } from '../store/variables.ts';
 import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
@@ -39,6 +39,8 @@ export interface StageDeps {
   /** The ids of the servers alive, this one's included. */
   liveServerIds: () => Promise<string[]>;
   hub: NotificationHub;
+  /** Told when a run has ended (automatic-prepare.ts names a failed prepare in the workspace's status text). */
+  onRunEnded?: (row: WorkspaceRow, run: StageRunRow) => Promise<void>;
 }
 
 /** `<run id> <reason>`: the server executing the run aborts it. */
@@ -55,6 +57,7 @@ interface Control {
 export class StageRunner {
   private readonly controls = new Map<number, Control>();
   private readonly executing = new Set<Promise<void>>();
+  private readonly ends = new Map<number, Promise<void>>();
 
   constructor(private readonly deps: StageDeps) {
     deps.hub.subscribe(ABORT_CHANNEL, {
@@ -70,11 +73,28 @@ export class StageRunner {
   }
 
   /** Starts a run of `stage`; 409 when one is waiting or running, the workspace does not run, or (prepare) its volume is over its size. */
-  async start(row: WorkspaceRow, stage: StageName, profile: string | null, by: number | null): Promise<StageRunRow> {
+  async start(row: WorkspaceRow, stage: StageName, profile: string | null, by: number | null, trigger: StageTrigger = 'manual'): Promise<StageRunRow> {
     if (row.state !== 'running') throw problem('workspace-not-running', 409, 'Stages run in the workspace: wake it first.');
     if (stage === 'prepare') await refuseOverDiskQuota((r) => this.deps.driver.volumeUsage(workspaceRef(r)), row, 'running prepare');
-    const steps = await this.stepsOf(row, stage, profile, by);
-    const run = await insertStageRun(this.deps.pool, { workspaceId: row.id, stage, steps, by, at: this.deps.clock.now(), serverId: this.deps.serverId });
+    return this.startSteps(row, stage, await this.stepsOf(row, stage, profile, by), by, trigger);
+  }
+
+  /**
+   * Starts prepare by itself (automatic-prepare.ts) when the current file declares steps and `wanted` says yes to
+   * them; undefined when it does not run (no file, no steps, not wanted). Refusals are the caller's to log.
+   */
+  async startPrepareIf(row: WorkspaceRow, profile: string | null, by: number | null, trigger: StageTrigger, wanted: (steps: StageStepRecord[]) => Promise<boolean>): Promise<StageRunRow | undefined> {
+    if (row.state !== 'running') return undefined;
+    const current = await readCurrentLandscape(this.deps, row, profile, { user: by });
+    if (current.refused || current.read.state !== 'found' || !current.normal || current.normal.prepare.length === 0) return undefined;
+    const steps = await this.stepsOf(row, 'prepare', profile, by);
+    if (!(await wanted(steps))) return undefined;
+    await refuseOverDiskQuota((r) => this.deps.driver.volumeUsage(workspaceRef(r)), row, 'running prepare');
+    return this.startSteps(row, 'prepare', steps, by, trigger);
+  }
+
+  private async startSteps(row: WorkspaceRow, stage: StageName, steps: StageStepRecord[], by: number | null, trigger: StageTrigger): Promise<StageRunRow> {
+    const run = await insertStageRun(this.deps.pool, { workspaceId: row.id, stage, steps, by, at: this.deps.clock.now(), serverId: this.deps.serverId, trigger });
     if (!run) {
       const active = (await activeStageRuns(this.deps.pool, row.id)).find((r) => r.stage === stage);
       throw problem('stage-running', 409, `The ${stage} stage is already running; stop it or wait for it to finish.`, { extra: { run_id: active?.id } });
@@ -87,9 +107,16 @@ export class StageRunner {
       .finally(() => {
         this.controls.delete(run.id);
         this.executing.delete(done);
+        this.ends.delete(run.id);
       });
     this.executing.add(done);
+    this.ends.set(run.id, done);
     return run;
+  }
+
+  /** Resolves once run `id`, executed by this server, has ended and been recorded (at once for another's). */
+  async ended(id: number): Promise<void> {
+    await this.ends.get(id);
   }
 
   private async stepsOf(row: WorkspaceRow, stage: StageName, profile: string | null, by: number | null): Promise<StageStepRecord[]> {
@@ -138,7 +165,8 @@ export class StageRunner {
     }
     const rest = state === 'failure' ? 'skipped' : 'aborted';
     const final = steps.map((s) => (s.state === 'waiting' ? { ...s, state: rest as StageStepRecord['state'] } : s));
-    await this.save(row, run.id, { state, steps: final, detail, finishedAt: this.deps.clock.now() });
+    const ended = await this.save(row, run.id, { state, steps: final, detail, finishedAt: this.deps.clock.now() });
+    if (ended) await this.deps.onRunEnded?.(row, ended).catch((error: Error) => this.deps.log(`after ${run.stage} run ${run.id}: ${error.message}`));
   }
 
   /** Runs one step; its exit code, or null when it was aborted. */
@@ -164,9 +192,10 @@ export class StageRunner {
     return exitCode;
   }
 
-  private async save(row: WorkspaceRow, id: number, change: Parameters<typeof updateStageRun>[2]): Promise<void> {
+  private async save(row: WorkspaceRow, id: number, change: Parameters<typeof updateStageRun>[2]): Promise<StageRunRow | undefined> {
     const updated = await updateStageRun(this.deps.pool, id, change);
     if (updated) await this.announce(row, updated);
+    return updated;
   }
 
   private announce(row: Pick<WorkspaceRow, 'id' | 'team_id'>, run: StageRunRow): Promise<unknown> {

@@ -1,12 +1,14 @@
 // The managed services of a workspace in its landscape view (spec 3.4): each instance's provider and version, plan,
 // status and the details its provider publishes (last known when it does not answer), its last nightly backup (a
 // failed one shown as a failure with the reason), with Pause and Resume for
-// those who may sync; the recently deleted below (tombstones kept 7 days). Re-read on managed_service.updated.
+// those who may sync and Show password for those who manage the workspace's secrets (each reveal audited); the
+// recently deleted below (tombstones kept 7 days). Re-read on managed_service.updated.
+import { useState } from 'react';
 import { answer, svcApi } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { labelOf, managedStatuses } from '../labels.ts';
 import { useOperations } from '../operations.tsx';
-import type { ManagedService, Workspace } from '../types.ts';
+import type { ManagedService, ManagedServiceCredentials, Workspace } from '../types.ts';
 import { Badge, Button, ConfirmButton, ProblemNotice, Time } from '../ui.tsx';
 
 const DAY_MS = 24 * 3600_000;
@@ -22,13 +24,19 @@ export function ManagedServices({ ws, mayChange }: { ws: Workspace; mayChange: b
     (e) => e.type === 'managed_service.updated' && e.workspace_id === ws.id,
   );
   const { track } = useOperations();
+  const maySeeSecrets = ws.permissions?.includes('variables.manage') ?? false;
+  const [revealed, setRevealed] = useState<Record<string, ManagedServiceCredentials>>({});
+  const reveal = useAction(async (instance: ManagedService) => {
+    const credentials = await answer(svcApi.POST('/api/v1/managed-services/{ms}/reveal', { params: { path: { ms: instance.id } } }));
+    setRevealed((shown) => ({ ...shown, [instance.id]: credentials }));
+  });
   const act = useAction(async (instance: ManagedService, action: 'pause' | 'resume') => track(await answer(svcApi.POST(`/api/v1/managed-services/{ms}/${action}`, { params: { path: { ms: instance.id } } }))));
   const data = instances.data;
   if (!data || (data.live.length === 0 && data.deleted.length === 0)) return <ProblemNotice problem={instances.error} />;
   return (
     <>
       <h3>Managed services</h3>
-      <ProblemNotice problem={instances.error ?? act.problem} onDismiss={act.clear} />
+      <ProblemNotice problem={instances.error ?? act.problem ?? reveal.problem} onDismiss={() => (act.clear(), reveal.clear())} />
       <table className="table managed-services" aria-label="Managed services">
         <thead>
           <tr>
@@ -52,9 +60,15 @@ export function ManagedServices({ ws, mayChange }: { ws: Workspace; mayChange: b
               </td>
               <td>
                 <Details instance={instance} />
+                {revealed[instance.id] && <Credentials credentials={revealed[instance.id]} onHide={() => setRevealed(({ [instance.id]: _, ...rest }) => rest)} />}
                 <LastBackup instance={instance} />
               </td>
               <td className="row-actions">
+                {maySeeSecrets && !revealed[instance.id] && (
+                  <Button variant="quiet" onClick={() => void reveal.run(instance)} busy={reveal.busy}>
+                    Show password
+                  </Button>
+                )}
                 {mayChange && ['synchronized', 'unknown', 'invalid-provider'].includes(instance.status) && (
                   <ConfirmButton question={`Pause ${instance.name}? Its server stops; its data stays.`} confirmText="Pause" onConfirm={() => void act.run(instance, 'pause')} busy={act.busy}>
                     Pause
@@ -111,6 +125,31 @@ function Details({ instance }: { instance: ManagedService }) {
         <span className="muted">—</span>
       )}
       {instance.status === 'unknown' && entries.length > 0 && <div className="muted small">last known</div>}
+    </div>
+  );
+}
+
+/** A revealed password and connection URL, until hidden again. */
+function Credentials({ credentials, onHide }: { credentials: ManagedServiceCredentials; onHide: () => void }) {
+  return (
+    <div className="managed-credentials" aria-label={`Credentials of ${credentials.name}`}>
+      <dl className="inline-details">
+        <div>
+          <dt>password</dt>
+          <dd>
+            <code data-secret="password">{credentials.password}</code>
+          </dd>
+        </div>
+        <div>
+          <dt>url</dt>
+          <dd>
+            <code data-secret="url">{credentials.url}</code>
+          </dd>
+        </div>
+      </dl>
+      <Button variant="quiet" onClick={onHide}>
+        Hide
+      </Button>
     </div>
   );
 }

@@ -93,6 +93,8 @@ function StageCard({ ws, stage, about }: { ws: Workspace; stage: StageName; abou
             )}
             <span className="muted small">
               Run #{run.id}, started <Time at={run.created_at} />
+              {run.trigger === 'clone' && ' by svc after the clone'}
+              {run.trigger === 'sync' && ' by svc at a Sync (its steps changed)'}
               {run.finished_at && (
                 <>
                   , ended <Time at={run.finished_at} />

@@ -6493,6 +6493,11 @@ export interface paths {
                                 state: "waiting" | "running" | "success" | "failure" | "aborted";
                                 detail: string | null;
                                 started_by: number | null;
+                                /**
+                                 * @description manual: started by hand (or a client); clone: by svc, once after the workspace's clone; sync: by svc at a Sync whose prepare steps changed since their last successful run
+                                 * @enum {string}
+                                 */
+                                trigger: "manual" | "clone" | "sync";
                                 /** Format: date-time */
                                 created_at: string;
                                 finished_at: string | null;
@@ -6521,6 +6526,11 @@ export interface paths {
                                 state: "waiting" | "running" | "success" | "failure" | "aborted";
                                 detail: string | null;
                                 started_by: number | null;
+                                /**
+                                 * @description manual: started by hand (or a client); clone: by svc, once after the workspace's clone; sync: by svc at a Sync whose prepare steps changed since their last successful run
+                                 * @enum {string}
+                                 */
+                                trigger: "manual" | "clone" | "sync";
                                 /** Format: date-time */
                                 created_at: string;
                                 finished_at: string | null;
@@ -6616,6 +6626,11 @@ export interface paths {
                             state: "waiting" | "running" | "success" | "failure" | "aborted";
                             detail: string | null;
                             started_by: number | null;
+                            /**
+                             * @description manual: started by hand (or a client); clone: by svc, once after the workspace's clone; sync: by svc at a Sync whose prepare steps changed since their last successful run
+                             * @enum {string}
+                             */
+                            trigger: "manual" | "clone" | "sync";
                             /** Format: date-time */
                             created_at: string;
                             finished_at: string | null;
@@ -6701,6 +6716,11 @@ export interface paths {
                             state: "waiting" | "running" | "success" | "failure" | "aborted";
                             detail: string | null;
                             started_by: number | null;
+                            /**
+                             * @description manual: started by hand (or a client); clone: by svc, once after the workspace's clone; sync: by svc at a Sync whose prepare steps changed since their last successful run
+                             * @enum {string}
+                             */
+                            trigger: "manual" | "clone" | "sync";
                             /** Format: date-time */
                             created_at: string;
                             finished_at: string | null;
@@ -7610,6 +7630,75 @@ export interface paths {
                             updated_at: string;
                             /** Format: date-time */
                             finished_at?: string;
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/managed-services/{ms}/reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reveal a managed service's password and connection URL (needs variables.manage; audited) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    ms: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description its service name in the landscape */
+                            name: string;
+                            provider: string;
+                            /** @description its name on the workspace network (from your machine: svc port-forward WS NAME:PORT:LOCAL) */
+                            host: string;
+                            port: number;
+                            user?: string;
+                            database?: string;
+                            /** @description the password the instance runs with (generated or from the vault at the last Sync) */
+                            password: string;
+                            /** @description the connection URL services get as ${{ services.<name>.dsn }}, password included */
+                            url: string;
                         };
                     };
                 };

@@ -36,6 +36,9 @@ const RunSchema = Type.Object({
   state: StringEnum(['waiting', 'running', 'success', 'failure', 'aborted'] as const),
   detail: Nullable(Type.String()),
   started_by: Type.Union([Id, Type.Null()]),
+  trigger: StringEnum(['manual', 'clone', 'sync'] as const, {
+    description: 'manual: started by hand (or a client); clone: by svc, once after the workspace\'s clone; sync: by svc at a Sync whose prepare steps changed since their last successful run',
+  }),
   created_at: DateTime,
   finished_at: Nullable(DateTime),
   steps: Type.Array(StepSchema),
@@ -60,6 +63,7 @@ export function runView(run: StageRunRow) {
     state: run.state,
     detail: run.detail,
     started_by: run.started_by,
+    trigger: run.trigger,
     created_at: run.created_at.toISOString(),
     finished_at: run.finished_at?.toISOString() ?? null,
     steps: run.steps.map((step, index) => ({ index: index + 1, ...step })),

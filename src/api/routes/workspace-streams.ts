@@ -13,6 +13,7 @@ import { RuntimeFailure } from '../../runtime/driver.ts';
 import { insertAuditEntry } from '../../store/audit.ts';
 import { findDeployedLandscape } from '../../store/landscapes.ts';
 import { listVariables } from '../../store/variables.ts';
+import { managedShellEnv } from '../../managed/connection-values.ts';
 import { findWorkspace, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import { wakeAndWait } from '../../workspaces/wake.ts';
@@ -194,7 +195,13 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
     preHandler: admit('workspace.exec', EXEC_PROTOCOL, async (request, row) => {
       const query = request.query as ExecQueryValue;
       const target = await targetOf(deps, row, query.service, query.replica, false);
-      const env = target.pod.kind === 'editor' ? Object.fromEntries((await listVariables(deps.pool, row.id)).map((v) => [v.name, v.value])) : {};
+      // the managed services' connection values as the last Sync gave them, in every shell; the workspace's variables
+      // over them in the editor pod; in a replica only the SVC_MANAGED_* ones, never over the service's own env
+      // (docs/managed.md, "Where developers work")
+      const managed = await managedShellEnv(deps.pool, deps.secrets, row.id);
+      const env = target.pod.kind === 'editor'
+        ? { ...managed, ...Object.fromEntries((await listVariables(deps.pool, row.id)).map((v) => [v.name, v.value])) }
+        : Object.fromEntries(Object.entries(managed).filter(([name]) => name.startsWith('SVC_MANAGED_')));
       const size = query.cols && query.rows ? { cols: query.cols, rows: query.rows } : undefined;
       return deps.driver.openExec(workspaceRef(row), target.pod, { command: query.command ?? [], tty: query.tty ?? false, stdin: query.stdin ?? false, size, env });
     }),
