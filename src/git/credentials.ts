@@ -21,7 +21,7 @@ export type CloneCredential =
  */
 export async function cloneCredentialFor(db: Queryable, secrets: SecretBox, userId: number | null, url: string): Promise<CloneCredential | undefined> {
   const remote = gitRemoteOf(url);
-  if (remote.transport === 'local') return undefined;
+  if (remote.transport !== 'https' && remote.transport !== 'ssh') return undefined;
   const none: CloneCredential = { kind: 'none', host: remote.host, transport: remote.transport };
   if (userId === null) return none;
   if (remote.transport === 'https') {

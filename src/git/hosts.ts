@@ -1,7 +1,8 @@
 // Which git host a repository URL names, and how it is reached: the host a user's credential is stored for.
 // Pure; understands https://, http://, ssh://, git@host:path (scp-like) and local paths.
 
-export type GitTransport = 'https' | 'ssh' | 'local';
+/** `git`: the anonymous git:// protocol, which takes no credential. */
+export type GitTransport = 'https' | 'ssh' | 'git' | 'local';
 
 export interface GitRemote {
   transport: GitTransport;
@@ -28,7 +29,7 @@ export function gitRemoteOf(url: string): GitRemote {
   } catch {
     return { transport: 'local', host: '' };
   }
-  const transport: GitTransport = scheme === 'ssh' || scheme === 'git+ssh' ? 'ssh' : 'https';
+  const transport: GitTransport = scheme === 'ssh' || scheme === 'git+ssh' ? 'ssh' : scheme === 'git' ? 'git' : 'https';
   return { transport, host: parsed.host.toLowerCase(), user: parsed.username ? decodeURIComponent(parsed.username) : undefined };
 }
 

@@ -42,6 +42,7 @@ import { ServiceRunner } from './service-runner.ts';
 import { StageRunner } from './stages.ts';
 import { sleepWorkspace } from './sleep.ts';
 import { workspaceUrlsFromBase } from './view.ts';
+import { cloneCredentialFor } from '../git/credentials.ts';
 
 export interface WorkspaceRuntime {
   driver: RuntimeDriver;
@@ -175,6 +176,7 @@ export async function startWorkspaceRuntime(options: {
       resume: (row) => resumeWithWorkspace(managed, options.secrets, row),
     },
     images,
+    cloneCredential: (userId, url) => cloneCredentialFor(pool, options.secrets, userId, url),
     log,
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {

@@ -27,6 +27,7 @@ import { Page, PageQuery, pageLimit } from '../conventions/pagination.ts';
 import { Id, IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
+import { gitRemoteOf, hasSecretInUrl } from '../../git/hosts.ts';
 
 /** Read once per configuration (a list page asked for them once a row). */
 const urlsByConfig = new WeakMap<ApiDeps['config'], WorkspaceUrls>();
@@ -97,6 +98,12 @@ export function viewFor(deps: ApiDeps, row: WorkspaceListRow, access: TeamAccess
 function checkRepository(repo: string, allowLocal: boolean): void {
   const remote = /^(https?|ssh|git):\/\/[^/\s]+\/\S+$/.test(repo) || /^[\w.-]+@[\w.-]+:\S+$/.test(repo);
   const local = /^file:\/\/\/\S+$/.test(repo) || repo.startsWith('/');
+  if (remote && hasSecretInUrl(repo)) {
+    const host = gitRemoteOf(repo).host;
+    throw problem('repository-not-allowed', 422, `The address carries a password or token, which svc never stores: give it without, and store the credential with \`svc git-credentials add ${host}\`.`, {
+      errors: [{ pointer: '/git/repo', message: 'must not carry a password or token' }],
+    });
+  }
   if (remote || (local && allowLocal)) return;
   throw problem('repository-not-allowed', 422, local ? 'Cloning local paths is turned off on this installation.' : `"${repo}" is not a git URL.`, {
     errors: [{ pointer: '/git/repo', message: local ? 'local repositories are not allowed here' : 'is not a git URL' }],
