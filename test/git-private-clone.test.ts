@@ -3,7 +3,8 @@
 // another user's credential fails the clone with a reason naming the host; the token and the private key are found
 // nowhere in API answers, the server's log, the database in clear, or the data directory (volumes among it).
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +17,7 @@ import { volumeDir } from '../src/runtime/local/volumes.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startHttpGitServer, startSshGitServer, type PrivateGitServer } from './helpers/git-servers.ts';
+import { runSvc } from './helpers/process.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished } from './helpers/wait.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
@@ -121,6 +123,50 @@ describe('the clone at create', () => {
     assertProblem(answer, 422, 'repository-not-allowed');
     assert.equal(answer.body.errors[0].pointer, '/git/repo');
     assert.doesNotMatch(answer.text, new RegExp(TOKEN));
+  });
+});
+
+describe('git inside the workspace, as the person at the keyboard (svc exec)', () => {
+  let configHome: string;
+  before(async () => {
+    configHome = await mkdtemp(path.join(os.tmpdir(), 'svc-cli-gitpod-'));
+  });
+  after(async () => {
+    if (configHome) await rm(configHome, { recursive: true, force: true });
+  });
+  const exec = async (client: ApiClient, script: string) => {
+    const ws = workspaces[0];
+    const result = await runSvc(['exec', String(ws), '--', 'sh', '-c', script], { SVC_URL: server.url, SVC_TOKEN: client.auth.token!, XDG_CONFIG_HOME: configHome });
+    return result;
+  };
+  const fill = (host: string) => `printf 'protocol=http\\nhost=${host}\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill`;
+
+  test('git credential fill gives the keyboard person\'s own credential for the host, and nothing to one without', async () => {
+    const own = await exec(alice, fill(httpGit.host));
+    assert.equal(own.code, 0, own.stderr);
+    assert.match(own.stdout, new RegExp(`^protocol=http\\nhost=${httpGit.host}\\nusername=alice\\npassword=${TOKEN}\\n`));
+    const other = await exec(bob, fill(httpGit.host));
+    assert.match(other.stdout, new RegExp(`username=bob\\npassword=${WRONG}\\n`));
+    assert.doesNotMatch(other.stdout, new RegExp(TOKEN));
+    const none = await exec(carol, fill(httpGit.host));
+    assert.notEqual(none.code, 0);
+    assert.doesNotMatch(none.stdout + none.stderr, /password=/);
+    const otherHost = await exec(alice, fill('elsewhere.example.com'));
+    assert.doesNotMatch(otherHost.stdout, /password=/);
+  });
+
+  test('ssh-add -L lists the keyboard person\'s key; nothing for another user; commits carry their name', async () => {
+    const aliceKey = (await alice.get('/me/ssh-key')).body.public_key;
+    const listed = await exec(alice, 'ssh-add -L');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stdout.trim(), aliceKey);
+    const bobKey = (await bob.get('/me/ssh-key')).body.public_key;
+    assert.equal((await exec(bob, 'ssh-add -L')).stdout.trim(), bobKey);
+    const none = await exec(carol, 'ssh-add -L');
+    assert.equal(none.code, 1);
+    assert.match(none.stdout, /The agent has no identities/);
+    const ident = await exec(bob, 'git var GIT_AUTHOR_IDENT && git var GIT_COMMITTER_IDENT');
+    assert.match(ident.stdout, /^clone-bob <clone-bob@example\.com> \d+ [+-]\d{4}\nclone-bob <clone-bob@example\.com> \d+ [+-]\d{4}\n$/);
   });
 });
 

@@ -2,7 +2,8 @@
 // (or key), opened only for the one who owns them.
 import type { SecretBox } from '../core/secret-box.ts';
 import type { Queryable } from '../store/database.ts';
-import { findGitCredential, findSealedSshKey } from '../store/git-credentials.ts';
+import type { ExecGitIdentity } from '../agent/stream-protocol.ts';
+import { findGitCredential, findSealedSshKey, listSealedGitCredentials } from '../store/git-credentials.ts';
 import { gitRemoteOf } from './hosts.ts';
 import { openSshPrivateKeyFile } from './ssh-key.ts';
 
@@ -33,4 +34,18 @@ export async function cloneCredentialFor(db: Queryable, secrets: SecretBox, user
   if (!key) return none;
   const pem = secrets.open(key.sealed, sshKeyPlace(userId));
   return { kind: 'ssh', host: remote.host, privateKeyFile: openSshPrivateKeyFile(pem, key.public_key.split(' ')[2] ?? '') };
+}
+
+/**
+ * What a session in a workspace gets of the person who opens it (the agent serves it from memory while the session
+ * lasts: src/agent/git-sockets.ts): their name and e-mail for commits, every HTTPS credential and their SSH key.
+ */
+export async function gitIdentityOf(db: Queryable, secrets: SecretBox, user: { id: number; name: string; email: string }): Promise<ExecGitIdentity> {
+  const credentials = (await listSealedGitCredentials(db, user.id)).map((row) => ({
+    host: row.host,
+    username: row.username,
+    password: secrets.open(row.sealed, gitCredentialPlace(user.id, row.host)),
+  }));
+  const key = await findSealedSshKey(db, user.id);
+  return { name: user.name || user.email, email: user.email, credentials, ...(key ? { sshKey: secrets.open(key.sealed, sshKeyPlace(user.id)) } : {}) };
 }

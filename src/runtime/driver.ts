@@ -7,6 +7,7 @@ import type { PhaseTimeline } from '../core/phases.ts';
 import type { ImageConfig } from './image.ts';
 import type { WorkspaceFiles } from './workspace-files.ts';
 import type { CloneCredential } from '../git/credentials.ts';
+import type { ExecGitIdentity } from '../agent/stream-protocol.ts';
 
 /** What a driver needs to know of a workspace. */
 export interface WorkspaceRef {
@@ -334,6 +335,8 @@ export interface ExecSpec {
   size?: TerminalSize;
   /** Added to the pod's environment: the workspace's variables in the editor pod (never secrets). */
   env: Record<string, string>;
+  /** The git identity of the person at the keyboard, served by the agent for this session only (git-sockets.ts). */
+  git?: ExecGitIdentity;
 }
 
 /** Both resolve with the socket paused: frames that came with the handshake wait until the caller listens and resumes it. */

@@ -53,6 +53,12 @@ export async function findGitCredential(db: Queryable, userId: number, host: str
   return { ...rest, sealed: sealedOf({ nonce, ciphertext, tag, key_id }) };
 }
 
+/** Every credential of the user with its sealed secret: for the sessions they open in a workspace. */
+export async function listSealedGitCredentials(db: Queryable, userId: number): Promise<Array<GitCredentialRow & { sealed: SealedSecret }>> {
+  const rows = (await db.query<GitCredentialRow & SealedColumns>(`SELECT ${listed}, nonce, ciphertext, tag, key_id FROM user_git_credentials WHERE user_id = $1 ORDER BY host`, [userId])).rows;
+  return rows.map(({ nonce, ciphertext, tag, key_id, ...rest }) => ({ ...rest, sealed: sealedOf({ nonce, ciphertext, tag, key_id }) }));
+}
+
 export async function findSshKey(db: Queryable, userId: number): Promise<SshKeyRow | undefined> {
   return (await db.query<SshKeyRow>('SELECT public_key, fingerprint, created_at FROM user_ssh_keys WHERE user_id = $1', [userId])).rows[0];
 }
