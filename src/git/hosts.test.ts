@@ -22,6 +22,9 @@ test('hosts as credentials are stored for them: lowercase host[:port]; anything 
 test('a token or password written into an https URL is found', () => {
   assert.equal(hasSecretInUrl('https://ghp_abc@github.com/acme/app.git'), true);
   assert.equal(hasSecretInUrl('https://user:pw@git.example.com/app.git'), true);
+  assert.equal(hasSecretInUrl('https://github_pat_11ABC@github.com/acme/app.git'), true);
+  assert.equal(hasSecretInUrl('https://oauth2:glpat-xyz@gitlab.com/acme/app.git'), true);
+  assert.equal(hasSecretInUrl('https://me@bitbucket.org/acme/app.git'), false);
   assert.equal(hasSecretInUrl('https://github.com/acme/app.git'), false);
   assert.equal(hasSecretInUrl('ssh://git@github.com/acme/app.git'), false);
   assert.equal(hasSecretInUrl('git@github.com:acme/app.git'), false);

@@ -42,11 +42,18 @@ export function normalizeGitHost(text: string): string | undefined {
   return host;
 }
 
-/** Whether the URL carries a password or token (`https://user:token@host/…`), which svc never stores. */
+/** Tokens written as the user of an https URL (`https://ghp_…@github.com/…`): GitHub's, GitLab's, or anything that long. */
+const TOKEN_AS_USER = /^(gh[pousr]_|github_pat_|glpat-)|^.{32,}$/;
+
+/**
+ * Whether the URL carries a password or token (`https://user:token@host/…`, `https://ghp_…@github.com/…`), which
+ * svc never stores. A plain user name (Bitbucket's `https://me@bitbucket.org/…`) is not one.
+ */
 export function hasSecretInUrl(url: string): boolean {
   try {
     const parsed = new URL(url);
-    return parsed.password !== '' || ((parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.username !== '');
+    if (parsed.password !== '') return true;
+    return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && TOKEN_AS_USER.test(decodeURIComponent(parsed.username));
   } catch {
     return false;
   }
