@@ -22,11 +22,13 @@ packages+=(redis-server redis-tools)
 # nftables: the pods' firewall (src/runtime/local/pod-firewall.ts); e2fsprogs and mount (mkfs.ext4, resize2fs,
 # losetup): volumes of their own size (src/runtime/local/volume-images.ts). Usually there already.
 packages+=(nftables e2fsprogs mount)
+# sshd serves a repository over ssh in the git credential tests
+packages+=(openssh-server)
 source scripts/apt-packages.sh
 # Debian starts a system service when it installs these (a registry on :5000, dnsmasq on :53, redis on :6379, nats on
-# :4222); svc's tests and providers run their own processes on loopback ports, so a service set up by this install is
+# :4222, sshd on :22); svc's tests and providers run their own processes on loopback ports, so a service set up by this install is
 # turned off again. One that was installed before (the operator's) is left as it is.
-system_services=(docker-registry dnsmasq redis-server nats-server)
+system_services=(docker-registry dnsmasq redis-server nats-server ssh)
 fresh_services=()
 for service in "${system_services[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$service" 2>/dev/null | grep -q "install ok installed"; then fresh_services+=("$service"); fi

@@ -8,6 +8,7 @@ import type { WebSocket } from 'ws';
 import { ExecChannel, exitStatus, failureStatus, frame, parseFrame, readResize, sendPaced, type ExecStatus } from '../core/channel-protocol.ts';
 import path from 'node:path';
 import { podShell } from './protocol.ts';
+import { openGitSockets } from './git-sockets.ts';
 import { exitCodeOf } from './service-run.ts';
 import type { AgentExecRequest } from './stream-protocol.ts';
 
@@ -26,12 +27,31 @@ export function execArgv(command: string[], shell = podShell()): string[] {
 }
 
 export function runExec(socket: WebSocket, request: AgentExecRequest, context: ExecContext): void {
-  const env = { ...context.baseEnv, ...request.env, ...(request.tty ? { TERM: 'xterm-256color' } : {}) };
+  if (!request.git) return startExec(socket, request, context, {});
+  // the keyboard person's git sockets, for as long as the stream lasts (frames that come meanwhile wait in `early`)
+  socket.pause();
+  openGitSockets(request.git).then(
+    (sockets) => {
+      socket.once('close', () => void sockets.close());
+      if (socket.readyState !== socket.OPEN) return void sockets.close();
+      socket.resume();
+      startExec(socket, request, context, sockets.env);
+    },
+    (error: Error) => {
+      socket.resume();
+      startExec(socket, request, context, {}, `the session's git credentials could not be served: ${error.message}`);
+    },
+  );
+}
+
+function startExec(socket: WebSocket, request: AgentExecRequest, context: ExecContext, gitEnv: Record<string, string>, failure?: string): void {
+  const env = { ...context.baseEnv, ...request.env, ...gitEnv, ...(request.tty ? { TERM: 'xterm-256color' } : {}) };
   const finish = (status: ExecStatus) => {
     if (socket.readyState !== socket.OPEN) return;
     socket.send(frame(ExecChannel.status, JSON.stringify(status)));
     socket.close(1000);
   };
+  if (failure) return finish(failureStatus(failure));
   if (request.tty) void runOnTerminal(socket, request, { ...context, baseEnv: env }, finish);
   else runWithPipes(socket, request, { ...context, baseEnv: env }, finish);
 }

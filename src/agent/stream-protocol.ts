@@ -8,6 +8,8 @@ export const AGENT_EXEC_PATH = '/exec';
 export const AGENT_PORT_FORWARD_PATH = '/port-forward';
 /** The workspace's variables for the command, as base64url JSON: they may be longer than a query string allows. */
 export const EXEC_ENV_HEADER = 'svc-exec-env';
+/** The git identity of the person at the keyboard (ExecGitIdentity), as base64url JSON; held in the agent's memory only. */
+export const EXEC_GIT_HEADER = 'svc-exec-git';
 /** The agent reads up to this much of an upgrade's headers (the variables ride in one). */
 export const AGENT_MAX_HEADER_BYTES = 1024 * 1024;
 
@@ -20,6 +22,16 @@ export interface AgentExecRequest {
   stdin: boolean;
   size?: TerminalSize;
   env: Record<string, string>;
+  /** Whose git credentials the session's git and ssh use (git-sockets.ts); none: the pod's own setup. */
+  git?: ExecGitIdentity;
+}
+
+/** The person at the keyboard, for git: their name and e-mail, HTTPS credentials per host, SSH key (PKCS#8 PEM). */
+export interface ExecGitIdentity {
+  name: string;
+  email: string;
+  credentials: Array<{ host: string; username: string; password: string }>;
+  sshKey?: string;
 }
 
 export interface AgentForwardRequest {
@@ -38,13 +50,16 @@ export function execRequestTarget(request: AgentExecRequest): { path: string; he
     query.set('rows', String(request.size.rows));
   }
   const env = Buffer.from(JSON.stringify(request.env)).toString('base64url');
-  return { path: `${AGENT_EXEC_PATH}?${query}`, headers: { [EXEC_ENV_HEADER]: env } };
+  const git: Record<string, string> = request.git ? { [EXEC_GIT_HEADER]: Buffer.from(JSON.stringify(request.git)).toString('base64url') } : {};
+  return { path: `${AGENT_EXEC_PATH}?${query}`, headers: { [EXEC_ENV_HEADER]: env, ...git } };
 }
 
 /** The request an upgrade carries, or why it is not one. */
-export function readExecRequest(url: URL, envHeader: string | undefined): AgentExecRequest | string {
+export function readExecRequest(url: URL, envHeader: string | undefined, gitHeader?: string): AgentExecRequest | string {
   const env = envHeader ? parseEnv(envHeader) : {};
   if (!env) return `the ${EXEC_ENV_HEADER} header is not base64url JSON of string values`;
+  const git = gitHeader ? parseGitIdentity(gitHeader) : undefined;
+  if (gitHeader && !git) return `the ${EXEC_GIT_HEADER} header is not base64url JSON of a git identity`;
   const cols = Number(url.searchParams.get('cols'));
   const rows = Number(url.searchParams.get('rows'));
   const size = isDimension(cols) && isDimension(rows) ? { cols, rows } : undefined;
@@ -54,7 +69,20 @@ export function readExecRequest(url: URL, envHeader: string | undefined): AgentE
     stdin: url.searchParams.get('stdin') === '1',
     size,
     env,
+    ...(git ? { git } : {}),
   };
+}
+
+function parseGitIdentity(header: string): ExecGitIdentity | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as Partial<ExecGitIdentity>;
+    const text = (v: unknown) => typeof v === 'string';
+    const credentialsOk = Array.isArray(value.credentials) && value.credentials.every((c) => text(c?.host) && text(c?.username) && text(c?.password));
+    if (!text(value.name) || !text(value.email) || !credentialsOk || (value.sshKey !== undefined && !text(value.sshKey))) return undefined;
+    return value as ExecGitIdentity;
+  } catch {
+    return undefined;
+  }
 }
 
 export function forwardRequestTarget(request: AgentForwardRequest): string {

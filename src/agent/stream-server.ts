@@ -7,7 +7,7 @@ import { WebSocketServer } from 'ws';
 import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../core/channel-protocol.ts';
 import { runExec, type ExecContext } from './exec-session.ts';
 import { forwardPort } from './port-forward.ts';
-import { AGENT_EXEC_PATH, AGENT_PORT_FORWARD_PATH, EXEC_ENV_HEADER, readExecRequest, readForwardRequest } from './stream-protocol.ts';
+import { AGENT_EXEC_PATH, AGENT_PORT_FORWARD_PATH, EXEC_ENV_HEADER, EXEC_GIT_HEADER, readExecRequest, readForwardRequest } from './stream-protocol.ts';
 
 export interface StreamOptions extends ExecContext {
   token: string | undefined;
@@ -24,7 +24,11 @@ export function streamUpgrades(options: StreamOptions): (request: http.IncomingM
     const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!offered.includes(protocol)) return refuse(socket, 400, `the stream speaks ${protocol}`);
     const envHeader = request.headers[EXEC_ENV_HEADER];
-    const wanted = protocol === EXEC_PROTOCOL ? readExecRequest(url, typeof envHeader === 'string' ? envHeader : undefined) : readForwardRequest(url);
+    const gitHeader = request.headers[EXEC_GIT_HEADER];
+    const wanted =
+      protocol === EXEC_PROTOCOL
+        ? readExecRequest(url, typeof envHeader === 'string' ? envHeader : undefined, typeof gitHeader === 'string' ? gitHeader : undefined)
+        : readForwardRequest(url);
     if (typeof wanted === 'string') return refuse(socket, 400, wanted);
     request.headers['sec-websocket-protocol'] = protocol;
     sockets.handleUpgrade(request, socket, head, (ws) => {

@@ -30,6 +30,7 @@ import { registerLandscapeRoutes } from './routes/landscape.ts';
 import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
 import { registerServiceRoutes } from './routes/services.ts';
 import { registerStageRoutes } from './routes/stages.ts';
+import { registerGitCredentialRoutes } from './routes/git-credentials.ts';
 import { registerMeRoutes } from './routes/me.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
@@ -178,6 +179,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerMetaRoutes(api);
       registerSessionRoutes(api, deps);
       registerMeRoutes(api, deps);
+      registerGitCredentialRoutes(api, deps);
       registerApiKeyRoutes(api, deps);
       registerUserRoutes(api, deps);
       registerOrgRoutes(api, deps);

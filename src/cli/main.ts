@@ -22,6 +22,8 @@ Usage:
                                            carry local TCP connections to a port in the workspace
   svc keys list|rm                         your API keys
   svc registry add|list|remove             container registry credentials of a team
+  svc git-credentials add|list|rm          your git credentials per host (HTTPS tokens)
+  svc ssh-key show|rotate                  your SSH key for git hosts
   svc domains list|add|show|remove         custom domains of a team: the TXT record to create, status, routes
   svc invite create|list|revoke|renew      invitations of an organization by e-mail
   svc transfer offer|list|accept|decline|cancel
@@ -43,7 +45,7 @@ svc ssh and svc exec exit with the remote command's status once it ran.
 `;
 
 export const commandNames = ['login', 'logout', 'whoami', 'ws', 'sync', 'teardown', 'landscape', 'stage', 'logs', 'service', 'env', 'secret', 'managed',
-  'ssh', 'exec', 'port-forward', 'keys', 'registry', 'domains', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'server', 'admin', 'version', 'help'];
+  'ssh', 'exec', 'port-forward', 'keys', 'registry', 'git-credentials', 'ssh-key', 'domains', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'server', 'admin', 'version', 'help'];
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -77,6 +79,8 @@ export async function main(argv: string[]): Promise<number> {
     case 'keys':
     case 'managed':
     case 'registry':
+    case 'git-credentials':
+    case 'ssh-key':
     case 'domains':
     case 'invite':
     case 'transfer':

@@ -6,6 +6,8 @@ import type { TerminalSize } from '../core/channel-protocol.ts';
 import type { PhaseTimeline } from '../core/phases.ts';
 import type { ImageConfig } from './image.ts';
 import type { WorkspaceFiles } from './workspace-files.ts';
+import type { CloneCredential } from '../git/credentials.ts';
+import type { ExecGitIdentity } from '../agent/stream-protocol.ts';
 
 /** What a driver needs to know of a workspace. */
 export interface WorkspaceRef {
@@ -41,6 +43,11 @@ export interface GitSource {
   url: string;
   /** Branch, tag or commit; the remote's default branch when absent. */
   ref?: string;
+  /**
+   * The creating user's credential for the URL's host (none: they have none; absent: a repository on this
+   * machine). Given to git for this one run only: never in a command line, the volume or a message.
+   */
+  credential?: CloneCredential;
 }
 
 /** Progress as the status texts of spec 3.1 ("Configuring storage", "Starting IDE", ...). */
@@ -333,6 +340,8 @@ export interface ExecSpec {
   size?: TerminalSize;
   /** Added to the pod's environment: the workspace's variables in the editor pod (never secrets). */
   env: Record<string, string>;
+  /** The git identity of the person at the keyboard, served by the agent for this session only (git-sockets.ts). */
+  git?: ExecGitIdentity;
 }
 
 /** Both resolve with the socket paused: frames that came with the handshake wait until the caller listens and resumes it. */

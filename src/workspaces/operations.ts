@@ -19,6 +19,7 @@ import type { ImageSource } from '../runtime/image.ts';
 import { pinBaseImage } from './base-image.ts';
 import { restartsFrom } from './editor-watch.ts';
 import { PhaseTimeline, queuedTimeline } from '../core/phases.ts';
+import type { CloneCredential } from '../git/credentials.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
   driver: RuntimeDriver;
@@ -36,6 +37,8 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   managedOwner?: ManagedOwnerChange;
   /** Makes a workspace's `base_image` ready; without one, only the installation's base image runs. */
   images?: ImageSource;
+  /** The creating user's credential for a repository's host, for the clone at create; absent: clones use none. */
+  cloneCredential?: (userId: number | null, url: string) => Promise<CloneCredential | undefined>;
   /** Where each wake's phases go (`wake of workspace 3 took 812 ms: ...`; bench/workspaces reads them). */
   log?: (message: string) => void;
   /** Once the editor pod runs: writes what its shells read of the managed services (managed-shell-file.ts). */
@@ -196,9 +199,10 @@ async function fillVolume(deps: WorkspaceOperationDeps, job: JobContext, row: Wo
   }
   await progress(statusTexts.configuringStorage);
   await withRuntime(deps, row.id, () => deps.driver.createVolume(ref));
+  const credential = row.git_repo && deps.cloneCredential ? await deps.cloneCredential(row.created_by, row.git_repo) : undefined;
   await withRuntime(deps, row.id, () =>
     row.git_repo
-      ? deps.driver.cloneRepository(ref, { url: row.git_repo, ref: row.git_ref ?? undefined }, (t) => void progress(t))
+      ? deps.driver.cloneRepository(ref, { url: row.git_repo, ref: row.git_ref ?? undefined, credential }, (t) => void progress(t))
       : deps.driver.prepareEmptyVolume(ref, (t) => void progress(t)),
   );
   return markSourceReady(deps, row.id);

@@ -45,6 +45,7 @@ import { ServiceRunner } from './service-runner.ts';
 import { StageRunner } from './stages.ts';
 import { sleepWorkspace } from './sleep.ts';
 import { workspaceUrlsFromBase } from './view.ts';
+import { cloneCredentialFor } from '../git/credentials.ts';
 
 export interface WorkspaceRuntime {
   driver: RuntimeDriver;
@@ -181,6 +182,7 @@ export async function startWorkspaceRuntime(options: {
       resume: (row) => resumeWithWorkspace(managed, options.secrets, row),
     },
     images,
+    cloneCredential: (userId, url) => cloneCredentialFor(pool, options.secrets, userId, url),
     log,
     editorStarted: (row) => refreshManagedShellFile({ pool, secrets: options.secrets, driver, log }, row, { newPod: true }),
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.

@@ -1,9 +1,10 @@
-// Settings: the account, personal API keys (with an expiry; a new key's token is shown once, with a copy button) and
-// the password.
+// Settings: the account, personal API keys (with an expiry; a new key's token is shown once, with a copy button),
+// git credentials and the SSH key (GitCredentials.tsx), and the password.
 import { useState, type FormEvent } from 'react';
 import { answer, listAll, svcApi } from '../api.ts';
 import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
+import { GitCredentials, SshKey } from './GitCredentials.tsx';
 import type { ApiKeyWithToken } from '../types.ts';
 import { Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
@@ -32,6 +33,8 @@ export function SettingsPage() {
         </dl>
       </Section>
       <ApiKeys />
+      <GitCredentials />
+      <SshKey />
       <PasswordForm hasPassword={me.has_password} />
     </>
   );

@@ -25,6 +25,7 @@ import { unknownService } from './services.ts';
 import { workspaceAccess } from './workspaces.ts';
 import { Id, ServiceName } from '../schemas.ts';
 import { restartsFrom } from '../../workspaces/editor-watch.ts';
+import { gitIdentityOf } from '../../git/credentials.ts';
 
 const WAKE_TIMEOUT_MS = 120_000;
 
@@ -203,7 +204,9 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
         ? { ...managed, ...Object.fromEntries((await listVariables(deps.pool, row.id)).map((v) => [v.name, v.value])) }
         : Object.fromEntries(Object.entries(managed).filter(([name]) => name.startsWith('SVC_MANAGED_')));
       const size = query.cols && query.rows ? { cols: query.cols, rows: query.rows } : undefined;
-      return deps.driver.openExec(workspaceRef(row), target.pod, { command: query.command ?? [], tty: query.tty ?? false, stdin: query.stdin ?? false, size, env });
+      // git in the session acts as the person at the keyboard (docs/decisions.md)
+      const git = await gitIdentityOf(deps.pool, deps.secrets, request.principal!.user);
+      return deps.driver.openExec(workspaceRef(row), target.pod, { command: query.command ?? [], tty: query.tty ?? false, stdin: query.stdin ?? false, size, env, git });
     }),
     wsHandler: relay,
     handler: refuseWithoutUpgrade,

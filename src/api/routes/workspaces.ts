@@ -28,6 +28,7 @@ import { Page, PageQuery, pageLimit } from '../conventions/pagination.ts';
 import { Id, IfMatchHeaders } from '../schemas.ts';
 import { OperationSchema } from './operations.ts';
 import { GitCorrectionSchema, NewWorkspaceSchema, WorkspaceParams, WorkspacePatchSchema, WorkspaceSchema } from './workspace-schemas.ts';
+import { gitRemoteOf, hasSecretInUrl } from '../../git/hosts.ts';
 
 /** Read once per configuration (a list page asked for them once a row). */
 const urlsByConfig = new WeakMap<ApiDeps['config'], WorkspaceUrls>();
@@ -104,6 +105,12 @@ const startingUid = () => Number(process.env.SUDO_UID ?? process.getuid?.() ?? 0
 async function checkRepository(repo: string, allowLocal: boolean | 'own'): Promise<void> {
   const remote = /^(https?|ssh|git):\/\/[^/\s]+\/\S+$/.test(repo) || /^[\w.-]+@[\w.-]+:\S+$/.test(repo);
   const local = /^file:\/\/\/\S+$/.test(repo) || repo.startsWith('/');
+  if (remote && hasSecretInUrl(repo)) {
+    const host = gitRemoteOf(repo).host;
+    throw problem('repository-not-allowed', 422, `The address carries a password or token, which svc never stores: give it without, and store the credential with \`svc git-credentials add ${host}\`.`, {
+      errors: [{ pointer: '/git/repo', message: 'must not carry a password or token' }],
+    });
+  }
   if (remote || (local && allowLocal === true)) return;
   const refuse = (detail: string, message: string) => problem('repository-not-allowed', 422, detail, { errors: [{ pointer: '/git/repo', message }] });
   if (!local) throw refuse(`"${repo}" is not a git URL.`, 'is not a git URL');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cloneFailureReason, cloneScript, localRepositoryPath } from './clone-plan.ts';
+import { cloneFailureReason, cloneInput, cloneScript, localRepositoryPath } from './clone-plan.ts';
 
 test('absolute paths and file:// URLs are repositories on this machine; other URLs are not', () => {
   assert.equal(localRepositoryPath('/srv/git/app.git'), '/srv/git/app.git');
@@ -59,4 +59,21 @@ test('the reason is git\'s last telling error line without its label', () => {
   assert.equal(cloneFailureReason("error: pathspec 'abc1234' did not match any file(s) known to git\n", 1), "pathspec 'abc1234' did not match any file(s) known to git");
   assert.equal(cloneFailureReason('bwrap: Can\'t find source path /srv/a.git: Permission denied\n', 1), "Can't find source path /srv/a.git: Permission denied");
   assert.equal(cloneFailureReason('', 128), 'git exited with code 128');
+});
+
+test('a credential reaches git through standard input and the environment only: the script names no secret', () => {
+  const https = { url: 'https://git.example.com/app.git', credential: { kind: 'https' as const, host: 'git.example.com', username: 'alice', password: 's3cret-token' } };
+  const script = cloneScript(https);
+  assert.doesNotMatch(script, /s3cret-token|alice/);
+  assert.match(script, /^\(umask 077 && cat > \/tmp\/svc-git-credential\) && export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=credential\.helper GIT_CONFIG_VALUE_0= /);
+  assert.match(script, /grep -qxF host=git\.example\.com/);
+  assert.equal(cloneInput(https), 'username=alice\npassword=s3cret-token\n');
+  const ssh = { url: 'git@git.example.com:app.git', credential: { kind: 'ssh' as const, host: 'git.example.com', privateKeyFile: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n' } };
+  assert.doesNotMatch(cloneScript(ssh), /OPENSSH|abc/);
+  assert.match(cloneScript(ssh), /GIT_SSH_COMMAND='ssh -o IdentitiesOnly=yes .* -o StrictHostKeyChecking=accept-new .* -i \/tmp\/svc-ssh-key'/);
+  assert.equal(cloneInput(ssh), ssh.credential.privateKeyFile);
+  const none = { url: 'git@git.example.com:app.git', credential: { kind: 'none' as const, host: 'git.example.com', transport: 'ssh' as const } };
+  assert.doesNotMatch(cloneScript(none), /svc-ssh-key/);
+  assert.equal(cloneInput(none), undefined);
+  assert.equal(cloneInput({ url: '/srv/app.git' }), undefined);
 });

@@ -31,7 +31,41 @@ export function cloneScript(source: GitSource): string {
   const ref = source.ref?.trim();
   const clone = !ref || COMMIT.test(ref) ? git('clone', '--', source.url, POD_APP_DIR) : git('clone', '--branch', ref, '--', source.url, POD_APP_DIR);
   const after = !ref ? ` && ${checkoutWhenHeadDangles}` : COMMIT.test(ref) ? ` && ${git('-C', POD_APP_DIR, 'checkout', '--detach', ref)}` : '';
-  return `${local ? trustRepository(local) : ''}${clone}${after}`;
+  return `${local ? trustRepository(local) : ''}${credentialSetup(source)}${clone}${after}`;
+}
+
+const CREDENTIAL_FILE = '/tmp/svc-git-credential';
+const SSH_KEY_FILE = '/tmp/svc-ssh-key';
+
+/**
+ * How the creator's credential reaches git, for this run only: the clone's standard input (`cloneInput`) is
+ * written to a file of the sandbox's own /tmp (a tmpfs that ends with it), readable by the workspace UID alone,
+ * and named to git through the environment: a credential helper that answers for the credential's host only
+ * (git asks it again after a redirect to another host), or the key ssh uses. The secret is never in a command
+ * line, and the helper is set through GIT_CONFIG_* variables, so nothing is written to the clone's .git/config.
+ * ssh accepts a host key it has not seen (its known hosts are this run's own) and refuses one that differs from
+ * the host's /etc/ssh/ssh_known_hosts, where operators pin their git hosts.
+ */
+function credentialSetup(source: GitSource): string {
+  const credential = source.credential;
+  if (credential === undefined) return '';
+  if (credential.kind === 'https') {
+    const helper = `!f() { test "$1" = get || exit 0; grep -qxF host=${credential.host} || exit 0; cat ${CREDENTIAL_FILE}; }; f`;
+    return `(umask 077 && cat > ${CREDENTIAL_FILE}) && export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=credential.helper GIT_CONFIG_VALUE_0= GIT_CONFIG_KEY_1=credential.helper GIT_CONFIG_VALUE_1=${shellQuote(helper)} && `;
+  }
+  const ssh = ['ssh', '-o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=/tmp/svc-known-hosts'];
+  if (credential.kind === 'ssh') return `(umask 077 && cat > ${SSH_KEY_FILE}) && export GIT_SSH_COMMAND=${shellQuote([...ssh, '-i', SSH_KEY_FILE].join(' '))} && `;
+  // none over ssh: the same ssh without a key, so that the server's refusal is what fails (not an unknown host key)
+  if (credential.transport === 'ssh') return `export GIT_SSH_COMMAND=${shellQuote(ssh.join(' '))} && `;
+  return '';
+}
+
+/** What the clone reads on its standard input: the credential's secret part (see `credentialSetup`). */
+export function cloneInput(source: GitSource): string | undefined {
+  const credential = source.credential;
+  if (credential?.kind === 'https') return `username=${credential.username}\npassword=${credential.password}\n`;
+  if (credential?.kind === 'ssh') return credential.privateKeyFile;
+  return undefined;
 }
 
 /**

@@ -1,10 +1,12 @@
 // Filling a new volume, each in a short-lived sandbox as the workspace UID: the git clone, or the check that an
 // empty workspace's volume is usable. Failures carry the reason the workspace shows (spec 3.1).
-import { readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { cloneAuthenticationReason } from '../../git/clone-failure.ts';
 import type { GitSource, WorkspaceRef } from '../driver.ts';
 import { RuntimeFailure } from '../driver.ts';
-import { cloneFailureReason, cloneScript, localRepositoryPath } from './clone-plan.ts';
+import { cloneFailureReason, cloneInput, cloneScript, localRepositoryPath } from './clone-plan.ts';
 import { runCommand } from './processes.ts';
 import { isInside, sandboxCommand, type Bind, type SandboxSpec } from './sandbox.ts';
 import { createVolumeDir, exists, volumeDir, type VolumeHost } from './volumes.ts';
@@ -38,11 +40,31 @@ export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRe
   const local = localRepositoryPath(source.url);
   if (local && isInside(local, host.dataDir)) throw new RuntimeFailure('clone', `the repository ${local} contains the data directory`);
   const binds = local && (await exists(local)) ? [{ source: local, target: local }] : [];
-  const command = sandboxCommand(setupSandbox(host, workspace, cloneScript(source), binds, local === undefined));
-  const result = await runCommand(command.file, command.args, { timeoutMs: host.cloneTimeoutMs });
-  if (result.code === 0) return;
-  await emptyDirectory(volumeDir(host, workspace.id));
-  throw new RuntimeFailure('clone', result.code === null ? `the clone took longer than ${host.cloneTimeoutMs / 1000} s` : cloneFailureReason(result.stderr, result.code));
+  const ssh = source.credential?.kind === 'ssh' || (source.credential?.kind === 'none' && source.credential.transport === 'ssh');
+  const identity = ssh ? await userEntryFiles(workspace) : undefined;
+  try {
+    const command = sandboxCommand(setupSandbox(host, workspace, cloneScript(source), [...binds, ...(identity?.binds ?? [])], local === undefined));
+    const result = await runCommand(command.file, command.args, { timeoutMs: host.cloneTimeoutMs, input: cloneInput(source) ?? '' });
+    if (result.code === 0) return;
+    await emptyDirectory(volumeDir(host, workspace.id));
+    if (result.code === null) throw new RuntimeFailure('clone', `the clone took longer than ${host.cloneTimeoutMs / 1000} s`);
+    throw new RuntimeFailure('clone', cloneAuthenticationReason(cloneFailureReason(result.stderr, result.code), result.stderr, source.credential));
+  } finally {
+    if (identity) await rm(identity.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * ssh refuses to run for a UID without a passwd entry ("No user exists for uid"): the clone's sandbox sees the
+ * host's /etc/passwd with one line more, for the workspace UID.
+ */
+async function userEntryFiles(workspace: WorkspaceRef): Promise<{ dir: string; binds: Bind[] }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-clone-passwd-'));
+  await chmod(dir, 0o755); // bubblewrap binds it as the workspace UID
+  const passwd = path.join(dir, 'passwd');
+  const hostEntries = await readFile('/etc/passwd', 'utf8').catch(() => '');
+  await writeFile(passwd, `${hostEntries.replace(/\n?$/, '\n')}ws-${workspace.id}:x:${workspace.uid}:0::/tmp:/bin/sh\n`, { mode: 0o644 });
+  return { dir, binds: [{ source: passwd, target: '/etc/passwd' }] };
 }
 
 /** Checks, as the workspace UID inside a sandbox, that the empty volume is there and writable. */
