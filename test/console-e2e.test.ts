@@ -103,7 +103,7 @@ test('signing in with a link lands in the console; the token leaves the address 
 
 test('a new API key is shown once with a copy button, works, and is listed by its prefix only', async () => {
   await page.getByRole('link', { name: 'Settings' }).click();
-  await page.getByLabel('Name').fill('e2e laptop');
+  await page.getByLabel('Name', { exact: true }).fill('e2e laptop');
   await button('Create key').click();
   const token = (await page.getByTestId('new-token').textContent())!.trim();
   assert.match(token, /^svc_[0-9a-f-]+_\S+$/);
