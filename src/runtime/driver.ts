@@ -14,6 +14,11 @@ export interface WorkspaceRef {
   teamId?: number;
   /** The workspace's `restricted` flag (spec 2.3), shown where its pods are; the router enforces it. */
   restricted?: boolean;
+  /**
+   * Whether its pods reach beyond the workspace (docs/runtime.md, "The pod network"): `on` (the installation's
+   * egress policy; the default) or `off` (the team's or the workspace's setting: nothing outside its own pods).
+   */
+  egress?: 'on' | 'off';
   /** The workspace's own UID; processes run as this UID with group 0. */
   uid: number;
   storageGib: number;
