@@ -16,7 +16,7 @@ import { RuntimeFailure } from '../src/runtime/driver.ts';
 import { podNetworkOf } from '../src/runtime/local/index.ts';
 import { asRoot, execInPod, replicaSpec, startPodBench, type PodBench } from './helpers/driver-pods.ts';
 import { createBareRepository, serveOverHttp } from './helpers/git.ts';
-import { startInternetHost, type InternetHost } from './helpers/internet-host.ts';
+import { hostAddress as hostOwnAddress, startInternetHost, type InternetHost } from './helpers/internet-host.ts';
 
 const run = promisify(execFile);
 const skip = !asRoot && 'needs root (network namespaces, nftables)';
@@ -58,9 +58,7 @@ before(async () => {
   await internet.addRepository('app', { 'README.md': 'the app\n' });
   await internet.addAddress(METADATA);
   await internet.addAddress(privateAddress);
-  const route = (await run('ip', ['-4', '-o', 'route', 'show', 'default'])).stdout;
-  const device = /\bdev (\S+)/.exec(route)?.[1];
-  hostAddress = /inet (\d+\.\d+\.\d+\.\d+)\//.exec((await run('ip', ['-4', '-o', 'addr', 'show', 'dev', device!])).stdout)![1];
+  hostAddress = await hostOwnAddress();
   canary = net.createServer((socket) => {
     accepted++;
     socket.on('error', () => undefined);

@@ -195,6 +195,16 @@ export async function startInternetHost(options: InternetHostOptions = {}): Prom
   };
 }
 
+/** The host's own IPv4 address on the device of its default route (what a pod reaches only when the operator allows it). */
+export async function hostAddress(): Promise<string> {
+  const route = (await run('ip', ['-4', '-o', 'route', 'show', 'default'])).stdout;
+  const device = /\bdev (\S+)/.exec(route)?.[1];
+  if (!device) throw new Error('the host has no IPv4 default route');
+  const found = /inet (\d+\.\d+\.\d+\.\d+)\//.exec((await run('ip', ['-4', '-o', 'addr', 'show', 'dev', device])).stdout)?.[1];
+  if (!found) throw new Error(`the host has no IPv4 address on ${device}`);
+  return found;
+}
+
 /** Whether the resolver at `server`:53 answers `name` (node's resolver, from the host). */
 async function dnsAnswers(server: string, name: string): Promise<boolean> {
   const { Resolver } = await import('node:dns/promises');
