@@ -159,6 +159,7 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
             git: body.git ? { provider: body.git.provider, repo: body.git.repo, ref: body.git.ref ?? null } : null,
             storageGib,
             restricted: body.restricted,
+            egress: body.egress,
             idleTimeoutMinutes: body.idle_timeout_minutes,
             state: status.state,
             statusDetail: status.statusDetail,
