@@ -145,3 +145,17 @@ test('egress off: the pod reaches neither the internet host nor its resolver', {
   const lookup = await sh(plain, 2, `getent hosts ${internet.name}`);
   assert.notEqual(lookup.exitCode, 0);
 });
+
+test('egress turned off while the pods run applies at once (a replica too), and on again', { skip }, async () => {
+  const on = plain.workspace(0, { egress: 'on' });
+  const off = plain.workspace(0, { egress: 'off' });
+  const fetchFrom = (target: { kind: 'editor' } | { kind: 'replica'; service: string; index: number }) =>
+    execInPod(plain.driver, on, target, ['curl', '-sS', '--max-time', '20', `http://${internet.address}/files/hello.txt`]);
+  const replica = { kind: 'replica' as const, service: 'web', index: 0 };
+  await plain.driver.applyEgress!(off);
+  const refused = [await fetchFrom({ kind: 'editor' }), await fetchFrom(replica)];
+  assert.deepEqual(refused.map((r) => r.exitCode === 0), [false, false], refused.map((r) => r.stderr).join('; '));
+  await plain.driver.applyEgress!(on);
+  const reached = [await fetchFrom({ kind: 'editor' }), await fetchFrom(replica)];
+  assert.deepEqual(reached.map((r) => r.stdout), ['hello from the internet\n', 'hello from the internet\n'], reached.map((r) => r.stderr).join('; '));
+});

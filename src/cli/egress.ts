@@ -1,6 +1,6 @@
 // `svc egress [on|off] [--team T] [--ws WS]`: whether pods reach beyond their workspace (docs/runtime.md, "The pod
 // network"). Without on/off it shows the team's setting (and the workspace's with --ws); with it, it sets the
-// workspace's own (--ws) or the team's (team admins). Pods take a change at their next start.
+// workspace's own (--ws) or the team's (team admins). Pods take a change at once.
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
 import { fields } from './output.ts';
@@ -16,7 +16,7 @@ export const egressCommand: Command = {
   usage: `svc egress [on|off] [--team T] [--ws WS] [--json]
   Shows or sets whether pods reach beyond their workspace: on (the internet, under the installation's egress
   policy) or off (nothing outside the workspace's own pods). With --ws the workspace's own setting (its pods go out
-  only when it and its team's are on), else the team's (team admins). Pods take a change at their next start.`,
+  only when it and its team's are on), else the team's (team admins). Pods take a change at once.`,
   options: { ...teamOptions, ws: { type: 'string' } },
   positionals: [0, 1],
   async run(cli) {

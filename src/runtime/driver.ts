@@ -314,6 +314,11 @@ export interface ReplicaDriver {
    * `key` names the step's log (e.g. `prepare-12-1`).
    */
   runStageStep(workspace: WorkspaceRef, key: string, step: { run: string; env: Record<string, string> }): Promise<StageStepRun>;
+  /**
+   * Applies the workspace's `egress` to the pods it has now (the local driver as root: its links' group), so a
+   * change of the setting takes effect at once; absent where pods take it at their next start.
+   */
+  applyEgress?(workspace: WorkspaceRef): Promise<void>;
   stageStepLogs(workspace: WorkspaceRef, key: string, options?: { since?: number; limit?: number }): Promise<LogRead>;
 }
 

@@ -203,6 +203,11 @@ export async function markNeedsOwner(db: Queryable, ownerId: number, teamIds: nu
  * The team's workspaces that hold pods or are about to (every state but sleeping, stopped and deleted), with their
  * synced landscape when one is deployed: what counts against the team's CPU and memory quotas (src/capacity).
  */
+/** The team's workspaces that are not deleted, whole rows (what the runtime is told of each). */
+export async function liveTeamWorkspaces(db: Queryable, teamId: number): Promise<WorkspaceRow[]> {
+  return (await db.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces WHERE team_id = $1 AND deleted_at IS NULL ORDER BY id`, [teamId])).rows;
+}
+
 export async function awakeTeamWorkspaces(db: Queryable, teamId: number, exceptId = 0): Promise<Array<{ id: number; plan: string; landscape?: NormalLandscape }>> {
   const rows = (
     await db.query<{ id: number; plan: string; normal: NormalLandscape | null }>(

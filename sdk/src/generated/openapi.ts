@@ -2991,7 +2991,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /**
-                             * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at their next start)
+                             * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
                              * @enum {string}
                              */
                             egress: "on" | "off";
@@ -3033,7 +3033,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at their next start)
+                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
                          * @enum {string}
                          */
                         egress: "on" | "off";
@@ -3049,7 +3049,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /**
-                             * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at their next start)
+                             * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
                              * @enum {string}
                              */
                             egress: "on" | "off";
@@ -3732,7 +3732,7 @@ export interface paths {
                         /** @default false */
                         restricted?: boolean;
                         /**
-                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at their next start)
+                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
                          * @enum {string}
                          */
                         egress?: "on" | "off";
@@ -4019,7 +4019,7 @@ export interface paths {
                         idle_timeout_minutes?: number;
                         restricted?: boolean;
                         /**
-                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at their next start)
+                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
                          * @enum {string}
                          */
                         egress?: "on" | "off";

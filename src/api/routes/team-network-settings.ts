@@ -1,7 +1,7 @@
 // A team's network settings (docs/runtime.md, "The pod network"): whether its workspaces' pods reach beyond the
 // workspace (`egress: on`, the installation's egress policy) or not (`off`, for restricted work). Everyone who can
-// view the team reads it; its admins (and cluster administrators) change it (team.updated). Pods take a change at
-// their next start.
+// view the team reads it; its admins (and cluster administrators) change it (team.updated). Running and sleeping
+// pods take a change at once (the local driver as root), others at their next start.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -10,6 +10,8 @@ import { notFound } from '../../core/problems.ts';
 import { publishEvent } from '../../events/publish.ts';
 import { withTransaction } from '../../store/database.ts';
 import { setTeamEgress, teamEgress } from '../../store/teams.ts';
+import { liveTeamWorkspaces } from '../../store/workspaces.ts';
+import { workspaceRef } from '../../workspaces/operations.ts';
 import type { ApiDeps } from '../context.ts';
 import { Id, iso } from '../schemas.ts';
 import { EgressSetting } from './workspace-schemas.ts';
@@ -50,6 +52,12 @@ export function registerTeamNetworkSettingsRoutes(server: FastifyInstance, deps:
         return changed;
       });
       if (!team) throw notFound('team');
+      // the pods the team's workspaces have now take it at once (the local driver), the others at their start
+      if (deps.driver.applyEgress) {
+        for (const row of await liveTeamWorkspaces(deps.pool, team.id)) {
+          await deps.driver.applyEgress(workspaceRef(row)).catch((error: Error) => deps.log(`egress of workspace ${row.id}: ${error.message}`));
+        }
+      }
       return { egress };
     },
   );

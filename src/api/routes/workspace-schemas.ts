@@ -4,7 +4,7 @@ import { DateTime, Id, StringEnum } from '../schemas.ts';
 
 /** A team's or workspace's egress setting (docs/runtime.md, "The pod network"). */
 export const EgressSetting = StringEnum(['on', 'off'], {
-  description: "on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at their next start)",
+  description: "on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)",
 });
 
 /** A DNS label, so names can appear in addresses: lowercase letters, digits and dashes, 1 to 63 chars. */

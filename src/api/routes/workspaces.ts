@@ -237,6 +237,8 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
           return updated;
         });
         if (!saved) throw preconditionFailed();
+        // its pods take a changed egress at once (the local driver), else at their next start
+        if (body.egress !== undefined) await deps.driver.applyEgress?.(workspaceRef(saved)).catch((error: Error) => deps.log(`egress of workspace ${saved.id}: ${error.message}`));
         setEtag(reply, saved.version);
         return viewFor(deps, saved, access);
       } catch (error) {

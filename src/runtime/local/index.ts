@@ -25,8 +25,9 @@ import { createVolumeDir, deleteVolumeDir, ensureVolumeMounted, exists, nixDir, 
 import { remountVolumeImages, type VolumeBackend } from './volume-images.ts';
 import { reownTree } from './volume-owner.ts';
 import { editorPodTemplate } from './pod-template.ts';
-import { networkOwner } from './network.ts';
-import { guardInstallationLinks, podFirewallKeeper } from './pod-firewall.ts';
+import { linkMark, networkOwner } from './network.ts';
+import { guardHostLink, guardInstallationLinks, podFirewallKeeper } from './pod-firewall.ts';
+import { podNetworkOf, serviceNetworkOf } from './addresses.ts';
 import { podSeccompProgram } from './seccomp.ts';
 import { hostResolvers, podResolvConf, type PodEgress } from './egress.ts';
 import { podResolvConfFile } from './image-pod-parts.ts';
@@ -203,10 +204,24 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     removeManagedService: replicas.removeManagedService,
     managedServiceAddress: replicas.managedServiceAddress,
     runStageStep: stageSteps.run,
+    applyEgress: asRoot ? (workspace) => applyEgress(host, workspace) : undefined,
     stageStepLogs: stageSteps.logs,
     openExec: streams.openExec,
     openPortForward: streams.openPortForward,
   };
+}
+
+/**
+ * The workspace's egress on the host links its pods have now (the editor pod's and the switch's, when they are
+ * this installation's): the link's group decides in the kernel, connections under way included.
+ */
+async function applyEgress(host: PodHost & { serviceAddressRange: string }, workspace: WorkspaceRef): Promise<void> {
+  const owner = networkOwner(host.dataDir);
+  const links = [podNetworkOf(workspace.id, host.addressRange).hostVeth, serviceNetworkOf(workspace.id, host.serviceAddressRange).hostVeth];
+  for (const link of links) {
+    const mark = await linkMark(link);
+    if (mark === owner || mark?.startsWith(`${owner} `)) await guardHostLink(owner, link, workspace.egress ?? 'on');
+  }
 }
 
 /** The volume (the workspace's /data/app) and its /nix beside it, each when it exists (an archived workspace has no volume). */

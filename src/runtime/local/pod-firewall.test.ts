@@ -32,13 +32,13 @@ test('the rules replace the table in one transaction; the input chain refuses al
   assert.ok(rules.includes('    type filter hook input priority filter; policy accept;'));
 });
 
-test('the egress chain: replies, then off refused, IPv6 refused, resolvers, denied, pods, published, allowed, refused ranges, the rest accepted', () => {
+test('the egress chain: off refused (connections under way too), then replies, IPv6 refused, resolvers, denied, pods, published, allowed, refused ranges, the rest accepted', () => {
   const rules = podFirewallRules({ table: 'svc_abc', group: 7, offGroup: 8 }, { podRanges: ['10.213.0.0/16', '10.214.0.0/16'], dns: ['10.255.255.53'], allow: ['10.9.0.0/16'], deny: ['8.8.8.8/32'], published: [{ address: '192.0.2.2', port: 443 }] });
   const lines = rules.split('\n').map((line) => line.trim());
   const egress = lines.slice(lines.indexOf('chain egress {') + 1, lines.indexOf('chain postrouting {') - 1);
   assert.deepEqual(egress.map((line) => line.split(' ').slice(0, 3).join(' ')), [
-    'ct state established,related',
     'iifgroup 8 reject',
+    'ct state established,related',
     'meta nfproto ipv6',
     'ip daddr @dns',
     'ip daddr @denied',

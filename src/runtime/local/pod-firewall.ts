@@ -93,8 +93,9 @@ export function podFirewallRules(firewall: PodFirewall, egress: PodEgress = NO_E
     `    oifgroup ${groups} drop`,
     '  }',
     '  chain egress {',
-    '    ct state established,related accept',
+    // before the replies: turning egress off cuts connections under way too
     `    iifgroup ${offGroup} ${reject}`,
+    '    ct state established,related accept',
     `    meta nfproto ipv6 ${reject}`,
     '    ip daddr @dns meta l4proto { tcp, udp } th dport 53 accept',
     `    ip daddr @denied ${reject}`,
