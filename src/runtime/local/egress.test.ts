@@ -20,3 +20,10 @@ test("the pods' resolvers: the host's unless on loopback, then systemd-resolved'
   assert.match(none.note!, /--pod-dns/);
   assert.deepEqual(nameserversOf(podResolvConf(['198.51.100.53'])), ['198.51.100.53']);
 });
+
+test("the pods' resolv.conf is bound where the host's /etc/resolv.conf leads (systemd-resolved's link)", async () => {
+  const { linkDestination } = await import('./image-pod-parts.ts');
+  const links: Record<string, string> = { '/etc/resolv.conf': '../run/systemd/resolve/stub-resolv.conf' };
+  assert.equal(await linkDestination('/etc/resolv.conf', async (file) => links[file]), '/run/systemd/resolve/stub-resolv.conf');
+  assert.equal(await linkDestination('/etc/resolv.conf', async () => undefined), '/etc/resolv.conf');
+});
