@@ -6,11 +6,13 @@ import { after, before, test } from 'node:test';
 import { workspaceRef } from '../src/workspaces/operations.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 
 let server: TestServer;
 let owner: { session: ApiClient; key: ApiClient; id: number };
 let developer: { session: ApiClient; key: ApiClient; id: number };
 let team: number;
+const workspaces: number[] = [];
 
 before(async () => {
   server = await startTestServer();
@@ -20,7 +22,10 @@ before(async () => {
   team = (await owner.key.post('/teams', { org_id: org.id, name: 'Egress Team' })).body.id;
   assert.equal((await owner.key.put(`/teams/${team}/members/${developer.id}`, { role: 'developer' })).status, 204);
 });
-after(async () => server?.close());
+after(async () => {
+  if (server) await removeWorkspaces(server.server.driver, workspaces);
+  await server?.close();
+});
 
 test("a team's egress: on by default, turned off by its admin (not a developer), shown on its workspaces", async () => {
   assert.deepEqual((await developer.key.get(`/teams/${team}/network-settings`)).body, { egress: 'on' });
@@ -28,6 +33,7 @@ test("a team's egress: on by default, turned off by its admin (not a developer),
   assert.equal(created.status, 202, created.text);
   const id = Number(created.body.target.split('/')[2]);
   const other = Number((await owner.key.post('/workspaces', { team_id: team, name: 'egress-b' })).body.target.split('/')[2]);
+  workspaces.push(id, other);
   const shown = async (ws: number) => {
     const body = (await owner.key.get(`/workspaces/${ws}`)).body;
     return [body.egress, body.team_egress];
