@@ -92,6 +92,12 @@ const rows: Row[] = [
     call: (c, w) => c.put(`/teams/${w.team}/container-settings`, { run_as_user_allowed: false }),
     expect: onlyAdmin(200),
   },
+  { route: 'GET /api/v1/teams/{team}/network-settings', call: (c, w) => c.get(`/teams/${w.team}/network-settings`), expect: { ...all(200), outsider: 404 } },
+  {
+    route: 'PUT /api/v1/teams/{team}/network-settings',
+    call: (c, w) => c.put(`/teams/${w.team}/network-settings`, { egress: 'on' }),
+    expect: { ...all(403), outsider: 404, teamAdmin: 200, admin: 200 },
+  },
   { route: 'GET /api/v1/teams/{team}/members', call: (c, w) => c.get(`/teams/${w.team}/members`), expect: { ...all(200), outsider: 404 } },
   { route: 'GET /api/v1/teams/{team}/registry-credentials', call: (c, w) => c.get(`/teams/${w.team}/registry-credentials`), expect: { ...all(200), outsider: 404 } },
   {

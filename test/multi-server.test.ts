@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { ApiClient } from './helpers/client.ts';
 import { EventStream } from './helpers/events.ts';
-import { startHeldGitServer, type HeldGitServer } from './helpers/held-git.ts';
+import { heldGitEgressAllow, startHeldGitServer, type HeldGitServer } from './helpers/held-git.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { startInstallation, type Installation, type ServerProcess } from './helpers/server-processes.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
@@ -21,7 +21,7 @@ const workspaces: number[] = [];
 let git: HeldGitServer | undefined;
 
 before(async () => {
-  installation = await startInstallation(2, { env: { SVC_OPERATION_LEASE: String(LEASE_SECONDS), SVC_CHORE_INTERVAL: '1' } });
+  installation = await startInstallation(2, { env: { SVC_OPERATION_LEASE: String(LEASE_SECONDS), SVC_CHORE_INTERVAL: '1', ...(await heldGitEgressAllow()) } });
   [a, b] = installation.servers;
   const admin = installation.admin(a);
   const org = (await admin.post('/orgs', { name: 'multi' })).body.id;

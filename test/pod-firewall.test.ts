@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import type { ServiceNetwork } from '../src/runtime/local/addresses.ts';
 import { podNetworkOf } from '../src/runtime/local/index.ts';
 import { networkOwner } from '../src/runtime/local/network.ts';
-import { installPodFirewall, podFirewallInstalled, podFirewallOf } from '../src/runtime/local/pod-firewall.ts';
+import { installPodFirewall, podFirewallInstalled, podFirewallKeeper, podFirewallOf } from '../src/runtime/local/pod-firewall.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { asRoot, execInPod, replicaSpec, run, startPodBench, type PodBench } from './helpers/driver-pods.ts';
 import { until } from './helpers/wait.ts';
@@ -113,8 +113,8 @@ test("the installation's table holds the group of its links; written again it st
   const ws = pods.workspace(0);
   assert.equal((await readFile(`/sys/class/net/${podNetworkOf(ws.id).hostVeth}/netdev_group`, 'utf8')).trim(), String(firewall.group));
   const before = (await run('nft', ['list', 'table', 'inet', firewall.table])).stdout;
-  assert.match(before, new RegExp(`iifgroup ${firewall.group} ct state established,related accept`));
-  await installPodFirewall(firewall); // what a start after a kill -9 does
+  assert.match(before, new RegExp(`iifgroup \\{ ${firewall.group}, ${firewall.offGroup} \\} ct state established,related accept`));
+  await installPodFirewall(firewall, podFirewallKeeper(owner).egress); // what a start after a kill -9 does
   assert.equal((await run('nft', ['list', 'table', 'inet', firewall.table])).stdout, before);
   const other = podFirewallOf(networkOwner(path.join(pods.scratch, 'another')));
   assert.notEqual(other.table, firewall.table);

@@ -39,6 +39,7 @@ import { registerRegistryCredentialRoutes } from './routes/registry-credentials.
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
 import { registerTeamContainerSettingsRoutes } from './routes/team-container-settings.ts';
+import { registerTeamNetworkSettingsRoutes } from './routes/team-network-settings.ts';
 import { registerTeamQuotaRoutes } from './routes/team-quota.ts';
 import { registerTeamVolumeOwnerRoutes } from './routes/team-volume-owner.ts';
 import { registerUserRoutes } from './routes/users.ts';
@@ -187,6 +188,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerInvitationRoutes(api, deps);
       registerRegistryCredentialRoutes(api, deps);
       registerTeamContainerSettingsRoutes(api, deps);
+      registerTeamNetworkSettingsRoutes(api, deps);
       registerTeamQuotaRoutes(api, deps);
       registerTeamVolumeOwnerRoutes(api, deps);
       registerAuditRoutes(api, deps);

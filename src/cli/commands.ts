@@ -26,6 +26,7 @@ export const apiCommandLoaders: Record<string, Loader> = {
   transfer: async () => (await import('./people.ts')).transferCommands,
   events: async () => (await import('./events.ts')).eventsCommand,
   managed: async () => (await import('./managed.ts')).managedCommands,
+  egress: async () => (await import('./egress.ts')).egressCommand,
   ssh: async () => (await import('./shell.ts')).sshCommand,
   exec: async () => (await import('./shell.ts')).execCommand,
   'port-forward': async () => (await import('./shell.ts')).portForwardCommand,

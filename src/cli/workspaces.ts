@@ -82,8 +82,9 @@ const list: Command = {
 
 const create: Command = {
   usage: `svc ws create NAME [--team T] [--git URL [--ref REF] [--provider P]] [--storage GIB] [--idle-timeout MIN]
-               [--restricted] [--plan P] [--base-image I] [--no-wait] [--json]
-  Creates a workspace from a git repository, or empty, and waits until it runs.`,
+               [--restricted] [--egress on|off] [--plan P] [--base-image I] [--no-wait] [--json]
+  Creates a workspace from a git repository, or empty, and waits until it runs. --egress off: its pods reach
+  nothing outside the workspace.`,
   options: {
     ...teamOptions,
     ...waitOption,
@@ -93,6 +94,7 @@ const create: Command = {
     storage: { type: 'string' },
     'idle-timeout': { type: 'string' },
     restricted: { type: 'boolean' },
+    egress: { type: 'string' },
     plan: { type: 'string' },
     'base-image': { type: 'string' },
   },
@@ -101,12 +103,16 @@ const create: Command = {
     const { args } = cli;
     const repo = args.string('git');
     if (!repo && (args.string('ref') || args.string('provider'))) throw usageError('--ref and --provider go with --git');
+    const egressText = args.string('egress');
+    if (egressText !== undefined && egressText !== 'on' && egressText !== 'off') throw usageError(`--egress is on or off, not "${egressText}"`);
+    const egress = egressText as 'on' | 'off' | undefined;
     const body = {
       name: args.positionals[0],
       git: repo ? { provider: args.string('provider') ?? gitProvider(repo), repo, ref: args.string('ref') } : undefined,
       storage_gib: args.integer('storage', 1, 1024),
       idle_timeout_minutes: args.integer('idle-timeout', 1, 10080),
       restricted: args.flag('restricted') || undefined,
+      egress,
       plan: args.string('plan'),
       base_image: args.string('base-image'),
     };
@@ -130,6 +136,7 @@ const show = action('svc ws show WS [--team T] [--json]\n  A workspace: state, a
       ['Plan', `${w.plan}, ${w.storage_gib} GiB, image ${w.base_image}`],
       ['Sleeps after', `${w.idle_timeout_minutes} min unused`],
       ['Restricted', w.restricted ? 'yes' : undefined],
+      ['Egress', w.egress === 'off' || w.team_egress === 'off' ? `off (${w.egress === 'off' ? 'the workspace' : 'its team'})` : undefined],
       ['Created', when(w.created_at)],
       ['Archived', when(w.last_archived_at)],
       ['Deleted', w.deleted_at ? `${when(w.deleted_at)}, purged after ${when(w.purge_after)}` : undefined],

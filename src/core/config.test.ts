@@ -78,3 +78,11 @@ test('TLS: --tls-listen works with either data plane; the wildcard certificate n
   assert.throws(() => loadServerConfig(['--tls-listen', '127.0.0.1:0', '--tls-wildcard-cert', 'w.pem'], {}), /go together/);
   assert.throws(() => loadServerConfig([], { SVC_TLS_WILDCARD_CERT: 'w.pem', SVC_TLS_WILDCARD_KEY: 'w.key' }), /needs --tls-listen/);
 });
+
+test("the pods' egress settings: resolvers and CIDR lists, flag or environment; IPv6 and nonsense refused", () => {
+  const config = loadServerConfig(['--egress-allow', '10.1.0.0/16, 192.0.2.7', '--pod-dns', '198.51.100.53'], { SVC_EGRESS_DENY: '8.8.8.8/32' }, '/');
+  assert.deepEqual([config.egressAllow, config.egressDeny, config.podDns], [['10.1.0.0/16', '192.0.2.7/32'], ['8.8.8.8/32'], ['198.51.100.53']]);
+  assert.deepEqual([loadServerConfig([], {}, '/').egressAllow, loadServerConfig([], {}, '/').podDns], [[], undefined]);
+  assert.throws(() => loadServerConfig(['--egress-deny', 'fd00::/8'], {}, '/'), (e: unknown) => e instanceof ConfigError && /egress deny: "fd00::\/8" is not an IPv4/.test(e.message));
+  assert.throws(() => loadServerConfig(['--pod-dns', 'dns.example'], {}, '/'), ConfigError);
+});

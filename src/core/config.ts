@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { KubernetesSettings } from '../runtime/kubernetes/settings.ts';
 import { builtInPlans, type InstallationPlans } from '../capacity/plans.ts';
+import { isIpv4, parseCidrList } from '../runtime/local/egress.ts';
 
 /** Server settings. Every setting is a flag and an environment variable alike (flag wins). */
 export interface ServerConfig {
@@ -31,6 +32,12 @@ export interface ServerConfig {
   secretsKey?: string;
   /** Private address ranges (CIDRs) that `forward` targets may use anyway; none by default (SSRF guard). */
   forwardAllow: string[];
+  /** `--pod-dns`: IPv4 resolvers of the local driver's pods (as root); the host's when absent (docs/runtime.md). */
+  podDns?: string[];
+  /** `--egress-allow`: IPv4 CIDRs pods reach although private, link-local or the host's own. */
+  egressAllow: string[];
+  /** `--egress-deny`: IPv4 CIDRs pods never reach. */
+  egressDeny: string[];
   /** Seconds the router waits for an upstream's answer before 504. */
   upstreamTimeoutSeconds: number;
   /** Seconds a non-browser request is held while its workspace or service wakes, before 503 with the reason. */
@@ -116,6 +123,9 @@ export const serverSettings: Record<string, Setting> = {
   upstreamTimeout: { flag: '--upstream-timeout', env: 'SVC_UPSTREAM_TIMEOUT', describe: 'seconds the router waits for a service to answer before 504 (default 60)' },
   wakeHold: { flag: '--wake-hold', env: 'SVC_WAKE_HOLD', describe: 'seconds a request of a non-browser client waits for its workspace to wake before 503 with Retry-After; 0 answers at once (default 60)' },
   forwardAllow: { flag: '--forward-allow', env: 'SVC_FORWARD_ALLOW', describe: 'comma-separated CIDRs forward targets may reach although private (default none)' },
+  podDns: { flag: '--pod-dns', env: 'SVC_POD_DNS', describe: "comma-separated IPv4 addresses of the DNS resolvers pods use (local runtime as root; default: the host's, or systemd-resolved's upstream servers when the host's resolver is on loopback)" },
+  egressAllow: { flag: '--egress-allow', env: 'SVC_EGRESS_ALLOW', describe: "comma-separated IPv4 CIDRs pods may reach although private, link-local or the host's own addresses (default none; other pods are never reached)" },
+  egressDeny: { flag: '--egress-deny', env: 'SVC_EGRESS_DENY', describe: 'comma-separated IPv4 CIDRs pods may never reach, on top of the private and link-local ranges (default none)' },
   dataPlane: { flag: '--data-plane', env: 'SVC_DATA_PLANE', describe: 'nginx (default): Debian\'s nginx is the listener and serves workspace traffic itself; node: svc alone' },
   nginxAccessLog: { flag: '--nginx-access-log', env: 'SVC_NGINX_ACCESS_LOG', describe: 'file where the nginx data plane logs every request with the route it took (default: no log)' },
   volumeBackend: { flag: '--volume-backend', env: 'SVC_VOLUME_BACKEND', describe: "how the local runtime makes workspace volumes: loop (an ext4 image of the volume's size, loop-mounted: writes past storage_gib fail), directory (a plain directory whose size is only measured), auto (default: loop where the server is root and the machine has loop devices and e2fsprogs, else directory)" },
@@ -229,6 +239,9 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     upstreamTimeoutSeconds: positiveInteger(read('upstreamTimeout') ?? '60', 'upstream timeout', false),
     wakeHoldSeconds: positiveInteger(read('wakeHold') ?? '60', 'wake hold', true),
     forwardAllow: (read('forwardAllow') ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    podDns: read('podDns') === undefined ? undefined : ipv4List(read('podDns')!, 'pod DNS'),
+    egressAllow: cidrList(read('egressAllow') ?? '', 'egress allow'),
+    egressDeny: cidrList(read('egressDeny') ?? '', 'egress deny'),
     toolsDir: path.resolve(cwd, read('toolsDir') ?? '/var/cache/svc/tools'),
     volumeBackend: volumeBackend(read('volumeBackend') ?? 'auto'),
     dataPlane: dataPlane(read('dataPlane') ?? 'nginx'),
@@ -321,6 +334,21 @@ function dnsResolver(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   if (!/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$/i.test(text)) throw new ConfigError(`DNS resolver must be an IP address with an optional port (127.0.0.1:53, [::1]:53), got "${text}"`);
   return text;
+}
+
+function cidrList(text: string, name: string): string[] {
+  try {
+    return parseCidrList(text);
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
+}
+
+function ipv4List(text: string, name: string): string[] {
+  const addresses = text.split(',').map((a) => a.trim()).filter(Boolean);
+  const wrong = addresses.find((address) => !isIpv4(address));
+  if (wrong !== undefined || addresses.length === 0) throw new ConfigError(`${name} must be IPv4 addresses separated by commas, got "${text}"`);
+  return addresses;
 }
 
 function registryHosts(text: string): string[] {

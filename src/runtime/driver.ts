@@ -16,6 +16,11 @@ export interface WorkspaceRef {
   teamId?: number;
   /** The workspace's `restricted` flag (spec 2.3), shown where its pods are; the router enforces it. */
   restricted?: boolean;
+  /**
+   * Whether its pods reach beyond the workspace (docs/runtime.md, "The pod network"): `on` (the installation's
+   * egress policy; the default) or `off` (the team's or the workspace's setting: nothing outside its own pods).
+   */
+  egress?: 'on' | 'off';
   /** The workspace's own UID; processes run as this UID with group 0. */
   uid: number;
   storageGib: number;
@@ -321,6 +326,11 @@ export interface ReplicaDriver {
    * `key` names the step's log (e.g. `prepare-12-1`).
    */
   runStageStep(workspace: WorkspaceRef, key: string, step: { run: string; env: Record<string, string> }): Promise<StageStepRun>;
+  /**
+   * Applies the workspace's `egress` to the pods it has now (the local driver as root: its links' group), so a
+   * change of the setting takes effect at once; absent where pods take it at their next start.
+   */
+  applyEgress?(workspace: WorkspaceRef): Promise<void>;
   stageStepLogs(workspace: WorkspaceRef, key: string, options?: { since?: number; limit?: number }): Promise<LogRead>;
 }
 

@@ -142,6 +142,18 @@ export async function setTeamRunAsUserAllowed(db: Queryable, teamId: number, all
   ).rows[0];
 }
 
+/** The team's egress setting (docs/runtime.md, "The pod network"); undefined when the team is gone. */
+export async function teamEgress(db: Queryable, teamId: number): Promise<'on' | 'off' | undefined> {
+  return (await db.query<{ egress: 'on' | 'off' }>('SELECT egress FROM teams WHERE id = $1', [teamId])).rows[0]?.egress;
+}
+
+/** Sets it (its workspaces' rows follow, migration 044); undefined when the team is gone. The team's version moves. */
+export async function setTeamEgress(db: Queryable, teamId: number, egress: 'on' | 'off', at: Date): Promise<TeamRow | undefined> {
+  return (
+    await db.query<TeamRow>(`UPDATE teams t SET egress = $2, updated_at = $3, version = version + 1 WHERE id = $1 RETURNING ${columns}`, [teamId, egress, at])
+  ).rows[0];
+}
+
 export interface TeamQuotaRow {
   cpu_quota_millis: number;
   memory_quota_mib: number;

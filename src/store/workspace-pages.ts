@@ -12,7 +12,7 @@ import type { Queryable } from './database.ts';
  */
 export const PAGE_COLUMNS = [
   'id', 'team_id', 'name', 'plan', 'base_image', 'git_provider', 'git_repo', 'git_ref', 'source_ready', 'storage_gib', 'availability',
-  'restricted', 'single_node', 'state', 'status_detail', 'idle_timeout_minutes', 'last_archived_at', 'archive_sha256',
+  'restricted', 'egress', 'team_egress', 'single_node', 'state', 'status_detail', 'idle_timeout_minutes', 'last_archived_at', 'archive_sha256',
   'restored_from', 'upgrade_pending', 'created_by', 'owner_id', 'needs_owner', 'created_at', 'updated_at', 'deleted_at',
   'purge_after', 'xmin', 'version', 'vault_id', 'team_role', 'org_role',
 ] as const;

@@ -20,6 +20,9 @@ export interface WorkspaceRow {
   storage_gib: number;
   availability: string;
   restricted: boolean;
+  /** The workspace's own egress setting and its team's (kept by migration 044's triggers); pods go out when both are on. */
+  egress: 'on' | 'off';
+  team_egress: 'on' | 'off';
   single_node: boolean;
   state: WorkspaceStateName;
   status_detail: string;
@@ -61,6 +64,8 @@ export interface NewWorkspace {
   git: { provider: string; repo: string; ref: string | null } | null;
   storageGib: number;
   restricted: boolean;
+  /** The workspace's own egress setting; `on` when absent. */
+  egress?: 'on' | 'off';
   idleTimeoutMinutes: number;
   state: string;
   statusDetail: string;
@@ -80,12 +85,12 @@ export async function insertWorkspace(db: Queryable, ws: NewWorkspace): Promise<
       `WITH place AS (SELECT nextval('workspace_uids') - ${FIRST_WORKSPACE_UID} AS i),
        inserted AS (
          INSERT INTO workspaces (team_id, name, plan, base_image, git_provider, git_repo, git_ref, storage_gib, restricted,
-           idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at, uid_index, uid, source_ready)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14, place.i, $15 + place.i, false FROM place RETURNING *),
+           idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at, uid_index, uid, source_ready, egress)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14, place.i, $15 + place.i, false, $16 FROM place RETURNING *),
        vault AS (INSERT INTO vaults (workspace_id, created_at) SELECT id, created_at FROM inserted RETURNING id)
        SELECT inserted.*, vault.id AS vault_id FROM inserted, vault`,
       [ws.teamId, ws.name, ws.plan, ws.baseImage, ws.git?.provider ?? null, ws.git?.repo ?? null, ws.git?.ref ?? null,
-        ws.storageGib, ws.restricted, ws.idleTimeoutMinutes, ws.state, ws.statusDetail, ws.createdBy, ws.at, ws.firstUid ?? FIRST_WORKSPACE_UID],
+        ws.storageGib, ws.restricted, ws.idleTimeoutMinutes, ws.state, ws.statusDetail, ws.createdBy, ws.at, ws.firstUid ?? FIRST_WORKSPACE_UID, ws.egress ?? 'on'],
     )
   ).rows[0];
 }
@@ -98,7 +103,7 @@ export async function findWorkspace(db: Queryable, id: number, lock = false): Pr
 export type WorkspaceListRow = Pick<
   WorkspaceRow,
   | 'id' | 'team_id' | 'name' | 'plan' | 'base_image' | 'git_provider' | 'git_repo' | 'git_ref' | 'source_ready' | 'storage_gib' | 'availability'
-  | 'restricted' | 'single_node' | 'state' | 'status_detail' | 'idle_timeout_minutes' | 'last_archived_at' | 'archive_sha256'
+  | 'restricted' | 'egress' | 'team_egress' | 'single_node' | 'state' | 'status_detail' | 'idle_timeout_minutes' | 'last_archived_at' | 'archive_sha256'
   | 'restored_from' | 'upgrade_pending' | 'created_by' | 'owner_id' | 'needs_owner' | 'created_at' | 'updated_at' | 'deleted_at'
   | 'purge_after' | 'vault_id'
 >;
@@ -200,6 +205,11 @@ export async function markNeedsOwner(db: Queryable, ownerId: number, teamIds: nu
  * The team's workspaces that hold pods or are about to (every state but sleeping, stopped and deleted), with their
  * synced landscape when one is deployed: what counts against the team's CPU and memory quotas (src/capacity).
  */
+/** The team's workspaces that are not deleted, whole rows (what the runtime is told of each). */
+export async function liveTeamWorkspaces(db: Queryable, teamId: number): Promise<WorkspaceRow[]> {
+  return (await db.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces WHERE team_id = $1 AND deleted_at IS NULL ORDER BY id`, [teamId])).rows;
+}
+
 export async function awakeTeamWorkspaces(db: Queryable, teamId: number, exceptId = 0): Promise<Array<{ id: number; plan: string; landscape?: NormalLandscape }>> {
   const rows = (
     await db.query<{ id: number; plan: string; normal: NormalLandscape | null }>(

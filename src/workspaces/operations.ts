@@ -60,7 +60,8 @@ export const SOFT_DELETE_MS = 7 * DAY;
 export function workspaceRef(row: WorkspaceRow): WorkspaceRef {
   const pin = row.base_image_pin;
   const baseImage = pin ? { image: pin.image, digest: pin.digest, rootfs: pin.rootfs, config: pin.config } : undefined;
-  return { id: row.id, teamId: row.team_id, restricted: row.restricted, uid: row.uid, storageGib: row.storage_gib, plan: row.plan, ...(baseImage ? { baseImage } : {}) };
+  const egress = row.egress === 'off' || row.team_egress === 'off' ? 'off' : 'on';
+  return { id: row.id, teamId: row.team_id, restricted: row.restricted, egress, uid: row.uid, storageGib: row.storage_gib, plan: row.plan, ...(baseImage ? { baseImage } : {}) };
 }
 
 /**

@@ -1,5 +1,6 @@
 // The workspace side of a server: the runtime driver, the operation worker with the workspace handlers,
 // reconciliation at start and the periodic chores.
+import { lookup } from 'node:dns/promises';
 import { managedCatalog } from '../managed/catalog.ts';
 import { deleteManagedServices } from '../managed/lifecycle.ts';
 import { checkManagedHealth, purgeExpiredManagedTombstones } from '../managed/health.ts';
@@ -116,7 +117,22 @@ async function driverOf(config: ServerConfig, clock: Clock, log: (message: strin
   }
   const volumes = await resolveVolumeBackend(config.volumeBackend, process.getuid?.() === 0);
   log(volumes.backend === 'loop' ? "volumes: loop-mounted file systems of their size (writes past storage_gib fail)" : `volumes: directories, their size measured but not enforced: ${volumes.reason}`);
-  return createLocalDriver({ dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans, volumeBackend: volumes.backend });
+  return createLocalDriver({
+    dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans, volumeBackend: volumes.backend,
+    podDns: config.podDns, egressAllow: config.egressAllow, egressDeny: config.egressDeny, publishedAddresses: await publishedAddresses(config),
+  });
+}
+
+/**
+ * Where pods reach the installation itself (the console, workspaces' URLs): the base URL's host (its IPv4
+ * addresses) on its port and on the TLS listener's, loopback left out (a pod's loopback is its own).
+ */
+async function publishedAddresses(config: ServerConfig): Promise<Array<{ address: string; port: number }>> {
+  const url = new URL(config.baseUrl);
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const found = await lookup(url.hostname.replace(/^\[|\]$/g, ''), { all: true, family: 4 }).catch(() => []);
+  const ports = [port, ...(config.tlsListen && config.tlsListen.port !== 0 ? [config.tlsListen.port] : [])];
+  return found.filter((entry) => !entry.address.startsWith('127.')).flatMap((entry) => [...new Set(ports)].map((p) => ({ address: entry.address, port: p })));
 }
 
 /** The image store under the data directory, pulling with the team's registry credentials. */

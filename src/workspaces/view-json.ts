@@ -70,6 +70,7 @@ export function pageItemParts(row: PageRow, addresses: AddressJson): [head: stri
     `{"id":${id},"team_id":${row[COL.team_id]},"name":${str(row[COL.name])},"plan":${str(row[COL.plan])},"base_image":${str(row[COL.base_image])}` +
     (gitRepo ? `,"git":{"provider":${str(row[COL.git_provider] ?? 'git')},"repo":${str(gitRepo)}${gitRef === null ? '' : `,"ref":${str(gitRef)}`},"cloned":${bool(row[COL.source_ready])}}` : '') +
     `,"storage_gib":${row[COL.storage_gib]},"availability":${str(row[COL.availability])},"restricted":${bool(row[COL.restricted])}` +
+    `,"egress":${str(row[COL.egress])},"team_egress":${str(row[COL.team_egress])}` +
     `,"state":${str(state)},"status_detail":${str(row[COL.status_detail])}` +
     `,"urls":{"ide":${addresses.ide}${id}${addresses.after},"dev":${addresses.dev}${id}${addresses.after}}` +
     (vault === null ? '' : `,"vault_id":${vault}`) +

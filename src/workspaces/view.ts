@@ -53,6 +53,8 @@ export function workspaceView(row: WorkspaceListRow, urls: WorkspaceUrls, permis
     storage_gib: row.storage_gib,
     availability: row.availability,
     restricted: row.restricted,
+    egress: row.egress,
+    team_egress: row.team_egress,
     state: row.state,
     status_detail: row.status_detail,
     urls: workspaceAddresses(row.id, urls),

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { ExecChannel, parseFrame, readExecStatus } from '../../src/core/channel-protocol.ts';
 import type { LogLine, PodTarget, ReplicaObservation, ReplicaSpec, RuntimeDriver, WorkspaceRef } from '../../src/runtime/driver.ts';
 import { RuntimeFailure } from '../../src/runtime/driver.ts';
-import { createLocalDriver } from '../../src/runtime/local/index.ts';
+import { createLocalDriver, type LocalDriverOptions } from '../../src/runtime/local/index.ts';
 import { until } from './wait.ts';
 
 export const run = promisify(execFile);
@@ -48,6 +48,8 @@ export interface PodBenchOptions {
   /** Workspace UIDs are this plus id mod 1 000 000. */
   uidBase: number;
   count: number;
+  /** More options of the driver (the egress settings, ...). */
+  driverOptions?: Partial<LocalDriverOptions>;
 }
 
 export interface PodBench {
@@ -75,7 +77,7 @@ export async function startPodBench(options: PodBenchOptions): Promise<PodBench>
   await run('chmod', ['755', scratch]);
   const dataDir = path.join(scratch, 'data');
   await mkdir(dataDir);
-  const driver = createLocalDriver({ dataDir, editorTimeoutMs: 30_000, replicaTimings: FAST_REPLICAS });
+  const driver = createLocalDriver({ dataDir, editorTimeoutMs: 30_000, replicaTimings: FAST_REPLICAS, ...options.driverOptions });
   const workspace = (n: number, more: Partial<WorkspaceRef> = {}): WorkspaceRef => ({ id: ids[n], uid: options.uidBase + (ids[n] % 1_000_000), storageGib: 1, ...more });
   const logTexts = async (ws: WorkspaceRef, service: string, stream?: LogLine['stream']) =>
     (await driver.replicaLogs(ws, service, 0)).lines.filter((line) => !stream || line.stream === stream).map((line) => line.text);

@@ -8,6 +8,7 @@ import type { Org, Team, User } from '../types.ts';
 import { Invitations } from './Invitations.tsx';
 import { Domains } from './Domains.tsx';
 import { RegistryCredentials } from './RegistryCredentials.tsx';
+import { TeamNetwork } from './TeamNetwork.tsx';
 import { Button, ConfirmButton, Empty, FieldHint, Loading, ProblemNotice, Section } from '../ui.tsx';
 
 const TEAM_ROLES = ['admin', 'developer', 'viewer'];
@@ -68,6 +69,7 @@ export function TeamsPage() {
       {selected && teams.data && <Invitations key={`invitations-${selected.id}`} team={selected} org={orgs.data?.find((o) => o.id === selected.org_id)} teams={teams.data} />}
       {selected && <RegistryCredentials key={`registries-${selected.id}`} team={selected} />}
       {selected && <Domains key={`domains-${selected.id}`} team={selected} />}
+      {selected && <TeamNetwork key={`network-${selected.id}`} team={selected} />}
     </>
   );
 }

@@ -3275,6 +3275,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/teams/{team}/network-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's network settings (its pods' egress) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    team: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
+                             * @enum {string}
+                             */
+                            egress: "on" | "off";
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Change the team's network settings (team admins): egress off keeps its pods inside their workspaces */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    team: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
+                         * @enum {string}
+                         */
+                        egress: "on" | "off";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
+                             * @enum {string}
+                             */
+                            egress: "on" | "off";
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/teams/{team}/quota": {
         parameters: {
             query?: never;
@@ -3788,6 +3908,16 @@ export interface paths {
                                 storage_gib: number;
                                 availability: string;
                                 restricted: boolean;
+                                /**
+                                 * @description the workspace's own egress setting: its pods reach beyond it only when this and team_egress are on
+                                 * @enum {string}
+                                 */
+                                egress: "on" | "off";
+                                /**
+                                 * @description its team's egress setting (PUT /teams/{team}/network-settings)
+                                 * @enum {string}
+                                 */
+                                team_egress: "on" | "off";
                                 /** @enum {string} */
                                 state: "creating" | "cloning" | "running" | "sleeping" | "waking_up" | "stopped" | "error" | "deleting";
                                 status_detail: string;
@@ -3915,6 +4045,11 @@ export interface paths {
                         idle_timeout_minutes?: number;
                         /** @default false */
                         restricted?: boolean;
+                        /**
+                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
+                         * @enum {string}
+                         */
+                        egress?: "on" | "off";
                     };
                 };
             };
@@ -4015,6 +4150,16 @@ export interface paths {
                             storage_gib: number;
                             availability: string;
                             restricted: boolean;
+                            /**
+                             * @description the workspace's own egress setting: its pods reach beyond it only when this and team_egress are on
+                             * @enum {string}
+                             */
+                            egress: "on" | "off";
+                            /**
+                             * @description its team's egress setting (PUT /teams/{team}/network-settings)
+                             * @enum {string}
+                             */
+                            team_egress: "on" | "off";
                             /** @enum {string} */
                             state: "creating" | "cloning" | "running" | "sleeping" | "waking_up" | "stopped" | "error" | "deleting";
                             status_detail: string;
@@ -4198,6 +4343,11 @@ export interface paths {
                             /** @description branch, tag or commit; null: the remote's HEAD */
                             ref?: string | null;
                         };
+                        /**
+                         * @description on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)
+                         * @enum {string}
+                         */
+                        egress?: "on" | "off";
                     };
                 };
             };
@@ -4226,6 +4376,16 @@ export interface paths {
                             storage_gib: number;
                             availability: string;
                             restricted: boolean;
+                            /**
+                             * @description the workspace's own egress setting: its pods reach beyond it only when this and team_egress are on
+                             * @enum {string}
+                             */
+                            egress: "on" | "off";
+                            /**
+                             * @description its team's egress setting (PUT /teams/{team}/network-settings)
+                             * @enum {string}
+                             */
+                            team_egress: "on" | "off";
                             /** @enum {string} */
                             state: "creating" | "cloning" | "running" | "sleeping" | "waking_up" | "stopped" | "error" | "deleting";
                             status_detail: string;
@@ -4362,6 +4522,16 @@ export interface paths {
                             storage_gib: number;
                             availability: string;
                             restricted: boolean;
+                            /**
+                             * @description the workspace's own egress setting: its pods reach beyond it only when this and team_egress are on
+                             * @enum {string}
+                             */
+                            egress: "on" | "off";
+                            /**
+                             * @description its team's egress setting (PUT /teams/{team}/network-settings)
+                             * @enum {string}
+                             */
+                            team_egress: "on" | "off";
                             /** @enum {string} */
                             state: "creating" | "cloning" | "running" | "sleeping" | "waking_up" | "stopped" | "error" | "deleting";
                             status_detail: string;
@@ -4502,6 +4672,16 @@ export interface paths {
                             storage_gib: number;
                             availability: string;
                             restricted: boolean;
+                            /**
+                             * @description the workspace's own egress setting: its pods reach beyond it only when this and team_egress are on
+                             * @enum {string}
+                             */
+                            egress: "on" | "off";
+                            /**
+                             * @description its team's egress setting (PUT /teams/{team}/network-settings)
+                             * @enum {string}
+                             */
+                            team_egress: "on" | "off";
                             /** @enum {string} */
                             state: "creating" | "cloning" | "running" | "sleeping" | "waking_up" | "stopped" | "error" | "deleting";
                             status_detail: string;
@@ -7288,6 +7468,16 @@ export interface paths {
                                 storage_gib: number;
                                 availability: string;
                                 restricted: boolean;
+                                /**
+                                 * @description the workspace's own egress setting: its pods reach beyond it only when this and team_egress are on
+                                 * @enum {string}
+                                 */
+                                egress: "on" | "off";
+                                /**
+                                 * @description its team's egress setting (PUT /teams/{team}/network-settings)
+                                 * @enum {string}
+                                 */
+                                team_egress: "on" | "off";
                                 /** @enum {string} */
                                 state: "creating" | "cloning" | "running" | "sleeping" | "waking_up" | "stopped" | "error" | "deleting";
                                 status_detail: string;

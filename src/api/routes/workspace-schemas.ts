@@ -2,6 +2,11 @@
 import { Type } from 'typebox';
 import { DateTime, Id, StringEnum } from '../schemas.ts';
 
+/** A team's or workspace's egress setting (docs/runtime.md, "The pod network"). */
+export const EgressSetting = StringEnum(['on', 'off'], {
+  description: "on: pods reach the internet under the installation's egress policy; off: nothing beyond the workspace's own pods (applies at once to the pods it has)",
+});
+
 /** A DNS label, so names can appear in addresses: lowercase letters, digits and dashes, 1 to 63 chars. */
 export const WorkspaceName = Type.String({
   minLength: 1,
@@ -41,6 +46,7 @@ export const NewWorkspaceSchema = Type.Object(
     storage_gib: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024, description: "the volume size; the plan's storage when absent" })),
     idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080, default: 30 })),
     restricted: Type.Optional(Type.Boolean({ default: false })),
+    egress: Type.Optional(EgressSetting),
   },
   { additionalProperties: false },
 );
@@ -51,6 +57,7 @@ export const WorkspacePatchSchema = Type.Object(
     idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080 })),
     restricted: Type.Optional(Type.Boolean()),
     git: Type.Optional(GitCorrectionSchema),
+    egress: Type.Optional(EgressSetting),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -72,6 +79,8 @@ export const WorkspaceSchema = Type.Object({
   storage_gib: Type.Integer(),
   availability: Type.String(),
   restricted: Type.Boolean(),
+  egress: StringEnum(['on', 'off'], { description: "the workspace's own egress setting: its pods reach beyond it only when this and team_egress are on" }),
+  team_egress: StringEnum(['on', 'off'], { description: "its team's egress setting (PUT /teams/{team}/network-settings)" }),
   state: StringEnum(['creating', 'cloning', 'running', 'sleeping', 'waking_up', 'stopped', 'error', 'deleting']),
   status_detail: Type.String(),
   urls: Type.Object({ ide: Type.String(), dev: Type.String() }),

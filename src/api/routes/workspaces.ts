@@ -204,6 +204,7 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
             git: body.git ? { provider: body.git.provider, repo: body.git.repo, ref: body.git.ref ?? null } : null,
             storageGib,
             restricted: body.restricted,
+            egress: body.egress,
             idleTimeoutMinutes: body.idle_timeout_minutes,
             state: status.state,
             statusDetail: status.statusDetail,
@@ -282,6 +283,8 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
           return updated;
         });
         if (!saved) throw preconditionFailed();
+        // its pods take a changed egress at once (the local driver), else at their next start
+        if (body.egress !== undefined) await deps.driver.applyEgress?.(workspaceRef(saved)).catch((error: Error) => deps.log(`egress of workspace ${saved.id}: ${error.message}`));
         setEtag(reply, saved.version);
         return viewFor(deps, saved, access);
       } catch (error) {

@@ -122,7 +122,7 @@ async function workspaceImagePod(
     netns: pod.netns,
     hostname: `ws-${workspace.id}`,
     root,
-    files: { hostsFile: pod.hostsFile, passwdFile, resolvConf: await hostResolvConf() },
+    files: { hostsFile: pod.hostsFile, passwdFile, resolvConf: await hostResolvConf(host.dataDir) },
     ownTop: IMAGE_POD_OWN_TOP,
     agent: pod.agent,
     command: pod.command,

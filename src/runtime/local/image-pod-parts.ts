@@ -1,7 +1,8 @@
 // What every pod whose root is an image shares, whatever runs in it (a steps replica, an editor pod, a stage step):
 // the check that the pinned root is still on this machine, the host's resolv.conf, the top-level names it replaces,
 // and what it sees at /nix (docs/runtime.md, "/nix").
-import { stat } from 'node:fs/promises';
+import { readlink, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { RuntimeFailure, type PinnedRoot, type WorkspaceRef } from '../driver.ts';
 import type { ImageRoot } from './container-root.ts';
 import { POD_NIX_DIR, type Bind } from './sandbox.ts';
@@ -16,9 +17,37 @@ export async function checkRootfs(image: PinnedRoot, then: string, stage: 'agent
   throw new RuntimeFailure(stage, `the root filesystem of image ${image.image} (${image.digest}) is not on this machine any more; ${then}`);
 }
 
-/** The host's resolv.conf, as pods on the host's system see it, when the host has one. */
-export async function hostResolvConf(): Promise<string | undefined> {
-  return stat('/etc/resolv.conf').then((info) => (info.isFile() ? '/etc/resolv.conf' : undefined), () => undefined);
+/** Where the driver writes the pods' resolv.conf (as root: pods in network namespaces of their own, egress.ts). */
+export const podResolvConfFile = (dataDir: string) => path.join(dataDir, 'pods', 'resolv.conf');
+
+/** The pods' resolv.conf when the driver wrote one, else the host's, when the host has one. */
+export async function hostResolvConf(dataDir: string): Promise<string | undefined> {
+  for (const file of [podResolvConfFile(dataDir), '/etc/resolv.conf']) {
+    if (await stat(file).then((info) => info.isFile(), () => false)) return file;
+  }
+  return undefined;
+}
+
+/**
+ * What a pod on the host's system binds over the host's /etc/resolv.conf: the pods' own, when the driver wrote one.
+ * Where /etc/resolv.conf is a symbolic link (systemd-resolved: to /run/systemd/resolve/stub-resolv.conf, which a
+ * pod does not have), at the link's destination: bubblewrap cannot bind over a link that leads nowhere.
+ */
+export async function resolvConfBinds(dataDir: string): Promise<Bind[]> {
+  const file = podResolvConfFile(dataDir);
+  if (!(await stat(file).then((info) => info.isFile(), () => false))) return [];
+  return [{ source: file, target: await linkDestination('/etc/resolv.conf') }];
+}
+
+/** Where a chain of symbolic links from `file` ends (lexically; at most 8 links). */
+export async function linkDestination(file: string, read: (file: string) => Promise<string | undefined> = (f) => readlink(f).catch(() => undefined)): Promise<string> {
+  let current = file;
+  for (let hop = 0; hop < 8; hop++) {
+    const next = await read(current);
+    if (next === undefined) return current;
+    current = path.resolve(path.dirname(current), next);
+  }
+  return current;
 }
 
 export type NixBind = Bind & { writable: boolean };

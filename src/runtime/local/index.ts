@@ -2,6 +2,7 @@
 // system of its size with the loop backend), pods are bubblewrap sandboxes on
 // this machine (see docs/runtime.md): an editor pod per workspace, a pod per service replica (replica-driver.ts),
 // and short-lived sandboxes for stage steps (stage-steps.ts). The server only talks to it through RuntimeDriver.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from '../../core/clock.ts';
@@ -24,9 +25,12 @@ import { createVolumeDir, deleteVolumeDir, ensureVolumeMounted, exists, nixDir, 
 import { remountVolumeImages, type VolumeBackend } from './volume-images.ts';
 import { reownTree } from './volume-owner.ts';
 import { editorPodTemplate } from './pod-template.ts';
-import { networkOwner } from './network.ts';
-import { guardInstallationLinks, podFirewallKeeper } from './pod-firewall.ts';
+import { linkMark, networkOwner } from './network.ts';
+import { guardHostLink, guardInstallationLinks, podFirewallKeeper } from './pod-firewall.ts';
+import { podNetworkOf, serviceNetworkOf } from './addresses.ts';
 import { podSeccompProgram } from './seccomp.ts';
+import { hostResolvers, podResolvConf, type PodEgress } from './egress.ts';
+import { podResolvConfFile } from './image-pod-parts.ts';
 
 export { resolveVolumeBackend, type VolumeBackend } from './volume-images.ts';
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
@@ -63,6 +67,26 @@ export interface LocalDriverOptions {
    * ENOSPC); `directory` (the default here; `--volume-backend auto` picks for the server): a directory, measured only.
    */
   volumeBackend?: VolumeBackend;
+  /** IPv4 resolvers pods use (their /etc/resolv.conf, as root); default: the host's (egress.ts `hostResolvers`). */
+  podDns?: string[];
+  /** IPv4 CIDRs pods reach although private, link-local or the host's (`--egress-allow`). */
+  egressAllow?: string[];
+  /** IPv4 CIDRs pods never reach (`--egress-deny`). */
+  egressDeny?: string[];
+  /** The installation's published address(es) on this host, which pods reach (the console, workspaces' URLs). */
+  publishedAddresses?: Array<{ address: string; port: number }>;
+}
+
+/**
+ * The egress policy of the pods (as root) from the driver's options, with the pods' resolv.conf written into the
+ * data directory (bound over /etc/resolv.conf in every pod).
+ */
+function setUpEgress(dataDir: string, options: LocalDriverOptions, ranges: string[], log: (message: string) => void): PodEgress {
+  const found = options.podDns ? { servers: options.podDns } : hostResolvers();
+  if ('note' in found && found.note) log(found.note);
+  mkdirSync(path.join(dataDir, 'pods'), { recursive: true, mode: 0o711 });
+  writeFileSync(podResolvConfFile(dataDir), podResolvConf(found.servers), { mode: 0o644 });
+  return { podRanges: ranges, dns: found.servers, allow: options.egressAllow ?? [], deny: options.egressDeny ?? [], published: options.publishedAddresses ?? [] };
 }
 
 const defaultProjectDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -101,6 +125,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   // the pods' firewall (as root): written again at start over the links pods that outlived a server keep, else with
   // the first pod network
   const firewall = asRoot ? podFirewallKeeper(networkOwner(dataDir)) : undefined;
+  firewall?.configure(setUpEgress(dataDir, options, [host.addressRange, host.serviceAddressRange], host.log));
   if (asRoot) guardInstallationLinks(networkOwner(dataDir)).catch((error: Error) => host.log(error.message));
   const timeouts = { agentMs: host.agentTimeoutMs, editorMs: options.editorTimeoutMs ?? 120_000 };
   // volumes unmounted by a reboot are mounted again before anything uses them
@@ -180,10 +205,24 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     removeManagedService: replicas.removeManagedService,
     managedServiceAddress: replicas.managedServiceAddress,
     runStageStep: stageSteps.run,
+    applyEgress: asRoot ? (workspace) => applyEgress(host, workspace) : undefined,
     stageStepLogs: stageSteps.logs,
     openExec: streams.openExec,
     openPortForward: streams.openPortForward,
   };
+}
+
+/**
+ * The workspace's egress on the host links its pods have now (the editor pod's and the switch's, when they are
+ * this installation's): the link's group decides in the kernel, connections under way included.
+ */
+async function applyEgress(host: PodHost & { serviceAddressRange: string }, workspace: WorkspaceRef): Promise<void> {
+  const owner = networkOwner(host.dataDir);
+  const links = [podNetworkOf(workspace.id, host.addressRange).hostVeth, serviceNetworkOf(workspace.id, host.serviceAddressRange).hostVeth];
+  for (const link of links) {
+    const mark = await linkMark(link);
+    if (mark === owner || mark?.startsWith(`${owner} `)) await guardHostLink(owner, link, workspace.egress ?? 'on');
+  }
 }
 
 /** The volume (the workspace's /data/app) and its /nix beside it, each when it exists (an archived workspace has no volume). */

@@ -1,12 +1,14 @@
 // A pod's network namespace with a veth pair to the host (only when the server runs as root). The host reaches the
-// pod at its address; the pod has no route beyond its /30 (no NAT is set up), and what it opens to the host is
-// refused (pod-firewall.ts). A sleeping workspace keeps its
+// pod at its address; the pod's default route is the host's end of the pair, where the installation's firewall
+// (pod-firewall.ts) applies the egress policy (egress.ts) and masquerades what goes out; what it opens to the host
+// itself is refused. A sleeping workspace keeps its
 // network (docs/runtime.md, "How long a wake takes"): the host end of the pair carries an ownership mark, its
 // alias, written once the network is complete, so a wake reuses only a network this installation made whole.
 import { createHash } from 'node:crypto';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PodNetwork } from './addresses.ts';
+import type { Egress } from './egress.ts';
 import { guardHostLink } from './pod-firewall.ts';
 import { ipBatch, killProcess, runChecked, runCommand } from './processes.ts';
 
@@ -50,15 +52,15 @@ export async function linkIndex(name: string): Promise<string | undefined> {
  * under the installation's firewall (pod-firewall.ts) before the pod starts. Answers the link's mark as it is now
  * (the mark with what was linked to it since, see pods.ts).
  */
-export async function ensurePodNetwork(network: PodNetwork, addressRange: string, owner: string): Promise<string> {
+export async function ensurePodNetwork(network: PodNetwork, addressRange: string, owner: string, egress: Egress = 'on'): Promise<string> {
   const mark = podNetworkMark(owner, network);
   const found = await linkMark(network.hostVeth);
   if (found !== undefined && (found === mark || found.startsWith(`${mark} `)) && (await netnsExists(network.netns))) {
-    await guardHostLink(owner, network.hostVeth);
+    await guardHostLink(owner, network.hostVeth, egress);
     return found;
   }
   await createPodNetwork(network, addressRange);
-  await guardHostLink(owner, network.hostVeth).catch(async (error: unknown) => {
+  await guardHostLink(owner, network.hostVeth, egress).catch(async (error: unknown) => {
     await removePodNetwork(network);
     throw error;
   });
@@ -67,8 +69,8 @@ export async function ensurePodNetwork(network: PodNetwork, addressRange: string
 }
 
 /**
- * Creates the namespace and the veth pair, after removing leftovers of an earlier pod of the same workspace. The
- * whole pod range is made unreachable first, so traffic to a pod that is gone fails at once on this host instead
+ * Creates the namespace and the veth pair, after removing leftovers of an earlier pod of the same workspace, with
+ * the pod's default route through the host's end. The whole pod range is made unreachable first, so traffic to a pod that is gone fails at once on this host instead
  * of following the default route out of it (the /30 of a running pod is more specific and wins).
  */
 export async function createPodNetwork(network: PodNetwork, addressRange: string): Promise<void> {
@@ -87,6 +89,7 @@ export async function createPodNetwork(network: PodNetwork, addressRange: string
       ['addr', 'add', `${network.podAddress}/30`, 'dev', network.podVeth],
       ['link', 'set', network.podVeth, 'up'],
       ['link', 'set', 'lo', 'up'],
+      ['route', 'replace', 'default', 'via', network.hostAddress, 'dev', network.podVeth],
     ], network.netns);
   } catch (error) {
     await removePodNetwork(network);

@@ -19,6 +19,7 @@ import { ensurePodNetwork, networkOwner, podNetworkMark, removePodNetwork, setLi
 import { isSameProcess, killProcess, minimalEnv, pidNamespaceOf, pollUntil, processesInNamespace, processStartTime } from './processes.ts';
 import { AGENT_MAIN, EDITOR_MAIN, stageAgentBundle } from './agent-bundle.ts';
 import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind } from './sandbox.ts';
+import { resolvConfBinds } from './image-pod-parts.ts';
 import { ensureNixDir, volumeDir, type VolumeHost } from './volumes.ts';
 import { imageEditorPodCommand } from './image-editor-pod.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
@@ -109,7 +110,7 @@ export interface WorkspaceWiring {
  */
 export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMade: Promise<WorkspaceWiring>, timeline?: PhaseTimeline, options?: EditorStartOptions): Promise<PodRecord> {
   const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
-  const wiring = await wirePod(host, wiringMade, network);
+  const wiring = await wirePod(host, wiringMade, network, workspace.egress);
   timeline?.mark('networks');
   const bundleDir = await bundleFor(host);
   const agentToken = newAgentToken();
@@ -141,7 +142,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
         hostname: `ws-${workspace.id}`,
         volumeDir: volumeDir(host, workspace.id),
         nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
-        readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }, { source: tokenFile, target: POD_TOKEN_FILE }],
+        readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }, { source: tokenFile, target: POD_TOKEN_FILE }, ...(await resolvConfBinds(host.dataDir))],
         descriptorBinds: memoryBinds,
         env: agentEnvOf(),
         infoFd: 3,
@@ -201,9 +202,9 @@ function editorPodEnded(pid: number, how: string): void {
  * The pod's own network and the workspace's wiring, made at the same time (or found as a sleep left them); the pod
  * is then linked to the service network unless its host link's mark says it is linked to that switch already.
  */
-async function wirePod(host: PodHost, wiringMade: Promise<WorkspaceWiring>, network: PodNetwork | undefined): Promise<WorkspaceWiring> {
+async function wirePod(host: PodHost, wiringMade: Promise<WorkspaceWiring>, network: PodNetwork | undefined, egress: WorkspaceRef['egress']): Promise<WorkspaceWiring> {
   const owner = networkOwner(host.dataDir);
-  const [wiring, found] = await Promise.allSettled([wiringMade, network ? ensurePodNetwork(network, host.addressRange, owner) : Promise.resolve('')]);
+  const [wiring, found] = await Promise.allSettled([wiringMade, network ? ensurePodNetwork(network, host.addressRange, owner, egress) : Promise.resolve('')]);
   try {
     if (wiring.status === 'rejected') throw wiring.reason;
     if (found.status === 'rejected') throw new RuntimeFailure('agent', (found.reason as Error).message);

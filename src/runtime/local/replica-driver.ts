@@ -48,9 +48,10 @@ const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: WorkspaceQueue): LocalReplicaDriver {
   const runtimeDir = (id: number) => workspaceRuntimeDir(host.dataDir, id);
 
-  const ensureNetwork = async (id: number): Promise<ServiceNetwork | undefined> => {
+  const ensureNetwork = async (workspace: WorkspaceRef): Promise<ServiceNetwork | undefined> => {
     if (!host.asRoot) return undefined;
-    return ensureServiceNetwork(runtimeDir(id), id, host.serviceAddressRange, networkOwner(host.dataDir)).catch((error: Error) => {
+    const id = workspace.id;
+    return ensureServiceNetwork(runtimeDir(id), id, host.serviceAddressRange, networkOwner(host.dataDir), workspace.egress).catch((error: Error) => {
       throw new RuntimeFailure('agent', `the workspace's service network could not be set up: ${error.message}`);
     });
   };
@@ -80,7 +81,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
       await rm(replicaRecordFile(host.dataDir, workspace.id, spec.service, spec.index), { force: true });
     }
     await createRuntimeDirs(host.dataDir, workspace.id);
-    const network = await ensureNetwork(workspace.id);
+    const network = await ensureNetwork(workspace);
     await rewriteHostsFile(workspace.id);
     timeline?.mark(`${spec.service} service network`);
     const others = (await listReplicaRecords(host.dataDir, workspace.id)).filter((r) => !r.stoppedAt);
@@ -136,7 +137,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
 
   /** Each replica that does not run gets its namespace linked at the address its start will take (replica-pods.ts). */
   const prepareNow = async (workspace: WorkspaceRef, replicas: ReplicaRef[], made: ReplicaRef[]): Promise<void> => {
-    const network = await ensureNetwork(workspace.id);
+    const network = await ensureNetwork(workspace);
     if (!network) return;
     const records = await listReplicaRecords(host.dataDir, workspace.id);
     const taken = records.filter((r) => !r.stoppedAt).map((r) => r.host);
@@ -217,12 +218,12 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
       serialized(workspace.id, async () => {
         await createRuntimeDirs(host.dataDir, workspace.id);
         await rewriteHostsFile(workspace.id);
-        const network = await ensureNetwork(workspace.id);
+        const network = await ensureNetwork(workspace);
         // The workspace's managed services are reached again as soon as it runs, without a Sync.
         if (network) await relinkManagedPlacements(host.dataDir, workspace.id, network);
         const attach = network && {
           mark: await serviceLinkMark(network),
-          link: (netns: string) => attachToServiceNetwork(network, netns, EDITOR_SWITCH_LINK, network.editorAddress),
+          link: (netns: string) => attachToServiceNetwork(network, netns, EDITOR_SWITCH_LINK, network.editorAddress, { route: false }),
         };
         return { hostsFile: hostsFileOf(host.dataDir, workspace.id), attach };
       }),
@@ -237,7 +238,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
 
     placeManagedService: (workspace, name) =>
       serialized(workspace.id, async () => {
-        const network = await ensureNetwork(workspace.id);
+        const network = await ensureNetwork(workspace);
         if (!network) throw new RuntimeFailure('agent', 'managed services run only when the server runs as root (they need the service network)');
         await createRuntimeDirs(host.dataDir, workspace.id);
         const replicas = (await listReplicaRecords(host.dataDir, workspace.id)).filter((r) => !r.stoppedAt).map((r) => r.host);

@@ -19,12 +19,12 @@ import { containerProcessOf, DEFAULT_CONTAINER_HOME, DEFAULT_CONTAINER_PATH, ima
 import { agentNodeSetting, hostNodeFor, imagePodCommand } from './container-pod.ts';
 import { podPasswd, readImageRoot } from './container-root.ts';
 import { imageShell } from './image-shell.ts';
-import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } from './image-pod-parts.ts';
+import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, resolvConfBinds, splitBinds } from './image-pod-parts.ts';
 import { closeMounts, containerPodReserved, imageStepsPodReserved, openMounts, stepsPodReserved, type OpenMount } from './replica-mounts.ts';
 import { createReplicaDir, replicaDirOf, replicaOutputFile, replicaPasswdFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
 import { agentBinds, POD_APP_DIR, sandboxCommand, type DescriptorBind } from './sandbox.ts';
 import { netnsExists, removeNetns } from './network.ts';
-import { attachToServiceNetwork, createReplicaNetns, POD_LINK } from './service-network.ts';
+import { attachToServiceNetwork, bringUpServiceLink, createReplicaNetns, POD_LINK } from './service-network.ts';
 import { volumeDir } from './volumes.ts';
 import { createPodCgroup, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, replicaPlan } from './pod-limits.ts';
 import { podSeccompFile } from './seccomp.ts';
@@ -157,7 +157,7 @@ async function stepsPod(pod: PodInput): Promise<{ file: string; args: string[] }
     isolateNetwork: false,
     hostname: `${spec.service}-${spec.index}`,
     volumeDir: volumeDir(host, workspace.id),
-    readOnlyBinds: [...binds, { source: pod.placement.hostsFile, target: '/etc/hosts' }],
+    readOnlyBinds: [...binds, { source: pod.placement.hostsFile, target: '/etc/hosts' }, ...(await resolvConfBinds(host.dataDir))],
     writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }],
     descriptorBinds: descriptorBindsOf(pod),
     env: { ...pod.agentEnv, [agentEnv.workspaceDir]: POD_APP_DIR },
@@ -188,7 +188,7 @@ async function imageStepsPod(pod: PodInput, image: PinnedRoot): Promise<{ file: 
     netns: pod.netns,
     hostname: `${spec.service}-${spec.index}`,
     root,
-    files: { hostsFile: pod.placement.hostsFile, passwdFile, resolvConf: await hostResolvConf() },
+    files: { hostsFile: pod.placement.hostsFile, passwdFile, resolvConf: await hostResolvConf(host.dataDir) },
     ownTop: IMAGE_POD_OWN_TOP,
     agent: { bundle: await bundleFor(host), hostNode },
     readOnlyBinds: splitBinds(nix.binds).readOnly,
@@ -209,7 +209,7 @@ async function containerPod(pod: PodInput, container: ContainerProcess): Promise
   const rootfs = spec.container!.rootfs;
   const passwdFile = replicaPasswdFile(host.dataDir, workspace.id, spec.service, spec.index);
   await writeFile(passwdFile, await podPasswd(rootfs, container.uid), { mode: 0o644 });
-  const resolvConf = await hostResolvConf();
+  const resolvConf = await hostResolvConf(host.dataDir);
   return imagePodCommand({
     seccomp: podSeccompFile(host.dataDir),
     hostUid: workspace.uid,
@@ -251,7 +251,7 @@ export async function endReplicaPod(host: ReplicaPodHost, record: ReplicaRecord,
  */
 async function joinServiceNetwork(netns: string, network: ServiceNetwork, link: string, address: string, prepared = false): Promise<void> {
   try {
-    if (prepared) await runCommand('ip', ['-n', netns, 'link', 'set', POD_LINK, 'up']); // checked below
+    if (prepared) await bringUpServiceLink(network, netns).catch(() => undefined); // checked below
     if (await isLinkedAt(netns, address)) return;
     await createReplicaNetns(netns);
     await attachToServiceNetwork(network, netns, link, address);

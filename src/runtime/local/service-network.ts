@@ -1,11 +1,13 @@
 // A workspace's service network (server as root): a bridge in a network namespace of its own (the switch), linked
 // to the host, to the editor pod and to every replica's pod. Pods of one workspace reach each other on it, and the
-// host reaches them (what they open to the host is refused, pod-firewall.ts); nothing routes between the segments of
-// different workspaces (pods have no route beyond their segment).
+// host reaches them (what they open to the host is refused, pod-firewall.ts). Replicas' default route is the host's
+// end of the switch's link, where the egress policy applies (egress.ts); the host never routes between the
+// segments of different workspaces (the policy refuses every pod range).
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
 import { linkIndex, linkMark, netnsExists, removeNetns, removePodNetwork, setLinkMark } from './network.ts';
+import type { Egress } from './egress.ts';
 import { guardHostLink } from './pod-firewall.ts';
 import { ipBatch, runChecked, runCommand } from './processes.ts';
 
@@ -24,10 +26,10 @@ const recordFile = (workspaceDir: string) => path.join(workspaceDir, 'network.js
  * recorded network with it is taken as it is, without starting a process; a namespace of the same name without it
  * (a leftover of a killed run or of another installation) is removed first, or `ip netns add` fails.
  */
-export async function ensureServiceNetwork(workspaceDir: string, id: number, range: string, owner: string): Promise<ServiceNetwork> {
+export async function ensureServiceNetwork(workspaceDir: string, id: number, range: string, owner: string, egress: Egress = 'on'): Promise<ServiceNetwork> {
   const recorded = await readFile(recordFile(workspaceDir), 'utf8').then((text) => JSON.parse(text) as ServiceNetwork, () => undefined);
   if (recorded && (await isServiceNetworkUp(recorded, owner))) {
-    await guardHostLink(owner, recorded.hostVeth);
+    await guardHostLink(owner, recorded.hostVeth, egress);
     return recorded;
   }
   if (recorded) await removeServiceNetwork(recorded);
@@ -42,7 +44,7 @@ export async function ensureServiceNetwork(workspaceDir: string, id: number, ran
       await removeServiceNetwork(network); // another workspace took the block at the same moment
       continue;
     }
-    await guardHostLink(owner, network.hostVeth).catch(async (error: unknown) => {
+    await guardHostLink(owner, network.hostVeth, egress).catch(async (error: unknown) => {
       await removeServiceNetwork(network);
       throw error;
     });
@@ -109,10 +111,12 @@ async function createSwitch(network: ServiceNetwork, range: string): Promise<voi
 }
 
 /**
- * Links the pod's network namespace to the switch: `lan0` in the pod with `address`, `switchLink` on the bridge.
- * `down`: `lan0` stays down (no carrier on the switch's port, no answer for the address) until set up.
+ * Links the pod's network namespace to the switch: `lan0` in the pod with `address`, `switchLink` on the bridge,
+ * and the pod's default route through the host's end of the switch's link (`route: false`: the editor pod, whose
+ * own link to the host is its way out). `down`: `lan0` stays down (no carrier on the switch's port, no answer for
+ * the address) until set up (`bringUpServiceLink`).
  */
-export async function attachToServiceNetwork(network: ServiceNetwork, podNetns: string, switchLink: string, address: string, options?: { down?: boolean }): Promise<void> {
+export async function attachToServiceNetwork(network: ServiceNetwork, podNetns: string, switchLink: string, address: string, options?: { down?: boolean; route?: boolean }): Promise<void> {
   // links left by an earlier pod, if any (each removal on its own: a missing one is no error)
   await Promise.all([
     runCommand('ip', ['-n', network.netns, 'link', 'del', switchLink]),
@@ -126,8 +130,15 @@ export async function attachToServiceNetwork(network: ServiceNetwork, podNetns: 
   await ipBatch([
     ['link', 'set', POD_LINK, 'address', macAddressOf(address)],
     ['addr', 'add', `${address}/${SERVICE_SUBNET_PREFIX}`, 'dev', POD_LINK],
-    ...(options?.down ? [] : [['link', 'set', POD_LINK, 'up']]),
+    ...(options?.down ? [] : [['link', 'set', POD_LINK, 'up'], ...(options?.route === false ? [] : [defaultRoute(network)])]),
   ], podNetns);
+}
+
+const defaultRoute = (network: ServiceNetwork) => ['route', 'replace', 'default', 'via', network.hostAddress, 'dev', POD_LINK];
+
+/** Sets a prepared pod's `lan0` up, with its default route (a route needs its link up). */
+export async function bringUpServiceLink(network: ServiceNetwork, podNetns: string): Promise<void> {
+  await ipBatch([['link', 'set', POD_LINK, 'up'], defaultRoute(network)], podNetns);
 }
 
 /**

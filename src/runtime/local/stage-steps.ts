@@ -13,6 +13,7 @@ import { isPodRunning, readPodRecord, type PodHost } from './pods.ts';
 import { killProcess, minimalEnv } from './processes.ts';
 import { hostsFileOf, stageStepDirOf } from './replica-files.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { resolvConfBinds } from './image-pod-parts.ts';
 import { ensureNixDir, exists, volumeDir } from './volumes.ts';
 import { imageStageStepCommand } from './image-editor-pod.ts';
 import { createPodCgroup, editorPlan, inPodCgroup, removePodCgroup } from './pod-limits.ts';
@@ -63,7 +64,7 @@ export function createStageSteps(host: PodHost): StageSteps {
             hostname: `ws-${workspace.id}`,
             volumeDir: volumeDir(host, workspace.id),
             nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
-            readOnlyBinds: (await exists(hostsFile)) ? [{ source: hostsFile, target: '/etc/hosts' }] : [],
+            readOnlyBinds: [...((await exists(hostsFile)) ? [{ source: hostsFile, target: '/etc/hosts' }] : []), ...(await resolvConfBinds(host.dataDir))],
             env: step.env,
             dieWithParent: true,
             script: step.run,

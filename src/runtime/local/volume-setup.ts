@@ -11,16 +11,22 @@ import { runCommand } from './processes.ts';
 import { isInside, sandboxCommand, type Bind, type SandboxSpec } from './sandbox.ts';
 import { createVolumeDir, exists, volumeDir, type VolumeHost } from './volumes.ts';
 import { podSeccompFile } from './seccomp.ts';
+import { podNetworkOf } from './addresses.ts';
+import { ensurePodNetwork, networkOwner } from './network.ts';
+import { resolvConfBinds } from './image-pod-parts.ts';
 
 export interface SetupOptions extends VolumeHost {
   cloneTimeoutMs: number;
+  /** The pods' address range: a clone as root runs in the editor pod's network namespace (under the egress policy). */
+  addressRange: string;
 }
 
-function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean): SandboxSpec {
+function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean, netns?: string): SandboxSpec {
   return {
     seccomp: podSeccompFile(host.dataDir),
     uid: workspace.uid,
     switchUser: host.asRoot,
+    netns,
     isolateNetwork: !network,
     hostname: `ws-${workspace.id}`,
     volumeDir: volumeDir(host, workspace.id),
@@ -33,17 +39,27 @@ function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string,
 
 /**
  * Clones into the empty volume. A repository on this machine is bound read-only at its own path and the sandbox
- * gets no network; any other URL is fetched over the host's network. A failed clone leaves the volume empty.
+ * gets no network; any other URL is fetched, as root, from the editor pod's network namespace (made now, kept for
+ * the editor's start) under the installation's egress policy, whatever the workspace's own egress: the internet
+ * is reached, the host's loopback and other addresses, pods and private ranges are not (no SSRF through
+ * `git.repo`). Without root the clone shares the host's network. A failed clone leaves the volume empty.
  */
 export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRef, source: GitSource): Promise<void> {
   await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
   const local = localRepositoryPath(source.url);
   if (local && isInside(local, host.dataDir)) throw new RuntimeFailure('clone', `the repository ${local} contains the data directory`);
   const binds = local && (await exists(local)) ? [{ source: local, target: local }] : [];
+  const podNetwork = host.asRoot && local === undefined ? podNetworkOf(workspace.id, host.addressRange) : undefined;
+  if (podNetwork) {
+    await ensurePodNetwork(podNetwork, host.addressRange, networkOwner(host.dataDir), 'on').catch((error: Error) => {
+      throw new RuntimeFailure('clone', `the clone's network could not be set up: ${error.message}`);
+    });
+    binds.push(...(await resolvConfBinds(host.dataDir)));
+  }
   const ssh = source.credential?.kind === 'ssh' || (source.credential?.kind === 'none' && source.credential.transport === 'ssh');
   const identity = ssh ? await userEntryFiles(workspace) : undefined;
   try {
-    const command = sandboxCommand(setupSandbox(host, workspace, cloneScript(source), [...binds, ...(identity?.binds ?? [])], local === undefined));
+    const command = sandboxCommand(setupSandbox(host, workspace, cloneScript(source), [...binds, ...(identity?.binds ?? [])], local === undefined, podNetwork?.netns));
     const result = await runCommand(command.file, command.args, { timeoutMs: host.cloneTimeoutMs, input: cloneInput(source) ?? '' });
     if (result.code === 0) return;
     await emptyDirectory(volumeDir(host, workspace.id));
