@@ -119,14 +119,14 @@ test('the workspace page names its editor, and each service its routes and publi
   await screenshot(page, 'views-02-workspace');
 });
 
-test('the terminal tab runs a shell in /data/app: echo $HOME; pwd, and a resize reaches the shell', async () => {
+test('the terminal tab runs a shell in /data/app with HOME at /data/home: echo $HOME; pwd, and a resize reaches the shell', async () => {
   await page.goto(workspacePath('terminal'));
   await page.locator('[data-testid="terminal-state"][data-state="open"]').waitFor();
   const terminal = page.getByTestId('terminal');
   const screen = () => terminal.locator('.xterm-rows').innerText();
   const seen = (pattern: RegExp) => until(async () => (pattern.test(await screen()) ? true : undefined), `${pattern} on the terminal`, 30_000);
   await page.keyboard.type('echo $HOME; pwd\n');
-  await seen(/echo \$HOME; pwd\s*\n\s*\/data\/app\s*\n\s*\/data\/app/);
+  await seen(/echo \$HOME; pwd\s*\n\s*\/data\/home\s*\n\s*\/data\/app/);
   const size = async () => ({ cols: Number(await terminal.getAttribute('data-cols')), rows: Number(await terminal.getAttribute('data-rows')) });
   const before = await size();
   await page.keyboard.type('echo size=$(stty size)\n');

@@ -59,7 +59,7 @@ before(async () => {
   assert.equal(created.status, 202, created.text);
   ws = Number(created.body.target.split('/')[2]);
   assert.equal((await operationFinished(dev, created.body.id)).state, 'succeeded');
-  volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  volume = path.join(server.server.config.dataDir, 'volumes', String(ws), 'app');
   await dev.put(`/workspaces/${ws}/variables/GREETING`, { value: 'hello' });
   await dev.put(`/workspaces/${ws}/secrets/APP_KEY`, { value: 'first-key-c4f1' });
 });

@@ -7,23 +7,28 @@ import { RuntimeFailure } from '../driver.ts';
 import { cloneFailureReason, cloneScript, localRepositoryPath } from './clone-plan.ts';
 import { runCommand } from './processes.ts';
 import { isInside, sandboxCommand, type Bind, type SandboxSpec } from './sandbox.ts';
-import { createVolumeDir, exists, volumeDir, type VolumeHost } from './volumes.ts';
+import { appDir, createVolumeDir, ensureWorkspaceLayout, exists, type VolumeHost } from './volumes.ts';
+import { workspaceSandboxParts } from './workspace-identity.ts';
 import { podSeccompFile } from './seccomp.ts';
 
 export interface SetupOptions extends VolumeHost {
   cloneTimeoutMs: number;
 }
 
-function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean): SandboxSpec {
+async function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean): Promise<SandboxSpec> {
+  await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
+  await ensureWorkspaceLayout(host, workspace.id, workspace.uid);
+  const parts = await workspaceSandboxParts(host, workspace);
   return {
     seccomp: podSeccompFile(host.dataDir),
     uid: workspace.uid,
     switchUser: host.asRoot,
     isolateNetwork: !network,
-    hostname: `ws-${workspace.id}`,
-    volumeDir: volumeDir(host, workspace.id),
-    readOnlyBinds: binds,
-    env: { GIT_TERMINAL_PROMPT: '0' },
+    hostname: parts.hostname,
+    volumeDir: parts.volumeDir,
+    volumeAt: parts.volumeAt,
+    readOnlyBinds: [...binds, ...parts.identityBinds],
+    env: { ...parts.identityEnv, GIT_TERMINAL_PROMPT: '0' },
     dieWithParent: true,
     script,
   };
@@ -34,23 +39,21 @@ function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string,
  * gets no network; any other URL is fetched over the host's network. A failed clone leaves the volume empty.
  */
 export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRef, source: GitSource): Promise<void> {
-  await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
   const local = localRepositoryPath(source.url);
   if (local && isInside(local, host.dataDir)) throw new RuntimeFailure('clone', `the repository ${local} contains the data directory`);
   const binds = local && (await exists(local)) ? [{ source: local, target: local }] : [];
-  const command = sandboxCommand(setupSandbox(host, workspace, cloneScript(source), binds, local === undefined));
+  const command = sandboxCommand(await setupSandbox(host, workspace, cloneScript(source), binds, local === undefined));
   const result = await runCommand(command.file, command.args, { timeoutMs: host.cloneTimeoutMs });
   if (result.code === 0) return;
-  await emptyDirectory(volumeDir(host, workspace.id));
+  await emptyDirectory(appDir(host, workspace.id));
   throw new RuntimeFailure('clone', result.code === null ? `the clone took longer than ${host.cloneTimeoutMs / 1000} s` : cloneFailureReason(result.stderr, result.code));
 }
 
 /** Checks, as the workspace UID inside a sandbox, that the empty volume is there and writable. */
 export async function prepareEmptyVolumeDir(host: VolumeHost, workspace: WorkspaceRef): Promise<void> {
-  await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
   const probe = '.svc-volume-probe';
-  const script = `touch ${probe} && rm ${probe}`;
-  const command = sandboxCommand(setupSandbox(host, workspace, script, [], false));
+  const script = `touch ${probe} && rm ${probe} && touch ~/${probe} && rm ~/${probe}`;
+  const command = sandboxCommand(await setupSandbox(host, workspace, script, [], false));
   const result = await runCommand(command.file, command.args, { timeoutMs: 60_000 });
   if (result.code !== 0) {
     const reason = result.stderr.trim().split('\n').at(-1) || `exit code ${result.code}`;
