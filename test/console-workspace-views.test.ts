@@ -287,6 +287,20 @@ test('organizations are listed and a new one is confirmed; a new API key gets an
   await screenshot(page, 'views-09-settings');
 });
 
+test('Settings → Dotfiles: a URL with a password is refused with the reason; a repository is set', async () => {
+  await page.goto(`${server.url}/settings`);
+  const field = page.locator('input[name="dotfiles-url"]');
+  await field.fill('https://me:secret@git.example.com/me/dotfiles.git');
+  await page.getByRole('button', { name: 'Set', exact: true }).click();
+  await page.getByText('carries a password').waitFor();
+  assert.deepEqual((await served.owner.get('/me/dotfiles')).body, { url: null });
+  await field.fill('https://git.example.com/me/dotfiles.git');
+  await page.getByRole('button', { name: 'Set', exact: true }).click();
+  await shows('[data-testid="dotfiles-url"]', 'https://git.example.com/me/dotfiles.git');
+  assert.deepEqual((await served.owner.get('/me/dotfiles')).body, { url: 'https://git.example.com/me/dotfiles.git' });
+  await served.owner.delete('/me/dotfiles');
+});
+
 test('with prefers-color-scheme: dark the console is dark', async () => {
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.goto(workspacePath());

@@ -127,7 +127,7 @@ test('after a variable and a secret change, Plan lists the service whose environ
 
 test('saving svc.yml in the workspace sends landscape.updated by itself, and the banner then says it changed', async () => {
   const events = await EventStream.open(viewer);
-  const fileVolume = () => path.join(server.server.config.dataDir, 'volumes', String(quiet), 'svc.yml');
+  const fileVolume = () => path.join(server.server.config.dataDir, 'volumes', String(quiet), 'app', 'svc.yml');
   const next = async (what: string): Promise<void> => {
     try {
       await events.until('landscape.updated', (d) => d.workspace_id === quiet, 60_000);

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import pty from 'node-pty';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
-import { createPerson, type ApiClient } from './helpers/client.ts';
+import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { runSvc, svcBin } from './helpers/process.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -46,6 +46,9 @@ let driver: RuntimeDriver;
 let ws: number;
 let uid: number;
 let svcEnv: Record<string, string>;
+let team: number;
+let dotfiles: BareRepository;
+let second: number | undefined;
 
 before(async () => {
   if (skip) return;
@@ -55,7 +58,7 @@ before(async () => {
   });
   const owner = await createPerson(server.admin, 'Ada.Lovelace@example.com');
   const org = (await owner.key.post('/orgs', { name: 'Identity' })).body.id;
-  const team = (await owner.key.post('/teams', { org_id: org, name: 'Identity' })).body.id;
+  team = (await owner.key.post('/teams', { org_id: org, name: 'Identity' })).body.id;
   dev = owner.key;
   repository = await createBareRepository(files);
   const created = await dev.post('/workspaces', { team_id: team, name: 'first-day', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
@@ -76,9 +79,10 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  await removeWorkspaces(driver, [ws]);
+  await removeWorkspaces(driver, [ws, second]);
   await server?.close();
   await repository?.remove();
+  await dotfiles?.remove();
 });
 
 const exec = async (script: string, ...more: string[]) => {
@@ -150,4 +154,39 @@ test('a volume of the old layout (the code at its root) starts: its code moved i
   assert.equal(said, `clean\n${CODE.join('\n')}\n/data/home\n.svc\napp\nhome\n`);
   assert.equal((await dev.get(`/workspaces/${ws}`)).body.state, 'running');
   assert.deepEqual((await readdir(path.join(volume, '.svc'))).sort(), ['code-server', 'layout']);
+});
+
+test('dotfiles: set with svc dotfiles, a password refused, applied in HOME at a workspace\'s first start with its install script\'s output in the log', { skip }, async () => {
+  dotfiles = await createBareRepository({
+    'install.sh': '#!/bin/sh\necho "installing for $(whoami) in $HOME"\necho "alias ll=\'ls -l\'" > "$HOME/.bash_aliases"\n',
+    '.vimrc': 'set number\n',
+  });
+  assertProblem(await dev.put('/me/dotfiles', { url: 'https://ada:s3cret@git.example.com/ada/dotfiles.git' }), 422, 'repository-not-allowed');
+  assert.deepEqual((await dev.get('/me/dotfiles')).body, { url: null });
+  const set = await runSvc(['dotfiles', 'set', dotfiles.url], svcEnv);
+  assert.equal(set.code, 0, set.stderr);
+  assert.equal((await runSvc(['dotfiles', 'show'], svcEnv)).stdout, `${dotfiles.url}\n`);
+  const created = await dev.post('/workspaces', { team_id: team, name: 'with-dotfiles', storage_gib: 1, git: { provider: 'git', repo: repository.url } });
+  assert.equal(created.status, 202, created.text);
+  second = Number(created.body.target.split('/')[2]);
+  assert.equal((await operationFinished(dev, created.body.id)).state, 'succeeded');
+  const run = await runSvc(['exec', String(second), '--', 'bash', '-c', 'cat ~/.bash_aliases; cat /data/.svc/dotfiles.log; ls -A ~/.dotfiles; git status --porcelain; echo clean'], svcEnv);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(
+    run.stdout,
+    [
+      "alias ll='ls -l'",
+      `Cloning your dotfiles from ${dotfiles.url}`,
+      'Running install.sh',
+      'installing for ada-lovelace in /data/home',
+      'install.sh exited with code 0',
+      'Dotfiles applied.',
+      '.git', '.vimrc', 'install.sh',
+      'clean',
+      '',
+    ].join('\n'),
+  );
+  const unset = await runSvc(['dotfiles', 'unset'], svcEnv);
+  assert.equal(unset.code, 0, unset.stderr);
+  assert.deepEqual((await dev.get('/me/dotfiles')).body, { url: null });
 });

@@ -30,6 +30,7 @@ import { registerWorkspaceSignInRoutes } from './routes/workspace-sign-in.ts';
 import { registerServiceRoutes } from './routes/services.ts';
 import { registerStageRoutes } from './routes/stages.ts';
 import { registerMeRoutes } from './routes/me.ts';
+import { registerDotfilesRoutes } from './routes/dotfiles.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
@@ -177,6 +178,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerMetaRoutes(api);
       registerSessionRoutes(api, deps);
       registerMeRoutes(api, deps);
+      registerDotfilesRoutes(api, deps);
       registerApiKeyRoutes(api, deps);
       registerUserRoutes(api, deps);
       registerOrgRoutes(api, deps);

@@ -28,6 +28,8 @@ export interface WorkspaceRef {
   name?: string;
   /** Who the workspace UID is in its pods (workspace-user.ts): its owner; `developer` when absent. */
   user?: WorkspaceUser;
+  /** The owner's dotfiles repository: cloned into HOME and its install script run at the workspace's first start. */
+  dotfiles?: string;
 }
 
 /** The person a workspace's UID is named after in its pods' passwd (docs/workspaces.md, "Who you are in a workspace"). */

@@ -55,7 +55,7 @@ export function workspaceRef(row: WorkspaceRow): WorkspaceRef {
   const pin = row.base_image_pin;
   const baseImage = pin ? { image: pin.image, digest: pin.digest, rootfs: pin.rootfs, config: pin.config } : undefined;
   const user = podUserOf(row.owner_email, row.owner_name);
-  return { id: row.id, teamId: row.team_id, restricted: row.restricted, uid: row.uid, storageGib: row.storage_gib, plan: row.plan, name: row.name, user, ...(baseImage ? { baseImage } : {}) };
+  return { id: row.id, teamId: row.team_id, restricted: row.restricted, uid: row.uid, storageGib: row.storage_gib, plan: row.plan, name: row.name, user, ...(row.owner_dotfiles ? { dotfiles: row.owner_dotfiles } : {}), ...(baseImage ? { baseImage } : {}) };
 }
 
 /**

@@ -1,10 +1,11 @@
-// Settings: the account, personal API keys (with an expiry; a new key's token is shown once, with a copy button) and
-// the password.
+// Settings: the account, personal API keys (with an expiry; a new key's token is shown once, with a copy button), the
+// dotfiles repository and the password.
 import { useState, type FormEvent } from 'react';
 import { answer, listAll, svcApi } from '../api.ts';
 import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
 import type { ApiKeyWithToken } from '../types.ts';
+import { DotfilesSettings } from './DotfilesSettings.tsx';
 import { Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 /** Lifetimes offered for a new key, in days (0: never); the API takes at most a year. */
@@ -32,6 +33,7 @@ export function SettingsPage() {
         </dl>
       </Section>
       <ApiKeys />
+      <DotfilesSettings />
       <PasswordForm hasPassword={me.has_password} />
     </>
   );

@@ -21,6 +21,7 @@ import { cgroupNames, hostCgroups } from './cgroups.ts';
 import { builtInPlans, type InstallationPlans } from '../../capacity/plans.ts';
 import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
+import { applyDotfiles } from './dotfiles.ts';
 import { createVolumeDir, deleteVolumeDir, ensureVolumeMounted, ensureWorkspaceLayout, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
 import { remountVolumeImages, type VolumeBackend } from './volume-images.ts';
 import { reownTree } from './volume-owner.ts';
@@ -154,6 +155,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
         progress(progressTexts.starting);
         if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
         await volumeReady(workspace);
+        const dotfiles = await applyDotfiles(host, workspace).catch((error: Error) => `dotfiles of workspace ${workspace.id} could not be applied: ${error.message}`);
+        if (dotfiles) host.log(dotfiles);
         const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline, options);
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),

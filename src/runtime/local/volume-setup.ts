@@ -15,7 +15,7 @@ export interface SetupOptions extends VolumeHost {
   cloneTimeoutMs: number;
 }
 
-async function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean): Promise<SandboxSpec> {
+export async function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean): Promise<SandboxSpec> {
   await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
   await ensureWorkspaceLayout(host, workspace.id, workspace.uid);
   const parts = await workspaceSandboxParts(host, workspace);
