@@ -292,7 +292,7 @@ test('Settings → Dotfiles: a URL with a password is refused with the reason; a
   const field = page.locator('input[name="dotfiles-url"]');
   await field.fill('https://me:secret@git.example.com/me/dotfiles.git');
   await page.getByRole('button', { name: 'Set', exact: true }).click();
-  await page.getByText('carries a password').waitFor();
+  await page.getByText('carries a password', { exact: true }).waitFor();
   assert.deepEqual((await served.owner.get('/me/dotfiles')).body, { url: null });
   await field.fill('https://git.example.com/me/dotfiles.git');
   await page.getByRole('button', { name: 'Set', exact: true }).click();
