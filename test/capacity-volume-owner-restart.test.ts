@@ -67,7 +67,7 @@ test('kill -9 while a volume is re-owned, start again: the operation ends and th
   const oldUid = (await lstat(volume)).uid;
   // Enough files that the walk is still under way when the server is killed.
   for (let d = 0; d < 20; d++) {
-    const dir = path.join(volume, 'files', String(d));
+    const dir = path.join(volume, 'app', 'files', String(d));
     await mkdir(dir, { recursive: true });
     execFileSync('sh', ['-c', 'seq 1 4000 | xargs touch'], { cwd: dir });
   }
@@ -90,7 +90,7 @@ test('kill -9 while a volume is re-owned, start again: the operation ends and th
   assert.equal(finished.state, 'succeeded', JSON.stringify(finished));
   const newUid = oldUid - 100001 + 300001;
   const owners = execFileSync('find', [volume, '-printf', '%U:%G\\n'], { encoding: 'utf8' }).trim().split('\n');
-  assert.equal(owners.length, 80_000 + 22);
+  assert.equal(owners.length, 80_000 + 26); // the files, their 21 directories, the volume's root, app/, home/, .svc/ and .svc/layout
   assert.deepEqual([...new Set(owners)], [`${newUid}:0`]);
   await until(async () => ((await again.get(`/workspaces/${id}`)).body.state === 'running' ? true : undefined), 'the workspace to run again', 120_000);
   const record = JSON.parse(await readFile(path.join(dataDir, 'pods', `${id}.json`), 'utf8')) as { pid: number };

@@ -100,13 +100,13 @@ test('volume owner: three workspaces (one soft-deleted, one with a file the job 
   assert.equal(await podUid(alpha), before.alpha, 'pods run as the volume owner');
   // Files as the workspace's processes leave them: its UID's, some private to the user.
   for (const [name, id] of Object.entries(made)) {
-    await mkdir(path.join(volume(id), 'src', 'deep'), { recursive: true, mode: 0o700 });
-    await writeFile(path.join(volume(id), 'src', 'deep', 'main.txt'), 'hello\n', { mode: 0o640 });
-    await writeFile(path.join(volume(id), 'private.txt'), 'mine\n', { mode: 0o600 });
-    if (id === charlie) await writeFile(path.join(volume(id), 'locked.txt'), 'cannot change\n');
+    await mkdir(path.join(volume(id), 'app', 'src', 'deep'), { recursive: true, mode: 0o700 });
+    await writeFile(path.join(volume(id), 'app', 'src', 'deep', 'main.txt'), 'hello\n', { mode: 0o640 });
+    await writeFile(path.join(volume(id), 'home', 'private.txt'), 'mine\n', { mode: 0o600 });
+    if (id === charlie) await writeFile(path.join(volume(id), 'app', 'locked.txt'), 'cannot change\n');
     execFileSync('chown', ['-R', `${before[name as keyof typeof before]}:0`, volume(id)]);
   }
-  locked = path.join(volume(charlie), 'locked.txt');
+  locked = path.join(volume(charlie), 'app', 'locked.txt');
   execFileSync('chattr', ['+i', locked]);
   const deleted = await key.delete(`/workspaces/${bravo}`, { headers: { 'if-match': '*' } });
   assert.equal(deleted.status, 202, deleted.text);

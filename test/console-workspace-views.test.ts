@@ -119,14 +119,14 @@ test('the workspace page names its editor, and each service its routes and publi
   await screenshot(page, 'views-02-workspace');
 });
 
-test('the terminal tab runs a shell in /data/app: echo $HOME; pwd, and a resize reaches the shell', async () => {
+test('the terminal tab runs a shell in /data/app with HOME at /data/home: echo $HOME; pwd, and a resize reaches the shell', async () => {
   await page.goto(workspacePath('terminal'));
   await page.locator('[data-testid="terminal-state"][data-state="open"]').waitFor();
   const terminal = page.getByTestId('terminal');
   const screen = () => terminal.locator('.xterm-rows').innerText();
   const seen = (pattern: RegExp) => until(async () => (pattern.test(await screen()) ? true : undefined), `${pattern} on the terminal`, 30_000);
   await page.keyboard.type('echo $HOME; pwd\n');
-  await seen(/echo \$HOME; pwd\s*\n\s*\/data\/app\s*\n\s*\/data\/app/);
+  await seen(/echo \$HOME; pwd\s*\n\s*\/data\/home\s*\n\s*\/data\/app/);
   const size = async () => ({ cols: Number(await terminal.getAttribute('data-cols')), rows: Number(await terminal.getAttribute('data-rows')) });
   const before = await size();
   await page.keyboard.type('echo size=$(stty size)\n');
@@ -285,6 +285,20 @@ test('organizations are listed and a new one is confirmed; a new API key gets an
   const days = (new Date(key.expires_at).getTime() - Date.now()) / 86_400_000;
   assert.ok(days > 6.9 && days <= 7, `expires in ${days} days`);
   await screenshot(page, 'views-09-settings');
+});
+
+test('Settings → Dotfiles: a URL with a password is refused with the reason; a repository is set', async () => {
+  await page.goto(`${server.url}/settings`);
+  const field = page.locator('input[name="dotfiles-url"]');
+  await field.fill('https://me:secret@git.example.com/me/dotfiles.git');
+  await page.getByRole('button', { name: 'Set', exact: true }).click();
+  await page.getByText('carries a password', { exact: true }).waitFor();
+  assert.deepEqual((await served.owner.get('/me/dotfiles')).body, { url: null });
+  await field.fill('https://git.example.com/me/dotfiles.git');
+  await page.getByRole('button', { name: 'Set', exact: true }).click();
+  await shows('[data-testid="dotfiles-url"]', 'https://git.example.com/me/dotfiles.git');
+  assert.deepEqual((await served.owner.get('/me/dotfiles')).body, { url: 'https://git.example.com/me/dotfiles.git' });
+  await served.owner.delete('/me/dotfiles');
 });
 
 test('with prefers-color-scheme: dark the console is dark', async () => {

@@ -236,10 +236,14 @@ test('a fresh browser gets a calm workbench (no welcome page, panel or side bars
     await browser.close();
   }
   const volume = path.join(server!.server.config.dataDir, 'volumes', String(ws));
-  for (const name of ['.cache', '.local', '.config', '.code-server', '.vscode-server-oss']) {
-    await assert.rejects(access(path.join(volume, name)), `${name} is not in /data/app`);
+  for (const name of ['.cache', '.local', '.config', '.code-server', '.vscode-server-oss', '.svc']) {
+    await assert.rejects(access(path.join(volume, 'app', name)), `${name} is not in /data/app`);
   }
   await access(path.join(volume, '.svc/code-server/user-data/User/settings.json'));
+  // terminals of the editor are bash as a login shell, like the console's and svc ssh
+  const machine = JSON.parse(await readFile(path.join(volume, '.svc/code-server/user-data/Machine/settings.json'), 'utf8'));
+  assert.equal(machine['terminal.integrated.defaultProfile.linux'], 'bash');
+  assert.deepEqual(machine['terminal.integrated.profiles.linux'].bash, { path: 'bash', args: ['-l'] });
 });
 
 /** Waits for the operation to succeed (fails on its failure or after a minute). */

@@ -138,7 +138,7 @@ test('a crash restarts with backoff and gives up; a missing entrypoint exits 127
 test('an image that cannot be made ready fails the Sync with a problem naming it; what runs is unchanged', async () => {
   const before = await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 });
   const yml = svcYml.replace('image: test/web:1', 'image: test/web:2');
-  await writeFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'svc.yml'), yml);
+  await writeFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'app', 'svc.yml'), yml);
   const failed = await lw.sync();
   assert.equal(failed.state, 'failed');
   assert.equal(failed.error.type, 'urn:svc:problem:unavailable');
@@ -147,7 +147,7 @@ test('an image that cannot be made ready fails the Sync with a problem naming it
   const web = (await driver.replicaStates({ id: ws, uid: 0, storageGib: 0 })).find((r) => r.service === 'web');
   assert.deepEqual(web, before.find((r) => r.service === 'web'));
   assert.equal((await lw.serviceOf('web')).status, 'running');
-  await writeFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'svc.yml'), svcYml);
+  await writeFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'app', 'svc.yml'), svcYml);
 });
 
 test('runAsUser is refused at Plan and Sync for a team an administrator has not allowed; once allowed it runs as that user', async () => {

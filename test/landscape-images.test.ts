@@ -112,7 +112,7 @@ async function sync(id = ws, profile?: string) {
   return { plan, operation: await operationFinished(owner, started.body.id) };
 }
 const deployedRow = async (id = ws) => (await server.server.database.pool.query('SELECT hash, synced_at, images FROM landscapes WHERE workspace_id = $1', [id])).rows[0];
-const volumeFile = (name: string) => path.join(server.server.config.dataDir, 'volumes', String(ws), name);
+const volumeFile = (name: string) => path.join(server.server.config.dataDir, 'volumes', String(ws), 'app', name);
 
 test('Plan shows image -> digest; Sync pulls it, the container web server is served at / and the steps service that needs it reaches it', async () => {
   const { plan, operation } = await sync();

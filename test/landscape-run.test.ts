@@ -146,7 +146,7 @@ test('prepare runs its steps in /data/app of the workspace; the step log is read
   events.close();
   assert.equal(run.state, 'success', JSON.stringify(run));
   assert.deepEqual(run.steps.map((s: any) => [s.name, s.state, s.exit_code]), [['install the greeter', 'success', 0]]);
-  const greeter = path.join(server.server.config.dataDir, 'volumes', String(ws), 'tools', 'greet');
+  const greeter = path.join(server.server.config.dataDir, 'volumes', String(ws), 'app', 'tools', 'greet');
   assert.match(await readFile(greeter, 'utf8'), /hello from the greeter/);
   const log = (await viewer.get(`/workspaces/${ws}/stages/prepare/runs/${run.id}/steps/1/logs`)).body;
   assert.deepEqual(texts(log, 'stdout'), ['installed']);
@@ -171,7 +171,7 @@ test('a stage is refused while it runs; stopping it aborts the step and the rest
 });
 
 test('a volume over its size refuses prepare with disk-over-quota, as it refuses a Sync; freeing space lets it run', async () => {
-  const big = path.join(server.server.config.dataDir, 'volumes', String(ws), 'big.bin');
+  const big = path.join(server.server.config.dataDir, 'volumes', String(ws), 'app', 'big.bin');
   await promisify(execFile)('fallocate', ['-l', `${1100 * 2 ** 20}`, big]);
   try {
     const refused = await dev.post(`/workspaces/${ws}/stages/prepare/start`, {});
@@ -300,7 +300,7 @@ test('Teardown stops every service and keeps files, variables and secrets', asyn
   assert.ok(replicas.every((r) => r.status === 'stopped'), JSON.stringify(replicas));
   assert.deepEqual((await dev.get(`/workspaces/${ws}/secrets`)).body.items.map((s: any) => s.name), ['TOKEN']);
   assert.deepEqual((await dev.get(`/workspaces/${ws}/variables`)).body.items.map((s: any) => s.name), ['GREETING']);
-  await readFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'tools', 'greet'));
+  await readFile(path.join(server.server.config.dataDir, 'volumes', String(ws), 'app', 'tools', 'greet'));
 });
 
 test('going to sleep aborts a running stage; stages need a running workspace', async () => {

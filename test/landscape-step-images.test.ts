@@ -101,7 +101,7 @@ test("Sync pins the steps services' image once; their steps see the image's file
   assert.equal(pins.asker.digest, `sha256:${'1'.repeat(64)}`);
   await lw.reaches('asker', 'internal');
   await until(async () => ((await lw.linesOf('asker', 'stdout')).length === 3 ? true : undefined), 'asker to print');
-  assert.deepEqual(await lw.linesOf('asker', 'stdout'), ['NAME="steps image"', 'home=/data/app from=steps mine=service', 'from web']);
+  assert.deepEqual(await lw.linesOf('asker', 'stdout'), ['NAME="steps image"', 'home=/data/home from=steps mine=service', 'from web']);
   assert.ok((await lw.linesOf('asker', 'system')).includes(`Running the steps in image test/steps:1 (sha256:${'1'.repeat(64)}) with /bin/sh`));
   await lw.reaches('writer', 'finished');
   assert.deepEqual(await lw.linesOf('writer', 'stdout'), ['/nix writable']);
@@ -122,7 +122,7 @@ test('a moved tag changes nothing until the next Sync, which restarts the servic
   assert.equal((await pinsOf()).asker.digest, `sha256:${'1'.repeat(64)}`);
   assert.equal((await lw.sync()).state, 'succeeded');
   assert.equal((await pinsOf()).asker.digest, moved);
-  await until(async () => ((await lw.linesOf('asker', 'stdout')).includes('home=/data/app from=moved mine=service') ? true : undefined), 'asker to restart on the moved tag');
+  await until(async () => ((await lw.linesOf('asker', 'stdout')).includes('home=/data/home from=moved mine=service') ? true : undefined), 'asker to restart on the moved tag');
   const stopped = await owner.post(`/workspaces/${ws}/stop`, {});
   assert.equal(stopped.status, 200, stopped.text);
   const started = await owner.post(`/workspaces/${ws}/start`, {});

@@ -59,7 +59,7 @@ before(async () => {
   assert.equal(created.status, 202, created.text);
   ws = Number(created.body.target.split('/')[2]);
   assert.equal((await operationFinished(dev, created.body.id)).state, 'succeeded');
-  volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  volume = path.join(server.server.config.dataDir, 'volumes', String(ws), 'app');
   await dev.put(`/workspaces/${ws}/variables/GREETING`, { value: 'hello' });
   await dev.put(`/workspaces/${ws}/secrets/APP_KEY`, { value: 'first-key-c4f1' });
 });
@@ -127,7 +127,7 @@ test('after a variable and a secret change, Plan lists the service whose environ
 
 test('saving svc.yml in the workspace sends landscape.updated by itself, and the banner then says it changed', async () => {
   const events = await EventStream.open(viewer);
-  const fileVolume = () => path.join(server.server.config.dataDir, 'volumes', String(quiet), 'svc.yml');
+  const fileVolume = () => path.join(server.server.config.dataDir, 'volumes', String(quiet), 'app', 'svc.yml');
   const next = async (what: string): Promise<void> => {
     try {
       await events.until('landscape.updated', (d) => d.workspace_id === quiet, 60_000);

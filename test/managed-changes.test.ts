@@ -78,7 +78,7 @@ before(async () => {
   assert.equal(created.status, 202, created.text);
   ws = Number(created.body.target.split('/')[2]);
   assert.equal((await finished(created.body.id)).state, 'succeeded');
-  volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  volume = path.join(server.server.config.dataDir, 'volumes', String(ws), 'app');
 });
 
 after(async () => {

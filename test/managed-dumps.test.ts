@@ -105,7 +105,7 @@ before(async () => {
     await dev.put(`/workspaces/${workspaces[name]}/secrets/DB_PASSWORD`, { value: `password of ${name}` });
   }
   // b asks for no nightly backups.
-  await writeFile(path.join(server.server.config.dataDir, 'volumes', String(workspaces.b), 'svc.yml'), svcYml('\n    backups: false'));
+  await writeFile(path.join(server.server.config.dataDir, 'volumes', String(workspaces.b), 'app', 'svc.yml'), svcYml('\n    backups: false'));
 });
 
 after(async () => {

@@ -251,7 +251,7 @@ test('Teardown pauses the broker: its host says so and does not resume it; the n
 
 test('removing the broker from the file deletes it; its host is nothing then', { skip }, async () => {
   const { id, number } = await instance();
-  const volume = path.join(dataDir, 'volumes', String(ws));
+  const volume = path.join(dataDir, 'volumes', String(ws), 'app');
   await writeFile(path.join(volume, 'svc.yml'), `schema: svc/v1\nservices:\n${webService.replace(/ {4}env:\n.*\n/, '')}`);
   await sync();
   assert.equal((await dev.get(`/managed-services/${id}`)).body.status, 'deleted');

@@ -184,7 +184,7 @@ test('a dump through the API is an operation ending in an RDB snapshot that down
 
 test('removing cache from the file deletes the instance and its data; its row stays as a tombstone', { skip }, async () => {
   const [instance] = await instances();
-  const volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  const volume = path.join(server.server.config.dataDir, 'volumes', String(ws), 'app');
   await writeFile(path.join(volume, 'svc.yml'), `schema: svc/v1\nservices:\n${webService.replace(/ {4}env:\n.*\n/, '')}`);
   await sync();
   const shown = (await dev.get(`/managed-services/${instance.id}`)).body;

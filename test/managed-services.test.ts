@@ -220,7 +220,7 @@ test('a server that cannot start: Sync fails with managed-service-failed, db is 
 });
 
 test('removed from the file, the instance is deleted; its tombstone is purged 7 days later (an event), then GET answers 404', { skip }, async () => {
-  await writeFile(path.join(m.server.server.config.dataDir, 'volumes', String(m.ws), 'svc.yml'), `schema: svc/v1\nservices:\n${webService.replace(/ {4}env:\n.*\n/, '')}`);
+  await writeFile(path.join(m.server.server.config.dataDir, 'volumes', String(m.ws), 'app', 'svc.yml'), `schema: svc/v1\nservices:\n${webService.replace(/ {4}env:\n.*\n/, '')}`);
   await m.sync();
   assert.equal(await status(db.id), 'deleted');
   assertProblem(await m.dev.post(`/managed-services/${db.id}/pause`), 409, 'conflict');

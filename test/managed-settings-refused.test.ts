@@ -94,7 +94,7 @@ test('a plan the plans file dropped makes the instance invalid-provider at the r
   assert.deepEqual(stale.body.errors.map((e: { code: string; pointer: string; line: number }) => [e.code, e.pointer, e.line]), [['unknown-plan', '/services/db/plan', 7]]);
 
   // The file on plan small: Sync brings db back, its row kept.
-  await writeFile(path.join(f.dataDir, 'volumes', String(ws), 'svc.yml'), svcYml('small'));
+  await writeFile(path.join(f.dataDir, 'volumes', String(ws), 'app', 'svc.yml'), svcYml('small'));
   await f.sync(second);
   const back = await instance(second);
   assert.deepEqual([back.status, back.plan, back.resources.memory, back.details.reason], ['synchronized', 'small', 256, undefined]);

@@ -121,7 +121,7 @@ test('a managed service is seen only by its team', { skip }, async () => {
 
 test('removing db from the file deletes the instance and its data; its tombstone is listed as recently deleted', { skip }, async () => {
   const [instance] = await instanceOf();
-  const volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  const volume = path.join(server.server.config.dataDir, 'volumes', String(ws), 'app');
   await writeFile(path.join(volume, 'svc.yml'), `schema: svc/v1\nservices:\n${webService.replace(/ {4}env:\n.*\n/, '')}`);
   await sync();
   const shown = (await dev.get(`/managed-services/${instance.id}`)).body;
@@ -134,7 +134,7 @@ test('removing db from the file deletes the instance and its data; its tombstone
 });
 
 test('purging the workspace deletes its instances and their data', { skip }, async () => {
-  const volume = path.join(server.server.config.dataDir, 'volumes', String(ws));
+  const volume = path.join(server.server.config.dataDir, 'volumes', String(ws), 'app');
   await writeFile(path.join(volume, 'svc.yml'), svcYml);
   await sync();
   const live = (await instanceOf()).at(-1)!;

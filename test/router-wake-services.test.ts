@@ -73,7 +73,7 @@ after(async () => {
 });
 
 /** A file of the volume, as the host sees `/data/app/<name>` of the pods. */
-const inVolume = (podPath: string) => path.join(dataDir, 'volumes', String(ws.id), path.relative('/data/app', podPath));
+const inVolume = (podPath: string) => path.join(dataDir, 'volumes', String(ws.id), 'app', path.relative('/data/app', podPath));
 
 /** A request to a workspace host with the owner's key (fetch cannot set Host); `browser` asks for HTML. */
 function call(host: string, target: string, browser = false): Promise<{ status: number; text: string }> {

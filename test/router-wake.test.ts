@@ -114,7 +114,7 @@ test('an on-demand service asleep because nobody used it: woken by the request, 
   server.clock.advance(61_000);
   assert.deepEqual(await server.server.services.sleepIdle(), [`${ws}/lazy`]);
   assert.equal(await status(), 'sleeping');
-  const holdLazy = path.join(dataDir, 'volumes', String(ws), '.hold-lazy');
+  const holdLazy = path.join(dataDir, 'volumes', String(ws), 'app', '.hold-lazy');
   await writeFile(holdLazy, '');
   const answer = await call('/lazy');
   await rm(holdLazy);

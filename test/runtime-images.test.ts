@@ -44,11 +44,11 @@ test("a steps replica from an image: its steps see the image's files through its
   await pods.reaches(ws, 'asker', 'running');
   await until(async () => ((await pods.logTexts(ws, 'asker', 'stdout')).includes('from the web image') ? true : undefined), 'asker reached web');
   assert.deepEqual(await pods.logTexts(ws, 'asker', 'stdout'), [
-    OS_RELEASE.trim(), 'from the volume', `pwd=/data/app home=/data/app from=image mine=service uid=${ws.uid} gid=0`,
+    OS_RELEASE.trim(), 'from the volume', `pwd=/data/app home=/data/home from=image mine=service uid=${ws.uid} gid=0`,
     'no /usr of the host', "/data is the pod's", '/bin read-only', 'volume writable', 'from the web image',
   ]);
   assert.ok((await pods.logTexts(ws, 'asker', 'system')).includes('Running the steps in image test/steps:1 (sha256:5555) with /bin/sh'));
-  assert.ok((await stat(path.join(pods.dataDir, 'volumes', String(ws.id), 'made-here'))).isFile());
+  assert.ok((await stat(path.join(pods.dataDir, 'volumes', String(ws.id), 'app', 'made-here'))).isFile());
 });
 
 test('/nix is the workspace\'s own directory: read-only in steps replicas unless nixWritable, from an image or not', async () => {
@@ -100,7 +100,7 @@ test("an editor pod from the workspace's base image: the built-in editor answers
   const step = await pods.driver.runStageStep(ws, 'prepare-1-1', { run: script, env: { STAGE: 'yes' } });
   assert.deepEqual(await step.exited, { exitCode: 0 });
   const lines = (await pods.driver.stageStepLogs(ws, 'prepare-1-1')).lines.filter((l) => l.stream === 'stdout').map((l) => l.text);
-  assert.deepEqual(lines, [OS_RELEASE.trim(), 'pwd=/data/app home=/data/app from=image', '/nix writable', 'no /usr of the host']);
+  assert.deepEqual(lines, [OS_RELEASE.trim(), 'pwd=/data/app home=/data/home from=image', '/nix writable', 'no /usr of the host']);
   assert.ok((await stat(path.join(pods.dataDir, 'nix', String(ws.id), 'from-stage'))).isFile());
   await pods.driver.stopWorkspace(ws);
   assert.equal((await pods.driver.editorState(ws)).state, 'absent');

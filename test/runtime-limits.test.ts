@@ -54,7 +54,7 @@ after(async () => {
 async function volumeWith(ws: WorkspaceRef, files: Record<string, string>): Promise<void> {
   await driver.createVolume(ws);
   for (const [name, text] of Object.entries(files)) {
-    const file = path.join(dataDir, 'volumes', String(ws.id), name);
+    const file = path.join(dataDir, 'volumes', String(ws.id), 'app', name);
     await writeFile(file, text);
     await chown(file, ws.uid, 0);
   }

@@ -81,6 +81,8 @@ async function describeTree(dir: string): Promise<Record<string, string>> {
 }
 
 const volumePath = (id: number) => path.join(dataDir, 'volumes', String(id));
+/** The volume's code, the pods' /data/app (volume-layout.ts). */
+const codePath = (id: number) => path.join(volumePath(id), 'app');
 
 async function ownersUnder(dir: string): Promise<Set<string>> {
   const owners = new Set<string>();
@@ -141,21 +143,21 @@ test('clone fills /data/app from a local bare repository, every file owned by th
   await driver.createVolume(ws);
   await driver.cloneRepository(ws, { url: repositoryUrl }, (text) => texts.push(text));
   assert.deepEqual(texts, ['Cloning repository']);
-  assert.equal(await readFile(path.join(volumePath(ws.id), 'README.md'), 'utf8'), '# Demo\n');
-  assert.equal(await readFile(path.join(volumePath(ws.id), 'src/app.js'), 'utf8'), 'console.log("hello");\n');
-  await assert.rejects(stat(path.join(volumePath(ws.id), 'feature.txt')), { code: 'ENOENT' });
-  if (asRoot) assert.deepEqual([...(await ownersUnder(volumePath(ws.id)))], [`${ws.uid}:0`]);
+  assert.equal(await readFile(path.join(codePath(ws.id), 'README.md'), 'utf8'), '# Demo\n');
+  assert.equal(await readFile(path.join(codePath(ws.id), 'src/app.js'), 'utf8'), 'console.log("hello");\n');
+  await assert.rejects(stat(path.join(codePath(ws.id), 'feature.txt')), { code: 'ENOENT' });
+  if (asRoot) assert.deepEqual([...(await ownersUnder(codePath(ws.id)))], [`${ws.uid}:0`]);
 });
 
 test('clone checks out the branch or the commit given as ref', async () => {
   const byBranch = workspace(900003);
   await driver.createVolume(byBranch);
   await driver.cloneRepository(byBranch, { url: repositoryUrl, ref: 'feature' }, () => undefined);
-  assert.equal(await readFile(path.join(volumePath(byBranch.id), 'feature.txt'), 'utf8'), 'feature\n');
+  assert.equal(await readFile(path.join(codePath(byBranch.id), 'feature.txt'), 'utf8'), 'feature\n');
   await driver.deleteVolume(byBranch);
   await driver.createVolume(byBranch);
   await driver.cloneRepository(byBranch, { url: repositoryUrl.replace('file://', ''), ref: featureCommit }, () => undefined);
-  const head = await run('git', ['-c', `safe.directory=${volumePath(byBranch.id)}`, '-C', volumePath(byBranch.id), 'rev-parse', 'HEAD']);
+  const head = await run('git', ['-c', `safe.directory=${codePath(byBranch.id)}`, '-C', codePath(byBranch.id), 'rev-parse', 'HEAD']);
   assert.equal(head.stdout.trim(), featureCommit);
   await driver.deleteVolume(byBranch);
 });
@@ -165,13 +167,13 @@ test('a repository that does not exist fails the clone with git\'s reason and le
   await driver.createVolume(ws);
   const missing = path.join(scratch, 'git', 'missing.git');
   await rejectsWith(driver.cloneRepository(ws, { url: missing }, () => undefined), 'clone', /^repository '.*missing\.git' does not exist$/);
-  assert.deepEqual(await readdir(volumePath(ws.id)), []);
+  assert.deepEqual(await readdir(codePath(ws.id)), []);
 });
 
 test('a branch that does not exist fails the clone with git\'s reason', async () => {
   const ws = workspace(900004);
   await rejectsWith(driver.cloneRepository(ws, { url: repositoryUrl, ref: 'nope' }, () => undefined), 'clone', /^Remote branch nope not found/);
-  assert.deepEqual(await readdir(volumePath(ws.id)), []);
+  assert.deepEqual(await readdir(codePath(ws.id)), []);
   await driver.deleteVolume(ws);
 });
 
@@ -181,7 +183,7 @@ test('an empty workspace\'s volume is prepared as the workspace UID and stays em
   await driver.createVolume(ws);
   await driver.prepareEmptyVolume(ws, (text) => texts.push(text));
   assert.deepEqual(texts, ['Preparing the volume']);
-  assert.deepEqual(await readdir(volumePath(ws.id)), []);
+  assert.deepEqual(await readdir(codePath(ws.id)), []);
 });
 
 test('the editor starts in a pod and serves its page at the returned address; saved files belong to the workspace UID', async () => {
@@ -199,8 +201,8 @@ test('the editor starts in a pod and serves its page at the returned address; sa
   assert.equal((await fetchText(`${base}/api/file?path=README.md`)).text, '# Demo\n');
   const saved = await fetchText(`${base}/api/file?path=notes/todo.txt`, { method: 'PUT', body: 'write tests\n' });
   assert.equal(saved.status, 204);
-  assert.equal(await readFile(path.join(volumePath(ws.id), 'notes/todo.txt'), 'utf8'), 'write tests\n');
-  if (asRoot) assert.deepEqual([...(await ownersUnder(volumePath(ws.id)))], [`${ws.uid}:0`]);
+  assert.equal(await readFile(path.join(codePath(ws.id), 'notes/todo.txt'), 'utf8'), 'write tests\n');
+  if (asRoot) assert.deepEqual([...(await ownersUnder(codePath(ws.id)))], [`${ws.uid}:0`]);
   assert.equal((await fetchText(`${base}/api/file?path=../../etc/passwd`)).status, 400);
   assert.deepEqual(await driver.editorState(ws), { state: 'ready', address });
 });
@@ -216,13 +218,13 @@ test('the pod runs as the workspace UID and group 0 and sees neither the data di
   ].join('; ');
   const probing = localDriver({ editorCommand: probe });
   await probing.startEditor(ws, () => undefined);
-  const read = (name: string) => readFile(path.join(volumePath(ws.id), name), 'utf8').then((text) => text.trim());
+  const read = (name: string) => readFile(path.join(codePath(ws.id), name), 'utf8').then((text) => text.trim());
   assert.equal(await read('probe-uid'), String(ws.uid));
   assert.equal(await read('probe-gid'), '0');
   // /run/svc: the agent's token; /nix: the workspace's; /.svc-limits: the cgroup's memory events (with cgroups)
   const limits = hostCgroups(asRoot) ? ['.svc-limits'] : [];
   assert.deepEqual((await read('probe-root')).split('\n').sort(), [...limits, 'bin', 'data', 'dev', 'etc', 'lib', 'lib64', 'nix', 'opt', 'proc', 'run', 'sbin', 'tmp', 'usr']);
-  assert.equal(await read('probe-data'), 'app');
+  assert.equal(await read('probe-data'), '.svc\napp\nhome', 'the code, HOME and svc\'s own files');
   assert.equal(await read('probe-datadir'), 'hidden');
   assert.doesNotMatch(await read('probe-env'), /DATABASE_URL|SVC_DATA_DIR/);
   assert.ok(Number(await read('probe-processes')) <= 10, 'the pod sees only its own processes');
@@ -382,5 +384,5 @@ test('nothing is left behind: no process, network namespace, veth pair or volume
     assert.deepEqual(await networkLeftovers(id), [], `network of workspace ${id}`);
   }
   assert.deepEqual(await readdir(path.join(dataDir, 'volumes')), []);
-  assert.deepEqual((await readdir(path.join(dataDir, 'pods'))).filter((name) => name.endsWith('.json')), []);
+  assert.deepEqual((await readdir(path.join(dataDir, 'pods'))).filter((name) => name.endsWith('.json') || name.endsWith('.log')), [], 'records and pod logs');
 });

@@ -44,7 +44,7 @@ const ASK = `fetch(process.argv[2]).then((r) => r.text()).then((t) => console.lo
 /** A volume with the test's small programs in it, owned by the workspace UID. */
 async function volumeFor(ws: WorkspaceRef, target = driver): Promise<string> {
   await target.createVolume(ws);
-  const dir = path.join(dataDir, 'volumes', String(ws.id));
+  const dir = path.join(dataDir, 'volumes', String(ws.id), 'app');
   for (const [name, text] of Object.entries({ 'server.cjs': SERVER, 'ask.cjs': ASK })) {
     await writeFile(path.join(dir, name), text);
     if (asRoot) await chown(path.join(dir, name), ws.uid, 0);
@@ -179,7 +179,7 @@ test('a failing step fails the run; a server that exits 0 finishes; a missing co
   assert.equal((await reaches(ws, 'once', 'finished')).detail, 'The server exited with code 0: the service finished');
   assert.equal((await reaches(ws, 'missing', 'failure')).detail, 'Step exited with code 127');
   assert.deepEqual((await logTexts(ws, 'missing', 'system')).slice(-2), ['Exit code 127: the command is missing from the image', 'Step exited with code 127']);
-  await assert.rejects(stat(path.join(dataDir, 'volumes', String(ws.id), 'never-here')), { code: 'ENOENT' });
+  await assert.rejects(stat(path.join(dataDir, 'volumes', String(ws.id), 'app', 'never-here')), { code: 'ENOENT' });
 });
 
 test('a need that never answers: the replica starts anyway after the needs timeout', async () => {
@@ -248,7 +248,7 @@ test('mounts bind parts of the volume elsewhere; a mount leading out of the volu
 
 test('a pod that cannot start fails with bubblewrap\'s reason, in its status and as a system line of its log', async () => {
   const ws = workspace(5);
-  await writeFile(path.join(dataDir, 'volumes', String(ws.id), 'plain.txt'), 'a file\n');
+  await writeFile(path.join(dataDir, 'volumes', String(ws.id), 'app', 'plain.txt'), 'a file\n');
   const broken = spec('broken', 0, { steps: [{ run: 'true' }], mounts: [{ from: 'shared', to: '/data/app/plain.txt/inner' }] });
   await rejectsWith(driver.startReplica(ws, broken), /plain\.txt\/inner/);
   const state = await stateOf(ws, 'broken');

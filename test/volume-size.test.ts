@@ -87,7 +87,7 @@ test('a volume whose mount went (a reboot) is mounted again by the next driver w
   const next = createLocalDriver({ dataDir, volumeBackend: 'loop' });
   await next.createVolume(ref); // idempotent: waits for the remount at the driver's start
   assert.equal(await isMounted(dir), true);
-  assert.equal(await readFile(path.join(dir, 'reboot'), 'utf8'), 'survives\n');
+  assert.equal(await readFile(path.join(dir, 'app', 'reboot'), 'utf8'), 'survives\n');
 
   // a larger size, while no pod holds the volume: grown before it is mounted (online growth of a mounted one needs
   // CAP_SYS_RESOURCE, which a container may lack; then it waits for the volume's next mount)
@@ -98,7 +98,7 @@ test('a volume whose mount went (a reboot) is mounted again by the next driver w
   const df = await runCommand('df', ['--output=size', '--block-size=1', dir]);
   const size = Number(df.stdout.trim().split('\n')[1]);
   assert.ok(size > 1.5 * GIB && size <= 2 * GIB, `the volume holds ${size} bytes after growing to 2 GiB`);
-  assert.equal(await readFile(path.join(dir, 'reboot'), 'utf8'), 'survives\n');
+  assert.equal(await readFile(path.join(dir, 'app', 'reboot'), 'utf8'), 'survives\n');
 });
 
 test('archiving unmounts the volume and removes its image; restoring mounts a new one with the files; deleting removes it', { skip }, async () => {
@@ -112,7 +112,7 @@ test('archiving unmounts the volume and removes its image; restoring mounts a ne
 
   await driver.restoreVolume(ref, archive);
   assert.equal(await isMounted(dir), true);
-  assert.equal(await readFile(path.join(dir, 'reboot'), 'utf8'), 'survives\n');
+  assert.equal(await readFile(path.join(dir, 'app', 'reboot'), 'utf8'), 'survives\n');
   const { uid } = await stat(dir);
   assert.equal(uid, ref.uid);
 

@@ -155,7 +155,7 @@ test('svc ssh through a pseudo-terminal: keys in, the screen out, resize, Ctrl-C
     });
   try {
     terminal.write('echo "home=$HOME"; pwd; tty\r');
-    await seen(/home=\/data\/app\r+\n\/data\/app\r+\n\/dev\/pts\/\d+\r+\n/, 'HOME, the directory and the terminal');
+    await seen(/home=\/data\/home\r+\n\/data\/app\r+\n\/dev\/pts\/\d+\r+\n/, 'HOME, the directory and the terminal');
     terminal.write('stty size\r');
     await seen(/[\r\n]24 80\r+\n/, 'the first size');
     terminal.resize(120, 40);

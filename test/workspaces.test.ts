@@ -57,7 +57,7 @@ async function createWorkspace(name: string, extra: object = {}): Promise<{ id: 
   return { id, operation: await finished(answer) };
 }
 
-const volume = (id: number, ...parts: string[]) => path.join(server.server.config.dataDir, 'volumes', String(id), ...parts);
+const volume = (id: number, ...parts: string[]) => path.join(server.server.config.dataDir, 'volumes', String(id), 'app', ...parts);
 
 describe('creating', () => {
   test('from a git repository: Cloning, then Running, with the files in /data/app owned by the workspace UID', async () => {

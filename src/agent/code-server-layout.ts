@@ -20,12 +20,21 @@ export const CODE_SERVER_DEFAULT_SETTINGS = {
 };
 
 /**
+ * The machine's settings, written at every start (a person's own settings win over them): terminals are bash as a
+ * login shell, like the console's terminal and `svc ssh`, so the profile files and the prompt naming the workspace hold.
+ */
+export const CODE_SERVER_MACHINE_SETTINGS = {
+  'terminal.integrated.profiles.linux': { bash: { path: 'bash', args: ['-l'] } },
+  'terminal.integrated.defaultProfile.linux': 'bash',
+};
+
+/**
  * Where scripts/bundle-code-server.mjs writes code-server's Node side as one file, in the tools directory beside its
  * node_modules (the script's BUNDLE_DIR).
  */
 export const CODE_SERVER_BUNDLE_DIR = 'code-server-bundle';
 
-/** code-server's directories under its data directory (in the volume's hidden, git-ignored `.svc`). */
+/** code-server's directories under its data directory (svc's own /data/.svc on the volume, outside the code). */
 export function codeServerLayout(dataDir: string) {
   const userData = path.posix.join(dataDir, 'user-data');
   const userDir = path.posix.join(userData, 'User');
@@ -33,6 +42,7 @@ export function codeServerLayout(dataDir: string) {
     userData,
     userDir,
     settings: path.posix.join(userDir, 'settings.json'),
+    machineSettings: path.posix.join(userData, 'Machine', 'settings.json'),
     extensions: path.posix.join(dataDir, 'extensions'),
     /** `*`: the hidden directory stays out of `git status`. */
     gitignore: path.posix.join(path.posix.dirname(dataDir), '.gitignore'),
@@ -54,6 +64,8 @@ export function prepareCodeServerData(dataDir: string, env: NodeJS.ProcessEnv = 
   mkdirSync(layout.userDir, { recursive: true });
   if (!existsSync(layout.gitignore)) writeFileSync(layout.gitignore, '*\n');
   if (!existsSync(layout.settings)) writeFileSync(layout.settings, `${JSON.stringify(CODE_SERVER_DEFAULT_SETTINGS, null, 2)}\n`);
+  mkdirSync(path.posix.dirname(layout.machineSettings), { recursive: true });
+  writeFileSync(layout.machineSettings, `${JSON.stringify(CODE_SERVER_MACHINE_SETTINGS, null, 2)}\n`);
   Object.assign(env, layout.xdg);
   return layout;
 }

@@ -30,6 +30,8 @@ export const agentEnv = {
    * so that an editor killed for memory is logged as such (absent without cgroups).
    */
   editorMemory: 'SVC_AGENT_EDITOR_MEMORY',
+  /** A replica's steps get the pod's HOME, USER, LOGNAME and SHELL (the workspace user's) when set; else HOME is /data/app. */
+  userHome: 'SVC_AGENT_USER_HOME',
 } as const;
 
 /** What the agent knows of its pod's memory limit (`editorMemory`). */

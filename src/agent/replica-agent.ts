@@ -9,7 +9,7 @@ import { constants } from 'node:os';
 import { lineSplitter, type LogStream } from './log-file.ts';
 import { waitForNeeds } from './needs.ts';
 import { httpHealthy, portAnswers } from './probes.ts';
-import { AGENT_STATUS_PATH, AGENT_VERSION, podShell } from './protocol.ts';
+import { AGENT_STATUS_PATH, AGENT_VERSION, agentEnv, podShell } from './protocol.ts';
 import { oomKillsOf, parseReplicaStatus, type ContainerProcess, type NeedAddress, type ReplicaAgentStatus, type ReplicaConfig } from './replica-protocol.ts';
 import { serviceLogTexts } from './service-log-texts.ts';
 import { serveStatus } from './status-server.ts';
@@ -327,11 +327,13 @@ const PERMISSION_TROUBLE = /permission denied|operation not permitted|read-only 
 
 /**
  * Steps see the service's env (and PORT, the first port, unless the env sets it) over their image's `Env` (HOME stays
- * the workspace directory), not the agent's settings.
+ * the workspace user's, /data/home, or the workspace directory in a pod that names none), not the agent's settings.
  */
-export function stepEnvironment(config: ReplicaConfig, workspaceDir: string): NodeJS.ProcessEnv {
-  const system = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: process.env.LANG ?? 'C.UTF-8' };
-  const base = { ...system, ...config.image?.env, HOME: workspaceDir };
+export function stepEnvironment(config: ReplicaConfig, workspaceDir: string, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const system = { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG ?? 'C.UTF-8' };
+  const home = env[agentEnv.userHome];
+  const user = home ? Object.fromEntries((['USER', 'LOGNAME', 'SHELL'] as const).flatMap((name) => (env[name] ? [[name, env[name]]] : []))) : {};
+  const base = { ...system, ...config.image?.env, ...user, HOME: home || workspaceDir };
   const port = config.ports.length > 0 ? { PORT: String(config.ports[0]) } : {};
   return { ...base, ...port, ...config.env };
 }

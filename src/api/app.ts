@@ -32,6 +32,7 @@ import { registerServiceRoutes } from './routes/services.ts';
 import { registerStageRoutes } from './routes/stages.ts';
 import { registerGitCredentialRoutes } from './routes/git-credentials.ts';
 import { registerMeRoutes } from './routes/me.ts';
+import { registerDotfilesRoutes } from './routes/dotfiles.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
@@ -181,6 +182,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerSessionRoutes(api, deps);
       registerMeRoutes(api, deps);
       registerGitCredentialRoutes(api, deps);
+      registerDotfilesRoutes(api, deps);
       registerApiKeyRoutes(api, deps);
       registerUserRoutes(api, deps);
       registerOrgRoutes(api, deps);

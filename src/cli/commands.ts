@@ -18,6 +18,7 @@ export const apiCommandLoaders: Record<string, Loader> = {
   env: async () => (await import('./variables.ts')).envCommands,
   secret: async () => (await import('./variables.ts')).secretCommands,
   keys: async () => (await import('./keys.ts')).keyCommands,
+  dotfiles: async () => (await import('./dotfiles.ts')).dotfilesCommands,
   registry: async () => (await import('./registry.ts')).registryCommands,
   'git-credentials': async () => (await import('./git-credentials.ts')).gitCredentialCommands,
   'ssh-key': async () => (await import('./git-credentials.ts')).sshKeyCommands,

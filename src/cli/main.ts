@@ -21,6 +21,7 @@ Usage:
   svc port-forward WS [SERVICE:]PORT[:LOCAL]
                                            carry local TCP connections to a port in the workspace
   svc keys list|rm                         your API keys
+  svc dotfiles set URL|show|unset          your dotfiles repository, applied in HOME of workspaces you own
   svc registry add|list|remove             container registry credentials of a team
   svc git-credentials add|list|rm          your git credentials per host (HTTPS tokens)
   svc ssh-key show|rotate                  your SSH key for git hosts
@@ -45,7 +46,7 @@ svc ssh and svc exec exit with the remote command's status once it ran.
 `;
 
 export const commandNames = ['login', 'logout', 'whoami', 'ws', 'sync', 'teardown', 'landscape', 'stage', 'logs', 'service', 'env', 'secret', 'managed',
-  'ssh', 'exec', 'port-forward', 'keys', 'registry', 'git-credentials', 'ssh-key', 'domains', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'server', 'admin', 'version', 'help'];
+  'ssh', 'exec', 'port-forward', 'keys', 'dotfiles', 'registry', 'git-credentials', 'ssh-key', 'domains', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'server', 'admin', 'version', 'help'];
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -77,6 +78,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'env':
     case 'secret':
     case 'keys':
+    case 'dotfiles':
     case 'managed':
     case 'registry':
     case 'git-credentials':

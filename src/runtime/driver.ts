@@ -31,6 +31,20 @@ export interface WorkspaceRef {
    * filesystem. Absent: the installation's base image (the local driver: the machine's own system).
    */
   baseImage?: PinnedRoot;
+  /** The workspace's name: its pods' host name (local driver). */
+  name?: string;
+  /** Who the workspace UID is in its pods (workspace-user.ts): its owner; `developer` when absent. */
+  user?: WorkspaceUser;
+  /** The owner's dotfiles repository: cloned into HOME and its install script run at the workspace's first start. */
+  dotfiles?: string;
+}
+
+/** The person a workspace's UID is named after in its pods' passwd (docs/workspaces.md, "Who you are in a workspace"). */
+export interface WorkspaceUser {
+  /** The login name: lower-case letters, digits, `_` and `-`, starting with a letter, at most 32 characters. */
+  login: string;
+  /** Their name as the passwd's GECOS field shows it. */
+  fullName: string;
 }
 
 /** An image pinned by the server (at Sync, or a workspace's first start) and unpacked on this machine. */

@@ -52,3 +52,12 @@ export async function updatePassword(db: Queryable, id: number, passwordHash: st
   ]);
   await db.query("SELECT pg_notify('svc_auth', $1)", [`user:${id}`]);
 }
+
+/** The person's dotfiles repository (migration 048), or null. */
+export async function findDotfilesUrl(db: Queryable, id: number): Promise<string | null> {
+  return (await db.query<{ dotfiles_url: string | null }>('SELECT dotfiles_url FROM users WHERE id = $1', [id])).rows[0]?.dotfiles_url ?? null;
+}
+
+export async function setDotfilesUrl(db: Queryable, id: number, url: string | null, at: Date): Promise<void> {
+  await db.query('UPDATE users SET dotfiles_url = $2, updated_at = $3 WHERE id = $1', [id, url, at]);
+}

@@ -54,6 +54,11 @@ export interface WorkspaceRow {
   version: number;
   /** The workspace's vault of secrets (made with the workspace), read along with the row. */
   vault_id: number | null;
+  /** The owner's e-mail and name, read along with the row: who the workspace UID is in its pods. */
+  owner_email?: string | null;
+  owner_name?: string | null;
+  /** The owner's dotfiles repository (migration 048), applied in HOME at the workspace's first start. */
+  owner_dotfiles?: string | null;
 }
 
 export interface NewWorkspace {
@@ -76,7 +81,10 @@ export interface NewWorkspace {
 }
 
 /** A workspace row with its vault's id. */
-const COLUMNS = '*, (SELECT v.id FROM vaults v WHERE v.workspace_id = workspaces.id) AS vault_id';
+const COLUMNS = `*, (SELECT v.id FROM vaults v WHERE v.workspace_id = workspaces.id) AS vault_id,
+  (SELECT u.email FROM users u WHERE u.id = workspaces.owner_id) AS owner_email,
+  (SELECT u.name FROM users u WHERE u.id = workspaces.owner_id) AS owner_name,
+  (SELECT u.dotfiles_url FROM users u WHERE u.id = workspaces.owner_id) AS owner_dotfiles`;
 
 /** Inserts the workspace and its (empty) vault in one statement; its UID is the next place in the UID range. */
 export async function insertWorkspace(db: Queryable, ws: NewWorkspace): Promise<WorkspaceRow> {
@@ -88,7 +96,8 @@ export async function insertWorkspace(db: Queryable, ws: NewWorkspace): Promise<
            idle_timeout_minutes, state, status_detail, created_by, owner_id, created_at, updated_at, last_activity_at, uid_index, uid, source_ready, egress)
          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $14, $14, place.i, $15 + place.i, false, $16 FROM place RETURNING *),
        vault AS (INSERT INTO vaults (workspace_id, created_at) SELECT id, created_at FROM inserted RETURNING id)
-       SELECT inserted.*, vault.id AS vault_id FROM inserted, vault`,
+       SELECT inserted.*, vault.id AS vault_id, u.email AS owner_email, u.name AS owner_name, u.dotfiles_url AS owner_dotfiles
+       FROM inserted CROSS JOIN vault LEFT JOIN users u ON u.id = inserted.owner_id`,
       [ws.teamId, ws.name, ws.plan, ws.baseImage, ws.git?.provider ?? null, ws.git?.repo ?? null, ws.git?.ref ?? null,
         ws.storageGib, ws.restricted, ws.idleTimeoutMinutes, ws.state, ws.statusDetail, ws.createdBy, ws.at, ws.firstUid ?? FIRST_WORKSPACE_UID, ws.egress ?? 'on'],
     )

@@ -6,6 +6,7 @@ import { DAY } from '../core/clock.ts';
 import { problem } from '../core/problems.ts';
 import type { JobContext, OperationHandler } from '../operations/worker.ts';
 import { RuntimeFailure, type RuntimeDriver, type StopOptions, type VolumeOwnerResult, type WorkspaceRef } from '../runtime/driver.ts';
+import { podUserOf } from '../runtime/workspace-user.ts';
 import { withTransaction } from '../store/database.ts';
 import { deleteWorkspaceRow, findWorkspace, updateWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { publishEvent } from '../events/publish.ts';
@@ -61,7 +62,8 @@ export function workspaceRef(row: WorkspaceRow): WorkspaceRef {
   const pin = row.base_image_pin;
   const baseImage = pin ? { image: pin.image, digest: pin.digest, rootfs: pin.rootfs, config: pin.config } : undefined;
   const egress = row.egress === 'off' || row.team_egress === 'off' ? 'off' : 'on';
-  return { id: row.id, teamId: row.team_id, restricted: row.restricted, egress, uid: row.uid, storageGib: row.storage_gib, plan: row.plan, ...(baseImage ? { baseImage } : {}) };
+  const user = podUserOf(row.owner_email, row.owner_name);
+  return { id: row.id, teamId: row.team_id, restricted: row.restricted, egress, uid: row.uid, storageGib: row.storage_gib, plan: row.plan, name: row.name, user, ...(row.owner_dotfiles ? { dotfiles: row.owner_dotfiles } : {}), ...(baseImage ? { baseImage } : {}) };
 }
 
 /**

@@ -94,7 +94,7 @@ export async function startPodBench(options: PodBenchOptions): Promise<PodBench>
       }, `${service} is ${status}`),
     async volumeWith(ws, files) {
       await driver.createVolume(ws);
-      const dir = path.join(dataDir, 'volumes', String(ws.id));
+      const dir = path.join(dataDir, 'volumes', String(ws.id), 'app');
       for (const [name, text] of Object.entries(files)) {
         await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
         await writeFile(path.join(dir, name), text);

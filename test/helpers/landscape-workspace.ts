@@ -90,7 +90,7 @@ export async function startLandscapeWorkspace(options: LandscapeWorkspaceOptions
       assert.equal(sync.status, 202, sync.text);
       return operationFinished(owner, sync.body.id);
     },
-    volumeFile: (name) => path.join(server.server.config.dataDir, 'volumes', String(ws), name),
+    volumeFile: (name) => path.join(server.server.config.dataDir, 'volumes', String(ws), 'app', name),
     async close(more = []) {
       await removeWorkspaces(driver!, [ws, ...more]);
       await server.close();

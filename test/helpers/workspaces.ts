@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Queryable } from '../../src/store/database.ts';
 import { insertWorkspace } from '../../src/store/workspaces.ts';
+import { ensureVolumeLayout, volumeAppDir } from '../../src/runtime/local/volume-layout.ts';
 import type { RuntimeDriver } from '../../src/runtime/driver.ts';
 import { createPerson, type ApiClient } from './client.ts';
 import { createBareRepository, type BareRepository } from './git.ts';
@@ -22,7 +23,8 @@ export async function stoppedWorkspace(db: Queryable, dataDir: string, of: { tea
   });
   const volume = path.join(dataDir, 'volumes', String(id));
   await mkdir(volume, { recursive: true });
-  return { id, volume };
+  await ensureVolumeLayout(volume, { uid: 0, asRoot: false });
+  return { id, volume: volumeAppDir(volume) };
 }
 
 export async function removeWorkspaces(driver: RuntimeDriver, ids: Array<number | undefined>): Promise<void> {

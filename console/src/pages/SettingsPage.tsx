@@ -1,11 +1,12 @@
 // Settings: the account, personal API keys (with an expiry; a new key's token is shown once, with a copy button),
-// git credentials and the SSH key (GitCredentials.tsx), and the password.
+// git credentials and the SSH key (GitCredentials.tsx), the dotfiles repository and the password.
 import { useState, type FormEvent } from 'react';
 import { answer, listAll, svcApi } from '../api.ts';
 import { useMe } from '../App.tsx';
 import { useAction, useResource } from '../hooks.ts';
 import { GitCredentials, SshKey } from './GitCredentials.tsx';
 import type { ApiKeyWithToken } from '../types.ts';
+import { DotfilesSettings } from './DotfilesSettings.tsx';
 import { Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 /** Lifetimes offered for a new key, in days (0: never); the API takes at most a year. */
@@ -35,6 +36,7 @@ export function SettingsPage() {
       <ApiKeys />
       <GitCredentials />
       <SshKey />
+      <DotfilesSettings />
       <PasswordForm hasPassword={me.has_password} />
     </>
   );

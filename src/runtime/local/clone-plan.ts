@@ -89,7 +89,7 @@ const checkoutWhenHeadDangles = `{ git -C ${POD_APP_DIR} rev-parse -q --verify H
  * sandbox's own /tmp (`-c safe.directory` does not reach the upload-pack that a local clone runs). git checks the
  * directory it opens: the path itself for a bare repository, `<path>/.git` for one with a work tree.
  */
-function trustRepository(repository: string): string {
+export function trustRepository(repository: string): string {
   const config = '/tmp/svc-clone.gitconfig';
   const trust = (directory: string) => `git config --global --add safe.directory ${shellQuote(directory)}`;
   return `export GIT_CONFIG_GLOBAL=${config} && ${trust(repository)} && ${trust(path.posix.join(repository, '.git'))} && `;

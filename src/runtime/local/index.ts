@@ -3,6 +3,7 @@
 // this machine (see docs/runtime.md): an editor pod per workspace, a pod per service replica (replica-driver.ts),
 // and short-lived sandboxes for stage steps (stage-steps.ts). The server only talks to it through RuntimeDriver.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from '../../core/clock.ts';
@@ -14,14 +15,15 @@ import type { AgentStatus } from '../../agent/protocol.ts';
 import { PhaseTimeline } from '../../core/phases.ts';
 import { editorStateOf, progressTexts } from './editor-status.ts';
 import { chooseEditor, codeServerWebFiles, type EditorChoice } from './editor-tools.ts';
-import { isPodRunning, launchPod, onEditorPodExit, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
+import { isPodRunning, launchPod, onEditorPodExit, podLogFile, podLogTail, readPodRecord, stopPod, type PodHost, type PodRecord } from './pods.ts';
 import { createLocalReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
 import { createPodStreams } from './pod-streams.ts';
 import { cgroupNames, hostCgroups } from './cgroups.ts';
 import { builtInPlans, type InstallationPlans } from '../../capacity/plans.ts';
 import { createStageSteps } from './stage-steps.ts';
 import { cloneIntoVolume, prepareEmptyVolumeDir, type SetupOptions } from './volume-setup.ts';
-import { createVolumeDir, deleteVolumeDir, ensureVolumeMounted, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
+import { applyDotfiles } from './dotfiles.ts';
+import { createVolumeDir, deleteVolumeDir, ensureVolumeMounted, ensureWorkspaceLayout, exists, nixDir, packVolume, unpackVolume, volumeBytes, volumeDir } from './volumes.ts';
 import { remountVolumeImages, type VolumeBackend } from './volume-images.ts';
 import { reownTree } from './volume-owner.ts';
 import { editorPodTemplate } from './pod-template.ts';
@@ -133,6 +135,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   const volumeReady = async (workspace: WorkspaceRef) => {
     await remounted;
     await ensureVolumeMounted(host, workspace.id, workspace.storageGib);
+    if (await exists(volumeDir(host, workspace.id))) await ensureWorkspaceLayout(host, workspace.id, workspace.uid);
   };
   const serialized = workspaceQueue();
   const replicas = createLocalReplicaDriver(host, workspaceQueue());
@@ -148,12 +151,17 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     name: 'local',
     editor: editorDescription(editor),
     editorWebFiles: editor.kind === 'code-server' ? codeServerWebFiles(editor.binds[0].source) : undefined,
-    createVolume: async (workspace) => (await remounted, void (await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib))),
+    createVolume: async (workspace) => {
+      await remounted;
+      await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
+      await ensureWorkspaceLayout(host, workspace.id, workspace.uid);
+    },
     deleteVolume: (workspace) =>
       serialized(workspace.id, async () => {
         await stopPod(host, workspace); // the network a sleep kept goes too
         await replicas.forgetAll(workspace);
         await deleteVolumeDir(host, workspace.id);
+        await rm(podLogFile(host, workspace.id), { force: true });
       }),
     volumeUsage: async (workspace) => ({ bytes: await volumeBytes(host, workspace.id), enforced: host.volumeBackend === 'loop' }),
     cloneRepository: async (workspace, source, progress) => {
@@ -172,6 +180,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
         progress(progressTexts.starting);
         if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
         await volumeReady(workspace);
+        const dotfiles = await applyDotfiles(host, workspace).catch((error: Error) => `dotfiles of workspace ${workspace.id} could not be applied: ${error.message}`);
+        if (dotfiles) host.log(dotfiles);
         const record = await launchPod(host, workspace, replicas.wireEditor(workspace), timeline, options);
         return waitForEditor(host, record, timeouts, progress, progressTexts.starting, timeline);
       }),
@@ -225,10 +235,10 @@ async function applyEgress(host: PodHost & { serviceAddressRange: string }, work
   }
 }
 
-/** The volume (the workspace's /data/app) and its /nix beside it, each when it exists (an archived workspace has no volume). */
+/** The volume (the workspace's /data: code, HOME, svc's files) and its /nix beside it, each when it exists (an archived workspace has no volume). */
 async function reownWorkspaceFiles(host: PodHost, id: number, uid: number, signal?: AbortSignal) {
   const result = { unchanged: [] as Array<{ path: string; reason: string }>, moreUnchanged: 0 };
-  for (const [dir, shownAs] of [[volumeDir(host, id), '/data/app'], [nixDir(host, id), '/nix']] as const) {
+  for (const [dir, shownAs] of [[volumeDir(host, id), '/data'], [nixDir(host, id), '/nix']] as const) {
     if (!(await exists(dir))) continue;
     const tree = await reownTree(dir, shownAs, uid, signal);
     result.unchanged.push(...tree.unchanged);

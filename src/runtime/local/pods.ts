@@ -18,9 +18,10 @@ import { podFailureReason } from './editor-status.ts';
 import { ensurePodNetwork, networkOwner, podNetworkMark, removePodNetwork, setLinkMark } from './network.ts';
 import { isSameProcess, killProcess, minimalEnv, pidNamespaceOf, pollUntil, processesInNamespace, processStartTime } from './processes.ts';
 import { AGENT_MAIN, EDITOR_MAIN, stageAgentBundle } from './agent-bundle.ts';
-import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind } from './sandbox.ts';
+import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind, type SandboxSpec } from './sandbox.ts';
 import { resolvConfBinds } from './image-pod-parts.ts';
-import { ensureNixDir, volumeDir, type VolumeHost } from './volumes.ts';
+import { ensureNixDir, type VolumeHost } from './volumes.ts';
+import { workspaceSandboxParts } from './workspace-identity.ts';
 import { imageEditorPodCommand } from './image-editor-pod.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
 import { backgroundUntil, createPodCgroup, editorPlan, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, type LimitsHost } from './pod-limits.ts';
@@ -133,15 +134,8 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
     ? await imageEditorPodCommand(host, workspace, workspace.baseImage, {
         bundleDir, hostsFile: wiring.hostsFile, tokenFile, tokenTarget: POD_TOKEN_FILE, netns: network?.netns, agentEnv: agentEnvOf(), descriptorBinds: memoryBinds,
       })
-    : sandboxCommand({
-        seccomp: podSeccompFile(host.dataDir),
-        uid: workspace.uid,
-        switchUser: host.asRoot,
+    : await hostEditorPodCommand(host, workspace, {
         netns: network?.netns,
-        isolateNetwork: false,
-        hostname: `ws-${workspace.id}`,
-        volumeDir: volumeDir(host, workspace.id),
-        nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
         readOnlyBinds: [...binds, ...(host.editorBinds ?? []), { source: wiring.hostsFile, target: '/etc/hosts' }, { source: tokenFile, target: POD_TOKEN_FILE }, ...(await resolvConfBinds(host.dataDir))],
         descriptorBinds: memoryBinds,
         env: agentEnvOf(),
@@ -175,6 +169,28 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
   editorPods.set(record.pid, { dataDir: host.dataDir, workspaceId: workspace.id });
   host.log(`pod of workspace ${workspace.id} started (pid ${record.pid}) at ${record.host}`);
   return record;
+}
+
+/** The editor pod on the machine's system: the volume at /data, the workspace's /nix, the passwd naming its user. */
+async function hostEditorPodCommand(
+  host: PodHost,
+  workspace: WorkspaceRef,
+  pod: Pick<SandboxSpec, 'netns' | 'readOnlyBinds' | 'descriptorBinds' | 'env' | 'infoFd' | 'dieWithParent' | 'script'>,
+): Promise<{ file: string; args: string[] }> {
+  const parts = await workspaceSandboxParts(host, workspace);
+  return sandboxCommand({
+    ...pod,
+    seccomp: podSeccompFile(host.dataDir),
+    uid: workspace.uid,
+    switchUser: host.asRoot,
+    isolateNetwork: false,
+    hostname: parts.hostname,
+    volumeDir: parts.volumeDir,
+    volumeAt: parts.volumeAt,
+    nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
+    readOnlyBinds: [...pod.readOnlyBinds, ...parts.identityBinds],
+    env: { ...parts.identityEnv, ...pod.env },
+  });
 }
 
 /** Editor pods this process started, by the pid of their sandbox: the installation (data directory) and workspace. */

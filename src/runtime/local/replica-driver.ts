@@ -21,7 +21,7 @@ import { endReplicaPod, launchReplicaPod, prepareServiceLink, type ReplicaPodHos
 import { PreparedNamespaces } from './prepared-namespaces.ts';
 import { EDITOR_SWITCH_LINK, attachToServiceNetwork, ensureServiceNetwork, removeRecordedServiceNetwork, serviceLinkMark } from './service-network.ts';
 import { networkOwner, removeNetns } from './network.ts';
-import { exists, volumeDir } from './volumes.ts';
+import { ensureWorkspaceLayout, exists, volumeDir } from './volumes.ts';
 import { listManagedPlacements, placeManaged, relinkManagedPlacements, unplaceManaged } from './managed-placement.ts';
 
 export interface ReplicaDriverHost extends ReplicaPodHost {
@@ -74,6 +74,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
   const launch = async (workspace: WorkspaceRef, spec: ReplicaSpec, timeline?: PhaseTimeline): Promise<ReplicaRecord> => {
     timeline?.mark(`${spec.service} queue`);
     if (!(await exists(volumeDir(host, workspace.id)))) throw new RuntimeFailure('agent', 'the workspace has no volume');
+    await ensureWorkspaceLayout(host, workspace.id, workspace.uid);
     const earlier = await readReplicaRecord(host.dataDir, workspace.id, spec.service, spec.index);
     if (earlier) {
       // a start on a running replica starts it afresh, in its namespace; a stopped one's pod was ended by its stop

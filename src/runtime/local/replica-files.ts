@@ -38,6 +38,9 @@ export const replicaOutputFile = (dataDir: string, id: number, service: string, 
 /** The /etc/passwd of a container replica's pod (root's, readable by the pod). */
 export const replicaPasswdFile = (dataDir: string, id: number, service: string, index: number) =>
   path.join(replicasDir(dataDir, id), `${replicaName(service, index)}.passwd`);
+/** The base of the passwd and group files of a steps replica's pod from an image (workspace-identity.ts). */
+export const replicaIdentityBase = (dataDir: string, id: number, service: string, index: number) =>
+  path.join(replicasDir(dataDir, id), `${replicaName(service, index)}.identity`);
 /** The replica's own directory, bound at /run/svc in its pod: its settings and its log (the workspace UID's). */
 export const replicaDirOf = (dataDir: string, id: number, service: string, index: number) =>
   path.join(replicasDir(dataDir, id), replicaName(service, index));

@@ -34,18 +34,20 @@ export const imageStepsPodReserved: ReservedTargets = {
 };
 
 /**
- * Opens every mount's `from` below `volumeDir`; `createDirectory` makes a missing one (as the workspace UID).
- * Throws RuntimeFailure('agent') with the reason for the first mount that cannot be bound; nothing stays open then.
+ * Opens every mount's `from` below the volume's code (`volume.code`, its app/), never leading out of the volume
+ * (`volume.root`: the workspace may have made app/ a link); `createDirectory` makes a missing one (as the workspace
+ * UID). Throws RuntimeFailure('agent') with the reason for the first mount that cannot be bound; nothing stays open then.
  */
 export async function openMounts(
-  volumeDir: string,
+  volumeDir: { root: string; code: string },
   mounts: Array<{ from: string; to: string }>,
   createDirectory: (from: string) => Promise<void>,
   reserved: ReservedTargets = stepsPodReserved,
 ): Promise<OpenMount[]> {
   const opened: OpenMount[] = [];
   try {
-    const volume = await realpath(volumeDir);
+    const volume = await realpath(volumeDir.code);
+    if (!isInside(await realpath(volumeDir.root), volume)) throw new RuntimeFailure('agent', 'the volume\'s app directory leads out of the volume');
     for (const mount of mounts) {
       const from = checkedSource(mount.from);
       const target = checkedTarget(mount.to, reserved);

@@ -1,7 +1,7 @@
 // Pods of `steps` and `container` service replicas: like an editor pod (pods.ts) a bubblewrap sandbox started
 // detached, the agent as its main process, here in replica mode (src/agent/replica-agent.ts). Each has its own
 // directory bound at /run/svc (settings and log), the workspace's hosts file as /etc/hosts and its `mounts`; a steps
-// pod also the volume at /data/app and the workspace's /nix, on the host's system or, with an `image`, on the image's
+// pod also the volume at /data (the code at /data/app, HOME at /data/home) and the workspace's /nix, on the host's system or, with an `image`, on the image's
 // root run by the image's shell; a container pod the image's root and no volume (container-pod.ts); as root also its
 // own network namespace on the workspace's service network (service-network.ts).
 import { chown, rm, writeFile, type FileHandle } from 'node:fs/promises';
@@ -21,11 +21,13 @@ import { podPasswd, readImageRoot } from './container-root.ts';
 import { imageShell } from './image-shell.ts';
 import { checkRootfs, hostResolvConf, IMAGE_POD_OWN_TOP, nixOf, resolvConfBinds, splitBinds } from './image-pod-parts.ts';
 import { closeMounts, containerPodReserved, imageStepsPodReserved, openMounts, stepsPodReserved, type OpenMount } from './replica-mounts.ts';
-import { createReplicaDir, replicaDirOf, replicaOutputFile, replicaPasswdFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
+import { createReplicaDir, replicaDirOf, replicaIdentityBase, replicaOutputFile, replicaPasswdFile, writeReplicaRecord, type ReplicaRecord } from './replica-files.ts';
 import { agentBinds, POD_APP_DIR, sandboxCommand, type DescriptorBind } from './sandbox.ts';
 import { netnsExists, removeNetns } from './network.ts';
 import { attachToServiceNetwork, bringUpServiceLink, createReplicaNetns, POD_LINK } from './service-network.ts';
-import { volumeDir } from './volumes.ts';
+import { appDir, volumeDir } from './volumes.ts';
+import { POD_HOME_DIR, POD_VOLUME_DIR } from './pod-identity.ts';
+import { writeWorkspaceIdentity, workspaceSandboxParts } from './workspace-identity.ts';
 import { createPodCgroup, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, replicaPlan } from './pod-limits.ts';
 import { podSeccompFile } from './seccomp.ts';
 
@@ -63,7 +65,7 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
   if (host.asRoot) await chown(config, workspace.uid, 0);
   const reserved = container ? containerPodReserved : spec.root ? imageStepsPodReserved : stepsPodReserved;
   let memoryEvents: FileHandle | undefined;
-  const mounts = await openMounts(volumeDir(host, workspace.id), spec.mounts, (from) => createVolumeDirectory(host, workspace, from), reserved);
+  const mounts = await openMounts({ root: volumeDir(host, workspace.id), code: appDir(host, workspace.id) }, spec.mounts, (from) => createVolumeDirectory(host, workspace, from), reserved);
   timeline?.mark(`${spec.service} pod directory and cgroup`);
   try {
     const network = placement.network;
@@ -148,6 +150,7 @@ async function stepsPod(pod: PodInput): Promise<{ file: string; args: string[] }
   const { host, workspace, spec } = pod;
   const binds = agentBinds(await bundleFor(host), host.nodePath);
   const nix = await nixOf(host, workspace, undefined, spec.nixWritable ?? false);
+  const parts = await workspaceSandboxParts(host, workspace);
   return sandboxCommand({
     nix: nix.own,
     seccomp: podSeccompFile(host.dataDir),
@@ -156,11 +159,12 @@ async function stepsPod(pod: PodInput): Promise<{ file: string; args: string[] }
     netns: pod.netns,
     isolateNetwork: false,
     hostname: `${spec.service}-${spec.index}`,
-    volumeDir: volumeDir(host, workspace.id),
-    readOnlyBinds: [...binds, { source: pod.placement.hostsFile, target: '/etc/hosts' }, ...(await resolvConfBinds(host.dataDir))],
+    volumeDir: parts.volumeDir,
+    volumeAt: parts.volumeAt,
+    readOnlyBinds: [...binds, { source: pod.placement.hostsFile, target: '/etc/hosts' }, ...parts.identityBinds, ...(await resolvConfBinds(host.dataDir))],
     writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }],
     descriptorBinds: descriptorBindsOf(pod),
-    env: { ...pod.agentEnv, [agentEnv.workspaceDir]: POD_APP_DIR },
+    env: { ...parts.identityEnv, ...pod.agentEnv, [agentEnv.workspaceDir]: POD_APP_DIR, [agentEnv.userHome]: POD_HOME_DIR },
     infoFd: 3,
     dieWithParent: false,
     script: agentScript(host, binds),
@@ -177,8 +181,7 @@ async function imageStepsPod(pod: PodInput, image: PinnedRoot): Promise<{ file: 
   const shell = await imageShell(image.rootfs);
   if (!shell) throw new RuntimeFailure('agent', `the image ${image.image} has no shell (/bin/bash or /bin/sh) to run the steps with`);
   const nix = await nixOf(host, workspace, { root, image: image.image }, spec.nixWritable ?? false);
-  const passwdFile = replicaPasswdFile(host.dataDir, workspace.id, spec.service, spec.index);
-  await writeFile(passwdFile, await podPasswd(image.rootfs, workspace.uid), { mode: 0o644 });
+  const identity = await writeWorkspaceIdentity(workspace, replicaIdentityBase(host.dataDir, workspace.id, spec.service, spec.index), image.rootfs, shell);
   const hostNode = await hostNodeFor(host.nodePath);
   return imagePodCommand({
     seccomp: podSeccompFile(host.dataDir),
@@ -188,15 +191,15 @@ async function imageStepsPod(pod: PodInput, image: PinnedRoot): Promise<{ file: 
     netns: pod.netns,
     hostname: `${spec.service}-${spec.index}`,
     root,
-    files: { hostsFile: pod.placement.hostsFile, passwdFile, resolvConf: await hostResolvConf(host.dataDir) },
+    files: { hostsFile: pod.placement.hostsFile, passwdFile: identity.passwdFile, groupFile: identity.groupFile, resolvConf: await hostResolvConf(host.dataDir) },
     ownTop: IMAGE_POD_OWN_TOP,
     agent: { bundle: await bundleFor(host), hostNode },
     readOnlyBinds: splitBinds(nix.binds).readOnly,
-    writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }, { source: volumeDir(host, workspace.id), target: POD_APP_DIR }, ...splitBinds(nix.binds).writable],
+    writableBinds: [{ source: pod.dir, target: REPLICA_POD_DIR }, { source: volumeDir(host, workspace.id), target: POD_VOLUME_DIR }, ...splitBinds(nix.binds).writable],
     descriptorBinds: descriptorBindsOf(pod),
     env: {
-      PATH: DEFAULT_CONTAINER_PATH, HOME: POD_APP_DIR, LANG: 'C.UTF-8', ...pod.agentEnv,
-      [agentEnv.workspaceDir]: POD_APP_DIR, [agentEnv.shell]: shell, [agentEnv.node]: agentNodeSetting(hostNode),
+      PATH: DEFAULT_CONTAINER_PATH, LANG: 'C.UTF-8', ...identity.env, ...pod.agentEnv,
+      [agentEnv.workspaceDir]: POD_APP_DIR, [agentEnv.userHome]: POD_HOME_DIR, [agentEnv.shell]: shell, [agentEnv.node]: agentNodeSetting(hostNode),
     },
     infoFd: 3,
     chdir: POD_APP_DIR,
@@ -208,7 +211,7 @@ async function containerPod(pod: PodInput, container: ContainerProcess): Promise
   const { host, workspace, spec } = pod;
   const rootfs = spec.container!.rootfs;
   const passwdFile = replicaPasswdFile(host.dataDir, workspace.id, spec.service, spec.index);
-  await writeFile(passwdFile, await podPasswd(rootfs, container.uid), { mode: 0o644 });
+  await writeFile(passwdFile, await podPasswd(rootfs, container.uid, workspace.user?.login), { mode: 0o644 });
   const resolvConf = await hostResolvConf(host.dataDir);
   return imagePodCommand({
     seccomp: podSeccompFile(host.dataDir),
@@ -311,6 +314,7 @@ async function createVolumeDirectory(host: ReplicaPodHost, workspace: WorkspaceR
     isolateNetwork: true,
     hostname: `ws-${workspace.id}`,
     volumeDir: volumeDir(host, workspace.id),
+    volumeAt: POD_VOLUME_DIR,
     readOnlyBinds: [],
     env: {},
     dieWithParent: true,

@@ -1,5 +1,5 @@
 // The command line of a sandbox (a pod, or the short-lived sandbox a clone runs in), as pure data: bubblewrap with
-// a minimal root (the host's /usr and /etc read-only, nothing else of the host), the volume at /data/app, its own
+// a minimal root (the host's /usr and /etc read-only, nothing else of the host), the code at /data/app, its own
 // user, PID, IPC and UTS namespaces, run as the workspace UID with group 0.
 import path from 'node:path';
 
@@ -50,6 +50,11 @@ export interface SandboxSpec {
   isolateNetwork: boolean;
   hostname: string;
   volumeDir: string;
+  /**
+   * Where `volumeDir` appears: /data/app (a managed instance's directory, the default), or /data for a workspace's
+   * volume, whose code is its app/ (volume-layout.ts).
+   */
+  volumeAt?: string;
   readOnlyBinds: Bind[];
   /** Read-write, after the read-only ones: a replica's own directory. */
   writableBinds?: Bind[];
@@ -105,8 +110,8 @@ function rootFilesystemArgs(spec: SandboxSpec): string[] {
     '--tmpfs', '/tmp',
     '--dev', '/dev',
     '--proc', '/proc',
-    '--dir', '/data',
-    '--bind', spec.volumeDir, POD_APP_DIR,
+    ...((spec.volumeAt ?? POD_APP_DIR) === POD_APP_DIR ? ['--dir', '/data'] : []),
+    '--bind', spec.volumeDir, spec.volumeAt ?? POD_APP_DIR,
     ...(spec.nix ? [spec.nix.writable ? '--bind' : '--ro-bind', spec.nix.dir, POD_NIX_DIR] : []),
     ...spec.readOnlyBinds.flatMap((bind) => ['--ro-bind', bind.source, bind.target]),
     ...(spec.writableBinds ?? []).flatMap((bind) => ['--bind', bind.source, bind.target]),

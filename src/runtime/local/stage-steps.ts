@@ -14,7 +14,8 @@ import { killProcess, minimalEnv } from './processes.ts';
 import { hostsFileOf, stageStepDirOf } from './replica-files.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { resolvConfBinds } from './image-pod-parts.ts';
-import { ensureNixDir, exists, volumeDir } from './volumes.ts';
+import { ensureNixDir, exists } from './volumes.ts';
+import { workspaceSandboxParts } from './workspace-identity.ts';
 import { imageStageStepCommand } from './image-editor-pod.ts';
 import { createPodCgroup, editorPlan, inPodCgroup, removePodCgroup } from './pod-limits.ts';
 import { serviceLogTexts } from '../../agent/service-log-texts.ts';
@@ -55,20 +56,7 @@ export function createStageSteps(host: PodHost): StageSteps {
       await createPodCgroup(host, cgroup, plan);
       const command = workspace.baseImage
         ? await imageStageStepCommand(host, workspace, workspace.baseImage, { hostsFile, netns: pod.network?.netns, env: step.env, script: step.run })
-        : sandboxCommand({
-            seccomp: podSeccompFile(host.dataDir),
-            uid: workspace.uid,
-            switchUser: host.asRoot,
-            netns: pod.network?.netns,
-            isolateNetwork: false,
-            hostname: `ws-${workspace.id}`,
-            volumeDir: volumeDir(host, workspace.id),
-            nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
-            readOnlyBinds: [...((await exists(hostsFile)) ? [{ source: hostsFile, target: '/etc/hosts' }] : []), ...(await resolvConfBinds(host.dataDir))],
-            env: step.env,
-            dieWithParent: true,
-            script: step.run,
-          });
+        : await hostStageStepCommand(host, workspace, { netns: pod.network?.netns, hostsFile, env: step.env, script: step.run });
       const memoryNote = async (exitCode: number | null) => {
         const killed = exitCode === 137 && host.cgroups !== undefined && (await host.cgroups.memoryKills(cgroup)) > 0;
         await removePodCgroup(host, cgroup);
@@ -89,6 +77,26 @@ export function createStageSteps(host: PodHost): StageSteps {
       await Promise.all(steps.map((step) => step.abort()));
     },
   };
+}
+
+/** A stage step on the machine's system: like the editor pod, the volume at /data, /nix writable, its user named. */
+async function hostStageStepCommand(host: PodHost, workspace: WorkspaceRef, step: { netns?: string; hostsFile: string; env: Record<string, string>; script: string }) {
+  const parts = await workspaceSandboxParts(host, workspace);
+  return sandboxCommand({
+    seccomp: podSeccompFile(host.dataDir),
+    uid: workspace.uid,
+    switchUser: host.asRoot,
+    netns: step.netns,
+    isolateNetwork: false,
+    hostname: parts.hostname,
+    volumeDir: parts.volumeDir,
+    volumeAt: parts.volumeAt,
+    nix: { dir: await ensureNixDir(host, workspace.id, workspace.uid), writable: true },
+    readOnlyBinds: [...((await exists(step.hostsFile)) ? [{ source: step.hostsFile, target: '/etc/hosts' }] : []), ...parts.identityBinds, ...(await resolvConfBinds(host.dataDir))],
+    env: { ...parts.identityEnv, ...step.env },
+    dieWithParent: true,
+    script: step.script,
+  });
 }
 
 /** Spawns the sandbox in a process group of its own (an abort kills the group) and logs its output line by line. */

@@ -9,7 +9,8 @@ import { RuntimeFailure } from '../driver.ts';
 import { cloneFailureReason, cloneInput, cloneScript, localRepositoryPath } from './clone-plan.ts';
 import { runCommand } from './processes.ts';
 import { isInside, sandboxCommand, type Bind, type SandboxSpec } from './sandbox.ts';
-import { createVolumeDir, exists, volumeDir, type VolumeHost } from './volumes.ts';
+import { appDir, createVolumeDir, ensureWorkspaceLayout, exists, type VolumeHost } from './volumes.ts';
+import { workspaceSandboxParts } from './workspace-identity.ts';
 import { podSeccompFile } from './seccomp.ts';
 import { podNetworkOf } from './addresses.ts';
 import { ensurePodNetwork, networkOwner } from './network.ts';
@@ -21,17 +22,21 @@ export interface SetupOptions extends VolumeHost {
   addressRange: string;
 }
 
-function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean, netns?: string): SandboxSpec {
+export async function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string, binds: Bind[], network: boolean, netns?: string): Promise<SandboxSpec> {
+  await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
+  await ensureWorkspaceLayout(host, workspace.id, workspace.uid);
+  const parts = await workspaceSandboxParts(host, workspace);
   return {
     seccomp: podSeccompFile(host.dataDir),
     uid: workspace.uid,
     switchUser: host.asRoot,
     netns,
     isolateNetwork: !network,
-    hostname: `ws-${workspace.id}`,
-    volumeDir: volumeDir(host, workspace.id),
-    readOnlyBinds: binds,
-    env: { GIT_TERMINAL_PROMPT: '0' },
+    hostname: parts.hostname,
+    volumeDir: parts.volumeDir,
+    volumeAt: parts.volumeAt,
+    readOnlyBinds: [...binds, ...parts.identityBinds],
+    env: { ...parts.identityEnv, GIT_TERMINAL_PROMPT: '0' },
     dieWithParent: true,
     script,
   };
@@ -45,7 +50,6 @@ function setupSandbox(host: VolumeHost, workspace: WorkspaceRef, script: string,
  * `git.repo`). Without root the clone shares the host's network. A failed clone leaves the volume empty.
  */
 export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRef, source: GitSource): Promise<void> {
-  await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
   const local = localRepositoryPath(source.url);
   if (local && isInside(local, host.dataDir)) throw new RuntimeFailure('clone', `the repository ${local} contains the data directory`);
   const binds = local && (await exists(local)) ? [{ source: local, target: local }] : [];
@@ -56,39 +60,20 @@ export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRe
     });
     binds.push(...(await resolvConfBinds(host.dataDir)));
   }
-  const ssh = source.credential?.kind === 'ssh' || (source.credential?.kind === 'none' && source.credential.transport === 'ssh');
-  const identity = ssh ? await userEntryFiles(workspace) : undefined;
-  try {
-    const command = sandboxCommand(setupSandbox(host, workspace, cloneScript(source), [...binds, ...(identity?.binds ?? [])], local === undefined, podNetwork?.netns));
-    const result = await runCommand(command.file, command.args, { timeoutMs: host.cloneTimeoutMs, input: cloneInput(source) ?? '' });
-    if (result.code === 0) return;
-    await emptyDirectory(volumeDir(host, workspace.id));
-    if (result.code === null) throw new RuntimeFailure('clone', `the clone took longer than ${host.cloneTimeoutMs / 1000} s`);
-    throw new RuntimeFailure('clone', cloneAuthenticationReason(cloneFailureReason(result.stderr, result.code), result.stderr, source.credential));
-  } finally {
-    if (identity) await rm(identity.dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * ssh refuses to run for a UID without a passwd entry ("No user exists for uid"): the clone's sandbox sees the
- * host's /etc/passwd with one line more, for the workspace UID.
- */
-async function userEntryFiles(workspace: WorkspaceRef): Promise<{ dir: string; binds: Bind[] }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-clone-passwd-'));
-  await chmod(dir, 0o755); // bubblewrap binds it as the workspace UID
-  const passwd = path.join(dir, 'passwd');
-  const hostEntries = await readFile('/etc/passwd', 'utf8').catch(() => '');
-  await writeFile(passwd, `${hostEntries.replace(/\n?$/, '\n')}ws-${workspace.id}:x:${workspace.uid}:0::/tmp:/bin/sh\n`, { mode: 0o644 });
-  return { dir, binds: [{ source: passwd, target: '/etc/passwd' }] };
+  // the sandbox's passwd names the workspace UID (workspace-identity.ts): ssh refuses to run without it
+  const command = sandboxCommand(await setupSandbox(host, workspace, cloneScript(source), binds, local === undefined, podNetwork?.netns));
+  const result = await runCommand(command.file, command.args, { timeoutMs: host.cloneTimeoutMs, input: cloneInput(source) ?? '' });
+  if (result.code === 0) return;
+  await emptyDirectory(appDir(host, workspace.id));
+  if (result.code === null) throw new RuntimeFailure('clone', `the clone took longer than ${host.cloneTimeoutMs / 1000} s`);
+  throw new RuntimeFailure('clone', cloneAuthenticationReason(cloneFailureReason(result.stderr, result.code), result.stderr, source.credential));
 }
 
 /** Checks, as the workspace UID inside a sandbox, that the empty volume is there and writable. */
 export async function prepareEmptyVolumeDir(host: VolumeHost, workspace: WorkspaceRef): Promise<void> {
-  await createVolumeDir(host, workspace.id, workspace.uid, workspace.storageGib);
   const probe = '.svc-volume-probe';
-  const script = `touch ${probe} && rm ${probe}`;
-  const command = sandboxCommand(setupSandbox(host, workspace, script, [], false));
+  const script = `touch ${probe} && rm ${probe} && touch ~/${probe} && rm ~/${probe}`;
+  const command = sandboxCommand(await setupSandbox(host, workspace, script, [], false));
   const result = await runCommand(command.file, command.args, { timeoutMs: 60_000 });
   if (result.code !== 0) {
     const reason = result.stderr.trim().split('\n').at(-1) || `exit code ${result.code}`;

@@ -1,12 +1,15 @@
 // Volumes of the local driver: a directory per workspace under <data dir>/volumes, owned by the workspace UID
 // and group 0, setgid, group permissions equal to the user's; with the loop backend the directory is the mount point
-// of the volume's own file system of its size (volume-images.ts). Archives are gzip-compressed tar files.
+// of the volume's own file system of its size (volume-images.ts). Pods see it at /data, the code in its app/ at
+// /data/app and HOME in its home/ (volume-layout.ts). Archives are gzip-compressed tar files of the whole volume.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { chmod, chown, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { RuntimeFailure } from '../driver.ts';
 import { runCommand } from './processes.ts';
 import { mountVolumeImage, removeVolumeImage, type VolumeBackend } from './volume-images.ts';
+import { ensureVolumeLayout, volumeAppDir } from './volume-layout.ts';
 import { reownTree } from './volume-owner.ts';
 
 /** setgid, rwx for user and group, nothing for others (other workspaces' UIDs). */
@@ -27,6 +30,19 @@ export function volumesDir(host: VolumeHost): string {
 
 export function volumeDir(host: VolumeHost, id: number): string {
   return path.join(volumesDir(host), String(id));
+}
+
+/** Where the workspace's code is on the host: the volume's app/, the pods' /data/app (volume-layout.ts). */
+export function appDir(host: VolumeHost, id: number): string {
+  return volumeAppDir(volumeDir(host, id));
+}
+
+/** Gives the workspace's volume its layout (volume-layout.ts); says so in the log when an old volume's code moved. */
+export async function ensureWorkspaceLayout(host: VolumeHost, id: number, uid: number): Promise<void> {
+  const done = await ensureVolumeLayout(volumeDir(host, id), { uid, asRoot: host.asRoot }).catch((error: Error) => {
+    throw new RuntimeFailure('agent', error.message);
+  });
+  if (done === 'moved') host.log?.(`the code of workspace ${id}'s volume moved to its app directory (the volume's layout since HOME is on it)`);
 }
 
 export async function exists(file: string): Promise<boolean> {
@@ -154,7 +170,9 @@ export async function unpackVolume(host: VolumeHost, id: number, uid: number, st
   if (tar.code !== 0) throw new Error(`restoring the volume of workspace ${id} failed: ${tar.stderr.trim()}`);
   await ownVolumeRoot(host, dir, uid);
   // Archived before a volume owner change (spec 4.7), its files carry the old UID: they get the workspace's own.
-  if (host.asRoot) await reownTree(dir, '/data/app', uid);
+  if (host.asRoot) await reownTree(dir, '/data', uid);
+  // archived before the volume had its layout, the code comes back at the root: it moves into app/
+  await ensureWorkspaceLayout(host, id, uid);
 }
 
 async function describeArchive(file: string): Promise<{ bytes: number; sha256: string }> {

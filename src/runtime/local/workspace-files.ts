@@ -1,10 +1,11 @@
 // The landscape file on a local volume. The server runs as root and the file belongs to the workspace, so a link
-// must never be followed (svc.yml -> /etc/shadow): the file is opened with O_NOFOLLOW, at the volume's root only.
+// must never be followed (svc.yml -> /etc/shadow): the file is opened with O_NOFOLLOW, at the root of the volume's code (app/) only.
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import path from 'node:path';
 import { isProfileName, profileOfFileName } from '../../landscape/index.ts';
 import type { WorkspaceRef } from '../driver.ts';
+import { volumeAppDir } from './volume-layout.ts';
 import { LANDSCAPE_FILE_LIMIT, type LandscapeFileRead, type WorkspaceFiles } from '../workspace-files.ts';
 
 export function createLocalWorkspaceFiles(options: { dataDir: string }): WorkspaceFiles {
@@ -15,9 +16,12 @@ export function createLocalWorkspaceFiles(options: { dataDir: string }): Workspa
         return { state: 'unreadable', reason: `${fileName} is not a landscape file name` };
       }
       const volume = path.join(path.resolve(options.dataDir), 'volumes', String(workspace.id));
+      const codeDir = volumeAppDir(volume);
+      // the workspace can replace its app directory by a link while no pod runs: never followed either
+      if ((await lstat(codeDir).catch(() => undefined))?.isSymbolicLink()) return { state: 'unreadable', reason: '/data/app is a symbolic link; svc reads only a directory' };
       let handle;
       try {
-        handle = await open(path.join(volume, fileName), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+        handle = await open(path.join(codeDir, fileName), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'ENOENT') {
