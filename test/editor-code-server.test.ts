@@ -243,7 +243,7 @@ test('a fresh browser gets a calm workbench (no welcome page, panel or side bars
   // terminals of the editor are bash as a login shell, like the console's and svc ssh
   const machine = JSON.parse(await readFile(path.join(volume, '.svc/code-server/user-data/Machine/settings.json'), 'utf8'));
   assert.equal(machine['terminal.integrated.defaultProfile.linux'], 'bash');
-  assert.deepEqual(machine['terminal.integrated.profiles.linux'].bash, { path: 'bash', args: ['-l'] });
+  assert.deepEqual(machine['terminal.integrated.profiles.linux'].bash, { path: 'bash', args: ['-c', '[ -r /tmp/svc/managed-services.env ] && . /tmp/svc/managed-services.env; exec bash -l'] });
 });
 
 /** Waits for the operation to succeed (fails on its failure or after a minute). */

@@ -3,6 +3,7 @@
 // (code-server-launch.ts).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { MANAGED_ENV_FILE } from './managed-env-file.ts';
 
 /**
  * What a new workspace's code-server starts with (its own settings.json, written once; the person's changes win):
@@ -21,10 +22,12 @@ export const CODE_SERVER_DEFAULT_SETTINGS = {
 
 /**
  * The machine's settings, written at every start (a person's own settings win over them): terminals are bash as a
- * login shell, like the console's terminal and `svc ssh`, so the profile files and the prompt naming the workspace hold.
+ * login shell, like the console's terminal and `svc ssh`, so the profile files and the prompt naming the workspace hold;
+ * it starts with the managed services' values (a login bash reads no `$ENV`), as `svc exec` and the console's terminal do.
  */
+export const CODE_SERVER_TERMINAL_ARGS = ['-c', `[ -r ${MANAGED_ENV_FILE} ] && . ${MANAGED_ENV_FILE}; exec bash -l`];
 export const CODE_SERVER_MACHINE_SETTINGS = {
-  'terminal.integrated.profiles.linux': { bash: { path: 'bash', args: ['-l'] } },
+  'terminal.integrated.profiles.linux': { bash: { path: 'bash', args: CODE_SERVER_TERMINAL_ARGS } },
   'terminal.integrated.defaultProfile.linux': 'bash',
 };
 
