@@ -36,9 +36,9 @@ const workspaces: Record<'https' | 'ssh', number> = { https: 0, ssh: 0 };
 
 const cli = (client: ApiClient, args: string[]) =>
   runSvc(args, { SVC_URL: server.url, SVC_TOKEN: client.auth.token!, XDG_CONFIG_HOME: path.join(server.server.config.dataDir, 'cli') });
-// ssh in the pod accepts the git host's key the first time, as a person answering "yes" at its prompt does
+// no terminal and no prompts: ssh knows the git host's key from the clone (~/.ssh/known_hosts), git asks nothing
 const exec = (client: ApiClient, ws: number, script: string) =>
-  cli(client, ['exec', String(ws), '--', 'bash', '-c', `export GIT_TERMINAL_PROMPT=0 GIT_SSH_COMMAND='ssh -o StrictHostKeyChecking=accept-new -o BatchMode=yes' && cd /data/app && ${script}`]);
+  cli(client, ['exec', String(ws), '--', 'bash', '-c', `export GIT_TERMINAL_PROMPT=0 GIT_SSH_COMMAND='ssh -o BatchMode=yes' && cd /data/app && ${script}`]);
 const upstream = async () => (await run('git', ['-C', bare, 'log', '-1', '--format=%an <%ae> %s', 'main'])).stdout;
 
 before(async () => {
@@ -83,12 +83,15 @@ describe('a commit made in the editor pod leaves it', { skip }, () => {
     assert.equal(await upstream(), 'push-alice <push-alice@example.com> from the pod over https\n');
   });
 
-  test('over SSH: the user\'s svc-made key (the agent\'s socket) pushes it; sshd accepted that key', async () => {
+  test('over SSH: the user\'s svc-made key (the agent\'s socket) pushes it, to the host key the clone accepted; sshd accepted that key', async () => {
     const pushed = await exec(alice, workspaces.ssh, 'git pull -q --rebase origin main && echo "over ssh" >> README.md && git commit -qam "from the pod over ssh" && git push -q origin HEAD:main');
     assert.equal(pushed.code, 0, `${pushed.stdout}\n${pushed.stderr}`);
     assert.equal(await upstream(), 'push-alice <push-alice@example.com> from the pod over ssh\n');
     const fingerprint = (await alice.get('/me/ssh-key')).body.fingerprint as string;
     assert.match(await ssh.log(), new RegExp(`Accepted publickey for root from [\\d.]+ port \\d+ ssh2: ED25519 ${fingerprint.replace(/[+/]/g, '\\$&')}`));
+    const hostKey = (await internet.startSsh().then(() => run('ssh-keyscan', ['-t', 'ed25519', internet.address]))).stdout.split(' ').slice(1).join(' ').trim();
+    const known = await exec(alice, workspaces.ssh, `ssh-keygen -F ${internet.name} -f ~/.ssh/known_hosts | grep -v '^#' | cut -d' ' -f2-; wc -l < ~/.ssh/known_hosts`);
+    assert.equal(known.stdout, `${hostKey}\n1\n`, known.stderr);
     const readme = await run('git', ['-C', bare, 'show', 'main:README.md']);
     assert.equal(readme.stdout, 'private code\nover https\nover ssh\n');
   });
