@@ -1,5 +1,7 @@
 // Private repositories cloned at create with the creating user's git credential (issue 34, item 2), against real
-// servers on loopback: `git http-backend` behind nginx with basic auth, and OpenSSH's sshd. A wrong, missing or
+// servers on the host: `git http-backend` behind nginx with basic auth, and OpenSSH's sshd. As root the clone runs
+// under the pods' egress policy, so they listen on the host's own address, which this installation allows
+// (`egressAllow`, as an operator allows a company's git server). A wrong, missing or
 // another user's credential fails the clone with a reason naming the host; the token and the private key are found
 // nowhere in API answers, the server's log, the database in clear, or the data directory (volumes among it).
 import assert from 'node:assert/strict';
@@ -13,10 +15,12 @@ import { SecretBox } from '../src/core/secret-box.ts';
 import { sshKeyPlace } from '../src/git/credentials.ts';
 import { openSshPrivateKeyFile } from '../src/git/ssh-key.ts';
 import { findSealedSshKey } from '../src/store/git-credentials.ts';
-import { volumeDir } from '../src/runtime/local/volumes.ts';
+import { createLocalDriver } from '../src/runtime/local/index.ts';
+import { appDir } from '../src/runtime/local/volumes.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
 import { startHttpGitServer, startSshGitServer, type PrivateGitServer } from './helpers/git-servers.ts';
+import { hostAddress } from './helpers/internet-host.ts';
 import { runSvc } from './helpers/process.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { operationFinished } from './helpers/wait.ts';
@@ -39,17 +43,21 @@ const answers: string[] = [];
 const workspaces: number[] = [];
 
 before(async () => {
-  server = await startTestServer({ onLog: (line) => logLines.push(line) });
+  const address = process.getuid?.() === 0 ? await hostAddress() : '127.0.0.1';
+  server = await startTestServer({
+    onLog: (line) => logLines.push(line),
+    driver: ({ dataDir, clock }) => createLocalDriver({ dataDir, clock, egressAllow: [`${address}/32`] }),
+  });
   const people = await Promise.all(['clone-alice', 'clone-bob', 'clone-carol'].map((name) => createPerson(server.admin, `${name}@example.com`)));
   [alice, bob, carol] = people.map((p) => p.key);
   const org = (await alice.post('/orgs', { name: 'Private Git' })).body.id;
   team = (await alice.post('/teams', { org_id: org, name: 'Private Git' })).body.id;
   for (const person of people.slice(1)) await alice.put(`/teams/${team}/members/${person.id}`, { role: 'developer' });
   repository = await createBareRepository({ 'README.md': 'private code\n' });
-  httpGit = await startHttpGitServer(repository, { username: 'alice', password: TOKEN });
+  httpGit = await startHttpGitServer(repository, { username: 'alice', password: TOKEN }, address);
   const aliceKey = await alice.post('/me/ssh-key');
   assert.equal(aliceKey.status, 201);
-  sshGit = await startSshGitServer(repository, aliceKey.body.public_key);
+  sshGit = await startSshGitServer(repository, aliceKey.body.public_key, address);
   assert.equal((await alice.post('/me/git-credentials', { host: httpGit.host, username: 'alice', password: TOKEN })).status, 201);
   assert.equal((await bob.post('/me/git-credentials', { host: httpGit.host, username: 'bob', password: WRONG })).status, 201);
   assert.equal((await bob.post('/me/ssh-key')).status, 201);
@@ -75,7 +83,7 @@ async function create(client: ApiClient, name: string, repo: string): Promise<{ 
   return { id, operation, workspace: workspace.body };
 }
 
-const volumeFile = (id: number, name: string) => readFile(path.join(volumeDir({ dataDir: server.server.config.dataDir, asRoot: true }, id), name), 'utf8');
+const volumeFile = (id: number, name: string) => readFile(path.join(appDir({ dataDir: server.server.config.dataDir, asRoot: true }, id), name), 'utf8');
 
 describe('the clone at create', () => {
   test('over HTTPS with basic auth: the creator\'s token opens it; .git/config and git.repo carry no secret', async () => {

@@ -15,24 +15,24 @@ const run = promisify(execFile);
 export interface PrivateGitServer {
   /** The clone URL of the repository. */
   url: string;
-  /** The host as credentials name it (`127.0.0.1:<port>`). */
+  /** The host as credentials name it (`<address>:<port>`). */
   host: string;
   /** What the server's own log says (nginx's access and error log; sshd's log). */
   log(): Promise<string>;
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+async function freePort(address: string): Promise<number> {
   const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
 
-async function listening(port: number): Promise<true | undefined> {
+async function listening(port: number, address: string): Promise<true | undefined> {
   return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => (socket.destroy(), resolve(true)));
+    const socket = net.connect(port, address, () => (socket.destroy(), resolve(true)));
     socket.on('error', () => resolve(undefined));
   });
 }
@@ -88,10 +88,11 @@ function startHttpBackend(projectRoot: string): Promise<http.Server> {
 }
 
 /**
- * The bare repository served over git's smart HTTP at `http://127.0.0.1:<port>/repo.git`, only to `username` with
+ * The bare repository served over git's smart HTTP at `http://<address>:<port>/repo.git`, only to `username` with
  * `password` (nginx's auth_basic); pushes are accepted (git http-backend takes them from an authenticated user).
+ * `address` defaults to 127.0.0.1; as root, pods (and the clone at create) reach only an address the egress allows.
  */
-export async function startHttpGitServer(repository: BareRepository, account: { username: string; password: string }): Promise<PrivateGitServer> {
+export async function startHttpGitServer(repository: BareRepository, account: { username: string; password: string }, address = '127.0.0.1'): Promise<PrivateGitServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-git-http-'));
   await chmod(dir, 0o755);
   await run('git', ['config', 'http.receivepack', 'true'], { cwd: repository.path });
@@ -100,7 +101,7 @@ export async function startHttpGitServer(repository: BareRepository, account: { 
   const { stdout: hashed } = await run('htpasswd', ['-nb', account.username, account.password]);
   await writeFile(path.join(dir, 'htpasswd'), hashed, { mode: 0o644 });
   await mkdir(path.join(dir, 'temp'), { mode: 0o777 });
-  const port = await freePort();
+  const port = await freePort(address);
   const conf = path.join(dir, 'nginx.conf');
   await writeFile(
     conf,
@@ -114,7 +115,7 @@ http {
   uwsgi_temp_path ${dir}/temp/uwsgi; scgi_temp_path ${dir}/temp/scgi;
   client_max_body_size 0;
   server {
-    listen 127.0.0.1:${port};
+    listen ${address}:${port};
     location / {
       auth_basic "git";
       auth_basic_user_file ${dir}/htpasswd;
@@ -127,8 +128,8 @@ http {
 `,
   );
   const nginx = spawn('nginx', ['-p', dir, '-c', conf, '-g', 'daemon off;'], { stdio: 'ignore' });
-  await until(() => listening(port), `nginx on port ${port}`, 20_000);
-  const host = `127.0.0.1:${port}`;
+  await until(() => listening(port, address), `nginx on port ${port}`, 20_000);
+  const host = `${address}:${port}`;
   return {
     url: `http://${host}/${path.basename(repository.path)}`,
     host,
@@ -144,20 +145,21 @@ http {
 
 /**
  * The bare repository served by sshd on a loopback port to one public key (`authorizedKey`, an `ssh-ed25519 …`
- * line), as root: `ssh://root@127.0.0.1:<port><path>`. Its own host key, configuration and authorized keys file.
+ * line), as root: `ssh://root@<address>:<port><path>` (127.0.0.1 by default). Its own host key, configuration and
+ * authorized keys file.
  */
-export async function startSshGitServer(repository: BareRepository, authorizedKey: string): Promise<PrivateGitServer & { setAuthorizedKey(key: string): Promise<void> }> {
+export async function startSshGitServer(repository: BareRepository, authorizedKey: string, address = '127.0.0.1'): Promise<PrivateGitServer & { setAuthorizedKey(key: string): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-git-ssh-'));
   await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'host_key')]);
   const authorized = path.join(dir, 'authorized_keys');
   const setAuthorizedKey = (key: string) => writeFile(authorized, `restrict ${key}\n`, { mode: 0o600 });
   await setAuthorizedKey(authorizedKey);
   await mkdir('/run/sshd', { recursive: true, mode: 0o755 });
-  const port = await freePort();
+  const port = await freePort(address);
   const conf = path.join(dir, 'sshd_config');
   await writeFile(
     conf,
-    `ListenAddress 127.0.0.1
+    `ListenAddress ${address}
 Port ${port}
 HostKey ${dir}/host_key
 PidFile ${dir}/sshd.pid
@@ -174,8 +176,8 @@ SetEnv GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0=*
   );
   const logFile = path.join(dir, 'sshd.log');
   const sshd = spawn('/usr/sbin/sshd', ['-D', '-f', conf, '-E', logFile], { stdio: 'ignore' });
-  await until(() => listening(port), `sshd on port ${port}`, 20_000);
-  const host = `127.0.0.1:${port}`;
+  await until(() => listening(port, address), `sshd on port ${port}`, 20_000);
+  const host = `${address}:${port}`;
   return {
     url: `ssh://root@${host}${repository.path}`,
     host,

@@ -1,8 +1,9 @@
 // An "internet" host for tests (root only): a network namespace of its own at an address of the documentation range
 // 198.51.100.0/24 (never 203.0.113.0/24, where this machine reaches its package registries), linked to the host by
 // a veth pair with a /31, serving over HTTP on port 80 a directory of files, an npm registry (static packuments and
-// tarballs) and git repositories (git http-backend: clone and push), with a DNS server (dnsmasq, port 53) that
-// answers its name. Pods reach it through the host as they reach the internet. Names of the namespace and link are
+// tarballs) and git repositories (git http-backend: clone and push; a repository may ask for basic auth), with a DNS
+// server (dnsmasq, port 53) that answers its name, and on demand OpenSSH's sshd (port 22) serving the same
+// repositories to the keys it is given. Pods reach it through the host as they reach the internet. Names of the namespace and link are
 // random per instance, and so is the address unless given: tests running at the same time do not meet.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -28,11 +29,25 @@ export interface InternetHost {
   files: string;
   /** Publishes a package of `files` (package.json made from name and version) in the registry. */
   publishPackage(name: string, version: string, files: Record<string, string>): Promise<void>;
-  /** A bare repository of `files` on branch main, cloned and pushed at `url + '/git/<name>.git'`; its path. */
-  addRepository(name: string, files: Record<string, string>): Promise<{ url: string; path: string }>;
+  /**
+   * A bare repository of `files` on branch main, cloned and pushed at `url + '/git/<name>.git'`; its path. With
+   * `account`, HTTP serves it only to that user and password (basic auth; 401 otherwise) and names them to git.
+   */
+  addRepository(name: string, files: Record<string, string>, options?: { account?: { username: string; password: string } }): Promise<{ url: string; path: string }>;
+  /** sshd on port 22 (started at the first call), serving the repositories as root to the keys authorized. */
+  startSsh(): Promise<InternetSsh>;
   /** Another address answered by the same host (a route to it from the host): 169.254.169.254, a private one. */
   addAddress(address: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface InternetSsh {
+  /** `ssh://root@<name>/<path of the bare repository>` */
+  urlOf(repositoryPath: string): string;
+  /** Replaces the authorized keys (`ssh-ed25519 …` lines). */
+  authorize(keys: string[]): Promise<void>;
+  /** sshd's log (LogLevel VERBOSE: which key was accepted). */
+  log(): Promise<string>;
 }
 
 export interface InternetHostOptions {
@@ -43,7 +58,8 @@ export interface InternetHostOptions {
 }
 
 // The HTTP server inside the namespace: /files/ and /npm/ from the directory (a directory's index.json for a
-// packument), /git/ through git http-backend (receive-pack on: pushes are taken).
+// packument), /git/ through git http-backend (receive-pack on: pushes are taken), behind basic auth for the
+// repositories named in accounts.json ({ "<name>.git": "<base64 of user:password>" }, read at each request).
 const SERVER = `
 const http = require('node:http'); const fs = require('node:fs'); const path = require('node:path'); const { spawn } = require('node:child_process');
 const root = process.argv[1];
@@ -51,8 +67,16 @@ http.createServer((req, res) => {
   const url = new URL(req.url, 'http://x');
   const pathname = decodeURIComponent(url.pathname);
   if (pathname.startsWith('/git/')) {
+    const accounts = JSON.parse(fs.readFileSync(path.join(root, 'accounts.json'), 'utf8'));
+    const account = accounts[pathname.split('/')[2]];
+    let remoteUser = 'tester';
+    if (account) {
+      const given = /^Basic (.+)$/.exec(req.headers.authorization || '');
+      if (!given || given[1] !== account) return void res.writeHead(401, { 'www-authenticate': 'Basic realm="git"' }).end('unauthorized');
+      remoteUser = Buffer.from(account, 'base64').toString().split(':')[0];
+    }
     const cgi = spawn('git', ['http-backend'], { env: { GIT_PROJECT_ROOT: path.join(root, 'git'), GIT_HTTP_EXPORT_ALL: '1', PATH_INFO: pathname.slice(4),
-      REQUEST_METHOD: req.method, QUERY_STRING: url.search.slice(1), CONTENT_TYPE: req.headers['content-type'] || '', ...(req.headers['content-length'] ? { CONTENT_LENGTH: req.headers['content-length'] } : {}), REMOTE_USER: 'tester', REMOTE_ADDR: req.socket.remoteAddress,
+      REQUEST_METHOD: req.method, QUERY_STRING: url.search.slice(1), CONTENT_TYPE: req.headers['content-type'] || '', ...(req.headers['content-length'] ? { CONTENT_LENGTH: req.headers['content-length'] } : {}), REMOTE_USER: remoteUser, REMOTE_ADDR: req.socket.remoteAddress,
       GIT_HTTP_RECEIVE_PACK: '1', HTTP_CONTENT_ENCODING: req.headers['content-encoding'] || '', PATH: process.env.PATH, HOME: root } });
     req.pipe(cgi.stdin);
     let head = Buffer.alloc(0); let sent = false;
@@ -95,6 +119,8 @@ export async function startInternetHost(options: InternetHostOptions = {}): Prom
   const root = await mkdtemp(path.join(os.tmpdir(), 'svc-internet-'));
   await run('chmod', ['755', root]);
   for (const dir of ['files', 'npm', 'git']) await mkdir(path.join(root, dir));
+  await writeFile(path.join(root, 'accounts.json'), '{}');
+  const accounts: Record<string, string> = {};
   const children: ChildProcess[] = [];
   const routes: string[] = [];
   const ip = (...args: string[]) => run('ip', args);
@@ -133,6 +159,7 @@ export async function startInternetHost(options: InternetHostOptions = {}): Prom
     throw error;
   }
   const url = `http://${name}`;
+  let ssh: Promise<InternetSsh> | undefined;
   return {
     address,
     name,
@@ -168,7 +195,7 @@ export async function startInternetHost(options: InternetHostOptions = {}): Prom
       await writeFile(path.join(root, 'npm', pkg, 'index.json'), JSON.stringify(packument));
       await rm(work, { recursive: true, force: true });
     },
-    async addRepository(repo, files) {
+    async addRepository(repo, files, options = {}) {
       const work = await mkdtemp(path.join(root, 'work-'));
       const bare = path.join(root, 'git', `${repo}.git`);
       const git = (cwd: string, ...args: string[]) => run('git', ['-c', 'user.name=internet', '-c', 'user.email=internet@example.test', ...args], { cwd });
@@ -184,7 +211,15 @@ export async function startInternetHost(options: InternetHostOptions = {}): Prom
       await git(bare, 'config', 'http.receivepack', 'true');
       await rm(work, { recursive: true, force: true });
       await run('chmod', ['-R', 'a+rwX', bare]);
+      if (options.account) {
+        accounts[`${repo}.git`] = Buffer.from(`${options.account.username}:${options.account.password}`).toString('base64');
+        await writeFile(path.join(root, 'accounts.json'), JSON.stringify(accounts));
+      }
       return { url: `${url}/git/${repo}.git`, path: bare };
+    },
+    startSsh() {
+      ssh ??= startSshInside(root, netns, address, name, (child) => children.push(child));
+      return ssh;
     },
     async addAddress(extra) {
       await ip('-n', netns, 'addr', 'add', `${extra}/32`, 'dev', 'lo');
@@ -192,6 +227,38 @@ export async function startInternetHost(options: InternetHostOptions = {}): Prom
       routes.push(`${extra}/32`);
     },
     close,
+  };
+}
+
+/** sshd in the namespace on `address`:22, its host key, configuration and authorized keys in `root/ssh`. */
+async function startSshInside(root: string, netns: string, address: string, name: string, started: (child: ChildProcess) => void): Promise<InternetSsh> {
+  const dir = path.join(root, 'ssh');
+  await mkdir(dir, { mode: 0o700 });
+  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'host_key')]);
+  const authorized = path.join(dir, 'authorized_keys');
+  const authorize = (keys: string[]) => writeFile(authorized, keys.map((key) => `restrict ${key}\n`).join(''), { mode: 0o600 });
+  await authorize([]);
+  await mkdir('/run/sshd', { recursive: true, mode: 0o755 });
+  const conf = path.join(dir, 'sshd_config');
+  await writeFile(
+    conf,
+    [
+      `ListenAddress ${address}`, 'Port 22', `HostKey ${dir}/host_key`, `PidFile ${dir}/sshd.pid`, `AuthorizedKeysFile ${authorized}`,
+      'StrictModes no', 'UsePAM no', 'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'PermitRootLogin prohibit-password',
+      'AllowUsers root', 'LogLevel VERBOSE', 'SetEnv GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0=*', '',
+    ].join('\n'),
+  );
+  const logFile = path.join(dir, 'sshd.log');
+  const sshd = spawn('nsenter', [`--net=/run/netns/${netns}`, '--', '/usr/sbin/sshd', '-D', '-f', conf, '-E', logFile], { stdio: 'ignore' });
+  started(sshd);
+  await until(async () => {
+    if (sshd.exitCode !== null) throw new Error(`sshd exited: ${await readFile(logFile, 'utf8').catch(() => '')}`);
+    return new Promise<true | undefined>((resolve) => net.connect(22, address).on('connect', function (this: net.Socket) { this.destroy(); resolve(true); }).on('error', () => resolve(undefined)));
+  }, 'the internet host\'s sshd', 20_000);
+  return {
+    urlOf: (repositoryPath) => `ssh://root@${name}${repositoryPath}`,
+    authorize,
+    log: () => readFile(logFile, 'utf8').catch(() => ''),
   };
 }
 

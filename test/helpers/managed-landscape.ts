@@ -10,7 +10,7 @@ import { installedPostgresMajors } from '../../src/managed/postgres-instance.ts'
 import { hostCgroups } from '../../src/runtime/local/cgroups.ts';
 import type { RuntimeDriver } from '../../src/runtime/driver.ts';
 import { DEFAULT_TOOLS_DIR } from '../../src/runtime/local/editor-tools.ts';
-import { createLocalDriver } from '../../src/runtime/local/index.ts';
+import { createLocalDriver, type LocalDriverOptions } from '../../src/runtime/local/index.ts';
 import { createPerson, type ApiClient } from './client.ts';
 import { createBareRepository, type BareRepository } from './git.ts';
 import { startTestServer, type TestServer } from './server.ts';
@@ -95,16 +95,21 @@ export async function removeManagedInstances(dataDir: string): Promise<void> {
 
 /**
  * A test server with the local driver whose tools directory holds only PostgreSQL (the editor stays the built-in one,
- * quick to start), cloning local repositories. Remove `tools` when done.
+ * quick to start), cloning local repositories. Remove `tools` when done. `driverOptions` go to the local driver
+ * (`podDns`: the resolver of an internet host).
  */
-export async function startManagedServer(env: Record<string, string> = {}, onLog?: (message: string) => void): Promise<{ server: TestServer; driver: RuntimeDriver; tools: string }> {
+export async function startManagedServer(
+  env: Record<string, string> = {},
+  onLog?: (message: string) => void,
+  driverOptions: Partial<Omit<LocalDriverOptions, 'dataDir' | 'clock'>> = {},
+): Promise<{ server: TestServer; driver: RuntimeDriver; tools: string }> {
   const tools = await mkdtemp(path.join(os.tmpdir(), 'svc-managed-tools-'));
   await chmod(tools, 0o755); // the instances' UID reaches the binaries through it
   await symlink(path.join(postgresToolsDir, 'postgres'), path.join(tools, 'postgres'));
   let driver!: RuntimeDriver;
   const server = await startTestServer({
     env: { SVC_ALLOW_LOCAL_REPOSITORIES: 'true', SVC_TOOLS_DIR: tools, ...env },
-    driver: ({ dataDir, clock }) => (driver = createLocalDriver({ dataDir, clock })),
+    driver: ({ dataDir, clock }) => (driver = createLocalDriver({ ...driverOptions, dataDir, clock })),
     ...(onLog && { onLog }),
   });
   return { server, driver, tools };

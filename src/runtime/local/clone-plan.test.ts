@@ -70,10 +70,12 @@ test('a credential reaches git through standard input and the environment only: 
   assert.equal(cloneInput(https), 'username=alice\npassword=s3cret-token\n');
   const ssh = { url: 'git@git.example.com:app.git', credential: { kind: 'ssh' as const, host: 'git.example.com', privateKeyFile: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n' } };
   assert.doesNotMatch(cloneScript(ssh), /OPENSSH|abc/);
-  assert.match(cloneScript(ssh), /GIT_SSH_COMMAND='ssh -o IdentitiesOnly=yes .* -o StrictHostKeyChecking=accept-new .* -i \/tmp\/svc-ssh-key'/);
+  assert.match(cloneScript(ssh), /^mkdir -p -m 700 "\$HOME\/\.ssh" && /);
+  assert.match(cloneScript(ssh), /GIT_SSH_COMMAND='ssh -o IdentitiesOnly=yes .* -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=~\/\.ssh\/known_hosts -i \/tmp\/svc-ssh-key'/);
   assert.equal(cloneInput(ssh), ssh.credential.privateKeyFile);
   const none = { url: 'git@git.example.com:app.git', credential: { kind: 'none' as const, host: 'git.example.com', transport: 'ssh' as const } };
   assert.doesNotMatch(cloneScript(none), /svc-ssh-key/);
+  assert.match(cloneScript(none), /UserKnownHostsFile=~\/\.ssh\/known_hosts'/);
   assert.equal(cloneInput(none), undefined);
   assert.equal(cloneInput({ url: '/srv/app.git' }), undefined);
 });

@@ -36,6 +36,8 @@ export function cloneScript(source: GitSource): string {
 
 const CREDENTIAL_FILE = '/tmp/svc-git-credential';
 const SSH_KEY_FILE = '/tmp/svc-ssh-key';
+/** The workspace user's own known hosts (ssh expands `~` from the passwd entry: /data/home on the volume). */
+const KNOWN_HOSTS_FILE = '~/.ssh/known_hosts';
 
 /**
  * How the creator's credential reaches git, for this run only: the clone's standard input (`cloneInput`) is
@@ -43,8 +45,10 @@ const SSH_KEY_FILE = '/tmp/svc-ssh-key';
  * and named to git through the environment: a credential helper that answers for the credential's host only
  * (git asks it again after a redirect to another host), or the key ssh uses. The secret is never in a command
  * line, and the helper is set through GIT_CONFIG_* variables, so nothing is written to the clone's .git/config.
- * ssh accepts a host key it has not seen (its known hosts are this run's own) and refuses one that differs from
- * the host's /etc/ssh/ssh_known_hosts, where operators pin their git hosts.
+ * ssh accepts a host key it has not seen and refuses one that differs from the host's /etc/ssh/ssh_known_hosts,
+ * where operators pin their git hosts; the key it accepts is kept in the workspace's HOME (~/.ssh/known_hosts), so
+ * that `git push` in the workspace trusts the host the clone came from instead of asking (or failing without a
+ * terminal), and a later change of that key is refused there.
  */
 function credentialSetup(source: GitSource): string {
   const credential = source.credential;
@@ -53,10 +57,11 @@ function credentialSetup(source: GitSource): string {
     const helper = `!f() { test "$1" = get || exit 0; grep -qxF host=${credential.host} || exit 0; cat ${CREDENTIAL_FILE}; }; f`;
     return `(umask 077 && cat > ${CREDENTIAL_FILE}) && export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=credential.helper GIT_CONFIG_VALUE_0= GIT_CONFIG_KEY_1=credential.helper GIT_CONFIG_VALUE_1=${shellQuote(helper)} && `;
   }
-  const ssh = ['ssh', '-o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=/tmp/svc-known-hosts'];
-  if (credential.kind === 'ssh') return `(umask 077 && cat > ${SSH_KEY_FILE}) && export GIT_SSH_COMMAND=${shellQuote([...ssh, '-i', SSH_KEY_FILE].join(' '))} && `;
+  const ssh = ['ssh', `-o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=${KNOWN_HOSTS_FILE}`];
+  const knownHostsDir = `mkdir -p -m 700 "$HOME/.ssh" && `;
+  if (credential.kind === 'ssh') return `${knownHostsDir}(umask 077 && cat > ${SSH_KEY_FILE}) && export GIT_SSH_COMMAND=${shellQuote([...ssh, '-i', SSH_KEY_FILE].join(' '))} && `;
   // none over ssh: the same ssh without a key, so that the server's refusal is what fails (not an unknown host key)
-  if (credential.transport === 'ssh') return `export GIT_SSH_COMMAND=${shellQuote(ssh.join(' '))} && `;
+  if (credential.transport === 'ssh') return `${knownHostsDir}export GIT_SSH_COMMAND=${shellQuote(ssh.join(' '))} && `;
   return '';
 }
 
