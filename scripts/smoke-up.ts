@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiClient } from '../test/helpers/client.ts';
-import { createBareRepository, serveOverHttp } from '../test/helpers/git.ts';
+import { createBareRepository } from '../test/helpers/git.ts';
 import { until } from '../test/helpers/wait.ts';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -98,11 +98,13 @@ async function conformance(url: string, admin: ApiClient): Promise<void> {
   assert.equal(org.status, 201, org.text);
   const team = await admin.post('/teams', { org_id: org.body.id, name: 'Conformance' });
   assert.equal(team.status, 201, team.text);
+  // A path on this machine, as a developer of a single-machine installation gives one: `npm run up` clones the local
+  // repositories of the user who started it (--allow-local-repositories own); a server on the host's loopback is
+  // out of the pods' reach (the egress policy, docs/runtime.md "The pod network").
   const repository = await createBareRepository({ 'svc.yml': conformanceYml });
-  const served = await serveOverHttp(repository);
   try {
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(clone, 'bin/svc.js'), 'conformance', url, '--team', String(team.body.id), '--repo', served.url], {
+      const child = spawn(process.execPath, [path.join(clone, 'bin/svc.js'), 'conformance', url, '--team', String(team.body.id), '--repo', repository.path], {
         cwd: clone,
         env: { ...env, SVC_TOKEN: admin.auth.token! },
       });
@@ -119,7 +121,6 @@ async function conformance(url: string, admin: ApiClient): Promise<void> {
     assert.equal(run.code, 0, `svc conformance failed:\n${run.stdout}\n${run.stderr}`);
     assert.match(run.stdout, /\nconformance: \d+ passed, 0 failed, 0 skipped\n$/, run.stdout);
   } finally {
-    await served.close();
     await repository.remove();
   }
 }

@@ -64,7 +64,8 @@ async function failedClone(name: string, git: object): Promise<number> {
   return id;
 }
 
-const volume = (id: number, ...parts: string[]) => path.join(server.server.config.dataDir, 'volumes', String(id), ...parts);
+// the code lives in the volume's app/ (HOME in home/, svc's files in .svc/)
+const volume = (id: number, ...parts: string[]) => path.join(server.server.config.dataDir, 'volumes', String(id), 'app', ...parts);
 
 test('Retry of a bad clone clones again and ends in Error again with the reason; a corrected address then clones', async () => {
   const id = await failedClone('bad-address', { provider: 'git', repo: `${repository.url}-missing` });
