@@ -27,6 +27,7 @@ import { workspaceRuntimeDir } from './replica-files.ts';
 import { backgroundUntil, createPodCgroup, editorPlan, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, type LimitsHost } from './pod-limits.ts';
 import { editorPodTemplate } from './pod-template.ts';
 import { podSeccompFile } from './seccomp.ts';
+import { installationTag } from './installation.ts';
 
 export interface PodHost extends VolumeHost, LimitsHost {
   projectDir: string;
@@ -110,7 +111,7 @@ export interface WorkspaceWiring {
  * its main process (in the background until `options.backgroundUntil` settles); records it.
  */
 export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMade: Promise<WorkspaceWiring>, timeline?: PhaseTimeline, options?: EditorStartOptions): Promise<PodRecord> {
-  const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
+  const network = host.asRoot ? podNetworkOf(installationTag(host.dataDir), workspace.id, host.addressRange) : undefined;
   const wiring = await wirePod(host, wiringMade, network, workspace.egress);
   timeline?.mark('networks');
   const bundleDir = await bundleFor(host);
@@ -367,7 +368,7 @@ export async function stopPod(host: PodHost, workspace: WorkspaceRef, options?: 
   const record = await readPodRecord(host, workspace.id);
   if (record) await killPod(record);
   await removePodCgroup(host, host.cgroupNames.editor(workspace.id));
-  if (host.asRoot && !options?.sleeping) await removePodNetwork(record?.network ?? podNetworkOf(workspace.id, host.addressRange));
+  if (host.asRoot && !options?.sleeping) await removePodNetwork(record?.network ?? podNetworkOf(installationTag(host.dataDir), workspace.id, host.addressRange));
   await rm(recordFile(host, workspace.id), { force: true });
 }
 
