@@ -12,7 +12,7 @@ import { processesOf } from './helpers/processes.ts';
 import { promisify } from 'node:util';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
 import { RuntimeFailure, type LogLine, type ReplicaObservation, type ReplicaSpec, type RuntimeDriver, type WorkspaceRef } from '../src/runtime/driver.ts';
-import { createLocalDriver, type LocalDriverOptions } from '../src/runtime/local/index.ts';
+import { createLocalDriver, installationTag, type LocalDriverOptions } from '../src/runtime/local/index.ts';
 import { replicaSwitchLinkOf } from '../src/runtime/local/addresses.ts';
 
 const run = promisify(execFile);
@@ -94,7 +94,7 @@ async function text(url: string): Promise<string> {
 async function namespacesOf(ws: WorkspaceRef): Promise<string[]> {
   if (!asRoot) return [];
   const listed = (await run('ip', ['netns', 'list'])).stdout.split('\n').map((line) => line.split(' ')[0]);
-  return listed.filter((name) => name === `svc-ws${ws.id}` || name.startsWith(`svc-ws${ws.id}-`));
+  return listed.filter((name) => name === `svc-${installationTag(dataDir)}-ws${ws.id}` || name.startsWith(`svc-${installationTag(dataDir)}-ws${ws.id}-`));
 }
 
 async function rejectsWith(promise: Promise<unknown>, reason: RegExp): Promise<void> {
@@ -269,7 +269,7 @@ test('stopReplica ends its processes and reads stopped; the log stays; removeRep
   await driver.stopReplica(ws, 'never-started', 0);
   assert.deepEqual(await driver.replicaStates(ws), [{ service: 'sleepy', index: 0, status: 'stopped', ready: false, restarts: 0 }]);
   assert.deepEqual(await processesOf(ws.uid), []);
-  assert.deepEqual(await namespacesOf(ws), asRoot ? [`svc-ws${ws.id}-net`] : [], 'only the service network stays while the workspace runs');
+  assert.deepEqual(await namespacesOf(ws), asRoot ? [`svc-${installationTag(dataDir)}-ws${ws.id}-net`] : [], 'only the service network stays while the workspace runs');
   assert.ok((await logTexts(ws, 'sleepy', 'stdout')).includes('awake'));
   const hosts = path.join(dataDir, 'pods', String(ws.id), 'hosts');
   assert.doesNotMatch(await readFile(hosts, 'utf8'), /sleepy/, 'a stopped replica is not listed');
@@ -315,11 +315,11 @@ test('a sleep keeps the replicas\' namespaces linked to the switch; they start i
   const started = await driver.startReplica(ws, serverSpec('api', 0, 3000));
   await reaches(ws, 'api', 'running');
   // the switch's end of the replica's link, by index: a link made again has another
-  const switchLink = async () => (await run('ip', ['-n', `svc-ws${ws.id}-net`, '-o', 'link', 'show', replicaSwitchLinkOf('api', 0)])).stdout.split(':')[0];
+  const switchLink = async () => (await run('ip', ['-n', `svc-${installationTag(dataDir)}-ws${ws.id}-net`, '-o', 'link', 'show', replicaSwitchLinkOf('api', 0)])).stdout.split(':')[0];
   const linked = await switchLink();
   await driver.stopWorkspace(ws, { sleeping: true });
   assert.deepEqual(await processesOf(ws.uid), []);
-  assert.deepEqual((await namespacesOf(ws)).sort(), [`svc-ws${ws.id}`, `svc-ws${ws.id}-api-0`, `svc-ws${ws.id}-net`]);
+  assert.deepEqual((await namespacesOf(ws)).sort(), [`svc-${installationTag(dataDir)}-ws${ws.id}`, `svc-${installationTag(dataDir)}-ws${ws.id}-api-0`, `svc-${installationTag(dataDir)}-ws${ws.id}-net`]);
 
   await driver.startEditor(ws, () => undefined);
   assert.deepEqual(await driver.startReplica(ws, serverSpec('api', 0, 3000)), started);
