@@ -123,6 +123,16 @@ export async function removePodNetwork(network: Pick<PodNetwork, 'netns' | 'host
   await removeIfPresent(['link', 'del', network.hostVeth], () => linkExists(network.hostVeth));
 }
 
+/**
+ * Removes the pod network unless its host link carries another installation's mark (then it is left alone): what a
+ * removal by name does where the name could be another's.
+ */
+export async function removeOwnPodNetwork(network: Pick<PodNetwork, 'netns' | 'hostVeth'>, owner: string): Promise<void> {
+  const other = (await linkMark(network.hostVeth))?.split(' ')[0];
+  if (other && other.startsWith('svc:') && other !== owner) return;
+  await removePodNetwork(network);
+}
+
 /** Kills what still runs in the namespace and deletes it (its devices go with it); idempotent. */
 export async function removeNetns(netns: string): Promise<void> {
   if (!(await netnsExists(netns))) return;
