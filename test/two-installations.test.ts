@@ -3,7 +3,10 @@
 // dev URL, both answer their own pages while both run; their pods have network namespaces, host links and address
 // blocks of their own; one's purge of its workspace 1 leaves the other's pods running.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { recordedAddressBlocks } from '../src/runtime/local/address-blocks.ts';
@@ -96,6 +99,13 @@ test('two servers, each with a running workspace 1, answer their own dev URLs wh
   assert.notEqual(installationTag(one.dataDir), installationTag(two.dataDir));
   const [blocksOne, blocksTwo] = [recordedAddressBlocks(one.dataDir), recordedAddressBlocks(two.dataDir)];
   assert.equal(new Set([blocksOne.pods, blocksOne.services, blocksTwo.pods, blocksTwo.services]).size, 4, 'four distinct address blocks');
+  // a third installation told to take one's block is refused, naming the range and the option
+  const third = await mkdtemp(path.join(os.tmpdir(), 'svc-third-'));
+  try {
+    assert.throws(() => createLocalDriver({ dataDir: third, podAddressRange: blocksOne.pods }), new RegExp(`the pod address range ${blocksOne.pods.replaceAll('.', '\\.')} \\(--pod-address-range\\) is used by another svc installation`));
+  } finally {
+    await rm(third, { recursive: true, force: true });
+  }
   const [podsOne, podsTwo] = [installationPodNetwork(one.dataDir, 1), installationPodNetwork(two.dataDir, 1)];
   assert.notEqual(podsOne.netns, podsTwo.netns);
   assert.notEqual(podsOne.hostVeth, podsTwo.hostVeth);
