@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { DEFAULT_AGENT_PORT } from '../src/agent/protocol.ts';
 import { RuntimeFailure } from '../src/runtime/driver.ts';
-import { podNetworkOf } from '../src/runtime/local/index.ts';
+import { installationPodNetwork } from '../src/runtime/local/index.ts';
 import { asRoot, execInPod, replicaSpec, startPodBench, type PodBench } from './helpers/driver-pods.ts';
 import { createBareRepository, serveOverHttp } from './helpers/git.ts';
 import { hostAddress as hostOwnAddress, startInternetHost, type InternetHost } from './helpers/internet-host.ts';
@@ -125,7 +125,7 @@ test("the clone at create runs under the policy: from the internet host by name,
 });
 
 test('refused from a pod: a port of the host, another workspace\'s pod, 169.254.169.254, a private address; allowed by the operator, reached (but never another pod)', { skip }, async () => {
-  const otherPod = podNetworkOf(plain.workspace(1).id).podAddress;
+  const otherPod = installationPodNetwork(plain.dataDir, plain.workspace(1).id).podAddress;
   const targets: Array<[string, number]> = [[hostAddress, canaryPort], [otherPod, DEFAULT_AGENT_PORT], [METADATA, 80], [privateAddress, 80]];
   const refused = await probe(plain, 0, targets);
   assert.equal(refused.length, 4);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import type { ServiceNetwork } from '../src/runtime/local/addresses.ts';
-import { podNetworkOf } from '../src/runtime/local/index.ts';
+import { installationPodNetwork } from '../src/runtime/local/index.ts';
 import { networkOwner } from '../src/runtime/local/network.ts';
 import { installPodFirewall, podFirewallInstalled, podFirewallKeeper, podFirewallOf } from '../src/runtime/local/pod-firewall.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
@@ -81,7 +81,7 @@ test("a pod's connections to the host's 0.0.0.0 and [::] are refused on each of 
   const byName = await execInPod(pods.driver, ws, { kind: 'editor' }, ['node', '-e', "fetch('http://web:8080/').then((r) => r.text()).then(console.log)"]);
   assert.deepEqual([byName.exitCode, byName.stdout], [0, 'web 0\n'], byName.stderr);
 
-  const podNetwork = podNetworkOf(ws.id);
+  const podNetwork = installationPodNetwork(pods.dataDir, ws.id);
   const serviceNetwork = JSON.parse(await readFile(path.join(pods.dataDir, 'pods', String(ws.id), 'network.json'), 'utf8')) as ServiceNetwork;
   const [podLinkLocal, serviceLinkLocal] = [await linkLocal(podNetwork.hostVeth), await linkLocal(serviceNetwork.hostVeth)];
   const fromEditor: Array<[string, number]> = [
@@ -111,7 +111,7 @@ test("the installation's table holds the group of its links; written again it st
   const owner = networkOwner(pods.dataDir);
   const firewall = podFirewallOf(owner);
   const ws = pods.workspace(0);
-  assert.equal((await readFile(`/sys/class/net/${podNetworkOf(ws.id).hostVeth}/netdev_group`, 'utf8')).trim(), String(firewall.group));
+  assert.equal((await readFile(`/sys/class/net/${installationPodNetwork(pods.dataDir, ws.id).hostVeth}/netdev_group`, 'utf8')).trim(), String(firewall.group));
   const before = (await run('nft', ['list', 'table', 'inet', firewall.table])).stdout;
   assert.match(before, new RegExp(`iifgroup \\{ ${firewall.group}, ${firewall.offGroup} \\} ct state established,related accept`));
   await installPodFirewall(firewall, podFirewallKeeper(owner).egress); // what a start after a kill -9 does
@@ -127,10 +127,10 @@ test('a shutdown with pods running keeps the table; a start writes it again over
   assert.equal(await podFirewallInstalled(firewall), true, 'the pods outlive the server, their firewall with them');
   // lost while the server was away (and a link without its group, as a release before the firewall left it)
   await run('nft', ['delete', 'table', 'inet', firewall.table]);
-  await writeFile(`/sys/class/net/${podNetworkOf(pods.workspace(0).id).hostVeth}/netdev_group`, '0');
+  await writeFile(`/sys/class/net/${installationPodNetwork(pods.dataDir, pods.workspace(0).id).hostVeth}/netdev_group`, '0');
   const restarted = createLocalDriver({ dataDir: pods.dataDir });
   await until(async () => ((await podFirewallInstalled(firewall)) ? true : undefined), 'the table written at start', 20_000);
-  await until(async () => ((await readFile(`/sys/class/net/${podNetworkOf(pods.workspace(0).id).hostVeth}/netdev_group`, 'utf8')).trim() === String(firewall.group) ? true : undefined), 'the link in the group', 20_000);
+  await until(async () => ((await readFile(`/sys/class/net/${installationPodNetwork(pods.dataDir, pods.workspace(0).id).hostVeth}/netdev_group`, 'utf8')).trim() === String(firewall.group) ? true : undefined), 'the link in the group', 20_000);
   for (const n of [0, 1]) await restarted.stopWorkspace(pods.workspace(n));
   await restarted.close();
   assert.equal(await podFirewallInstalled(firewall), false);

@@ -18,7 +18,7 @@ function occupy(netns: string): void {
 }
 
 test('concurrent removals of one pod network, while its processes die, all succeed and leave nothing', { skip: !asRoot && 'needs root (network namespaces)' }, async () => {
-  const network = podNetworkOf(900101);
+  const network = podNetworkOf('ptest', 900101);
   const failures: string[] = [];
   for (let round = 0; round < 10; round++) {
     await createPodNetwork(network, DEFAULT_POD_ADDRESS_RANGE);
@@ -31,7 +31,7 @@ test('concurrent removals of one pod network, while its processes die, all succe
 });
 
 test('concurrent removals of a veth pair left without its namespace all succeed', { skip: !asRoot && 'needs root (network namespaces)' }, async () => {
-  const network = podNetworkOf(900103);
+  const network = podNetworkOf('ptest', 900103);
   const failures: string[] = [];
   // eight `ip link del` at once: the ones that looked the pair up before another deleted it hear "No such device"
   for (let round = 0; round < 40; round++) {
@@ -44,7 +44,7 @@ test('concurrent removals of a veth pair left without its namespace all succeed'
 });
 
 test('removing a network that is not there, twice, is fine', { skip: !asRoot && 'needs root (network namespaces)' }, async () => {
-  const network = podNetworkOf(900102);
+  const network = podNetworkOf('ptest', 900102);
   await removePodNetwork(network);
   await removePodNetwork(network);
   assert.equal(await podNetworkExists(network), false);

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { RuntimeFailure, type RuntimeDriver, type WorkspaceRef } from '../src/runtime/driver.ts';
 import { createBareRepository, type BareRepository } from './helpers/git.ts';
-import { createLocalDriver, podNetworkOf } from '../src/runtime/local/index.ts';
+import { createLocalDriver, installationPodNetwork } from '../src/runtime/local/index.ts';
 import { hostCgroups } from '../src/runtime/local/cgroups.ts';
 
 const run = promisify(execFile);
@@ -54,7 +54,7 @@ after(async () => {
   for (let id = firstId; id <= lastId; id++) await driver.stopWorkspace(workspace(id)).catch(() => undefined);
   if (asRoot) {
     for (let id = firstId; id <= lastId; id++) {
-      const network = podNetworkOf(id);
+      const network = installationPodNetwork(dataDir, id);
       await run('ip', ['netns', 'del', network.netns]).catch(() => undefined);
       await run('ip', ['link', 'del', network.hostVeth]).catch(() => undefined);
     }
@@ -100,7 +100,7 @@ async function rejectsWith(promise: Promise<unknown>, stage: RuntimeFailure['sta
 
 async function networkLeftovers(id: number): Promise<string[]> {
   if (!asRoot) return [];
-  const network = podNetworkOf(id);
+  const network = installationPodNetwork(dataDir, id);
   const namespaces = (await run('ip', ['netns', 'list'])).stdout.split('\n').map((line) => line.split(' ')[0]);
   const links = (await run('ip', ['-o', 'link', 'show'])).stdout;
   return [
@@ -191,7 +191,7 @@ test('the editor starts in a pod and serves its page at the returned address; sa
   const texts: string[] = [];
   const address = await driver.startEditor(ws, (text) => texts.push(text));
   assert.deepEqual(texts, ['Starting', 'Starting IDE']);
-  if (asRoot) assert.deepEqual(address, { host: podNetworkOf(ws.id).podAddress, port: 8443, template: driver.podTemplate!(ws) });
+  if (asRoot) assert.deepEqual(address, { host: installationPodNetwork(dataDir, ws.id).podAddress, port: 8443, template: driver.podTemplate!(ws) });
   const base = `http://${address.host}:${address.port}`;
   const page = await fetchText(`${base}/`);
   assert.equal(page.status, 200);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { WorkspaceRef } from '../src/runtime/driver.ts';
 import { replicaSwitchLinkOf } from '../src/runtime/local/addresses.ts';
+import { installationTag } from '../src/runtime/local/installation.ts';
 import { asRoot, replicaSpec, run, startPodBench, type PodBench } from './helpers/driver-pods.ts';
 
 const SERVER = `require('node:http').createServer((q, r) => r.end(process.env.SERVICE)).listen(3000, '0.0.0.0');\n`;
@@ -20,11 +21,11 @@ after(() => pods.close());
 const server = (service: string, index = 0) =>
   replicaSpec(service, { index, env: { SERVICE: `${service} ${index}` }, steps: [{ name: 'serve', run: 'exec node server.cjs' }], ports: [3000], health: { port: 3000, path: '/', mode: 'http-2xx' } });
 
-const netnsOf = (ws: WorkspaceRef, service: string, index = 0) => `svc-ws${ws.id}-${service}-${index}`;
+const netnsOf = (ws: WorkspaceRef, service: string, index = 0) => `svc-${installationTag(pods.dataDir)}-ws${ws.id}-${service}-${index}`;
 
 async function namespacesOf(ws: WorkspaceRef): Promise<string[]> {
   const listed = (await run('ip', ['netns', 'list'])).stdout.split('\n').map((line) => line.split(' ')[0]);
-  return listed.filter((name) => name.startsWith(`svc-ws${ws.id}-`)).sort();
+  return listed.filter((name) => name.startsWith(`svc-${installationTag(pods.dataDir)}-ws${ws.id}-`)).sort();
 }
 
 /** The pod's end of its link to the switch: its address and whether it is up. */
@@ -36,7 +37,7 @@ async function podLink(netns: string): Promise<{ address: string; up: boolean }>
 
 /** The switch's end of the replica's link, by index: a link made again has another. */
 const switchLink = async (ws: WorkspaceRef, service: string, index = 0) =>
-  (await run('ip', ['-n', `svc-ws${ws.id}-net`, '-o', 'link', 'show', replicaSwitchLinkOf(service, index)])).stdout.split(':')[0];
+  (await run('ip', ['-n', `svc-${installationTag(pods.dataDir)}-ws${ws.id}-net`, '-o', 'link', 'show', replicaSwitchLinkOf(service, index)])).stdout.split(':')[0];
 
 async function answer(host: string): Promise<string> {
   return (await fetch(`http://${host}:3000/`, { headers: { connection: 'close' } })).text();
@@ -46,7 +47,7 @@ test('prepared namespaces are linked down at the addresses the starts take; a st
   const ws = pods.workspace(0);
   await pods.volumeWith(ws, { 'server.cjs': SERVER });
   const prepared = await pods.driver.prepareReplicas!(ws, [{ service: 'api', index: 0 }, { service: 'api', index: 1 }]);
-  assert.deepEqual(await namespacesOf(ws), [netnsOf(ws, 'api', 0), netnsOf(ws, 'api', 1), `svc-ws${ws.id}-net`]);
+  assert.deepEqual(await namespacesOf(ws), [netnsOf(ws, 'api', 0), netnsOf(ws, 'api', 1), `svc-${installationTag(pods.dataDir)}-ws${ws.id}-net`]);
   const [first, second] = [await podLink(netnsOf(ws, 'api', 0)), await podLink(netnsOf(ws, 'api', 1))];
   assert.notEqual(first.address, second.address);
   assert.deepEqual([first.up, second.up], [false, false], 'a prepared link stays down until its start');
@@ -59,10 +60,10 @@ test('prepared namespaces are linked down at the addresses the starts take; a st
   assert.equal(await answer(first.address), 'api 0');
 
   await prepared.release();
-  assert.deepEqual(await namespacesOf(ws), [netnsOf(ws, 'api', 0), `svc-ws${ws.id}-net`], 'what no start took is removed, the running replica keeps its own');
+  assert.deepEqual(await namespacesOf(ws), [netnsOf(ws, 'api', 0), `svc-${installationTag(pods.dataDir)}-ws${ws.id}-net`], 'what no start took is removed, the running replica keeps its own');
   assert.equal(await answer(first.address), 'api 0');
   await prepared.release(); // again: nothing left to remove
-  assert.deepEqual(await namespacesOf(ws), [netnsOf(ws, 'api', 0), `svc-ws${ws.id}-net`]);
+  assert.deepEqual(await namespacesOf(ws), [netnsOf(ws, 'api', 0), `svc-${installationTag(pods.dataDir)}-ws${ws.id}-net`]);
 });
 
 test('a replica that runs is left as it is; no other replica gets a prepared address', { skip: !asRoot && 'needs root' }, async () => {
@@ -81,5 +82,5 @@ test('a replica that runs is left as it is; no other replica gets a prepared add
   assert.ok(![web.host, api.address].includes(other.host), `other got ${other.host}, which is taken`);
   assert.deepEqual(await pods.driver.startReplica(ws, server('api')), { host: api.address });
   await prepared.release();
-  assert.deepEqual(await namespacesOf(ws), [netnsOf(ws, 'api', 0), `svc-ws${ws.id}-net`, netnsOf(ws, 'other', 0), netnsOf(ws, 'web', 0)].sort());
+  assert.deepEqual(await namespacesOf(ws), [netnsOf(ws, 'api', 0), `svc-${installationTag(pods.dataDir)}-ws${ws.id}-net`, netnsOf(ws, 'other', 0), netnsOf(ws, 'web', 0)].sort());
 });

@@ -12,7 +12,8 @@ import { processesOf } from './helpers/processes.ts';
 import { promisify } from 'node:util';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
 import { RuntimeFailure, type LogLine, type ReplicaObservation, type ReplicaSpec, type RuntimeDriver, type WorkspaceRef } from '../src/runtime/driver.ts';
-import { createLocalDriver, type LocalDriverOptions } from '../src/runtime/local/index.ts';
+import { cidrsOverlap, recordedAddressBlocks } from '../src/runtime/local/address-blocks.ts';
+import { createLocalDriver, installationTag, type LocalDriverOptions } from '../src/runtime/local/index.ts';
 import { replicaSwitchLinkOf } from '../src/runtime/local/addresses.ts';
 
 const run = promisify(execFile);
@@ -94,7 +95,7 @@ async function text(url: string): Promise<string> {
 async function namespacesOf(ws: WorkspaceRef): Promise<string[]> {
   if (!asRoot) return [];
   const listed = (await run('ip', ['netns', 'list'])).stdout.split('\n').map((line) => line.split(' ')[0]);
-  return listed.filter((name) => name === `svc-ws${ws.id}` || name.startsWith(`svc-ws${ws.id}-`));
+  return listed.filter((name) => name === `svc-${installationTag(dataDir)}-ws${ws.id}` || name.startsWith(`svc-${installationTag(dataDir)}-ws${ws.id}-`));
 }
 
 async function rejectsWith(promise: Promise<unknown>, reason: RegExp): Promise<void> {
@@ -128,7 +129,8 @@ test('two replicas of a service listen on the same port, each at its own address
   const first = await driver.startReplica(ws, serverSpec('api', 0, 3000));
   const second = await driver.startReplica(ws, serverSpec('api', 1, 3000));
   assert.notEqual(first.host, second.host);
-  for (const address of [first, second]) assert.match(address.host, /^10\.214\./);
+  const services = recordedAddressBlocks(dataDir).services;
+  for (const address of [first, second]) assert.ok(cidrsOverlap(address.host, services), `${address.host} is in the installation's service block ${services}`);
   await reaches(ws, 'api', 'running', 0);
   const running = await reaches(ws, 'api', 'running', 1);
   assert.deepEqual(running, { service: 'api', index: 1, status: 'running', ready: true, restarts: 0, address: second });
@@ -269,7 +271,7 @@ test('stopReplica ends its processes and reads stopped; the log stays; removeRep
   await driver.stopReplica(ws, 'never-started', 0);
   assert.deepEqual(await driver.replicaStates(ws), [{ service: 'sleepy', index: 0, status: 'stopped', ready: false, restarts: 0 }]);
   assert.deepEqual(await processesOf(ws.uid), []);
-  assert.deepEqual(await namespacesOf(ws), asRoot ? [`svc-ws${ws.id}-net`] : [], 'only the service network stays while the workspace runs');
+  assert.deepEqual(await namespacesOf(ws), asRoot ? [`svc-${installationTag(dataDir)}-ws${ws.id}-net`] : [], 'only the service network stays while the workspace runs');
   assert.ok((await logTexts(ws, 'sleepy', 'stdout')).includes('awake'));
   const hosts = path.join(dataDir, 'pods', String(ws.id), 'hosts');
   assert.doesNotMatch(await readFile(hosts, 'utf8'), /sleepy/, 'a stopped replica is not listed');
@@ -315,11 +317,11 @@ test('a sleep keeps the replicas\' namespaces linked to the switch; they start i
   const started = await driver.startReplica(ws, serverSpec('api', 0, 3000));
   await reaches(ws, 'api', 'running');
   // the switch's end of the replica's link, by index: a link made again has another
-  const switchLink = async () => (await run('ip', ['-n', `svc-ws${ws.id}-net`, '-o', 'link', 'show', replicaSwitchLinkOf('api', 0)])).stdout.split(':')[0];
+  const switchLink = async () => (await run('ip', ['-n', `svc-${installationTag(dataDir)}-ws${ws.id}-net`, '-o', 'link', 'show', replicaSwitchLinkOf('api', 0)])).stdout.split(':')[0];
   const linked = await switchLink();
   await driver.stopWorkspace(ws, { sleeping: true });
   assert.deepEqual(await processesOf(ws.uid), []);
-  assert.deepEqual((await namespacesOf(ws)).sort(), [`svc-ws${ws.id}`, `svc-ws${ws.id}-api-0`, `svc-ws${ws.id}-net`]);
+  assert.deepEqual((await namespacesOf(ws)).sort(), [`svc-${installationTag(dataDir)}-ws${ws.id}`, `svc-${installationTag(dataDir)}-ws${ws.id}-api-0`, `svc-${installationTag(dataDir)}-ws${ws.id}-net`]);
 
   await driver.startEditor(ws, () => undefined);
   assert.deepEqual(await driver.startReplica(ws, serverSpec('api', 0, 3000)), started);

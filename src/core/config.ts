@@ -36,6 +36,9 @@ export interface ServerConfig {
   podDns?: string[];
   /** `--egress-allow`: IPv4 CIDRs pods reach although private, link-local or the host's own. */
   egressAllow: string[];
+  /** `--pod-address-range`, `--service-address-range`: private IPv4 CIDRs; absent: a free /16 picked at start. */
+  podAddressRange?: string;
+  serviceAddressRange?: string;
   /** `--egress-deny`: IPv4 CIDRs pods never reach. */
   egressDeny: string[];
   /** Seconds the router waits for an upstream's answer before 504. */
@@ -124,6 +127,8 @@ export const serverSettings: Record<string, Setting> = {
   wakeHold: { flag: '--wake-hold', env: 'SVC_WAKE_HOLD', describe: 'seconds a request of a non-browser client waits for its workspace to wake before 503 with Retry-After; 0 answers at once (default 60)' },
   forwardAllow: { flag: '--forward-allow', env: 'SVC_FORWARD_ALLOW', describe: 'comma-separated CIDRs forward targets may reach although private (default none)' },
   podDns: { flag: '--pod-dns', env: 'SVC_POD_DNS', describe: "comma-separated IPv4 addresses of the DNS resolvers pods use (local runtime as root; default: the host's, or systemd-resolved's upstream servers when the host's resolver is on loopback)" },
+  podAddressRange: { flag: '--pod-address-range', env: 'SVC_POD_ADDRESS_RANGE', describe: "private IPv4 CIDR the editor pods' addresses come from (local runtime as root; default: a free /16 of 10.128.0.0/9 picked at start, 10.213.0.0/16 when free)" },
+  serviceAddressRange: { flag: '--service-address-range', env: 'SVC_SERVICE_ADDRESS_RANGE', describe: "private IPv4 CIDR the workspaces' service networks come from (local runtime as root; default: a free /16 picked at start, 10.214.0.0/16 when free)" },
   egressAllow: { flag: '--egress-allow', env: 'SVC_EGRESS_ALLOW', describe: "comma-separated IPv4 CIDRs pods may reach although private, link-local or the host's own addresses (default none; other pods are never reached)" },
   egressDeny: { flag: '--egress-deny', env: 'SVC_EGRESS_DENY', describe: 'comma-separated IPv4 CIDRs pods may never reach, on top of the private and link-local ranges (default none)' },
   dataPlane: { flag: '--data-plane', env: 'SVC_DATA_PLANE', describe: 'nginx (default): Debian\'s nginx is the listener and serves workspace traffic itself; node: svc alone' },
@@ -240,6 +245,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     wakeHoldSeconds: positiveInteger(read('wakeHold') ?? '60', 'wake hold', true),
     forwardAllow: (read('forwardAllow') ?? '').split(',').map((c) => c.trim()).filter(Boolean),
     podDns: read('podDns') === undefined ? undefined : ipv4List(read('podDns')!, 'pod DNS'),
+    podAddressRange: read('podAddressRange') || undefined,
+    serviceAddressRange: read('serviceAddressRange') || undefined,
     egressAllow: cidrList(read('egressAllow') ?? '', 'egress allow'),
     egressDeny: cidrList(read('egressDeny') ?? '', 'egress deny'),
     toolsDir: path.resolve(cwd, read('toolsDir') ?? '/var/cache/svc/tools'),

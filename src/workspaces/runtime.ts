@@ -119,7 +119,7 @@ async function driverOf(config: ServerConfig, clock: Clock, log: (message: strin
   log(volumes.backend === 'loop' ? "volumes: loop-mounted file systems of their size (writes past storage_gib fail)" : `volumes: directories, their size measured but not enforced: ${volumes.reason}`);
   return createLocalDriver({
     dataDir: config.dataDir, log, clock, editorTools: config.toolsDir, plans: config.plans, volumeBackend: volumes.backend,
-    podDns: config.podDns, egressAllow: config.egressAllow, egressDeny: config.egressDeny, publishedAddresses: await publishedAddresses(config),
+    podDns: config.podDns, podAddressRange: config.podAddressRange, serviceAddressRange: config.serviceAddressRange, egressAllow: config.egressAllow, egressDeny: config.egressDeny, publishedAddresses: await publishedAddresses(config),
   });
 }
 

@@ -1,5 +1,6 @@
-// Names and addresses of a pod's network, derived from the workspace id alone, so a restarted server (or a fresh
-// driver) finds them again without a lookup. Each editor pod gets a /30: the host end of its veth pair and the pod end;
+// Names and addresses of a pod's network, derived from the installation (installation.ts `installationTag`) and the
+// workspace id, so a restarted server (or a fresh driver) finds them again without a lookup, and two installations
+// on one machine never share a name. Address ranges are the installation's own (address-blocks.ts). Each editor pod gets a /30: the host end of its veth pair and the pod end;
 // each workspace gets a service network shared by its pods (see serviceNetworkOf).
 import { createHash } from 'node:crypto';
 
@@ -23,26 +24,31 @@ export interface PodNetwork {
 
 const MAX_INTERFACE_NAME = 15;
 
-/** The pod network of workspace `id` in `range` (a private IPv4 CIDR of /8 to /28). */
-export function podNetworkOf(id: number, range: string = DEFAULT_POD_ADDRESS_RANGE): PodNetwork {
+/** The pod network of workspace `id` of `installation` (its tag) in `range` (a private IPv4 CIDR of /8 to /28). */
+export function podNetworkOf(installation: string, id: number, range: string = DEFAULT_POD_ADDRESS_RANGE): PodNetwork {
   if (!Number.isSafeInteger(id) || id < 1) throw new Error(`a workspace id is a positive integer, not ${id}`);
   const { base, prefix } = parsePrivateRange(range);
   const blocks = 2 ** (32 - prefix) / 4;
   const block = base + (id % blocks) * 4;
   return {
-    netns: `svc-ws${id}`,
-    hostVeth: interfaceName('svh', 'vh', id),
-    podVeth: interfaceName('svp', 'vp', id),
+    netns: `svc-${installation}-ws${id}`,
+    hostVeth: interfaceName('h', installation, id),
+    podVeth: interfaceName('p', installation, id),
     hostAddress: formatAddress(block + 1),
     podAddress: formatAddress(block + 2),
     subnet: `${formatAddress(block)}/30`,
   };
 }
 
-/** `svh<id>` while it fits in 15 characters, else `vh<id in base 36>` (a separate family, so no clash). */
-function interfaceName(prefix: string, shortPrefix: string, id: number): string {
-  const decimal = `${prefix}${id}`;
-  return decimal.length <= MAX_INTERFACE_NAME ? decimal : `${shortPrefix}${id.toString(36)}`;
+/**
+ * `<kind><installation tag><id in base 36>`, e.g. `h1a2b32a` (at most 15 characters: 1 + 5 + 9); an id too long for
+ * that (beyond 36^9) is written as 9 hex digits of its hash, upper case, so never one of the base-36 names.
+ */
+function interfaceName(kind: string, installation: string, id: number): string {
+  if (!/^[0-9a-z]{1,5}$/.test(installation)) throw new Error(`an installation tag is 1 to 5 lower-case letters or digits, not "${installation}"`);
+  const name = `${kind}${installation}${id.toString(36)}`;
+  if (name.length <= MAX_INTERFACE_NAME) return name;
+  return `${kind}${installation}${createHash('sha256').update(String(id)).digest('hex').slice(0, 9).toUpperCase()}`;
 }
 
 export function parsePrivateRange(range: string): { base: number; prefix: number } {
@@ -85,7 +91,7 @@ export const REPLICA_SLOTS = 2 ** (32 - SERVICE_SUBNET_PREFIX) - 2 - FIRST_REPLI
  * other segments and nothing routes between them.
  */
 export interface ServiceNetwork {
-  /** The switch's network namespace: `svc-ws<id>-net`. */
+  /** The switch's network namespace: `svc-<installation>-ws<id>-net`. */
   netns: string;
   /** The host's end of its link to the switch. */
   hostVeth: string;
@@ -99,7 +105,7 @@ export interface ServiceNetwork {
  * The service network of workspace `id`: block `(id + attempt) mod blocks` of `range`. The driver moves on to the
  * next attempt while a block is taken on this host, and records the one it used.
  */
-export function serviceNetworkOf(id: number, range: string = DEFAULT_SERVICE_ADDRESS_RANGE, attempt = 0): ServiceNetwork {
+export function serviceNetworkOf(installation: string, id: number, range: string = DEFAULT_SERVICE_ADDRESS_RANGE, attempt = 0): ServiceNetwork {
   if (!Number.isSafeInteger(id) || id < 1) throw new Error(`a workspace id is a positive integer, not ${id}`);
   const { base, prefix } = parsePrivateRange(range);
   if (prefix > SERVICE_SUBNET_PREFIX) throw new Error(`the service address range "${range}" is smaller than a /${SERVICE_SUBNET_PREFIX}`);
@@ -107,8 +113,8 @@ export function serviceNetworkOf(id: number, range: string = DEFAULT_SERVICE_ADD
   const blocks = 2 ** (32 - prefix) / size;
   const block = base + ((id + attempt) % blocks) * size;
   return {
-    netns: `svc-ws${id}-net`,
-    hostVeth: interfaceName('svn', 'vn', id),
+    netns: `svc-${installation}-ws${id}-net`,
+    hostVeth: interfaceName('n', installation, id),
     subnet: `${formatAddress(block)}/${SERVICE_SUBNET_PREFIX}`,
     hostAddress: formatAddress(block + 1),
     editorAddress: formatAddress(block + 2),
@@ -124,8 +130,8 @@ export function replicaAddressOf(network: ServiceNetwork, slot: number): string 
 }
 
 /** The network namespace of a replica's pod. */
-export function replicaNetnsOf(id: number, service: string, index: number): string {
-  return `svc-ws${id}-${service}-${index}`;
+export function replicaNetnsOf(installation: string, id: number, service: string, index: number): string {
+  return `svc-${installation}-ws${id}-${service}-${index}`;
 }
 
 /** The replica's link in its workspace's switch (names there are the switch's own, so they only need to differ there). */

@@ -4,12 +4,12 @@
 // process enters its cgroup before anything runs: the command is wrapped in a shell that writes its own pid to
 // cgroup.procs and then execs the pod (the pid, and so the pod's record, stay the same). Only root can do this;
 // without root there are no cgroups and the driver says so once.
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { oomKillsOf } from '../../agent/replica-protocol.ts';
 import { shellQuote } from '../../agent/shell.ts';
+import { installationId } from './installation.ts';
 import { pollUntil } from './processes.ts';
 
 export interface PodLimits {
@@ -53,9 +53,9 @@ export type CpuShare = 'background' | 'normal';
 const ROOT = '/sys/fs/cgroup';
 const CPU_PERIOD_US = 100_000;
 
-/** Cgroup names of the pods of one data directory (two servers on one machine never share one). */
+/** Cgroup names of the pods of one installation (installation.ts: two servers on one machine never share one). */
 export function cgroupNames(dataDir: string) {
-  const base = `svc-${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 12)}`;
+  const base = `svc-${installationId(dataDir)}`;
   return {
     base,
     editor: (workspaceId: number) => `${base}/w${workspaceId}-editor`,

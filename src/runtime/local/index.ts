@@ -33,9 +33,13 @@ import { podNetworkOf, serviceNetworkOf } from './addresses.ts';
 import { podSeccompProgram } from './seccomp.ts';
 import { hostResolvers, podResolvConf, type PodEgress } from './egress.ts';
 import { podResolvConfFile } from './image-pod-parts.ts';
+import { installationId, installationTag } from './installation.ts';
+import { chooseAddressBlocks } from './address-blocks.ts';
 
 export { resolveVolumeBackend, type VolumeBackend } from './volume-images.ts';
 export { podNetworkOf, replicaNetnsOf, serviceNetworkOf, type PodNetwork, type ServiceNetwork } from './addresses.ts';
+export { installationPodNetwork, installationServiceNetwork } from './address-blocks.ts';
+export { installationTag } from './installation.ts';
 
 export interface LocalDriverOptions {
   dataDir: string;
@@ -48,9 +52,9 @@ export interface LocalDriverOptions {
    * or without code-server in it, the agent's built-in editor (editor-tools.ts).
    */
   editorTools?: string;
-  /** Private IPv4 range pods get their /30 from (server as root). Default 10.213.0.0/16. */
+  /** Private IPv4 range pods get their /30 from (server as root). Default: a free /16 (address-blocks.ts). */
   podAddressRange?: string;
-  /** Private IPv4 range workspaces' service networks get their /26 from (server as root). Default 10.214.0.0/16. */
+  /** Private IPv4 range workspaces' service networks get their /26 from (server as root). Default: a free /16. */
   serviceAddressRange?: string;
   /** Timings of service replicas (restart backoff, give-up rule, needs wait, probes); default: spec 3.2's. */
   replicaTimings?: Partial<ReplicaTimings>;
@@ -98,6 +102,10 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   const clock = options.clock ?? systemClock;
   const editor = chooseEditor(options);
   const asRoot = options.asRoot ?? process.getuid?.() === 0;
+  // as root, blocks of the installation's own (address-blocks.ts); without root pods share the host's network
+  const blocks = asRoot
+    ? chooseAddressBlocks(dataDir, { pods: options.podAddressRange, services: options.serviceAddressRange })
+    : { pods: options.podAddressRange ?? DEFAULT_POD_ADDRESS_RANGE, services: options.serviceAddressRange ?? DEFAULT_SERVICE_ADDRESS_RANGE };
   const host: PodHost & SetupOptions & ReplicaDriverHost = {
     dataDir,
     asRoot,
@@ -106,8 +114,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     plans: options.plans ?? builtInPlans,
     projectDir: options.projectDir ?? defaultProjectDir,
     nodePath: process.execPath,
-    addressRange: options.podAddressRange ?? DEFAULT_POD_ADDRESS_RANGE,
-    serviceAddressRange: options.serviceAddressRange ?? DEFAULT_SERVICE_ADDRESS_RANGE,
+    addressRange: blocks.pods,
+    serviceAddressRange: blocks.services,
     replicaTimings: { ...defaultReplicaTimings, ...options.replicaTimings },
     agentTimeoutMs: options.agentTimeoutMs ?? 30_000,
     editorCommand: editor.kind === 'built-in' ? undefined : editor.command,
@@ -121,6 +129,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
   if (rangesOverlap(host.addressRange, host.serviceAddressRange)) {
     throw new Error(`the pod address range ${host.addressRange} and the service address range ${host.serviceAddressRange} overlap`);
   }
+  if (asRoot) host.log(`pods take addresses from ${host.addressRange}, service networks from ${host.serviceAddressRange} (installation ${installationId(dataDir)})`);
   host.log(describeEditor(editor));
   host.log(host.cgroups ? `pods run in cgroups (v${host.cgroups.version}) with their plans' CPU and memory limits` : 'pods run without CPU and memory limits: cgroups need the server to run as root on a host with the cpu and memory controllers');
   if (!podSeccompProgram()) host.log(`pods run without a seccomp filter: svc has one for x86_64 only, not ${process.arch}`);
@@ -228,7 +237,8 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
  */
 async function applyEgress(host: PodHost & { serviceAddressRange: string }, workspace: WorkspaceRef): Promise<void> {
   const owner = networkOwner(host.dataDir);
-  const links = [podNetworkOf(workspace.id, host.addressRange).hostVeth, serviceNetworkOf(workspace.id, host.serviceAddressRange).hostVeth];
+  const installation = installationTag(host.dataDir);
+  const links = [podNetworkOf(installation, workspace.id, host.addressRange).hostVeth, serviceNetworkOf(installation, workspace.id, host.serviceAddressRange).hostVeth];
   for (const link of links) {
     const mark = await linkMark(link);
     if (mark === owner || mark?.startsWith(`${owner} `)) await guardHostLink(owner, link, workspace.egress ?? 'on');

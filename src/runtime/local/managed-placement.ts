@@ -9,6 +9,7 @@ import { netnsExists, removeNetns } from './network.ts';
 import { workspaceRuntimeDir } from './replica-files.ts';
 import { runCommand } from './processes.ts';
 import { POD_LINK, attachToServiceNetwork, createReplicaNetns } from './service-network.ts';
+import { installationTag } from './installation.ts';
 
 export interface ManagedPlacement {
   name: string;
@@ -18,8 +19,8 @@ export interface ManagedPlacement {
 
 const managedDir = (dataDir: string, id: number) => path.join(workspaceRuntimeDir(dataDir, id), 'managed');
 const recordFile = (dataDir: string, id: number, name: string) => path.join(managedDir(dataDir, id), `${name}.json`);
-/** `m-` keeps it apart from replicas' namespaces (svc-ws<id>-<service>-<index>). */
-export const managedNetnsOf = (id: number, name: string) => `svc-ws${id}-m-${name}`;
+/** `m-` keeps it apart from replicas' namespaces (svc-<installation>-ws<id>-<service>-<index>). */
+export const managedNetnsOf = (installation: string, id: number, name: string) => `svc-${installation}-ws${id}-m-${name}`;
 
 const switchLinkOf = (name: string) => replicaSwitchLinkOf(`managed:${name}`, 0);
 
@@ -48,7 +49,7 @@ export async function placeManaged(dataDir: string, id: number, network: Service
   const slots = Array.from({ length: REPLICA_SLOTS }, (_, slot) => replicaAddressOf(network, REPLICA_SLOTS - 1 - slot));
   const address = earlier && !taken.has(earlier.address) ? earlier.address : slots.find((a) => !taken.has(a));
   if (!address) throw new Error(`no address left on the workspace's service network for managed service ${name}`);
-  const placement = { name, netns: managedNetnsOf(id, name), address };
+  const placement = { name, netns: managedNetnsOf(installationTag(dataDir), id, name), address };
   await createReplicaNetns(placement.netns);
   await attachToServiceNetwork(network, placement.netns, switchLinkOf(name), address);
   await mkdir(managedDir(dataDir, id), { recursive: true, mode: 0o700 });
@@ -74,6 +75,6 @@ export async function relinkManagedPlacements(dataDir: string, id: number, netwo
 
 /** Removes the namespace (what runs in it ends) and the record; idempotent. */
 export async function unplaceManaged(dataDir: string, id: number, name: string): Promise<void> {
-  await removeNetns(managedNetnsOf(id, name));
+  await removeNetns(managedNetnsOf(installationTag(dataDir), id, name));
   await rm(recordFile(dataDir, id, name), { force: true });
 }

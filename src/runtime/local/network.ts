@@ -4,11 +4,11 @@
 // itself is refused. A sleeping workspace keeps its
 // network (docs/runtime.md, "How long a wake takes"): the host end of the pair carries an ownership mark, its
 // alias, written once the network is complete, so a wake reuses only a network this installation made whole.
-import { createHash } from 'node:crypto';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PodNetwork } from './addresses.ts';
 import type { Egress } from './egress.ts';
+import { installationId } from './installation.ts';
 import { guardHostLink } from './pod-firewall.ts';
 import { ipBatch, killProcess, runChecked, runCommand } from './processes.ts';
 
@@ -16,13 +16,16 @@ import { ipBatch, killProcess, runChecked, runCommand } from './processes.ts';
 const NETNS_DIR = '/run/netns';
 
 /**
- * Who made a network: `svc:<hash of the data directory>`. Names of namespaces and links derive from workspace ids
- * alone, so a namespace of the same name may be a leftover of another installation or of a run that was killed
- * half-way; only one carrying this installation's mark is reused, any other is removed and made afresh.
+ * Who made a network: `svc:<installation id>` (installation.ts). Names of namespaces and links derive from the
+ * installation and the workspace id, so a namespace of the same name is this installation's, a leftover of a run
+ * that was killed half-way; only one carrying the mark is reused, any other is removed and made afresh.
  */
 export function networkOwner(dataDir: string): string {
-  return `svc:${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 12)}`;
+  return `svc:${installationId(dataDir)}`;
 }
+
+/** The installation tag (installation.ts `installationTag`) of an owner's mark. */
+export const ownerTag = (owner: string) => owner.slice('svc:'.length, 'svc:'.length + 5);
 
 /** The mark of a complete pod network of `owner`: owner and subnet (a changed address range makes it stale). */
 export const podNetworkMark = (owner: string, network: Pick<PodNetwork, 'subnet'>) => `${owner} ${network.subnet}`;
@@ -59,6 +62,7 @@ export async function ensurePodNetwork(network: PodNetwork, addressRange: string
     await guardHostLink(owner, network.hostVeth, egress);
     return found;
   }
+  refuseOthers(network.hostVeth, found, owner);
   await createPodNetwork(network, addressRange);
   await guardHostLink(owner, network.hostVeth, egress).catch(async (error: unknown) => {
     await removePodNetwork(network);
@@ -66,6 +70,17 @@ export async function ensurePodNetwork(network: PodNetwork, addressRange: string
   });
   await setLinkMark(network.hostVeth, mark);
   return mark;
+}
+
+/**
+ * Refuses to touch a host link another installation marked (`svc:<its id>`): names hold the installation's tag, so
+ * this means two installations share a tag; removing the link would cut the other's pod off.
+ */
+export function refuseOthers(link: string, mark: string | undefined, owner: string): void {
+  const other = mark?.split(' ')[0];
+  if (other && other.startsWith('svc:') && other !== owner) {
+    throw new Error(`the host link ${link} belongs to another svc installation (${other}), not this one (${owner}); it is left alone`);
+  }
 }
 
 /**
@@ -106,6 +121,16 @@ export async function removePodNetwork(network: Pick<PodNetwork, 'netns' | 'host
   // Deleting the namespace removes the pair with it, but the kernel does that later (when the namespace's last
   // process has died and its cleanup has run): deleting the host end now makes the pair gone when this resolves.
   await removeIfPresent(['link', 'del', network.hostVeth], () => linkExists(network.hostVeth));
+}
+
+/**
+ * Removes the pod network unless its host link carries another installation's mark (then it is left alone): what a
+ * removal by name does where the name could be another's.
+ */
+export async function removeOwnPodNetwork(network: Pick<PodNetwork, 'netns' | 'hostVeth'>, owner: string): Promise<void> {
+  const other = (await linkMark(network.hostVeth))?.split(' ')[0];
+  if (other && other.startsWith('svc:') && other !== owner) return;
+  await removePodNetwork(network);
 }
 
 /** Kills what still runs in the namespace and deletes it (its devices go with it); idempotent. */

@@ -1,5 +1,5 @@
 // What pods may reach on the host (server as root): nothing they open themselves. Every host end of a pod's links
-// (the editor pod's `svh<id>`, the switch's `svn<id>`) carries the installation's interface group, and one nftables
+// (the editor pod's `h<installation><id>`, the switch's `n<installation><id>`) carries the installation's interface group, and one nftables
 // table of the installation refuses, in the kernel, whatever arrives on a link of that group and does not belong to
 // a connection the host opened (the agent's, the router's, a probe's, a managed service's). Without it a pod
 // reached everything the host binds to 0.0.0.0 or [::] at the host end of its links (issue 33, item 5).

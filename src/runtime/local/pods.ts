@@ -15,7 +15,7 @@ import type { PhaseTimeline } from '../../core/phases.ts';
 import { RuntimeFailure, type EditorStartOptions, type StopOptions, type WorkspaceRef } from '../driver.ts';
 import { podNetworkOf, type PodNetwork } from './addresses.ts';
 import { podFailureReason } from './editor-status.ts';
-import { ensurePodNetwork, networkOwner, podNetworkMark, removePodNetwork, setLinkMark } from './network.ts';
+import { ensurePodNetwork, networkOwner, podNetworkMark, removeOwnPodNetwork, setLinkMark } from './network.ts';
 import { isSameProcess, killProcess, minimalEnv, pidNamespaceOf, pollUntil, processesInNamespace, processStartTime } from './processes.ts';
 import { AGENT_MAIN, EDITOR_MAIN, stageAgentBundle } from './agent-bundle.ts';
 import { agentBinds, POD_APP_DIR, POD_PROJECT_DIR, podPathOf, sandboxCommand, type Bind, type SandboxSpec } from './sandbox.ts';
@@ -27,6 +27,7 @@ import { workspaceRuntimeDir } from './replica-files.ts';
 import { backgroundUntil, createPodCgroup, editorPlan, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, type LimitsHost } from './pod-limits.ts';
 import { editorPodTemplate } from './pod-template.ts';
 import { podSeccompFile } from './seccomp.ts';
+import { installationTag } from './installation.ts';
 
 export interface PodHost extends VolumeHost, LimitsHost {
   projectDir: string;
@@ -110,7 +111,7 @@ export interface WorkspaceWiring {
  * its main process (in the background until `options.backgroundUntil` settles); records it.
  */
 export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMade: Promise<WorkspaceWiring>, timeline?: PhaseTimeline, options?: EditorStartOptions): Promise<PodRecord> {
-  const network = host.asRoot ? podNetworkOf(workspace.id, host.addressRange) : undefined;
+  const network = host.asRoot ? podNetworkOf(installationTag(host.dataDir), workspace.id, host.addressRange) : undefined;
   const wiring = await wirePod(host, wiringMade, network, workspace.egress);
   timeline?.mark('networks');
   const bundleDir = await bundleFor(host);
@@ -147,7 +148,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
   const memoryEvents = await openMemoryEvents(host, cgroup);
   const started = await spawnDetached(podLogFile(host, workspace.id), inPodCgroup(host, cgroup, command), memoryEvents ? [memoryEvents.fd] : [])
     .catch(async (error: unknown) => {
-      if (network) await removePodNetwork(network);
+      if (network) await removeOwnPodNetwork(network, networkOwner(host.dataDir));
       await removePodCgroup(host, cgroup);
       throw error;
     })
@@ -234,7 +235,7 @@ async function wirePod(host: PodHost, wiringMade: Promise<WorkspaceWiring>, netw
     }
     return wiring.value;
   } catch (error) {
-    if (network) await removePodNetwork(network);
+    if (network) await removeOwnPodNetwork(network, owner);
     throw error instanceof RuntimeFailure ? error : new RuntimeFailure('agent', (error as Error).message);
   }
 }
@@ -367,7 +368,7 @@ export async function stopPod(host: PodHost, workspace: WorkspaceRef, options?: 
   const record = await readPodRecord(host, workspace.id);
   if (record) await killPod(record);
   await removePodCgroup(host, host.cgroupNames.editor(workspace.id));
-  if (host.asRoot && !options?.sleeping) await removePodNetwork(record?.network ?? podNetworkOf(workspace.id, host.addressRange));
+  if (host.asRoot && !options?.sleeping) await removeOwnPodNetwork(record?.network ?? podNetworkOf(installationTag(host.dataDir), workspace.id, host.addressRange), networkOwner(host.dataDir));
   await rm(recordFile(host, workspace.id), { force: true });
 }
 

@@ -23,6 +23,7 @@ import { EDITOR_SWITCH_LINK, attachToServiceNetwork, ensureServiceNetwork, remov
 import { networkOwner, removeNetns } from './network.ts';
 import { ensureWorkspaceLayout, exists, volumeDir } from './volumes.ts';
 import { listManagedPlacements, placeManaged, relinkManagedPlacements, unplaceManaged } from './managed-placement.ts';
+import { installationTag } from './installation.ts';
 
 export interface ReplicaDriverHost extends ReplicaPodHost {
   serviceAddressRange: string;
@@ -147,7 +148,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
       const record = records.find((r) => r.service === replica.service && r.index === replica.index);
       if (record && !record.stoppedAt) continue; // it runs (or failed): a start again keeps its namespace
       const address = freeAddress(network, [...taken, ...prepared.heldByOthers(workspace.id, replica)], record?.host, managed);
-      await prepareServiceLink(replicaNetnsOf(workspace.id, replica.service, replica.index), network, replicaSwitchLinkOf(replica.service, replica.index), address);
+      await prepareServiceLink(replicaNetnsOf(installationTag(host.dataDir), workspace.id, replica.service, replica.index), network, replicaSwitchLinkOf(replica.service, replica.index), address);
       taken.push(address);
       prepared.put(workspace.id, replica, address);
       made.push(replica);
@@ -156,7 +157,7 @@ export function createLocalReplicaDriver(host: ReplicaDriverHost, serialized: Wo
 
   /** Removes the namespaces of `made` that no start took (they hold an address no record shows). */
   const releasePrepared = async (workspace: WorkspaceRef, made: ReplicaRef[]): Promise<void> => {
-    for (const replica of made) if (prepared.take(workspace.id, replica) !== undefined) await removeNetns(replicaNetnsOf(workspace.id, replica.service, replica.index));
+    for (const replica of made) if (prepared.take(workspace.id, replica) !== undefined) await removeNetns(replicaNetnsOf(installationTag(host.dataDir), workspace.id, replica.service, replica.index));
   };
 
   return {

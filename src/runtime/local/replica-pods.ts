@@ -30,6 +30,7 @@ import { POD_HOME_DIR, POD_VOLUME_DIR } from './pod-identity.ts';
 import { writeWorkspaceIdentity, workspaceSandboxParts } from './workspace-identity.ts';
 import { createPodCgroup, inPodCgroup, openMemoryEvents, POD_MEMORY_EVENTS_FILE, removePodCgroup, replicaPlan } from './pod-limits.ts';
 import { podSeccompFile } from './seccomp.ts';
+import { installationTag } from './installation.ts';
 
 export interface ReplicaPodHost extends PodHost {
   replicaTimings: ReplicaTimings;
@@ -72,7 +73,7 @@ export async function launchReplicaPod(host: ReplicaPodHost, workspace: Workspac
     const endpoint = network
       ? { host: network.address, bindHost: '0.0.0.0', agentPort: DEFAULT_AGENT_PORT }
       : { host: '127.0.0.1', bindHost: '127.0.0.1', agentPort: await freeLoopbackPort() };
-    const netns = network ? replicaNetnsOf(workspace.id, spec.service, spec.index) : undefined;
+    const netns = network ? replicaNetnsOf(installationTag(host.dataDir), workspace.id, spec.service, spec.index) : undefined;
     memoryEvents = await openMemoryEvents(host, cgroup);
     const pod = { host, workspace, spec, placement, netns, dir, mounts, agentEnv: replicaAgentEnv(endpoint), memoryEvents };
     const built = container ? await containerPod(pod, container) : spec.root ? await imageStepsPod(pod, spec.root) : await stepsPod(pod);

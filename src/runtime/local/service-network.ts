@@ -6,7 +6,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parsePrivateRange, SERVICE_SUBNET_PREFIX, serviceNetworkOf, type ServiceNetwork } from './addresses.ts';
-import { linkIndex, linkMark, netnsExists, removeNetns, removePodNetwork, setLinkMark } from './network.ts';
+import { linkIndex, linkMark, netnsExists, ownerTag, refuseOthers, removeNetns, removePodNetwork, setLinkMark } from './network.ts';
 import type { Egress } from './egress.ts';
 import { guardHostLink } from './pod-firewall.ts';
 import { ipBatch, runChecked, runCommand } from './processes.ts';
@@ -24,7 +24,7 @@ const recordFile = (workspaceDir: string) => path.join(workspaceDir, 'network.js
  * (idempotent). Its block of `range` is the first one, from the id on, that no interface of this host uses;
  * `workspaceDir` keeps which. The switch's host link carries `owner`'s mark (network.ts) once it is complete: a
  * recorded network with it is taken as it is, without starting a process; a namespace of the same name without it
- * (a leftover of a killed run or of another installation) is removed first, or `ip netns add` fails.
+ * (a leftover of a killed run) is removed first, or `ip netns add` fails; a link another installation marked is refused.
  */
 export async function ensureServiceNetwork(workspaceDir: string, id: number, range: string, owner: string, egress: Egress = 'on'): Promise<ServiceNetwork> {
   const recorded = await readFile(recordFile(workspaceDir), 'utf8').then((text) => JSON.parse(text) as ServiceNetwork, () => undefined);
@@ -33,11 +33,14 @@ export async function ensureServiceNetwork(workspaceDir: string, id: number, ran
     return recorded;
   }
   if (recorded) await removeServiceNetwork(recorded);
-  await removeServiceNetwork(serviceNetworkOf(id, range)); // names do not depend on the block
+  const installation = ownerTag(owner);
+  const named = serviceNetworkOf(installation, id, range);
+  refuseOthers(named.hostVeth, await linkMark(named.hostVeth), owner);
+  await removeServiceNetwork(named); // names do not depend on the block
   const { prefix } = parsePrivateRange(range);
   const blocks = 2 ** (SERVICE_SUBNET_PREFIX - prefix);
   for (let attempt = 0; attempt < blocks; attempt++) {
-    const network = serviceNetworkOf(id, range, attempt);
+    const network = serviceNetworkOf(installation, id, range, attempt);
     if ((await interfacesIn(network.subnet)).length > 0) continue;
     await createSwitch(network, range);
     if ((await interfacesIn(network.subnet)).length > 1) {

@@ -15,6 +15,7 @@ import { podSeccompFile } from './seccomp.ts';
 import { podNetworkOf } from './addresses.ts';
 import { ensurePodNetwork, networkOwner } from './network.ts';
 import { resolvConfBinds } from './image-pod-parts.ts';
+import { installationTag } from './installation.ts';
 
 export interface SetupOptions extends VolumeHost {
   cloneTimeoutMs: number;
@@ -53,7 +54,7 @@ export async function cloneIntoVolume(host: SetupOptions, workspace: WorkspaceRe
   const local = localRepositoryPath(source.url);
   if (local && isInside(local, host.dataDir)) throw new RuntimeFailure('clone', `the repository ${local} contains the data directory`);
   const binds = local && (await exists(local)) ? [{ source: local, target: local }] : [];
-  const podNetwork = host.asRoot && local === undefined ? podNetworkOf(workspace.id, host.addressRange) : undefined;
+  const podNetwork = host.asRoot && local === undefined ? podNetworkOf(installationTag(host.dataDir), workspace.id, host.addressRange) : undefined;
   if (podNetwork) {
     await ensurePodNetwork(podNetwork, host.addressRange, networkOwner(host.dataDir), 'on').catch((error: Error) => {
       throw new RuntimeFailure('clone', `the clone's network could not be set up: ${error.message}`);
