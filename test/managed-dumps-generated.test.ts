@@ -199,7 +199,11 @@ test('a nightly backup that fails shows as failed on the managed service and by 
       return view.backup?.state === 'failed' ? view : undefined;
     }, 'managed_service.updated showing the failed nightly backup');
     assert.match(failed.backup.reason, /does not run/);
-    const operationView = (await dev.get(`/operations/${failed.backup.operation_id}`)).body;
+    // the backup is recorded on the managed service before its operation's own end is written
+    const operationView = await until(async () => {
+      const view = (await dev.get(`/operations/${failed.backup.operation_id}`)).body;
+      return view.state === 'queued' || view.state === 'running' ? undefined : view;
+    }, 'the dump operation to end');
     assert.equal(operationView.state, 'failed');
     assert.equal(operationView.kind, 'managed_service.dump');
     const listed = (await dev.get(`/teams/${team}/managed-services?workspace=${ws}`)).body.items.find((item: { id: string }) => item.id === ms);
