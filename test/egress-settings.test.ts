@@ -7,6 +7,7 @@ import { workspaceRef } from '../src/workspaces/operations.ts';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { removeWorkspaces } from './helpers/workspaces.ts';
+import { operationFinished } from './helpers/wait.ts';
 
 let server: TestServer;
 let owner: { session: ApiClient; key: ApiClient; id: number };
@@ -32,8 +33,11 @@ test("a team's egress: on by default, turned off by its admin (not a developer),
   const created = await owner.key.post('/workspaces', { team_id: team, name: 'egress-a', egress: 'off' });
   assert.equal(created.status, 202, created.text);
   const id = Number(created.body.target.split('/')[2]);
-  const other = Number((await owner.key.post('/workspaces', { team_id: team, name: 'egress-b' })).body.target.split('/')[2]);
+  const createdOther = await owner.key.post('/workspaces', { team_id: team, name: 'egress-b' });
+  const other = Number(createdOther.body.target.split('/')[2]);
   workspaces.push(id, other);
+  // the creates end first: a create still running changes the workspace (its ETag) under the PATCH below
+  for (const operation of [created, createdOther]) assert.equal((await operationFinished(owner.key, operation.body.id)).state, 'succeeded');
   const shown = async (ws: number) => {
     const body = (await owner.key.get(`/workspaces/${ws}`)).body;
     return [body.egress, body.team_egress];
