@@ -18,6 +18,9 @@ clean_npm_env
 # dnsmasq, pebble: a DNS server and an ACME test CA on loopback for the custom-domain tests (test/helpers/dns.ts, pebble.ts).
 packages=(bubblewrap git iproute2 ca-certificates wrk chromium nginx libnginx-mod-http-lua nats-server docker-registry skopeo umoci busybox-static apache2-utils g++ make python3 dnsmasq pebble)
 # redis-server and redis-tools (redis-cli, for dumps and in pods): the managed redis provider (src/managed/redis-instance.ts).
+# containerd, runc, containernetworking-plugins, conntrack, iptables, ipset, gcc (the static pause binary): the test
+# cluster's node (scripts/test-cluster/, issue 37); Kubernetes itself is built from the Go module proxy when Go is here.
+packages+=(containerd runc containernetworking-plugins conntrack iptables ipset gcc)
 packages+=(redis-server redis-tools)
 # nftables: the pods' firewall (src/runtime/local/pod-firewall.ts); e2fsprogs and mount (mkfs.ext4, resize2fs,
 # losetup): volumes of their own size (src/runtime/local/volume-images.ts). Usually there already.

@@ -1,7 +1,8 @@
 // The driver contract: what every runtime driver must do, run against each driver through the driver interface
-// only. The local driver always; the Kubernetes driver when KUBECONFIG points at a cluster (and the agent and base
-// images are named, SVC_KUBE_AGENT_IMAGE / SVC_KUBE_BASE_IMAGE, with a repository the cluster reaches in
-// SVC_KUBE_TEST_REPOSITORY); otherwise one skipped test says why it did not run.
+// only. The local driver always; the Kubernetes driver when KUBECONFIG points at a cluster and the agent and base
+// images are named (SVC_KUBE_AGENT_IMAGE / SVC_KUBE_BASE_IMAGE; `npm run test-cluster -- start` and
+// scripts/test-cluster/env.sh give all three), with the test's repository served on SVC_TEST_CLUSTER_HOST, the
+// host's address the cluster's pods reach; otherwise one skipped test says why it did not run.
 import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,7 +16,7 @@ import { createKubernetesDriver } from '../src/runtime/kubernetes/driver.ts';
 import { answersHttp } from '../src/runtime/local/agent-client.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { createLocalWorkspaceFiles } from '../src/runtime/local/workspace-files.ts';
-import { createBareRepository } from './helpers/git.ts';
+import { createBareRepository, serveOverHttp } from './helpers/git.ts';
 import { until } from './helpers/wait.ts';
 
 interface Subject {
@@ -64,7 +65,7 @@ function localSubject(): Subject {
 /** Why the Kubernetes driver's contract cannot run here, or undefined when it can. */
 function kubernetesMissing(): string | undefined {
   if (!process.env.KUBECONFIG) return 'KUBECONFIG is not set: no Kubernetes cluster is configured on this machine';
-  for (const name of ['SVC_KUBE_AGENT_IMAGE', 'SVC_KUBE_BASE_IMAGE', 'SVC_KUBE_TEST_REPOSITORY']) {
+  for (const name of ['SVC_KUBE_AGENT_IMAGE', 'SVC_KUBE_BASE_IMAGE', 'SVC_TEST_CLUSTER_HOST']) {
     if (!process.env[name]) return `KUBECONFIG is set but ${name} is not`;
   }
   return undefined;
@@ -88,7 +89,15 @@ function kubernetesSubject(): Subject {
       drivers.push(driver);
       return driver;
     },
-    repository: async () => env.SVC_KUBE_TEST_REPOSITORY!,
+    async repository() {
+      const repository = await createBareRepository({ 'svc.yml': 'name: contract\n' }, { feature: { 'feature.txt': 'feature\n' } });
+      const served = await serveOverHttp(repository, env.SVC_TEST_CLUSTER_HOST!);
+      cleanups.push(async () => {
+        await served.close();
+        await repository.remove();
+      });
+      return served.url;
+    },
     workspace: (n) => ({ id: base + n, teamId: 990_001, uid: 3_100_000 + ((base + n) % 100_000), storageGib: 1 }),
     async cleanup() {
       for (const driver of drivers) await driver.close();

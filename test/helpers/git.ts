@@ -63,7 +63,7 @@ export async function createBareRepository(
 }
 
 export interface ServedRepository {
-  /** `http://127.0.0.1:<port>/repo.git`: a remote URL, which an installation clones without allowing local paths. */
+  /** `http://<host>:<port>/repo.git`: a remote URL, which an installation clones without allowing local paths. */
   url: string;
   close(): Promise<void>;
 }
@@ -72,7 +72,7 @@ export interface ServedRepository {
  * Serves a bare repository over git's "dumb" HTTP protocol (its files as they are, after `git update-server-info`),
  * for a server that only clones remote URLs, as a default installation does.
  */
-export async function serveOverHttp(repository: BareRepository): Promise<ServedRepository> {
+export async function serveOverHttp(repository: BareRepository, host = '127.0.0.1'): Promise<ServedRepository> {
   await run('git', ['update-server-info'], { cwd: repository.path });
   const root = path.resolve(repository.path);
   const server = http.createServer(async (request, response) => {
@@ -89,10 +89,10 @@ export async function serveOverHttp(repository: BareRepository): Promise<ServedR
       response.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/repo.git`,
+    url: `http://${host}:${port}/repo.git`,
     close: () => new Promise((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
