@@ -129,6 +129,11 @@ start_daemon kube-controller-manager "$bin/kube-controller-manager" --kubeconfig
   --bind-address 127.0.0.1 --secure-port "$cm_port" --controllers '*,-nodeipam' --use-service-account-credentials=false \
   --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" --cluster-signing-cert-file "$pki/ca.crt" \
   --cluster-signing-key-file "$pki/ca.key" --enable-hostpath-provisioner --leader-elect=false --profiling=false
+# The host-path provisioner makes each volume's directory 0750 root:root, and host paths take no fsGroup, so pods
+# (a workspace's UID with group 0) could not write their volumes. Real storage applies the pods' fsGroup (0): group 0
+# owns the volume's root, writable, setgid. The same is done here to every new volume directory.
+mkdir -p /tmp/hostpath_pv
+start_daemon volume-modes sh -c 'while :; do find /tmp/hostpath_pv -mindepth 1 -maxdepth 1 -type d ! -perm -2070 -exec chmod 2775 {} + 2> /dev/null; sleep 0.2; done'
 start_daemon kube-scheduler "$bin/kube-scheduler" --kubeconfig "$kubeconfig" \
   --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
   --bind-address 127.0.0.1 --secure-port "$scheduler_port" --leader-elect=false --profiling=false

@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
 
 # daemons first (the kubelet would restart what is killed under it), containerd last
-for name in kube-router kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
+for name in kube-router kube-proxy kubelet kube-scheduler volume-modes kube-controller-manager kube-apiserver etcd containerd; do
   pid=$(cat "$dir/pids/$name" 2> /dev/null) || continue
   kill "$pid" 2> /dev/null
   for _ in $(seq 1 50); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
