@@ -18,6 +18,9 @@
 #              /usr/bin/redis-server, /usr/bin/redis-cli, /usr/bin/redis-check-rdb
 #              /usr/bin/nats-server
 #              /opt/svc/bin/node, /opt/svc/main.mjs (the agent, as in the agent image)
+#            Checked with ctr run as UID 10001, group 0: every postgres --version, initdb, pg_ctl start, psql, redis-cli
+#            ping. initdb looks the UID up in /etc/passwd, and the pods' UIDs have no entry there: mount a passwd
+#            holding it over /etc/passwd (a subPath), as the local driver binds one (src/managed/postgres-instance.ts).
 #
 # Cached in ${SVC_TOOLS_DIR:-/var/cache/svc/tools}/kube-images/ by keys: the base's by the Debian suite, the
 # package list and this script's image format; the agent's by the base key, the bundle's content hash and node's
