@@ -73,7 +73,12 @@ flock 9 # one build at a time; a second caller finds the first one's result
 [ -d "$layout" ] || umoci init --layout "$layout"
 
 drop_tag() { ! has_tag "$1" || umoci rm --image "$layout:$1"; } # an interrupted run's
-has_tag() { umoci ls --layout "$layout" | grep -qxF -- "$1"; }
+# Not `umoci ls | grep -q`: grep leaving early breaks umoci's pipe, and pipefail would read that as "no such tag".
+has_tag() {
+  local tags
+  tags=$(umoci ls --layout "$layout")
+  grep -qxF -- "$1" <<<"$tags"
+}
 
 # The machine's apt sources: mmdebstrap pastes each file into the chroot's sources.list.
 sources=()
@@ -121,6 +126,7 @@ if ! has_tag "base-$base_key"; then
   log "building base $base_key (mmdebstrap $suite: ${base_packages[*]})"
   debian_root "$work/base.tar" "${base_packages[@]}"
   drop_tag "base-$base_key.partial"
+  rm -f "$cache/base-$base_key.tar" # an archive of an earlier build of that tag
   umoci new --image "$layout:base-$base_key.partial"
   umoci raw add-layer --image "$layout:base-$base_key.partial" --history.created_by="mmdebstrap $suite ${base_packages[*]}" "$work/base.tar"
   image_config "base-$base_key.partial"
@@ -150,6 +156,7 @@ if [ "$only" != base ]; then
   if ! has_tag "agent-$agent_key"; then
     log "building agent $agent_key"
     drop_tag "agent-$agent_key.partial"
+    rm -f "$cache/agent-$agent_key.tar"
     umoci tag --image "$layout:base-$base_key" "agent-$agent_key.partial"
     umoci raw add-layer --image "$layout:agent-$agent_key.partial" --history.created_by="svc agent $(basename "$bundle"), node $node_version" "$agent_layer"
     image_config "agent-$agent_key.partial"
@@ -183,7 +190,8 @@ if [ "$only" = managed ]; then
     done
     layer_tar "$work/engines" "$work/engines.tar"
     drop_tag "managed-$managed_key.partial"
-  umoci new --image "$layout:managed-$managed_key.partial"
+    rm -f "$cache/managed-$managed_key.tar" # an archive of an earlier build of that tag
+    umoci new --image "$layout:managed-$managed_key.partial"
     umoci raw add-layer --image "$layout:managed-$managed_key.partial" --history.created_by="mmdebstrap $suite ${base_packages[*]} ${managed_packages[*]}" "$work/managed-root.tar"
     umoci raw add-layer --image "$layout:managed-$managed_key.partial" --history.created_by="svc agent $(basename "$bundle"), node $node_version" "$agent_layer"
     umoci raw add-layer --image "$layout:managed-$managed_key.partial" --history.created_by="PostgreSQL ${pg_versions[*]} under /opt/svc-managed" "$work/engines.tar"
@@ -194,6 +202,9 @@ if [ "$only" = managed ]; then
   lines+=("SVC_KUBE_MANAGED_IMAGE=$prefix/managed:$managed_key" "SVC_KUBE_MANAGED_ARCHIVE=$(archive "managed-$managed_key" managed "$managed_key")")
   archives+=("$cache/managed-$managed_key.tar")
 fi
+
+# Blobs no tag holds any more (an interrupted build's); old keys' tags stay until the directory is removed.
+umoci gc --layout "$layout"
 
 if $import; then
   address=${SVC_CONTAINERD_ADDRESS:?--import needs SVC_CONTAINERD_ADDRESS, the socket of the containerd to import into}
