@@ -25,7 +25,8 @@
 # Cached in ${SVC_TOOLS_DIR:-/var/cache/svc/tools}/kube-images/ by keys: the base's by the Debian suite, the
 # package list and this script's image format; the agent's by the base key, the bundle's content hash and node's
 # version; the managed image's by the agent key, its extra packages and the PostgreSQL versions installed. A second
-# run with nothing changed builds nothing. The images live in one OCI layout (kube-images/layout, tags
+# run with nothing changed builds nothing; a changed agent rebuilds the agent and managed images from cached roots
+# (seconds, no mmdebstrap). The newest 3 agent and managed builds are kept, older ones removed. The images live in one OCI layout (kube-images/layout, tags
 # base-<key>, agent-<key>, managed-<key>) and as oci-archive tars (kube-images/<name>-<key>.tar) that
 # `ctr -n k8s.io images import` takes, named by their annotation (svc.local/<name>:<key>).
 #
@@ -167,16 +168,28 @@ if [ "$only" != base ]; then
   archives+=("$cache/agent-$agent_key.tar")
 fi
 
-# managed: its own Debian root (the base packages and the engines' packages), the agent layer, PostgreSQL.
+# managed: a Debian root of its own (the base packages and the engines' packages; tag managed-root-<key>, rebuilt
+# only when those change), the agent layer, a layer with PostgreSQL (cached as a tar by the versions installed).
 if [ "$only" = managed ]; then
+  root_key=$(printf '%s\n' "format=$format" "suite=$suite" "${base_packages[@]}" "${managed_packages[@]}" | key_of)
+  if ! has_tag "managed-root-$root_key"; then
+    log "building the managed root $root_key (mmdebstrap $suite: ${base_packages[*]} ${managed_packages[*]})"
+    debian_root "$work/managed-root.tar" "${base_packages[@]}" "${managed_packages[@]}"
+    drop_tag "managed-root-$root_key.partial"
+    umoci new --image "$layout:managed-root-$root_key.partial"
+    umoci raw add-layer --image "$layout:managed-root-$root_key.partial" --history.created_by="mmdebstrap $suite ${base_packages[*]} ${managed_packages[*]}" "$work/managed-root.tar"
+    umoci tag --image "$layout:managed-root-$root_key.partial" "managed-root-$root_key"
+    umoci rm --image "$layout:managed-root-$root_key.partial"
+    rm -f "$work/managed-root.tar"
+  fi
   pg_versions=()
   for marker in "$tools"/postgres/*/postgres.version; do [ -f "$marker" ] && pg_versions+=("$(cat "$marker")"); done
   pg_client=$(cat "$tools"/pg-client/*/pg-client.version 2>/dev/null || true)
-  managed_key=$(printf '%s\n' "format=$format" "agent=$agent_key" "${managed_packages[@]}" "postgres=${pg_versions[*]}" "pg-client=$pg_client" | key_of)
-  if ! has_tag "managed-$managed_key"; then
+  engines_key=$(printf '%s\n' "format=$format" "postgres=${pg_versions[*]}" "pg-client=$pg_client" | key_of)
+  engines_layer=$cache/engines-layer-$engines_key.tar
+  if [ ! -f "$engines_layer" ]; then
     [ ${#pg_versions[@]} -gt 0 ] || log "no PostgreSQL in $tools/postgres (scripts/setup-postgres.sh): the managed image has none"
-    log "building managed $managed_key (${managed_packages[*]}; PostgreSQL ${pg_versions[*]})"
-    debian_root "$work/managed-root.tar" "${base_packages[@]}" "${managed_packages[@]}"
+    log "staging the PostgreSQL layer $engines_key (${pg_versions[*]}; client ${pg_client:-none})"
     mkdir -p "$work/engines/opt/svc-managed/postgres"
     for marker in "$tools"/postgres/*/postgres.version; do
       [ -f "$marker" ] || continue
@@ -188,13 +201,17 @@ if [ "$only" = managed ]; then
       mkdir -p "$work/engines/opt/svc-managed/pg-client"
       cp -a "$dir" "$work/engines/opt/svc-managed/pg-client/$(basename "$dir")"
     done
-    layer_tar "$work/engines" "$work/engines.tar"
+    layer_tar "$work/engines" "$engines_layer.partial"
+    mv "$engines_layer.partial" "$engines_layer"
+  fi
+  managed_key=$(printf '%s\n' "format=$format" "root=$root_key" "agent=$agent_key" "engines=$engines_key" | key_of)
+  if ! has_tag "managed-$managed_key"; then
+    log "building managed $managed_key"
     drop_tag "managed-$managed_key.partial"
     rm -f "$cache/managed-$managed_key.tar" # an archive of an earlier build of that tag
-    umoci new --image "$layout:managed-$managed_key.partial"
-    umoci raw add-layer --image "$layout:managed-$managed_key.partial" --history.created_by="mmdebstrap $suite ${base_packages[*]} ${managed_packages[*]}" "$work/managed-root.tar"
+    umoci tag --image "$layout:managed-root-$root_key" "managed-$managed_key.partial"
     umoci raw add-layer --image "$layout:managed-$managed_key.partial" --history.created_by="svc agent $(basename "$bundle"), node $node_version" "$agent_layer"
-    umoci raw add-layer --image "$layout:managed-$managed_key.partial" --history.created_by="PostgreSQL ${pg_versions[*]} under /opt/svc-managed" "$work/engines.tar"
+    umoci raw add-layer --image "$layout:managed-$managed_key.partial" --history.created_by="PostgreSQL ${pg_versions[*]} under /opt/svc-managed" "$engines_layer"
     image_config "managed-$managed_key.partial"
     umoci tag --image "$layout:managed-$managed_key.partial" "managed-$managed_key"
     umoci rm --image "$layout:managed-$managed_key.partial"
@@ -203,7 +220,24 @@ if [ "$only" = managed ]; then
   archives+=("$cache/managed-$managed_key.tar")
 fi
 
-# Blobs no tag holds any more (an interrupted build's); old keys' tags stay until the directory is removed.
+# The agent's key follows svc's sources: keep the newest few agent and managed builds (their tags, archives and
+# layer tars), so a long-lived tools directory (CI's) does not grow with every change. Base and roots stay.
+prune() { # NAME
+  local file key
+  # shellcheck disable=SC2012 # the names are ours: <name>-<16 hex>.tar
+  for file in $(ls -t "$cache/$1"-????????????????.tar 2>/dev/null | tail -n +$((keep + 1))); do
+    key=${file##*-}
+    key=${key%.tar}
+    log "removing the old $1 build $key"
+    drop_tag "$1-$key"
+    rm -f "$file" "$cache/$1-layer-$key.tar"
+  done
+}
+keep=3
+prune agent
+prune managed
+
+# Blobs no tag holds any more (old builds', an interrupted build's).
 umoci gc --layout "$layout"
 
 if $import; then
