@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { Parser } from 'tar';
 import { runSvc } from './helpers/process.ts';
@@ -119,4 +121,12 @@ test('svc images refuses what it cannot do, before building anything', async () 
   const tls = await runSvc(['images', 'build', '--tls-verify=false'], {});
   assert.equal(tls.code, 2);
   assert.match(tls.stderr, /--tls-verify=false is only for --push/);
+});
+
+test('the images script run by another user than root is refused saying so, before it touches the cache', { skip: process.getuid?.() !== 0 ? 'needs root to run it as another user' : false }, () => {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'scripts', 'test-cluster', 'images.sh');
+  const result = spawnSync('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', 'bash', script], { encoding: 'utf8' });
+  assert.equal(result.status, 1);
+  assert.equal(result.stderr, 'images.sh: needs root (mmdebstrap installs the packages in a chroot, owned by root)\n');
+  assert.equal(result.stdout, '');
 });

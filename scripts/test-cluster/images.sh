@@ -67,6 +67,11 @@ layout=$cache/layout
 log() { echo "images: $*" >&2; }
 key_of() { sha256sum | cut -c1-16; }
 
+for tool in mmdebstrap umoci skopeo flock; do
+  command -v "$tool" >/dev/null || { echo "images.sh: $tool is not installed (scripts/setup.sh installs it: apt-get install mmdebstrap umoci skopeo)" >&2; exit 1; }
+done
+if [ "$(id -u)" -ne 0 ]; then echo "images.sh: needs root (mmdebstrap installs the packages in a chroot, owned by root)" >&2; exit 1; fi
+if $import && ! command -v ctr >/dev/null; then echo "images.sh: --import needs ctr (apt-get install containerd)" >&2; exit 1; fi
 mkdir -p "$cache"
 chmod 755 "$cache"
 exec 9>"$cache/.lock"
