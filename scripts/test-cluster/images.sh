@@ -24,11 +24,13 @@
 #
 # Cached in ${SVC_TOOLS_DIR:-/var/cache/svc/tools}/kube-images/ by keys: the base's by the Debian suite, the
 # package list and this script's image format; the agent's by the base key, the bundle's content hash and node's
-# version; the managed image's by the agent key, its extra packages and the PostgreSQL versions installed. A second
-# run with nothing changed builds nothing; a changed agent rebuilds the agent and managed images from cached roots
-# (seconds, no mmdebstrap). The newest 3 agent and managed builds are kept, older ones removed. The images live in one OCI layout (kube-images/layout, tags
-# base-<key>, agent-<key>, managed-<key>) and as oci-archive tars (kube-images/<name>-<key>.tar) that
-# `ctr -n k8s.io images import` takes, named by their annotation (svc.local/<name>:<key>).
+# version; the managed image's by its root's packages, the agent key and the PostgreSQL versions installed. A second
+# run with nothing changed builds nothing; a changed agent rebuilds the agent and managed images on cached roots
+# (seconds, no mmdebstrap). The newest 3 agent and managed builds are kept, older ones removed. The images live in
+# one OCI layout (kube-images/layout, tags base-<key>, agent-<key>, managed-root-<key>, managed-<key>) and as oci-archive tars (kube-images/<name>-<key>.tar) that
+# `ctr -n k8s.io images import` takes, named by their annotation (svc.local/<name>:<key>): skopeo's
+# `oci-archive:FILE:svc.local/agent:KEY` writes the whole reference into org.opencontainers.image.ref.name and ctr
+# 1.6.20 imports it under that name as it is (no --base-name or --index-name needed; checked).
 #
 # Usage: images.sh [--import] [--only base|agent|managed]
 #   --import   also `ctr -n k8s.io --address $SVC_CONTAINERD_ADDRESS images import` each archive
