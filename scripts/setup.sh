@@ -27,6 +27,8 @@ packages+=(redis-server redis-tools)
 packages+=(nftables e2fsprogs mount)
 # sshd serves a repository over ssh in the git credential tests
 packages+=(openssh-server)
+# mmdebstrap: the Debian root of the Kubernetes runtime images (scripts/test-cluster/images.sh, `svc images build`)
+packages+=(mmdebstrap)
 source scripts/apt-packages.sh
 # Debian starts a system service when it installs these (a registry on :5000, dnsmasq on :53, redis on :6379, nats on
 # :4222, sshd on :22); svc's tests and providers run their own processes on loopback ports, so a service set up by this install is

@@ -34,6 +34,8 @@ Usage:
   svc init [DIR] [--force]                 write a svc.yml from the repository's devcontainer, compose file,
                                            Procfile, .gitpod.yml or package.json
   svc conformance URL [--token KEY]        check an installation against the specification's rules
+  svc images build [--push REGISTRY/PREFIX]
+                                           the Kubernetes driver's images, built offline (and pushed)
   svc server [options]                     run the platform (svc server --help for options)
   svc admin sign-in-link [--user EMAIL] [--mail] [--data-dir DIR]
                                            print (or mail) a one-time sign-in link (on the server's machine)
@@ -46,7 +48,7 @@ svc ssh and svc exec exit with the remote command's status once it ran.
 `;
 
 export const commandNames = ['login', 'logout', 'whoami', 'ws', 'sync', 'teardown', 'landscape', 'stage', 'logs', 'service', 'env', 'secret', 'managed',
-  'ssh', 'exec', 'port-forward', 'keys', 'dotfiles', 'registry', 'git-credentials', 'ssh-key', 'domains', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'server', 'admin', 'version', 'help'];
+  'ssh', 'exec', 'port-forward', 'keys', 'dotfiles', 'registry', 'git-credentials', 'ssh-key', 'domains', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'images', 'server', 'admin', 'version', 'help'];
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -64,6 +66,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./lint.ts')).lintCommand(rest, io);
     case 'init':
       return (await import('./init.ts')).initCommand(rest, io);
+    case 'images':
+      return (await import('./images.ts')).imagesCommand(rest, io);
     case 'login':
     case 'logout':
     case 'whoami':

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { KubernetesSettings } from '../runtime/kubernetes/settings.ts';
+import { kubernetesServerSettings, readRuntimeSettings } from './kubernetes-config.ts';
 import { builtInPlans, type InstallationPlans } from '../capacity/plans.ts';
 import { isIpv4, parseCidrList } from '../runtime/local/egress.ts';
 
@@ -159,13 +160,7 @@ export const serverSettings: Record<string, Setting> = {
   plansFile: { flag: '--plans-file', env: 'SVC_PLANS_FILE', describe: 'YAML file with the workspace and service plans and their defaults (docs/capacity.md; default: the built-in plans)' },
   defaultUid: { flag: '--default-uid', env: 'SVC_DEFAULT_UID', describe: 'security.defaultUid: first UID of the range workspaces run as, each workspace its own (default 100001; after a change, POST /teams/{team}/volume-owner re-owns the volumes)' },
   runtime: { flag: '--runtime', env: 'SVC_RUNTIME', describe: 'local (default): pods on this machine; kubernetes: pods on the cluster of KUBECONFIG or, in a pod, of its service account (docs/kubernetes.md)' },
-  kubeNamespace: { flag: '--kube-namespace', env: 'SVC_KUBE_NAMESPACE', describe: 'with --runtime kubernetes: the namespace svc runs in; its router pods reach workspace pods (default svc)' },
-  kubeAgentImage: { flag: '--kube-agent-image', env: 'SVC_KUBE_AGENT_IMAGE', describe: 'with --runtime kubernetes: the image with the agent under /opt/svc, git and tar (required)' },
-  kubeBaseImage: { flag: '--kube-base-image', env: 'SVC_KUBE_BASE_IMAGE', describe: 'with --runtime kubernetes: the editor pods\' image when a workspace pins no base_image (required)' },
-  kubeStorageClass: { flag: '--kube-storage-class', env: 'SVC_KUBE_STORAGE_CLASS', describe: "with --runtime kubernetes: the StorageClass of workspace volumes (default: the cluster's default)" },
-  kubeAccessMode: { flag: '--kube-access-mode', env: 'SVC_KUBE_ACCESS_MODE', describe: 'with --runtime kubernetes: ReadWriteOnce (default; a workspace\'s pods share a node) or ReadWriteMany' },
-  kubeArchiveClaim: { flag: '--kube-archive-claim', env: 'SVC_KUBE_ARCHIVE_CLAIM', describe: 'with --runtime kubernetes: the claim in each team namespace holding archives (default svc-archives)' },
-  kubeArchiveSize: { flag: '--kube-archive-size', env: 'SVC_KUBE_ARCHIVE_SIZE', describe: 'with --runtime kubernetes: GiB of each team\'s archive claim (default 100)' },
+  ...kubernetesServerSettings,
   allowLocalRepositories: { flag: '--allow-local-repositories', env: 'SVC_ALLOW_LOCAL_REPOSITORIES', describe: "true to allow cloning local paths and file:// URLs; own: only those owned by the user who started the server (npm run up's default); default false" },
   firstTeam: { flag: '--first-team', env: 'SVC_FIRST_TEAM', describe: 'true (default): the first start creates the administrator\'s organization "My organization" and team "My team"; false: none' },
 };
@@ -281,37 +276,11 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
   };
 }
 
-/** `--runtime` and, for `kubernetes`, the driver's settings; a kube flag without `--runtime kubernetes` is refused. */
+/** `--runtime` and, for `kubernetes`, the driver's settings (src/core/kubernetes-config.ts). */
 function runtimeSettings(read: (key: keyof typeof serverSettings) => string | undefined): Pick<ServerConfig, 'runtime' | 'kubernetes'> {
-  const runtime = read('runtime') ?? 'local';
-  const kubeKeys = ['kubeNamespace', 'kubeAgentImage', 'kubeBaseImage', 'kubeStorageClass', 'kubeAccessMode', 'kubeArchiveClaim', 'kubeArchiveSize'] as const;
-  if (runtime === 'local') {
-    const stray = kubeKeys.find((key) => read(key) !== undefined);
-    if (stray) throw new ConfigError(`${serverSettings[stray].flag} needs --runtime kubernetes`);
-    return { runtime };
-  }
-  if (runtime !== 'kubernetes') throw new ConfigError(`runtime must be local or kubernetes, got "${runtime}"`);
-  const required = (key: 'kubeAgentImage' | 'kubeBaseImage') => {
-    const value = read(key);
-    if (!value) throw new ConfigError(`--runtime kubernetes needs ${serverSettings[key].flag}`);
-    return value;
-  };
-  const accessMode = read('kubeAccessMode') ?? 'ReadWriteOnce';
-  if (accessMode !== 'ReadWriteOnce' && accessMode !== 'ReadWriteMany') throw new ConfigError(`kube access mode must be ReadWriteOnce or ReadWriteMany, got "${accessMode}"`);
-  const namespace = read('kubeNamespace') ?? 'svc';
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63) throw new ConfigError(`kube namespace must be a DNS label, got "${namespace}"`);
-  return {
-    runtime,
-    kubernetes: {
-      systemNamespace: namespace,
-      agentImage: required('kubeAgentImage'),
-      baseImage: required('kubeBaseImage'),
-      storageClass: read('kubeStorageClass'),
-      volumeAccessMode: accessMode,
-      archiveClaim: read('kubeArchiveClaim') ?? 'svc-archives',
-      archiveClaimGib: positiveInteger(read('kubeArchiveSize') ?? '100', 'kube archive size', false),
-    },
-  };
+  return readRuntimeSettings(read, (message) => {
+    throw new ConfigError(message);
+  });
 }
 
 /** Only the scheme here; src/mail/smtp-url.ts reads the rest (`svc server` checks it before starting). */

@@ -17,6 +17,8 @@ export interface KubernetesSettings {
   agentImage: string;
   /** The installation's base image: the editor pod's root when the workspace pinned none. */
   baseImage: string;
+  /** The image of managed services (PostgreSQL, Redis, NATS; scripts/test-cluster/images.sh says where each is). */
+  managedImage?: string;
   /** A PersistentVolumeClaim in each team namespace holding volume archives (`archives/<workspace id>.tar.gz`). */
   archiveClaim: string;
   /** The size of each team's archive claim (GiB). */
