@@ -205,10 +205,10 @@ after(async () => {
   await repository.remove();
 });
 
-/** Runs the Job's container command with the volume at `volume` and the archives at `archives` in place of /data/app and /archives. */
+/** Runs the Job's container command with the volume's root at `volume` and the archives at `archives` in place of /data and /archives. */
 async function runJobScript(kind: 'clone' | 'prepare' | 'usage' | 'archive' | 'restore', volume: string, archives: string, source?: { url: string; ref?: string }): Promise<string> {
   const job = volumeJobManifest(input, settings, { kind, attempt: 1, source });
-  const [file, ...args] = job.spec!.template.spec!.containers[0].command!.map((word) => word.replace('/data/app', volume).replace('/archives/', `${archives}/`));
+  const [file, ...args] = job.spec!.template.spec!.containers[0].command!.map((word) => word.replaceAll(/\/data(?![\w-])/g, volume).replace('/archives/', `${archives}/`));
   const { stdout } = await run(file, args, { env: { ...process.env, HOME: scratch, GIT_TERMINAL_PROMPT: '0' } });
   return stdout;
 }
@@ -217,19 +217,21 @@ test('the clone Job clones beside a lost+found the file system keeps at the volu
   const volume = path.join(scratch, 'clone-volume');
   await mkdir(path.join(volume, 'lost+found'), { recursive: true });
   await runJobScript('clone', volume, scratch, { url: repository.url, ref: 'feature' });
-  assert.equal(await readFile(path.join(volume, 'svc.yml'), 'utf8'), 'name: demo\n');
-  assert.equal(await readFile(path.join(volume, 'feature.txt'), 'utf8'), 'feature\n');
-  await assert.rejects(stat(path.join(volume, '.svc-clone')));
-  const { stdout } = await run('git', ['-C', volume, 'status', '--porcelain', '--untracked-files=no']);
+  const code = path.join(volume, 'app');
+  assert.equal(await readFile(path.join(code, 'svc.yml'), 'utf8'), 'name: demo\n');
+  assert.equal(await readFile(path.join(code, 'feature.txt'), 'utf8'), 'feature\n');
+  await assert.rejects(stat(path.join(code, '.svc-clone')));
+  assert.ok((await stat(path.join(volume, 'home'))).isDirectory(), 'the volume\'s layout: home/ beside app/');
+  const { stdout } = await run('git', ['-C', code, 'status', '--porcelain', '--untracked-files=no']);
   assert.equal(stdout, '');
 });
 
 test('the archive Job reports the archive\'s sha256 and size; restore refills an empty volume; usage and prepare answer', async () => {
   const volume = path.join(scratch, 'archive-volume');
   const archives = path.join(scratch, 'archives');
-  await mkdir(path.join(volume, 'src'), { recursive: true });
+  await mkdir(path.join(volume, 'app', 'src'), { recursive: true });
   await mkdir(archives);
-  await writeFile(path.join(volume, 'src', 'app.js'), 'console.log(1);\n'.repeat(1000));
+  await writeFile(path.join(volume, 'app', 'src', 'app.js'), 'console.log(1);\n'.repeat(1000));
   assert.equal((await runJobScript('prepare', volume, archives)).trim(), '');
   assert.match((await runJobScript('usage', volume, archives)).trim(), /^\d+$/);
   const [sha256, bytes] = (await runJobScript('archive', volume, archives)).trim().split('\n').at(-1)!.split(' ');
@@ -239,7 +241,7 @@ test('the archive Job reports the archive\'s sha256 and size; restore refills an
   const restored = path.join(scratch, 'restored-volume');
   await mkdir(restored);
   await runJobScript('restore', restored, archives);
-  assert.equal(await readFile(path.join(restored, 'src', 'app.js'), 'utf8'), 'console.log(1);\n'.repeat(1000));
+  assert.equal(await readFile(path.join(restored, 'app', 'src', 'app.js'), 'utf8'), 'console.log(1);\n'.repeat(1000));
 });
 
 // ---- the configuration and an API server that does not answer ----

@@ -1,6 +1,7 @@
 // Parts every pod of a workspace shares: the security context (the workspace UID with group 0, non-root, no
 // privilege escalation, no capabilities: Pod Security "restricted"), requests and limits from a plan, the agent
-// copied in by an init container, the volume at /data/app, the service names in /etc/hosts. Pure.
+// copied in by an init container, the volume at /data (code in /data/app, HOME /data/home), the service names in
+// /etc/hosts. Pure.
 import type { IContainer, IHostAlias, IPodSecurityContext, IResourceRequirements, ISecurityContext, IVolume, IVolumeMount, IAffinity } from 'kubernetes-models/v1';
 import type { PlanLimits } from '../../capacity/plans.ts';
 import { agentEnv } from '../../agent/protocol.ts';
@@ -8,7 +9,10 @@ import { labelKeys, volumeClaimName } from './names.ts';
 import type { KubernetesSettings } from './settings.ts';
 
 export const AGENT_DIR = '/opt/svc';
+/** The volume's root in every pod: the code in app/, HOME in home/, svc's own files in .svc/ (as the local driver). */
+export const VOLUME_ROOT = '/data';
 export const WORKSPACE_DIR = '/data/app';
+export const HOME_DIR = '/data/home';
 const AGENT_VOLUME = 'svc-agent';
 const DATA_VOLUME = 'data';
 
@@ -50,7 +54,7 @@ export function agentEnvironment(): Array<{ name: string; value: string }> {
     { name: agentEnv.node, value: JSON.stringify([`${AGENT_DIR}/bin/node`]) },
     { name: agentEnv.workspaceDir, value: WORKSPACE_DIR },
     { name: agentEnv.tokenFile, value: '/run/svc-token/token' },
-    { name: 'HOME', value: WORKSPACE_DIR },
+    { name: 'HOME', value: HOME_DIR },
     { name: 'LANG', value: 'C.UTF-8' },
   ];
 }
@@ -59,7 +63,7 @@ export function agentMounts(): IVolumeMount[] {
   return [
     { name: AGENT_VOLUME, mountPath: AGENT_DIR, readOnly: true },
     { name: 'agent-token', mountPath: '/run/svc-token', readOnly: true },
-    { name: DATA_VOLUME, mountPath: WORKSPACE_DIR },
+    { name: DATA_VOLUME, mountPath: VOLUME_ROOT },
     { name: 'tmp', mountPath: '/tmp' },
   ];
 }

@@ -81,7 +81,7 @@ export function statefulSetManifest(input: WorkspaceManifestInput, service: Serv
             volumeMounts: [
               ...agentMounts(),
               ...configMounts,
-              ...spec.mounts.map((mount) => ({ name: 'data', mountPath: mount.to, subPath: mount.from })),
+              ...spec.mounts.map((mount) => ({ name: 'data', mountPath: mount.to, subPath: `app/${mount.from}` })), // below the code, as the local driver
             ],
           }],
           volumes: [
