@@ -101,7 +101,6 @@ export async function serveEditorGit(dir: string, log: (line: string) => void): 
         views.delete(socket);
         changed();
       });
-      socket.resume?.();
     },
     async close() {
       for (const socket of views.keys()) socket.terminate();
