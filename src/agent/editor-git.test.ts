@@ -47,6 +47,7 @@ let editorGit: EditorGit;
 let agent: http.Server;
 let presence: EditorPresence;
 let env: Record<string, string>;
+let endpoint: { host: string; port: number; token: string };
 const TOKEN = 'pod-token-for-editor-git';
 
 before(async () => {
@@ -57,7 +58,7 @@ before(async () => {
   agent = http.createServer((_request, response) => response.writeHead(404).end());
   agent.on('upgrade', upgrades);
   await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve));
-  const endpoint = { host: '127.0.0.1', port: (agent.address() as AddressInfo).port, token: TOKEN };
+  endpoint = { host: '127.0.0.1', port: (agent.address() as AddressInfo).port, token: TOKEN };
   const identities = new Map([[1, ada], [2, bob]]);
   presence = new EditorPresence({
     driver: { openEditorGit: () => connectAgent(endpoint, AGENT_EDITOR_GIT_PATH, {}, EDITOR_GIT_PROTOCOL, { refusalBody: true }) },
@@ -125,6 +126,25 @@ test('the editor environment\'s git and ssh follow who has the editor open', asy
   leaveBob();
   assert.match(await settled(/nobody/), /svc: nobody has this workspace's editor open/);
   assert.deepEqual(presence.peopleOf(ws.id), []);
+});
+
+test('two servers: each sends the people it relays, the agent joins them; one server gone takes only its people', async () => {
+  const second = new EditorPresence({
+    driver: { openEditorGit: () => connectAgent(endpoint, AGENT_EDITOR_GIT_PATH, {}, EDITOR_GIT_PROTOCOL, { refusalBody: true }) },
+    identityOf: async (caller) => (caller.id === 1 ? ada : bob),
+    log: () => undefined,
+  });
+  const leaveAda = presence.opened(ws, user(1, ada));
+  const leaveBob = second.opened(ws, user(2, bob));
+  try {
+    assert.match(await settled(/2 people/), /\(ada@example\.com, bob@example\.com\)/);
+    second.close();
+    assert.equal(await settled(/^ada$/), 'ada');
+  } finally {
+    leaveBob();
+    leaveAda();
+  }
+  assert.match(await settled(/nobody/), /nobody/);
 });
 
 test('a channel that closes (its server gone) takes its people with it', async () => {
