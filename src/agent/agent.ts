@@ -1,6 +1,7 @@
 // The agent: the main process of a pod. It runs the editor, watches the landscape files of the workspace, and
 // answers the driver's `GET /status` with what it observes.
 import { wallClockMs } from '../core/phases.ts';
+import { editorGitEnv } from './editor-git-paths.ts';
 import { startEditor } from './editor-start.ts';
 import type { EditorSupervisor } from './editor-supervisor.ts';
 import { watchLandscapeFiles } from './landscape-watch.ts';
@@ -23,6 +24,8 @@ export interface AgentOptions {
   nowMs?: () => number;
   log?: (line: string) => void;
   policy?: SupervisionPolicy;
+  /** Where the editor's git credentials are served (editor-git.ts); none without it. */
+  editorGitDir?: string;
   /** The editor when the caller started it already (main.ts starts it before it loads the rest of the agent). */
   editor?: EditorSupervisor;
 }
@@ -36,9 +39,16 @@ export interface RunningAgent {
 
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const log = options.log ?? ((line: string) => console.log(`agent: ${line}`));
-  const streams = { token: options.token, workspaceDir: options.workspaceDir, baseEnv: commandEnv(process.env) };
   // the editor first: its start takes longest, and runs while the status server starts
-  const editor = options.editor ?? startEditor({ ...options, log });
+  const editor = options.editor ?? startEditor({ ...options, editorEnv: options.editorGitDir ? editorGitEnv(options.editorGitDir) : undefined, log });
+  // the editor's git credentials, served while the status server starts (streams wait for them)
+  const editorGit = options.editorGitDir
+    ? import('./editor-git.ts').then(({ serveEditorGit }) => serveEditorGit(options.editorGitDir!, log)).catch((error: Error) => {
+      log(`editor git: the editor gets no git credentials: ${error.message}`);
+      return undefined;
+    })
+    : undefined;
+  const streams = { token: options.token, workspaceDir: options.workspaceDir, baseEnv: commandEnv(process.env), editorGit };
   const server = await serveStatus(options.host, options.port, () => status(), streams, (listener) => editor.onChange(listener));
   const listeningAt = wallClockMs();
   const { port } = server;
@@ -59,6 +69,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       landscapeFiles.close();
       await editor.stop();
       await server.close();
+      await (await editorGit)?.close();
     },
   };
 }

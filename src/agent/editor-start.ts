@@ -19,6 +19,8 @@ export interface EditorStartOptions {
   policy?: SupervisionPolicy;
   /** The pod's memory limit and cgroup memory events: an editor killed for memory is logged as such. */
   memory?: PodMemory;
+  /** Added to the editor's environment: where git finds the credentials of the person who has it open. */
+  editorEnv?: Record<string, string>;
 }
 
 /** Starts the editor now and keeps it running (restarts with backoff); the agent subscribes to its changes. */
@@ -32,6 +34,7 @@ export function startEditor(options: EditorStartOptions): EditorSupervisor {
     nowMs: options.nowMs ?? Date.now,
     log: options.log,
     memory: options.memory,
+    env: options.editorEnv,
   });
 }
 

@@ -21,6 +21,8 @@ export interface EditorSupervisorOptions {
   probeIntervalMs?: number;
   /** The pod's memory limit and where it sees its cgroup's memory events (no memory notes without). */
   memory?: PodMemory;
+  /** Added to the editor's environment (the editor's git credentials, editor-git-paths.ts). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -86,7 +88,7 @@ export class EditorSupervisor {
     const child = spawn(podShell(), ['-lc', command], {
       cwd: workspaceDir,
       // ENV: the editor's terminals (an interactive sh) read the managed services' values the server keeps there
-      env: { ...process.env, PORT: String(port), HOST: host, SVC_WORKSPACE_DIR: workspaceDir, ENV: MANAGED_ENV_FILE },
+      env: { ...process.env, ...this.options.env, PORT: String(port), HOST: host, SVC_WORKSPACE_DIR: workspaceDir, ENV: MANAGED_ENV_FILE },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group, so stopping reaches the editor's children too
     });

@@ -42,7 +42,7 @@ function readString(buffer: Buffer, offset: number): { value: Buffer; next: numb
   return { value: buffer.subarray(offset + 4, offset + 4 + length), next: offset + 4 + length };
 }
 
-interface AgentKey {
+export interface AgentKey {
   key: KeyObject;
   blob: Buffer;
   comment: string;
@@ -66,7 +66,8 @@ export function sshAgentAnswer(keys: AgentKey[], type: number, payload: Buffer):
   return agentMessage(SSH_AGENT_FAILURE); // adding, removing, locking, extensions: not for this agent
 }
 
-function serveSshAgent(keys: AgentKey[]): net.Server {
+/** An SSH agent serving the keys `keys()` gives at each request (they may change while it runs). */
+export function serveSshAgent(keys: () => AgentKey[]): net.Server {
   return net.createServer((socket) => {
     let pending = Buffer.alloc(0);
     socket.on('error', () => undefined);
@@ -76,7 +77,7 @@ function serveSshAgent(keys: AgentKey[]): net.Server {
         const length = pending.readUInt32BE(0);
         if (length < 1 || length > 256 * 1024) return void socket.destroy();
         if (pending.length < 4 + length) return;
-        socket.write(sshAgentAnswer(keys, pending[4], pending.subarray(5, 4 + length)));
+        socket.write(sshAgentAnswer(keys(), pending[4], pending.subarray(5, 4 + length)));
         pending = pending.subarray(4 + length);
       }
     });
@@ -92,7 +93,8 @@ export function credentialCacheAnswer(identity: ExecGitIdentity, request: string
   return credential ? `username=${credential.username}\npassword=${credential.password}\n` : '';
 }
 
-function serveCredentialCache(identity: ExecGitIdentity): net.Server {
+/** A socket speaking credential-cache's protocol: each request (read to its end) gets `answer(request)`. */
+export function serveCredentialCache(answer: (request: string) => string): net.Server {
   return net.createServer((socket) => {
     let request = '';
     socket.on('error', () => undefined);
@@ -101,11 +103,16 @@ function serveCredentialCache(identity: ExecGitIdentity): net.Server {
       request += chunk;
       if (request.length > 64 * 1024) socket.destroy();
     });
-    socket.on('end', () => socket.end(credentialCacheAnswer(identity, request)));
+    socket.on('end', () => socket.end(answer(request)));
   });
 }
 
-const listen = (server: net.Server, file: string) =>
+/** The SSH agent's view of a person's key (none without one). */
+export function agentKeysOf(identity: ExecGitIdentity): AgentKey[] {
+  return identity.sshKey ? [{ key: createPrivateKey(identity.sshKey), blob: publicKeyBlob(identity.sshKey), comment: identity.email }] : [];
+}
+
+export const listen = (server: net.Server, file: string) =>
   new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(file, () => resolve());
@@ -116,8 +123,8 @@ export async function openGitSockets(identity: ExecGitIdentity): Promise<GitSock
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-git-'));
   const agentFile = path.join(dir, 'ssh-agent.sock');
   const credentialFile = path.join(dir, 'credential.sock');
-  const keys: AgentKey[] = identity.sshKey ? [{ key: createPrivateKey(identity.sshKey), blob: publicKeyBlob(identity.sshKey), comment: identity.email }] : [];
-  const servers = [serveSshAgent(keys), serveCredentialCache(identity)];
+  const keys = agentKeysOf(identity);
+  const servers = [serveSshAgent(() => keys), serveCredentialCache((request) => credentialCacheAnswer(identity, request))];
   try {
     await listen(servers[0], agentFile);
     await listen(servers[1], credentialFile);

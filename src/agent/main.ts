@@ -5,6 +5,7 @@
 // started first, and only then the rest of the agent (a chunk of its own in the bundle, agent-bundle.ts), so the
 // editor's start and the agent's overlap (docs/runtime.md, "How long a wake takes").
 import { readFileSync } from 'node:fs';
+import { editorGitDir, editorGitEnv } from './editor-git-paths.ts';
 import { startEditor } from './editor-start.ts';
 import { agentEnv, DEFAULT_AGENT_PORT, DEFAULT_EDITOR_PORT, type PodMemory } from './protocol.ts';
 import { replicaEnv } from './replica-protocol.ts';
@@ -26,7 +27,10 @@ function readToken(file: string | undefined): string | undefined {
 
 async function startEditorMode() {
   const log = (line: string) => console.log(`agent: ${line}`);
+  // the editor's git credentials: paths fixed now, served once the agent has loaded (agent.ts)
+  const gitDir = editorGitDir();
   const editorOptions = {
+    editorEnv: editorGitEnv(gitDir),
     editorHost: env[agentEnv.editorHost] ?? '0.0.0.0',
     editorPort: Number(env[agentEnv.editorPort] ?? DEFAULT_EDITOR_PORT),
     editorCommand: env[agentEnv.editorCommand],
@@ -36,7 +40,7 @@ async function startEditorMode() {
   };
   const editor = startEditor(editorOptions);
   const { startAgent } = await import('./agent.ts');
-  return startAgent({ ...editorOptions, host, port, token: readToken(env[agentEnv.tokenFile]), editor });
+  return startAgent({ ...editorOptions, host, port, token: readToken(env[agentEnv.tokenFile]), editor, editorGitDir: gitDir });
 }
 
 async function startReplicaMode() {

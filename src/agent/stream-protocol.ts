@@ -6,6 +6,13 @@ import { isDimension, type TerminalSize } from '../core/channel-protocol.ts';
 
 export const AGENT_EXEC_PATH = '/exec';
 export const AGENT_PORT_FORWARD_PATH = '/port-forward';
+/**
+ * The server's channel for the editor's git credentials (src/agent/editor-git.ts): held open by each server that
+ * relays editor WebSockets of the workspace; every text message is `{"people":[{"userId","identity"}]}`, the people
+ * with an open editor WebSocket through that server. Its close forgets them.
+ */
+export const AGENT_EDITOR_GIT_PATH = '/editor-git';
+export const EDITOR_GIT_PROTOCOL = 'svc.editor-git.v1';
 /** The workspace's variables for the command, as base64url JSON: they may be longer than a query string allows. */
 export const EXEC_ENV_HEADER = 'svc-exec-env';
 /** The git identity of the person at the keyboard (ExecGitIdentity), as base64url JSON; held in the agent's memory only. */

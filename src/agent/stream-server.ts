@@ -7,10 +7,13 @@ import { WebSocketServer } from 'ws';
 import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../core/channel-protocol.ts';
 import { runExec, type ExecContext } from './exec-session.ts';
 import { forwardPort } from './port-forward.ts';
-import { AGENT_EXEC_PATH, AGENT_PORT_FORWARD_PATH, EXEC_ENV_HEADER, EXEC_GIT_HEADER, readExecRequest, readForwardRequest } from './stream-protocol.ts';
+import type { EditorGit } from './editor-git.ts';
+import { AGENT_EDITOR_GIT_PATH, AGENT_EXEC_PATH, AGENT_PORT_FORWARD_PATH, EDITOR_GIT_PROTOCOL, EXEC_ENV_HEADER, EXEC_GIT_HEADER, readExecRequest, readForwardRequest } from './stream-protocol.ts';
 
 export interface StreamOptions extends ExecContext {
   token: string | undefined;
+  /** Where the servers' editor git channels go (agent.ts); none in a replica or without code-server's git files. */
+  editorGit?: Promise<EditorGit | undefined>;
 }
 
 /** What handles an upgrade request: the WebSocket server of the streams, made once. */
@@ -19,6 +22,7 @@ export function streamUpgrades(options: StreamOptions): (request: http.IncomingM
   return (request, socket, head) => {
     const url = new URL(request.url ?? '/', 'http://agent');
     if (!options.token || !hasToken(request.headers.authorization, options.token)) return refuse(socket, 401, 'the pod token is missing or wrong');
+    if (url.pathname === AGENT_EDITOR_GIT_PATH) return void acceptEditorGit(sockets, options, request, socket, head);
     const protocol = url.pathname === AGENT_EXEC_PATH ? EXEC_PROTOCOL : url.pathname === AGENT_PORT_FORWARD_PATH ? PORT_FORWARD_PROTOCOL : undefined;
     if (!protocol) return refuse(socket, 404, 'no such stream');
     const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
@@ -37,6 +41,18 @@ export function streamUpgrades(options: StreamOptions): (request: http.IncomingM
       else forwardPort(ws, wanted);
     });
   };
+}
+
+async function acceptEditorGit(sockets: WebSocketServer, options: StreamOptions, request: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  if (!offered.includes(EDITOR_GIT_PROTOCOL)) return refuse(socket, 400, `the stream speaks ${EDITOR_GIT_PROTOCOL}`);
+  const editorGit = await options.editorGit;
+  if (!editorGit) return refuse(socket, 404, 'this pod serves no editor git credentials');
+  request.headers['sec-websocket-protocol'] = EDITOR_GIT_PROTOCOL;
+  sockets.handleUpgrade(request, socket, head, (ws) => {
+    ws.on('error', () => ws.terminate());
+    editorGit.accept(ws);
+  });
 }
 
 function hasToken(header: string | undefined, token: string): boolean {

@@ -25,6 +25,9 @@ import { answerableWhileWaking, serviceOf, WorkspaceRoutes, type WorkspaceRoutin
 import { WAIT_HOLD_MS, waitTarget } from './waiting.ts';
 import { HeldRequests, type Hold } from './held-requests.ts';
 import { upgradeGuard } from './upgrade-guard.ts';
+import { EditorPresence } from './editor-presence.ts';
+import { gitIdentityOf } from '../git/credentials.ts';
+import { workspaceRef } from '../workspaces/operations.ts';
 
 type Resolved = { upstream: Upstream; routing?: WorkspaceRouting; timeoutMs?: number };
 /** A workspace host, or a team's custom domain (custom-domains.ts). */
@@ -43,6 +46,8 @@ export class Router {
   private readonly holdMs: number;
   private readonly managedHosts: ManagedHostDeps;
   private readonly domains: DomainRouterDeps;
+  /** Who has each workspace's editor open through this server (public: tests read it). */
+  readonly editors: EditorPresence;
 
   constructor(private readonly options: RouterOptions) {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
@@ -51,6 +56,7 @@ export class Router {
       options.onAccessChange?.();
     }, onLoaded: options.onRouting });
     this.allow = new AllowList(options.forwardAllow ?? []);
+    this.editors = new EditorPresence({ driver: options.driver, identityOf: (user) => gitIdentityOf(options.pool, options.secrets, user), log: options.log });
     this.held = new HeldRequests(this.routes, options);
     options.services.onChange((id) => this.routes.changedHere(id));
     this.bodyLimit = options.bodyLimitBytes ?? 100 * 2 ** 20;
@@ -84,6 +90,7 @@ export class Router {
   close(): void {
     this.routes.close();
     this.domains.table.close();
+    this.editors.close();
   }
 
   /** The workspace changed here (slept, stopped): route afresh at once, before its event arrives. */
@@ -168,11 +175,22 @@ export class Router {
       const resolved = await this.resolve(request, target, undefined);
       if (!resolved) return refuse(new Refusal('badRequest'));
       const guard = await this.upgradeGuardOf(request, target, resolved);
+      // the editor's WebSockets say who has it open: its git acts as that person (editor-presence.ts)
+      const editorOf = target.kind === 'ide' && guard && resolved.routing ? { ref: workspaceRef(resolved.routing.row), user: guard.user } : undefined;
       let release = () => undefined as void;
       proxyUpgrade(request, socket, head, resolved.upstream, {
         headers: this.upstreamHeaders(request),
         fail: (failure) => refuse(this.failurePage(failure, target)),
-        opened: (relayed) => (release = guard?.(relayed) ?? release),
+        opened: (relayed) => {
+          const unguard = guard?.register(relayed);
+          const leave = editorOf && this.editors.opened(editorOf.ref, editorOf.user);
+          // a client gone (its half of the connection ended) has left, whenever the editor closes its own half
+          if (leave) socket.once('end', leave);
+          release = () => {
+            unguard?.();
+            leave?.();
+          };
+        },
         closed: () => release(),
       });
     } catch (error) {

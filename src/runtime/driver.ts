@@ -380,4 +380,9 @@ export interface PodStreams {
    * as an open WebSocket speaking PORT_FORWARD_PROTOCOL. RuntimeFailure('agent') when the pod does not run.
    */
   openPortForward(workspace: WorkspaceRef, target: PodTarget, to: { host: string; port: number }): Promise<WebSocket>;
+  /**
+   * The channel that tells the editor pod's agent who has the editor open through this server (AGENT_EDITOR_GIT_PATH
+   * of src/agent/stream-protocol.ts), open and paused. RuntimeFailure('agent') when the pod does not run.
+   */
+  openEditorGit(workspace: WorkspaceRef): Promise<WebSocket>;
 }

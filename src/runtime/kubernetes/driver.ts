@@ -8,7 +8,7 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { fetchAgentStatus, awaitAgentChange } from '../local/agent-client.ts';
 import { DEFAULT_AGENT_PORT } from '../../agent/protocol.ts';
 import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../core/channel-protocol.ts';
-import { execRequestTarget, forwardRequestTarget } from '../../agent/stream-protocol.ts';
+import { AGENT_EDITOR_GIT_PATH, EDITOR_GIT_PROTOCOL, execRequestTarget, forwardRequestTarget } from '../../agent/stream-protocol.ts';
 import { workspacePlan, type InstallationPlans } from '../../capacity/plans.ts';
 import {
   RuntimeFailure, type EditorAddress, type EditorDescription, type EditorState, type GitSource, type PodTarget, type ProgressReporter,
@@ -302,6 +302,9 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     },
     openPortForward: async (workspace, target, to) => {
       return connectAgent(await endpointOf(workspace, target), forwardRequestTarget(to), {}, PORT_FORWARD_PROTOCOL);
+    },
+    openEditorGit: async (workspace) => {
+      return connectAgent(await endpointOf(workspace, { kind: 'editor' }), AGENT_EDITOR_GIT_PATH, {}, EDITOR_GIT_PROTOCOL);
     },
   };
 }

@@ -228,6 +228,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     stageStepLogs: stageSteps.logs,
     openExec: streams.openExec,
     openPortForward: streams.openPortForward,
+    openEditorGit: streams.openEditorGit,
   };
 }
 

@@ -2,7 +2,7 @@
 // replica's) at the address its record names, with the pod's token. The agent runs the command or dials the port
 // inside the pod (src/agent/stream-server.ts), so the server never enters a pod's namespaces itself.
 import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../core/channel-protocol.ts';
-import { execRequestTarget, forwardRequestTarget } from '../../agent/stream-protocol.ts';
+import { AGENT_EDITOR_GIT_PATH, EDITOR_GIT_PROTOCOL, execRequestTarget, forwardRequestTarget } from '../../agent/stream-protocol.ts';
 import { connectAgent, type AgentEndpoint } from '../agent-connection.ts';
 import { RuntimeFailure, type PodStreams, type PodTarget, type WorkspaceRef } from '../driver.ts';
 import { isPodRunning, readPodRecord, type PodHost } from './pods.ts';
@@ -19,6 +19,10 @@ export function createPodStreams(host: PodHost): PodStreams {
     async openPortForward(workspace, target, to) {
       const endpoint = await endpointOf(host, workspace, target);
       return connectAgent(endpoint, forwardRequestTarget(to), {}, PORT_FORWARD_PROTOCOL, { refusalBody: true });
+    },
+    async openEditorGit(workspace) {
+      const endpoint = await endpointOf(host, workspace, { kind: 'editor' });
+      return connectAgent(endpoint, AGENT_EDITOR_GIT_PATH, {}, EDITOR_GIT_PROTOCOL, { refusalBody: true });
     },
   };
 }
