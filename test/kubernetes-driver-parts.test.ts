@@ -152,7 +152,7 @@ test('a replica\'s Pod and Secrets pass the Kubernetes schemas; the Pod has its 
   assert.deepEqual(manifestErrors(secret), []);
   assert.equal(secret.metadata?.name, 'ws-42-api-2-config');
   assert.deepEqual(JSON.parse(secret.stringData!['config.json']), config);
-  assert.deepEqual(manifestErrors(agentTokenSecret(7, 42, 'token')), []);
+  assert.deepEqual(manifestErrors(agentTokenSecret({ id: 7 }, 42, 'token')), []);
 });
 
 test('the agent takes its replica index from SVC_REPLICA_INDEX (a StatefulSet\'s ordinal) over config.json, and refuses a bad one', () => {

@@ -73,6 +73,7 @@ function kubernetesMissing(): string | undefined {
 
 function kubernetesSubject(): Subject {
   const drivers: RuntimeDriver[] = [];
+  const installation = `contract-${process.pid}`;
   const env = process.env;
   return {
     name: 'kubernetes',
@@ -80,6 +81,8 @@ function kubernetesSubject(): Subject {
       const driver = await createKubernetesDriver({
         cluster: new Cluster(loadKubeConfig()),
         settings: {
+          // an installation of its own: other tests share the cluster; requests a tenth of the plans on a small node
+          installation, requestPercent: 10,
           systemNamespace: env.SVC_KUBE_NAMESPACE ?? 'svc', agentImage: env.SVC_KUBE_AGENT_IMAGE!, baseImage: env.SVC_KUBE_BASE_IMAGE!,
           storageClass: env.SVC_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
         },

@@ -167,10 +167,10 @@ start_daemon kubelet "$bin/kubelet" --config "$dir/kubelet/config.yaml" --kubeco
 start_daemon kube-proxy "$bin/kube-proxy" --kubeconfig "$kubeconfig" --proxy-mode iptables --cluster-cidr "$pod_cidr" \
   --hostname-override "$node" --conntrack-max-per-core 0 --metrics-bind-address 127.0.0.1:$proxy_metrics_port \
   --healthz-bind-address 127.0.0.1:$proxy_healthz_port
+wait_for "node $node Ready" sh -c "'$bin/kubectl' --kubeconfig '$kubeconfig' get node '$node' -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
+# kube-router finds its node by name at start: only once the node is registered
 start_daemon kube-router "$bin/kube-router" --kubeconfig "$kubeconfig" --hostname-override "$node" \
   --run-firewall=true --run-router=false --run-service-proxy=false --health-port 0 --metrics-port 0
-
-wait_for "node $node Ready" sh -c "'$bin/kubectl' --kubeconfig '$kubeconfig' get node '$node' -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
 k() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 k apply -f - > /dev/null <<EOF
 apiVersion: storage.k8s.io/v1

@@ -11,6 +11,8 @@ export const kubernetesServerSettings = {
   kubeStorageClass: { flag: '--kube-storage-class', env: 'SVC_KUBE_STORAGE_CLASS', describe: "with --runtime kubernetes: the StorageClass of workspace volumes (default: the cluster's default)" },
   kubeAccessMode: { flag: '--kube-access-mode', env: 'SVC_KUBE_ACCESS_MODE', describe: 'with --runtime kubernetes: ReadWriteOnce (default; a workspace\'s pods share a node) or ReadWriteMany' },
   kubeArchiveClaim: { flag: '--kube-archive-claim', env: 'SVC_KUBE_ARCHIVE_CLAIM', describe: 'with --runtime kubernetes: the claim in each team namespace holding archives (default svc-archives)' },
+  kubeInstallation: { flag: '--kube-installation', env: 'SVC_KUBE_INSTALLATION', describe: 'with --runtime kubernetes: this installation\'s name on the cluster, in its namespaces (<name>-team-<id>) and labels; installations sharing a cluster take different names (default svc)' },
+  kubeRequestPercent: { flag: '--kube-request-percent', env: 'SVC_KUBE_REQUEST_PERCENT', describe: 'with --runtime kubernetes: pods request this percentage of their plan\'s CPU and memory, limits stay the plan\'s (default 100: Guaranteed)' },
   kubeArchiveSize: { flag: '--kube-archive-size', env: 'SVC_KUBE_ARCHIVE_SIZE', describe: 'with --runtime kubernetes: GiB of each team\'s archive claim (default 100)' },
 };
 
@@ -35,6 +37,11 @@ export function readRuntimeSettings(
   const namespace = read('kubeNamespace') ?? 'svc';
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63) fail(`kube namespace must be a DNS label, got "${namespace}"`);
   const managedImage = read('kubeManagedImage');
+  const installation = read('kubeInstallation') ?? 'svc';
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(installation) || installation.length > 30) fail(`kube installation must be a DNS label of at most 30 characters, got "${installation}"`);
+  const percentText = read('kubeRequestPercent') ?? '100';
+  const requestPercent = Number(percentText);
+  if (!Number.isInteger(requestPercent) || requestPercent < 1 || requestPercent > 100) fail(`kube request percent must be a whole number from 1 to 100, got "${percentText}"`);
   const archiveSize = read('kubeArchiveSize') ?? '100';
   const archiveClaimGib = Number(archiveSize);
   if (!Number.isInteger(archiveClaimGib) || archiveClaimGib < 1) fail(`kube archive size must be a whole number, got "${archiveSize}"`);
@@ -48,6 +55,8 @@ export function readRuntimeSettings(
       volumeAccessMode: accessMode as KubernetesSettings['volumeAccessMode'],
       archiveClaim: read('kubeArchiveClaim') ?? 'svc-archives',
       archiveClaimGib,
+      installation,
+      requestPercent,
       ...(managedImage ? { managedImage } : {}),
     },
   };

@@ -9,11 +9,13 @@ import {
   type Informer, type KubernetesObject, type V1Job, type V1Pod,
 } from '@kubernetes/client-node';
 import type { Manifest } from './manifests.ts';
-import { labelKeys } from './names.ts';
+import { DEFAULT_INSTALLATION, labelKeys } from './names.ts';
 import { ObjectStore, type WatchEvent } from './object-store.ts';
 
 /** Every object svc writes carries this label; the watches see only those. */
 export const MANAGED_SELECTOR = `${labelKeys.managedBy}=svc`;
+/** What the watches of one installation see: its own objects, never another installation's on the same cluster. */
+export const installationSelector = (installation = DEFAULT_INSTALLATION) => `${MANAGED_SELECTOR},${labelKeys.installation}=${installation}`;
 
 /**
  * The cluster configuration: `KUBECONFIG` (or ~/.kube/config), else the service account of the pod svc runs in.
@@ -70,16 +72,17 @@ export class Cluster {
    * Starts the watches on svc's pods and jobs in every namespace. Resolves after their first list: the store then
    * holds everything that exists (what a restarted server finds again). A broken watch is listed and watched anew.
    */
-  async watch(log: (message: string) => void): Promise<void> {
+  async watch(log: (message: string) => void, installation?: string): Promise<void> {
+    const selector = installationSelector(installation);
     // one plain request first: an API server that cannot be reached (or refuses svc) stops the start with the reason,
     // where the informers alone would start and retry in silence
     try {
-      await this.core.listPodForAllNamespaces({ labelSelector: MANAGED_SELECTOR, limit: 1 });
+      await this.core.listPodForAllNamespaces({ labelSelector: selector, limit: 1 });
     } catch (error) {
       throw new Error(`the Kubernetes API server at ${this.config.getCurrentCluster()?.server} did not answer svc: ${apiErrorText(error)}`);
     }
-    const pods = makeInformer<V1Pod>(this.config, '/api/v1/pods', () => this.core.listPodForAllNamespaces({ labelSelector: MANAGED_SELECTOR }), MANAGED_SELECTOR);
-    const jobs = makeInformer<V1Job>(this.config, '/apis/batch/v1/jobs', () => this.batch.listJobForAllNamespaces({ labelSelector: MANAGED_SELECTOR }), MANAGED_SELECTOR);
+    const pods = makeInformer<V1Pod>(this.config, '/api/v1/pods', () => this.core.listPodForAllNamespaces({ labelSelector: selector }), selector);
+    const jobs = makeInformer<V1Job>(this.config, '/apis/batch/v1/jobs', () => this.batch.listJobForAllNamespaces({ labelSelector: selector }), selector);
     this.feed(pods, this.pods, 'pods', log);
     this.feed(jobs, this.jobs, 'jobs', log);
     await Promise.all([pods.start(), jobs.start()]);

@@ -49,17 +49,18 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
   const { cluster, settings } = options;
   const log = options.log ?? (() => undefined);
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  await cluster.watch(log);
+  await cluster.watch(log, settings.installation);
   log(`kubernetes: watching svc's pods and jobs; ${cluster.pods.list().length} pods found`);
 
   const teamOf = (workspace: WorkspaceRef): number => {
     if (workspace.teamId === undefined) throw new Error(`workspace ${workspace.id} came without its team`);
     return workspace.teamId;
   };
-  const namespaceOf = (workspace: WorkspaceRef) => teamNamespace(teamOf(workspace));
+  const teamRefOf = (workspace: WorkspaceRef) => ({ id: teamOf(workspace), installation: settings.installation });
+  const namespaceOf = (workspace: WorkspaceRef) => teamNamespace(teamRefOf(workspace));
   /** A pod of the workspace by name, in whichever team namespace the watches saw it (reads need no team). */
   const podNamed = (workspace: WorkspaceRef, name: string): V1Pod | undefined => {
-    if (workspace.teamId !== undefined) return cluster.pods.get(teamNamespace(workspace.teamId), name);
+    if (workspace.teamId !== undefined) return cluster.pods.get(teamNamespace({ id: workspace.teamId, installation: settings.installation }), name);
     return cluster.pods.list((pod) => pod.metadata?.name === name && pod.metadata.labels?.[labelKeys.workspace] === String(workspace.id))[0];
   };
   const editorPod = (workspace: WorkspaceRef) => podNamed(workspace, `${workspaceName(workspace.id)}-editor`);
@@ -67,7 +68,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
   const limitsOf = (workspace: WorkspaceRef) => workspacePlan(options.plans, workspace.plan ?? options.plans.workspace.default) ?? workspacePlan(options.plans, options.plans.workspace.default)!;
 
   const manifestInput = async (workspace: WorkspaceRef): Promise<WorkspaceManifestInput> => ({
-    team: { id: teamOf(workspace) },
+    team: teamRefOf(workspace),
     workspace: { ...workspace, restricted: workspace.restricted ?? false },
     limits: limitsOf(workspace),
     editorCommand: options.editorCommand,
@@ -90,7 +91,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
   const ensuredTeams = new Set<number>();
   const ensureTeam = async (teamId: number) => {
     if (ensuredTeams.has(teamId)) return;
-    for (const manifest of teamManifests({ id: teamId }, settings)) await cluster.ensure(manifest);
+    for (const manifest of teamManifests({ id: teamId, installation: settings.installation }, settings)) await cluster.ensure(manifest);
     ensuredTeams.add(teamId);
   };
 
@@ -100,7 +101,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     const found = await cluster.secretValue(namespace, agentTokenSecretName(workspace.id), 'token');
     if (found) return found;
     const token = randomBytes(32).toString('base64url');
-    await cluster.put(agentTokenSecret(teamOf(workspace), workspace.id, token));
+    await cluster.put(agentTokenSecret(teamRefOf(workspace), workspace.id, token));
     return token;
   };
 

@@ -29,7 +29,7 @@ export function workspaceEgressPolicy(team: TeamRef, workspaceId: number, settin
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: `${workspaceName(workspaceId)}-egress`, namespace: teamNamespace(team.id), labels: labelsOf({ teamId: team.id, workspaceId, component: 'network' }) },
+    metadata: { name: `${workspaceName(workspaceId)}-egress`, namespace: teamNamespace(team), labels: labelsOf({ team, workspaceId, component: 'network' }) },
     spec: {
       podSelector: own,
       policyTypes: ['Egress'],

@@ -48,7 +48,7 @@ export function volumeJobManifest(
   job: { kind: VolumeJobKind; attempt: number; source?: GitSource },
 ): IJob {
   const { team, workspace } = input;
-  const labels = { ...labelsOf({ teamId: team.id, workspaceId: workspace.id, component: 'job' }), [labelKeys.job]: job.kind };
+  const labels = { ...labelsOf({ team, workspaceId: workspace.id, component: 'job' }), [labelKeys.job]: job.kind };
   const volumes: IVolume[] = [{ name: 'data', persistentVolumeClaim: { claimName: volumeClaimName(workspace.id) } }];
   const container: IContainer = {
     name: job.kind,
@@ -56,7 +56,7 @@ export function volumeJobManifest(
     command: ['/bin/sh', '-c', scripts[job.kind], job.kind, ...argumentsOf(job.kind, workspace.id, job.source)],
     workingDir: VOLUME_ROOT,
     env: [{ name: 'HOME', value: '/tmp' }, { name: 'GIT_TERMINAL_PROMPT', value: '0' }],
-    resources: resourcesOf(input.limits),
+    resources: resourcesOf(input.limits, settings.requestPercent),
     securityContext: containerSecurity(),
     volumeMounts: [{ name: 'data', mountPath: VOLUME_ROOT }, { name: 'tmp', mountPath: '/tmp' }],
   };
@@ -68,7 +68,7 @@ export function volumeJobManifest(
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name: jobName(workspace.id, job.kind, job.attempt), namespace: teamNamespace(team.id), labels },
+    metadata: { name: jobName(workspace.id, job.kind, job.attempt), namespace: teamNamespace(team), labels },
     spec: {
       backoffLimit: 0,
       activeDeadlineSeconds: 3600,

@@ -26,11 +26,24 @@ export const labelKeys = {
   service: `${LABEL_PREFIX}/service`,
   job: `${LABEL_PREFIX}/job`,
   replica: `${LABEL_PREFIX}/replica`,
+  installation: `${LABEL_PREFIX}/installation`,
 } as const;
+
+/** The installation of a cluster svc is alone on, and of objects made before installations were named. */
+export const DEFAULT_INSTALLATION = 'svc';
+
+/**
+ * A team as names see it: its id within an installation. Several installations share a cluster (`--kube-installation`
+ * names each): their namespaces (`<installation>-team-<id>`) and labels never meet.
+ */
+export interface TeamKey {
+  id: number;
+  installation?: string;
+}
 
 export type Component = 'editor' | 'replica' | 'job' | 'volume' | 'network' | 'router' | 'server';
 
-export const teamNamespace = (teamId: number) => dnsLabel(`svc-team-${teamId}`);
+export const teamNamespace = (team: TeamKey) => dnsLabel(`${team.installation ?? DEFAULT_INSTALLATION}-team-${team.id}`);
 export const workspaceName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}`);
 export const editorPodName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}-editor`);
 export const volumeClaimName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}-data`);
@@ -46,18 +59,19 @@ export const replicaPodName = (workspaceId: number, service: string, index: numb
 export const replicaPodConfigSecretName = (workspaceId: number, service: string, index: number) => dnsLabel(`${serviceObjectName(workspaceId, service)}-${index}-config`);
 
 export interface LabelSubject {
-  teamId: number;
+  team: TeamKey;
   workspaceId?: number;
   service?: string;
   component: Component;
 }
 
-/** The labels every object carries: who manages it, its team, workspace and service. */
+/** The labels every object carries: who manages it, its installation, team, workspace and service. */
 export function labelsOf(subject: LabelSubject): Record<string, string> {
   const labels: Record<string, string> = {
     [labelKeys.managedBy]: 'svc',
     [labelKeys.component]: subject.component,
-    [labelKeys.team]: String(subject.teamId),
+    [labelKeys.installation]: subject.team.installation ?? DEFAULT_INSTALLATION,
+    [labelKeys.team]: String(subject.team.id),
   };
   if (subject.workspaceId !== undefined) labels[labelKeys.workspace] = String(subject.workspaceId);
   if (subject.service !== undefined) labels[labelKeys.service] = subject.service;

@@ -15,9 +15,9 @@ export function teamNamespaceManifest(team: TeamRef): INamespace {
     apiVersion: 'v1',
     kind: 'Namespace',
     metadata: {
-      name: teamNamespace(team.id),
+      name: teamNamespace(team),
       labels: {
-        ...labelsOf({ teamId: team.id, component: 'network' }),
+        ...labelsOf({ team, component: 'network' }),
         'pod-security.kubernetes.io/enforce': level,
         'pod-security.kubernetes.io/warn': 'restricted',
       },
@@ -30,7 +30,7 @@ export function defaultDenyPolicy(team: TeamRef): INetworkPolicy {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: 'default-deny-ingress', namespace: teamNamespace(team.id), labels: labelsOf({ teamId: team.id, component: 'network' }) },
+    metadata: { name: 'default-deny-ingress', namespace: teamNamespace(team), labels: labelsOf({ team, component: 'network' }) },
     spec: { podSelector: {}, policyTypes: ['Ingress'] },
   };
 }
@@ -40,7 +40,7 @@ export function routerIngressPolicy(team: TeamRef, settings: KubernetesSettings)
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: 'allow-svc-router', namespace: teamNamespace(team.id), labels: labelsOf({ teamId: team.id, component: 'network' }) },
+    metadata: { name: 'allow-svc-router', namespace: teamNamespace(team), labels: labelsOf({ team, component: 'network' }) },
     spec: {
       podSelector: { matchLabels: { [labelKeys.managedBy]: 'svc' } },
       policyTypes: ['Ingress'],
@@ -60,7 +60,7 @@ export function workspaceNetworkPolicy(team: TeamRef, workspaceId: number): INet
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: workspaceName(workspaceId), namespace: teamNamespace(team.id), labels: labelsOf({ teamId: team.id, workspaceId, component: 'network' }) },
+    metadata: { name: workspaceName(workspaceId), namespace: teamNamespace(team), labels: labelsOf({ team, workspaceId, component: 'network' }) },
     spec: { podSelector: own, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: own }] }] },
   };
 }
@@ -70,7 +70,7 @@ export function archiveClaimManifest(team: TeamRef, settings: KubernetesSettings
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name: settings.archiveClaim, namespace: teamNamespace(team.id), labels: labelsOf({ teamId: team.id, component: 'volume' }) },
+    metadata: { name: settings.archiveClaim, namespace: teamNamespace(team), labels: labelsOf({ team, component: 'volume' }) },
     spec: {
       accessModes: [settings.volumeAccessMode],
       ...(settings.storageClass ? { storageClassName: settings.storageClass } : {}),

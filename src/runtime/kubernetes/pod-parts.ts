@@ -26,10 +26,15 @@ export function containerSecurity(): ISecurityContext {
   return { allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'] } };
 }
 
-/** Requests equal limits: a pod gets what its plan says, no more, no less (QoS class Guaranteed). */
-export function resourcesOf(limits: PlanLimits): IResourceRequirements {
+/**
+ * Limits from the plan; requests the installation's percentage of them (`requestPercent`): at 100, the default, a pod
+ * gets what its plan says, no more, no less (QoS class Guaranteed).
+ */
+export function resourcesOf(limits: PlanLimits, requestPercent = 100): IResourceRequirements {
   const amounts = { cpu: `${limits.cpuMillis}m`, memory: `${limits.memoryMiB}Mi` };
-  return { requests: { ...amounts }, limits: { ...amounts } };
+  if (requestPercent >= 100) return { requests: { ...amounts }, limits: { ...amounts } };
+  const part = (value: number, least: number) => Math.max(least, Math.floor((value * requestPercent) / 100));
+  return { requests: { cpu: `${part(limits.cpuMillis, 10)}m`, memory: `${part(limits.memoryMiB, 16)}Mi` }, limits: { ...amounts } };
 }
 
 /** Copies the agent (bundle and node) from the agent image into the pod's /opt/svc. */
@@ -37,10 +42,11 @@ export function agentInitContainer(settings: KubernetesSettings, uid: number): I
   return {
     name: 'install-agent',
     image: settings.agentImage,
-    command: ['cp', '-a', `${AGENT_DIR}/.`, '/svc-agent/'],
+    // not `cp -a`: the emptyDir's root is not the UID's, and preserving its times or mode is refused
+    command: ['cp', '-R', '-P', `${AGENT_DIR}/.`, '/svc-agent/'],
     volumeMounts: [{ name: AGENT_VOLUME, mountPath: '/svc-agent' }],
     securityContext: { ...containerSecurity(), runAsUser: uid, runAsNonRoot: uid !== 0, readOnlyRootFilesystem: true },
-    resources: resourcesOf({ cpuMillis: 100, memoryMiB: 64 }),
+    resources: resourcesOf({ cpuMillis: 100, memoryMiB: 64 }, settings.requestPercent),
   };
 }
 

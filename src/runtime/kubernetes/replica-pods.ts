@@ -6,7 +6,7 @@ import type { IPod, ISecret } from 'kubernetes-models/v1';
 import type { ReplicaConfig } from '../../agent/replica-protocol.ts';
 import { REPLICA_CONFIG_FILE, replicaEnv } from '../../agent/replica-protocol.ts';
 import type { ReplicaSpec } from '../driver.ts';
-import { agentTokenSecretName, labelKeys, labelsOf, replicaPodConfigSecretName, replicaPodName, teamNamespace } from './names.ts';
+import { agentTokenSecretName, labelKeys, labelsOf, replicaPodConfigSecretName, replicaPodName, teamNamespace, type TeamKey } from './names.ts';
 import { statefulSetManifest } from './replicas.ts';
 import type { KubernetesSettings, ServiceManifestInput, WorkspaceManifestInput } from './settings.ts';
 
@@ -29,7 +29,7 @@ export function replicaPodManifest(input: WorkspaceManifestInput, service: Servi
     kind: 'Pod',
     metadata: {
       name,
-      namespace: teamNamespace(input.team.id),
+      namespace: teamNamespace(input.team),
       labels: { ...template.metadata!.labels, [labelKeys.replica]: String(index) },
     },
     spec: { ...spec, hostname: name, restartPolicy: 'Always' },
@@ -38,22 +38,22 @@ export function replicaPodManifest(input: WorkspaceManifestInput, service: Servi
 
 /** The replica's config.json (the service's env may hold secrets: a Secret, never the pod spec's command line). */
 export function replicaConfigSecret(input: WorkspaceManifestInput, spec: ReplicaSpec, config: ReplicaConfig): ISecret {
-  const labels = { ...labelsOf({ teamId: input.team.id, workspaceId: input.workspace.id, service: spec.service, component: 'replica' }), [labelKeys.replica]: String(spec.index) };
+  const labels = { ...labelsOf({ team: input.team, workspaceId: input.workspace.id, service: spec.service, component: 'replica' }), [labelKeys.replica]: String(spec.index) };
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: replicaPodConfigSecretName(input.workspace.id, spec.service, spec.index), namespace: teamNamespace(input.team.id), labels },
+    metadata: { name: replicaPodConfigSecretName(input.workspace.id, spec.service, spec.index), namespace: teamNamespace(input.team), labels },
     type: 'Opaque',
     stringData: { [REPLICA_CONFIG_FILE]: JSON.stringify(config) },
   };
 }
 
 /** The workspace pods' token (the server's exec and port-forward streams carry it), read by the agent from a file. */
-export function agentTokenSecret(teamId: number, workspaceId: number, token: string): ISecret {
+export function agentTokenSecret(team: TeamKey, workspaceId: number, token: string): ISecret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: agentTokenSecretName(workspaceId), namespace: teamNamespace(teamId), labels: labelsOf({ teamId, workspaceId, component: 'editor' }) },
+    metadata: { name: agentTokenSecretName(workspaceId), namespace: teamNamespace(team), labels: labelsOf({ team, workspaceId, component: 'editor' }) },
     type: 'Opaque',
     stringData: { token },
   };

@@ -36,7 +36,7 @@ export function statefulSetManifest(input: WorkspaceManifestInput, service: Serv
   const { team, workspace } = input;
   const { spec } = service;
   const name = serviceObjectName(workspace.id, spec.service);
-  const labels = labelsOf({ teamId: team.id, workspaceId: workspace.id, service: spec.service, component: 'replica' });
+  const labels = labelsOf({ team, workspaceId: workspace.id, service: spec.service, component: 'replica' });
   const selector = { [labelKeys.workspace]: labels[labelKeys.workspace], [labelKeys.service]: spec.service };
   const uid = spec.container?.runAsUser ?? workspace.uid;
   const configMounts = [
@@ -46,7 +46,7 @@ export function statefulSetManifest(input: WorkspaceManifestInput, service: Serv
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
-    metadata: { name, namespace: teamNamespace(team.id), labels },
+    metadata: { name, namespace: teamNamespace(team), labels },
     spec: {
       serviceName: name,
       replicas: service.replicas,
@@ -76,7 +76,7 @@ export function statefulSetManifest(input: WorkspaceManifestInput, service: Serv
             ],
             ports: [{ name: 'agent', containerPort: DEFAULT_AGENT_PORT }, ...spec.ports.map((port) => ({ containerPort: port }))],
             readinessProbe: readinessProbe(spec),
-            resources: resourcesOf(service.limits),
+            resources: resourcesOf(service.limits, settings.requestPercent),
             securityContext: containerSecurity(),
             volumeMounts: [
               ...agentMounts(),
@@ -102,11 +102,11 @@ export function statefulSetManifest(input: WorkspaceManifestInput, service: Serv
 export function serviceManifest(input: WorkspaceManifestInput, service: ServiceManifestInput): IService {
   const { team, workspace } = input;
   const { spec } = service;
-  const labels = labelsOf({ teamId: team.id, workspaceId: workspace.id, service: spec.service, component: 'replica' });
+  const labels = labelsOf({ team, workspaceId: workspace.id, service: spec.service, component: 'replica' });
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: serviceObjectName(workspace.id, spec.service), namespace: teamNamespace(team.id), labels },
+    metadata: { name: serviceObjectName(workspace.id, spec.service), namespace: teamNamespace(team), labels },
     spec: {
       type: 'ClusterIP',
       selector: { [labelKeys.workspace]: String(workspace.id), [labelKeys.service]: spec.service },

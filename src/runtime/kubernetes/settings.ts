@@ -2,8 +2,16 @@
 // itself runs) and a workspace as the driver sees it. Pure types.
 import type { PlanLimits } from '../../capacity/plans.ts';
 import type { PinnedRoot, ReplicaSpec, WorkspaceRef } from '../driver.ts';
+import type { TeamKey } from './names.ts';
 
 export interface KubernetesSettings {
+  /** The installation's name (`--kube-installation`, default `svc`): in its namespaces' names and every object's labels. */
+  installation?: string;
+  /**
+   * Pods request this percentage of their plan's CPU and memory (limits stay the plan's): 100 (the default) gives
+   * every pod what its plan says (QoS Guaranteed); less packs idle workspaces tighter (Burstable).
+   */
+  requestPercent?: number;
   /** The namespace svc itself runs in; its router pods (label `svc.dev/component: router`) reach workspace pods. */
   systemNamespace: string;
   /** The StorageClass of workspace volumes; the cluster's default when absent. */
@@ -25,8 +33,7 @@ export interface KubernetesSettings {
   archiveClaimGib: number;
 }
 
-export interface TeamRef {
-  id: number;
+export interface TeamRef extends TeamKey {
   /** An administrator allowed the team's `container` services a fixed `runAsUser` (spec 2.8), root included. */
   runAsAnyUser?: boolean;
 }

@@ -15,7 +15,7 @@ export function volumeClaimManifest(input: WorkspaceManifestInput, settings: Kub
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name: volumeClaimName(workspace.id), namespace: teamNamespace(team.id), labels: labelsOf({ teamId: team.id, workspaceId: workspace.id, component: 'volume' }) },
+    metadata: { name: volumeClaimName(workspace.id), namespace: teamNamespace(team), labels: labelsOf({ team, workspaceId: workspace.id, component: 'volume' }) },
     spec: {
       accessModes: [settings.volumeAccessMode],
       ...(settings.storageClass ? { storageClassName: settings.storageClass } : {}),
@@ -39,8 +39,8 @@ export function editorPodManifest(input: WorkspaceManifestInput, settings: Kuber
     kind: 'Pod',
     metadata: {
       name: editorPodName(workspace.id),
-      namespace: teamNamespace(team.id),
-      labels: labelsOf({ teamId: team.id, workspaceId: workspace.id, component: 'editor' }),
+      namespace: teamNamespace(team),
+      labels: labelsOf({ team, workspaceId: workspace.id, component: 'editor' }),
       // The router enforces `restricted` (spec 2.3); the pod carries it so it is seen where the pod is.
       annotations: { [`${LABEL_PREFIX}/restricted`]: String(workspace.restricted), ...(workspace.plan ? { [`${LABEL_PREFIX}/plan`]: workspace.plan } : {}) },
     },
@@ -60,7 +60,7 @@ export function editorPodManifest(input: WorkspaceManifestInput, settings: Kuber
         env,
         ports: [{ name: 'agent', containerPort: DEFAULT_AGENT_PORT }, { name: 'editor', containerPort: DEFAULT_EDITOR_PORT }],
         readinessProbe: { httpGet: { path: AGENT_STATUS_PATH, port: 'agent' }, periodSeconds: 2, failureThreshold: 3 },
-        resources: resourcesOf(input.limits),
+        resources: resourcesOf(input.limits, settings.requestPercent),
         securityContext: containerSecurity(),
         volumeMounts: agentMounts(),
       }],
