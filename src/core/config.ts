@@ -162,6 +162,7 @@ export const serverSettings: Record<string, Setting> = {
   kubeNamespace: { flag: '--kube-namespace', env: 'SVC_KUBE_NAMESPACE', describe: 'with --runtime kubernetes: the namespace svc runs in; its router pods reach workspace pods (default svc)' },
   kubeAgentImage: { flag: '--kube-agent-image', env: 'SVC_KUBE_AGENT_IMAGE', describe: 'with --runtime kubernetes: the image with the agent under /opt/svc, git and tar (required)' },
   kubeBaseImage: { flag: '--kube-base-image', env: 'SVC_KUBE_BASE_IMAGE', describe: 'with --runtime kubernetes: the editor pods\' image when a workspace pins no base_image (required)' },
+  kubeManagedImage: { flag: '--kube-managed-image', env: 'SVC_KUBE_MANAGED_IMAGE', describe: 'with --runtime kubernetes: the image managed services (PostgreSQL, Redis, NATS) run in; without it a Sync of a managed service is refused' },
   kubeStorageClass: { flag: '--kube-storage-class', env: 'SVC_KUBE_STORAGE_CLASS', describe: "with --runtime kubernetes: the StorageClass of workspace volumes (default: the cluster's default)" },
   kubeAccessMode: { flag: '--kube-access-mode', env: 'SVC_KUBE_ACCESS_MODE', describe: 'with --runtime kubernetes: ReadWriteOnce (default; a workspace\'s pods share a node) or ReadWriteMany' },
   kubeArchiveClaim: { flag: '--kube-archive-claim', env: 'SVC_KUBE_ARCHIVE_CLAIM', describe: 'with --runtime kubernetes: the claim in each team namespace holding archives (default svc-archives)' },
@@ -284,7 +285,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
 /** `--runtime` and, for `kubernetes`, the driver's settings; a kube flag without `--runtime kubernetes` is refused. */
 function runtimeSettings(read: (key: keyof typeof serverSettings) => string | undefined): Pick<ServerConfig, 'runtime' | 'kubernetes'> {
   const runtime = read('runtime') ?? 'local';
-  const kubeKeys = ['kubeNamespace', 'kubeAgentImage', 'kubeBaseImage', 'kubeStorageClass', 'kubeAccessMode', 'kubeArchiveClaim', 'kubeArchiveSize'] as const;
+  const kubeKeys = ['kubeNamespace', 'kubeAgentImage', 'kubeBaseImage', 'kubeManagedImage', 'kubeStorageClass', 'kubeAccessMode', 'kubeArchiveClaim', 'kubeArchiveSize'] as const;
   if (runtime === 'local') {
     const stray = kubeKeys.find((key) => read(key) !== undefined);
     if (stray) throw new ConfigError(`${serverSettings[stray].flag} needs --runtime kubernetes`);
@@ -306,6 +307,7 @@ function runtimeSettings(read: (key: keyof typeof serverSettings) => string | un
       systemNamespace: namespace,
       agentImage: required('kubeAgentImage'),
       baseImage: required('kubeBaseImage'),
+      ...(read('kubeManagedImage') ? { managedImage: read('kubeManagedImage') } : {}),
       storageClass: read('kubeStorageClass'),
       volumeAccessMode: accessMode,
       archiveClaim: read('kubeArchiveClaim') ?? 'svc-archives',

@@ -28,7 +28,7 @@ export const labelKeys = {
   replica: `${LABEL_PREFIX}/replica`,
 } as const;
 
-export type Component = 'editor' | 'replica' | 'job' | 'volume' | 'network' | 'router' | 'server';
+export type Component = 'editor' | 'replica' | 'managed' | 'job' | 'volume' | 'network' | 'router' | 'server';
 
 export const teamNamespace = (teamId: number) => dnsLabel(`svc-team-${teamId}`);
 export const workspaceName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}`);
@@ -63,3 +63,12 @@ export function labelsOf(subject: LabelSubject): Record<string, string> {
   if (subject.service !== undefined) labels[labelKeys.service] = subject.service;
   return labels;
 }
+
+/** A managed instance's StatefulSet and Service: its name on the workspace network, as a replica service's. */
+export const managedObjectName = (workspaceId: number, name: string) => serviceObjectName(workspaceId, name);
+/** Its one pod (the StatefulSet's ordinal 0). */
+export const managedPodName = (workspaceId: number, name: string) => dnsLabel(`${managedObjectName(workspaceId, name)}-0`);
+/** Its data: a claim of its own, kept while it is paused, deleted with it. */
+export const managedClaimName = (workspaceId: number, name: string) => dnsLabel(`${managedObjectName(workspaceId, name)}-data`);
+/** Its secret files (passwords) and its /etc/passwd. */
+export const managedSecretName = (workspaceId: number, name: string) => dnsLabel(`${managedObjectName(workspaceId, name)}-managed`);
