@@ -1,0 +1,109 @@
+// A managed PostgreSQL on a real cluster through the Kubernetes driver, by the seam the lifecycle uses
+// (src/managed/instances.ts): Sync's ensure creates its StatefulSet, claim and Service and answers once it serves;
+// a row written survives Teardown (the StatefulSet scaled to zero, the claim kept) and the next Sync; removal deletes
+// the claim with the data. Runs when KUBECONFIG and the images are set (source the test cluster's environment);
+// otherwise one skipped test says why. Team 937xxx (its namespace) is this file's own.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import pg from 'pg';
+import { builtInPlans } from '../src/capacity/plans.ts';
+import type { NormalManagedService } from '../src/landscape/index.ts';
+import { managedCatalog } from '../src/managed/catalog.ts';
+import { instancesOf } from '../src/managed/instances.ts';
+import { effectivePlan } from '../src/managed/lifecycle.ts';
+import type { RuntimeDriver, WorkspaceRef } from '../src/runtime/driver.ts';
+import { Cluster, loadKubeConfig } from '../src/runtime/kubernetes/cluster.ts';
+import { createKubernetesDriver } from '../src/runtime/kubernetes/driver.ts';
+import { managedClaimName, managedObjectName, teamNamespace } from '../src/runtime/kubernetes/names.ts';
+import { pollUntil } from '../src/runtime/local/processes.ts';
+import { managedProcessRef } from '../src/runtime/managed-process.ts';
+
+function missing(): string | undefined {
+  if (!process.env.KUBECONFIG) return 'KUBECONFIG is not set: no Kubernetes cluster is configured on this machine';
+  for (const name of ['SVC_KUBE_AGENT_IMAGE', 'SVC_KUBE_BASE_IMAGE', 'SVC_KUBE_MANAGED_IMAGE']) {
+    if (!process.env[name]) return `KUBECONFIG is set but ${name} is not`;
+  }
+  return undefined;
+}
+
+const skip = missing();
+const env = process.env;
+const teamId = 937_000 + (process.pid % 1000);
+const workspace: WorkspaceRef = { id: 937_000 + (process.pid % 1000), teamId, uid: 3_137_000 + (process.pid % 1000), storageGib: 1 };
+const password = 'kept-across-teardown';
+const request = {
+  id: 1, name: 'db', version: '16', uid: workspace.uid, plan: effectivePlan(managedCatalog(), 'postgres', 'small', {}),
+  service: { type: 'managed', provider: 'postgres', plan: 'small', config: { database: 'shop', user: 'shop' }, secrets: { password }, resources: {} } as unknown as NormalManagedService,
+};
+const row = { number: 1, name: 'db', provider: 'postgres', team_id: teamId, workspace_id: workspace.id };
+
+let driver: RuntimeDriver | undefined;
+let scratch: string | undefined;
+const cluster = skip ? undefined : new Cluster(loadKubeConfig());
+after(async () => {
+  await driver?.close();
+  // the team's namespace goes with whatever the test left in it
+  if (cluster) await cluster.remove('v1', 'Namespace', undefined, teamNamespace(teamId));
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+if (skip) test(`managed services on the kubernetes driver not run: ${skip}`, { skip }, () => undefined);
+else {
+  test("a managed PostgreSQL's row survives Teardown (scaled to zero, claim kept) and Sync; removal deletes the claim", async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-kube-managed-'));
+    driver = await createKubernetesDriver({
+      cluster: new Cluster(loadKubeConfig()),
+      settings: {
+        systemNamespace: env.SVC_KUBE_NAMESPACE ?? 'svc', agentImage: env.SVC_KUBE_AGENT_IMAGE!, baseImage: env.SVC_KUBE_BASE_IMAGE!, managedImage: env.SVC_KUBE_MANAGED_IMAGE!,
+        storageClass: env.SVC_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
+      },
+      plans: builtInPlans,
+      dataDir: scratch,
+      startTimeoutMs: 180_000,
+    });
+    const host = { dataDir: scratch, toolsDir: env.SVC_TOOLS_DIR ?? '/var/cache/svc/tools', log: () => undefined };
+    const instances = instancesOf({ driver, host }, 'postgres');
+    assert.ok(instances, 'the kubernetes driver runs managed postgres with a managed image');
+    const namespace = teamNamespace(teamId);
+    const ref = managedProcessRef(workspace, 'db');
+    const connect = async () => {
+      const address = await driver!.managedProcesses!.address(ref);
+      assert.ok(address, 'it runs at a Pod IP');
+      const client = new pg.Client({ host: address, port: 5432, user: 'shop', password, database: 'shop', connectionTimeoutMillis: 10_000 });
+      await client.connect();
+      return client;
+    };
+
+    // Sync: created, serving, its database made
+    assert.deepEqual(await instances.ensure(workspace, request), { host: 'db', port: 5432, database: 'shop', user: 'shop', version: '16' });
+    const service = await cluster!.read<{ spec?: { clusterIP?: string } } & { apiVersion: string; kind: string }>('v1', 'Service', namespace, managedObjectName(workspace.id, 'db'));
+    assert.ok(service?.spec?.clusterIP, 'its name on the workspace network has a cluster IP');
+    const client = await connect();
+    await client.query('CREATE TABLE kept (value text)');
+    await client.query('INSERT INTO kept VALUES ($1)', ['written before teardown']);
+    await client.end();
+
+    // Teardown: scaled to zero, the claim kept
+    await instances.stop(row);
+    const set = await cluster!.read<{ spec?: { replicas?: number } } & { apiVersion: string; kind: string }>('apps/v1', 'StatefulSet', namespace, managedObjectName(workspace.id, 'db'));
+    assert.equal(set?.spec?.replicas, 0);
+    assert.equal(await instances.isRunning(row), false);
+    assert.ok(await cluster!.read('v1', 'PersistentVolumeClaim', namespace, managedClaimName(workspace.id, 'db')), 'the claim stays');
+
+    // the next Sync: the same data
+    await instances.ensure(workspace, request);
+    assert.equal(await instances.isRunning(row), true);
+    const again = await connect();
+    assert.deepEqual((await again.query('SELECT value FROM kept')).rows, [{ value: 'written before teardown' }]);
+    await again.end();
+
+    // removed from the landscape: the StatefulSet and the claim go
+    await instances.remove(workspace, row);
+    assert.equal(await cluster!.read('apps/v1', 'StatefulSet', namespace, managedObjectName(workspace.id, 'db')), undefined);
+    const claimGone = await pollUntil(async () => (await cluster!.read('v1', 'PersistentVolumeClaim', namespace, managedClaimName(workspace.id, 'db'))) === undefined, 60_000, 250);
+    assert.ok(claimGone, 'the claim is deleted with the instance');
+  });
+}
