@@ -20,6 +20,7 @@ import { createKubernetesDriver } from '../src/runtime/kubernetes/driver.ts';
 import { managedClaimName, managedObjectName, teamNamespace } from '../src/runtime/kubernetes/names.ts';
 import { pollUntil } from '../src/runtime/local/processes.ts';
 import { managedProcessRef } from '../src/runtime/managed-process.ts';
+import { redisCommand } from '../src/managed/redis-client.ts';
 
 function missing(): string | undefined {
   if (!process.env.KUBECONFIG) return 'KUBECONFIG is not set: no Kubernetes cluster is configured on this machine';
@@ -35,7 +36,9 @@ const teamId = 937_000 + (process.pid % 1000);
 const workspace: WorkspaceRef = { id: 937_000 + (process.pid % 1000), teamId, uid: 3_137_000 + (process.pid % 1000), storageGib: 1 };
 const password = 'kept-across-teardown';
 const request = {
-  id: 1, name: 'db', version: '16', uid: workspace.uid, plan: effectivePlan(managedCatalog(), 'postgres', 'small', {}),
+  // no plan: no CPU request, so the test's pods get the shared test node whatever other suites hold of its 2 CPUs
+  // (the plan's requests and limits are test/kubernetes-managed-parts.test.ts's)
+  id: 1, name: 'db', version: '16', uid: workspace.uid, plan: undefined,
   service: { type: 'managed', provider: 'postgres', plan: 'small', config: { database: 'shop', user: 'shop' }, secrets: { password }, resources: {} } as unknown as NormalManagedService,
 };
 const row = { number: 1, name: 'db', provider: 'postgres', team_id: teamId, workspace_id: workspace.id };
@@ -86,6 +89,18 @@ else {
     await client.query('INSERT INTO kept VALUES ($1)', ['written before teardown']);
     await client.end();
 
+    // a dump over the network (pg_dump at the Pod IP), then a restore that puts the instance back as it was
+    const placed = await instances.placed(workspace, request);
+    const dumpFile = path.join(scratch, 'db.dump');
+    assert.equal((await instances.dump!(placed, dumpFile)).format, 'pg_dump custom format');
+    const later = await connect();
+    await later.query('INSERT INTO kept VALUES ($1)', ['written after the dump']);
+    await later.end();
+    await instances.restore!(placed, dumpFile);
+    const restored = await connect();
+    assert.deepEqual((await restored.query('SELECT value FROM kept')).rows, [{ value: 'written before teardown' }]);
+    await restored.end();
+
     // Teardown: scaled to zero, the claim kept
     await instances.stop(row);
     const set = await cluster!.read<{ spec?: { replicas?: number } } & { apiVersion: string; kind: string }>('apps/v1', 'StatefulSet', namespace, managedObjectName(workspace.id, 'db'));
@@ -105,5 +120,51 @@ else {
     assert.equal(await cluster!.read('apps/v1', 'StatefulSet', namespace, managedObjectName(workspace.id, 'db')), undefined);
     const claimGone = await pollUntil(async () => (await cluster!.read('v1', 'PersistentVolumeClaim', namespace, managedClaimName(workspace.id, 'db'))) === undefined, 60_000, 250);
     assert.ok(claimGone, 'the claim is deleted with the instance');
+  });
+
+  test("a managed Redis's key survives Teardown and Sync (its snapshot on the claim); a restore is refused, not faked", async () => {
+    assert.ok(driver, 'the PostgreSQL test opened the driver');
+    const host = { dataDir: scratch!, toolsDir: env.SVC_TOOLS_DIR ?? '/var/cache/svc/tools', log: () => undefined };
+    const instances = instancesOf({ driver, host }, 'redis');
+    assert.ok(instances?.dump, 'dumps are redis-cli --rdb over the network');
+    assert.equal(instances.restore, undefined, 'a restore replaces files the server cannot reach');
+    const cache = {
+      id: 2, name: 'cache', version: '7', uid: workspace.uid, plan: undefined,
+      service: { type: 'managed', provider: 'redis', plan: 'small', config: {}, secrets: { password: 'redis-kept-password' }, resources: {} } as unknown as NormalManagedService,
+    };
+    const cacheRow = { number: 2, name: 'cache', provider: 'redis', team_id: teamId, workspace_id: workspace.id };
+    assert.deepEqual(await instances.ensure(workspace, cache), { host: 'cache', port: 6379, version: '7' });
+    const target = async () => ({ address: (await driver!.managedProcesses!.address(managedProcessRef(workspace, 'cache')))!, port: 6379, password: 'redis-kept-password' });
+    assert.equal(await redisCommand(await target(), ['SET', 'greeting', 'kept']), 'OK');
+    await instances.stop(cacheRow); // SIGTERM: Redis saves its snapshot on the claim
+    assert.equal(await instances.isRunning(cacheRow), false);
+    await instances.ensure(workspace, cache);
+    assert.equal(await redisCommand(await target(), ['GET', 'greeting']), 'kept');
+    await instances.remove(workspace, cacheRow);
+    const claimGone = await pollUntil(async () => (await cluster!.read('v1', 'PersistentVolumeClaim', teamNamespace(teamId), managedClaimName(workspace.id, 'cache'))) === undefined, 60_000, 250);
+    assert.ok(claimGone);
+  });
+
+  test('a managed NATS serves its client port and monitoring endpoint, pauses and resumes', async () => {
+    assert.ok(driver, 'the PostgreSQL test opened the driver');
+    const host = { dataDir: scratch!, toolsDir: env.SVC_TOOLS_DIR ?? '/var/cache/svc/tools', log: () => undefined };
+    const instances = instancesOf({ driver, host }, 'nats');
+    assert.ok(instances);
+    // the plan's JetStream limits, without its CPU request (see above)
+    const plan = effectivePlan(managedCatalog(), 'nats', 'small', {})!;
+    const { cpu: _cpu, ...resources } = plan.resources;
+    const bus = {
+      id: 3, name: 'bus', version: '2', uid: workspace.uid, plan: { ...plan, resources },
+      service: { type: 'managed', provider: 'nats', plan: 'small', config: {}, secrets: { password: 'nats-kept-password' }, resources: {} } as unknown as NormalManagedService,
+    };
+    const busRow = { number: 3, name: 'bus', provider: 'nats', team_id: teamId, workspace_id: workspace.id };
+    assert.equal((await instances.ensure(workspace, bus)).port, 4222);
+    const address = await driver.managedServiceAddress!(workspace, 'bus');
+    assert.equal((await fetch(`http://${address}:8222/healthz`)).status, 200, 'the monitoring endpoint the router serves');
+    await instances.stop(busRow);
+    assert.equal(await instances.isRunning(busRow), false);
+    await instances.ensure(workspace, bus);
+    assert.equal(await instances.isRunning(busRow), true);
+    await instances.remove(workspace, busRow);
   });
 }

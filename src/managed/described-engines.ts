@@ -3,7 +3,9 @@
 // talks to the running server over the network as a client would (its database, its settings), never to its files.
 import type { ManagedProcess } from '../runtime/managed-process.ts';
 import type { DumpInfo, InstanceDetails, InstanceRequest, ManagedHost } from './engine.ts';
+import { natsDescribed } from './nats-process.ts';
 import { postgresDescribed } from './postgres-process.ts';
+import { redisDescribed } from './redis-process.ts';
 
 export interface DescribedEngine {
   /** The server process of the instance `request` asks for (its address is the driver's to give). */
@@ -22,6 +24,8 @@ export interface DescribedEngine {
 
 export const describedEngines: Readonly<Record<string, DescribedEngine>> = {
   postgres: postgresDescribed,
+  redis: redisDescribed,
+  nats: natsDescribed,
 };
 
 export function describedEngineOf(provider: string): DescribedEngine | undefined {

@@ -53,8 +53,11 @@ export async function dumpRefusal(deps: { catalog: Catalog; host: ManagedHost; d
   const capabilities = findProvider(deps.catalog, row.provider)?.capabilities;
   if (!capabilities?.dump) return problem('dump-not-supported', 409, `Managed ${row.provider} services make no dumps.`);
   const instances = instancesOf(deps, row.provider);
-  if (!instances?.dump || !instances.restore) return problem('not-available', 501, `This installation cannot ${action} managed ${row.provider} services yet.`);
-  const missing = await instances.missingDumpTools?.();
+  if (!(action === 'dump' ? instances?.dump : instances?.restore)) {
+    const where = instances ? ` on the ${deps.driver.name} runtime driver` : '';
+    return problem('not-available', 501, `This installation cannot ${action} managed ${row.provider} services${where} yet.`);
+  }
+  const missing = await instances!.missingDumpTools?.();
   if (missing) return problem('not-available', 501, missing);
   if (row.status === 'paused' || row.status === 'pausing') {
     return problem('managed-service-paused', 409, `The managed service ${row.name} is paused (its landscape is torn down); Sync the landscape, then ${action} it.`);

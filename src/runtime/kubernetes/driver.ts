@@ -25,6 +25,7 @@ import {
 import { editorPodState, isGone, jobOutcome, kubernetesProgress, lastLine } from './pod-state.ts';
 import { createReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
 import { createManagedRunner } from './managed-driver.ts';
+import { managedProcessRef } from '../managed-process.ts';
 import { createKubernetesWorkspaceFiles } from './workspace-files.ts';
 
 export interface KubernetesDriverOptions {
@@ -237,7 +238,11 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     editor,
     files: createKubernetesWorkspaceFiles(endpointOfEditor),
     ...(managedProcesses
-      ? { managedProcesses }
+      ? {
+        managedProcesses,
+        // the router reaches an instance's HTTP endpoint (NATS monitoring) at its Pod IP
+        managedServiceAddress: (workspace: WorkspaceRef, name: string) => managedProcesses.address(managedProcessRef(workspace, name)),
+      }
       : { managedUnavailable: 'The Kubernetes driver runs managed services only in the managed image, and none is configured: set --kube-managed-image (SVC_KUBE_MANAGED_IMAGE).' }),
     createVolume: ensureVolume,
     deleteVolume: async (workspace) => {
