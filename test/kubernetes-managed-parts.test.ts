@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import pg from 'pg';
+import { loadServerConfig } from '../src/core/config.ts';
 import { freeLoopbackPort } from '../src/core/loopback.ts';
 import { managedCatalog } from '../src/managed/catalog.ts';
 import { effectivePlan } from '../src/managed/lifecycle.ts';
@@ -162,4 +163,12 @@ test("the description's script initialises, keeps its data across a stop, and ta
   assert.deepEqual((await again.query('SELECT value FROM kept')).rows, [{ value: 'row one' }]);
   await again.end();
   await second.stop();
+});
+
+test('--kube-managed-image (or SVC_KUBE_MANAGED_IMAGE) names the managed image; it needs --runtime kubernetes', () => {
+  const base = ['--runtime', 'kubernetes', '--kube-agent-image', 'a:1', '--kube-base-image', 'b:1'];
+  assert.equal(loadServerConfig([...base, '--kube-managed-image', 'm:1'], {}).kubernetes?.managedImage, 'm:1');
+  assert.equal(loadServerConfig(base, { SVC_KUBE_MANAGED_IMAGE: 'm:2' }).kubernetes?.managedImage, 'm:2');
+  assert.equal(loadServerConfig(base, {}).kubernetes?.managedImage, undefined, 'optional: managed services are then refused at Sync');
+  assert.throws(() => loadServerConfig(['--kube-managed-image', 'm:1'], {}), /--kube-managed-image needs --runtime kubernetes/);
 });
