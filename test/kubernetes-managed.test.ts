@@ -17,7 +17,8 @@ import { effectivePlan } from '../src/managed/lifecycle.ts';
 import type { RuntimeDriver, WorkspaceRef } from '../src/runtime/driver.ts';
 import { Cluster, loadKubeConfig } from '../src/runtime/kubernetes/cluster.ts';
 import { createKubernetesDriver } from '../src/runtime/kubernetes/driver.ts';
-import { managedClaimName, managedObjectName, teamNamespace } from '../src/runtime/kubernetes/names.ts';
+import { labelKeys, managedClaimName, managedObjectName, teamNamespace } from '../src/runtime/kubernetes/names.ts';
+import { containerSecurity } from '../src/runtime/kubernetes/pod-parts.ts';
 import { pollUntil } from '../src/runtime/local/processes.ts';
 import { managedProcessRef } from '../src/runtime/managed-process.ts';
 import { redisCommand } from '../src/managed/redis-client.ts';
@@ -44,14 +45,38 @@ const request = {
 const row = { number: 1, name: 'db', provider: 'postgres', team_id: teamId, workspace_id: workspace.id };
 
 let driver: RuntimeDriver | undefined;
+let clusterIp: string | undefined;
 let scratch: string | undefined;
 const cluster = skip ? undefined : new Cluster(loadKubeConfig());
 after(async () => {
   await driver?.close();
   // the team's namespace goes with whatever the test left in it
   if (cluster) await cluster.remove('v1', 'Namespace', undefined, teamNamespace(teamId));
+  if (cluster) await cluster.remove('v1', 'Namespace', undefined, `${teamNamespace(teamId)}-probe`);
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
+
+/** A pod in `namespace` labelled as workspace `workspaceId`'s that opens a TCP connection to ip:5432; answers its exit code. */
+async function probe(namespace: string, workspaceId: number, ip: string, name: string): Promise<number | undefined> {
+  const podName = `probe-${name}`;
+  await cluster!.ensure({
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: podName, namespace, labels: { [labelKeys.workspace]: String(workspaceId) } },
+    spec: {
+      restartPolicy: 'Never', automountServiceAccountToken: false,
+      securityContext: { runAsUser: workspace.uid, runAsGroup: 0, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [{ name: 'probe', image: env.SVC_KUBE_BASE_IMAGE!, command: ['timeout', '10', 'bash', '-c', `echo > /dev/tcp/${ip}/5432`], securityContext: containerSecurity() }],
+    },
+  } as never);
+  let code: number | undefined;
+  await pollUntil(async () => {
+    const pod = await cluster!.read<{ apiVersion: string; kind: string; status?: { containerStatuses?: Array<{ state?: { terminated?: { exitCode: number } } }> } }>('v1', 'Pod', namespace, podName);
+    code = pod?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode;
+    return code !== undefined;
+  }, 120_000, 200);
+  await cluster!.remove('v1', 'Pod', namespace, podName);
+  return code;
+}
 
 if (skip) test(`managed services on the kubernetes driver not run: ${skip}`, { skip }, () => undefined);
 else {
@@ -84,6 +109,8 @@ else {
     assert.deepEqual(await instances.ensure(workspace, request), { host: 'db', port: 5432, database: 'shop', user: 'shop', version: '16' });
     const service = await cluster!.read<{ spec?: { clusterIP?: string } } & { apiVersion: string; kind: string }>('v1', 'Service', namespace, managedObjectName(workspace.id, 'db'));
     assert.ok(service?.spec?.clusterIP, 'its name on the workspace network has a cluster IP');
+    assert.ok(service.spec.clusterIP);
+    clusterIp = service.spec.clusterIP;
     const client = await connect();
     await client.query('CREATE TABLE kept (value text)');
     await client.query('INSERT INTO kept VALUES ($1)', ['written before teardown']);
@@ -120,6 +147,24 @@ else {
     assert.equal(await cluster!.read('apps/v1', 'StatefulSet', namespace, managedObjectName(workspace.id, 'db')), undefined);
     const claimGone = await pollUntil(async () => (await cluster!.read('v1', 'PersistentVolumeClaim', namespace, managedClaimName(workspace.id, 'db'))) === undefined, 60_000, 250);
     assert.ok(claimGone, 'the claim is deleted with the instance');
+  });
+
+  test("only the workspace's own pods reach its instance: another workspace's pod is refused by the team's policies", async (t) => {
+    assert.ok(driver && clusterIp, 'the PostgreSQL test opened the driver');
+    const host = { dataDir: scratch!, toolsDir: env.SVC_TOOLS_DIR ?? '/var/cache/svc/tools', log: () => undefined };
+    await instancesOf({ driver, host }, 'postgres')!.ensure(workspace, request);
+    const elsewhere = `${teamNamespace(teamId)}-probe`;
+    await cluster!.ensure({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: elsewhere } } as never);
+    const namespace = teamNamespace(teamId);
+    const [own, other, foreign] = await Promise.all([
+      probe(namespace, workspace.id, clusterIp, 'own'), probe(namespace, workspace.id + 1, clusterIp, 'other'), probe(elsewhere, workspace.id, clusterIp, 'foreign'),
+    ]);
+    await instancesOf({ driver, host }, 'postgres')!.remove(workspace, row);
+    assert.equal(own, 0, "the workspace's own pod connects by the Service");
+    // the team namespace denies every ingress by default (namespace.ts): a pod of another namespace reaching it means
+    // the cluster enforces no NetworkPolicy at all, which this test cannot change
+    if (foreign === 0) return t.skip('this cluster enforces no NetworkPolicy (a pod of another namespace reached a pod under default-deny-ingress): is kube-router running?');
+    assert.notEqual(other, 0, "another workspace's pod of the same team is refused");
   });
 
   test("a managed Redis's key survives Teardown and Sync (its snapshot on the claim); a restore is refused, not faked", async () => {
