@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
+import pg from 'pg';
 import { builtInPlans } from '../src/capacity/plans.ts';
 import { normalizeLandscape, parseLandscape, type NormalManagedService } from '../src/landscape/index.ts';
 import { findProvider, managedCatalog } from '../src/managed/catalog.ts';
@@ -47,11 +48,11 @@ after(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
-const landscape = (withDb: boolean) => {
+const landscape = (withDb: boolean, password = 'lifecycle-password') => {
   const text = `schema: svc/v1\nservices:\n  web:\n    type: steps\n    steps:\n      - run: sleep 1\n${withDb ? '  db:\n    type: managed\n    provider: postgres\n    config:\n      database: shop\n' : ''}`;
   const normal = normalizeLandscape(parseLandscape(text).landscape!);
   // the password as Sync fills it in
-  if (withDb) Object.assign(normal.services.db as NormalManagedService, { secrets: { password: 'lifecycle-password' } });
+  if (withDb) Object.assign(normal.services.db as NormalManagedService, { secrets: { password } });
   return normal;
 };
 
@@ -111,6 +112,15 @@ else {
     const [resumed] = await syncManagedServices(deps, workspace, landscape(true));
     assert.equal(resumed.status, 'synchronized');
     assert.deepEqual(await checkManagedHealth(deps), [], 'a running instance stays synchronized');
+
+    // a password changed in the vault: the running instance is updated (its pod restarts and takes the new one)
+    const [changed] = await syncManagedServices(deps, workspace, landscape(true, 'changed-password'));
+    assert.equal(changed.status, 'synchronized', JSON.stringify(changed.details));
+    const address = await kube.managedProcesses!.address({ teamId, workspaceId: workspace.id, name: 'db' });
+    const client = new pg.Client({ host: address, port: 5432, user: 'app', password: 'changed-password', database: 'shop' });
+    await client.connect();
+    assert.equal((await client.query('SELECT 1 AS one')).rows[0].one, 1);
+    await client.end();
 
     // its pod gone behind svc's back (scaled away by someone else): the health check says unknown, as locally
     await cluster!.update<{ apiVersion: string; kind: string; spec?: { replicas?: number } }>('apps/v1', 'StatefulSet', namespace, managedObjectName(workspace.id, 'db'), (object) => {
