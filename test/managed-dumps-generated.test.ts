@@ -190,7 +190,7 @@ test('a nightly backup that fails shows as failed on the managed service and by 
   await stopInstanceProcess(managedInstanceDir(host.dataDir, number), number, 'SIGKILL', 10_000, 1000, instanceCgroup(host, number));
   const events = await EventStream.open(dev, `?team=${team}`);
   try {
-    const deps = { pool: server.server.database.pool, catalog: managedCatalog(), now: () => new Date(server.clock.nowMs() + DAY), host: { ...host, toolsDir: tools } };
+    const deps = { pool: server.server.database.pool, driver, catalog: managedCatalog(), now: () => new Date(server.clock.nowMs() + DAY), host: { ...host, toolsDir: tools } };
     assert.ok((await queueNightlyDumps(deps)).includes(ms));
     // Each managed_service.updated of it re-read, until one shows the failure.
     const failed = await until(async () => {

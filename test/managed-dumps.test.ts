@@ -216,7 +216,7 @@ test('the nightly chore dumps where backups allow and keeps the newest 7', { ski
   // The chore as the server runs it, the next night (the server's own clock stands still: its chore queues nothing,
   // as a new instance waits for its first night).
   const deps = {
-    pool: server.server.database.pool, catalog: managedCatalog(), now: () => new Date(server.clock.nowMs() + DAY),
+    pool: server.server.database.pool, driver, catalog: managedCatalog(), now: () => new Date(server.clock.nowMs() + DAY),
     host: { dataDir, toolsDir: server.server.config.toolsDir, log: () => undefined },
   };
   assert.deepEqual(await queueNightlyDumps(deps), [a], 'b says backups: false');

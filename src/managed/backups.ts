@@ -16,6 +16,7 @@ import { withTransaction } from '../store/database.ts';
 import { allManagedDumpIds, backupCandidates } from '../store/managed-dumps.ts';
 import { findManagedService } from '../store/managed-services.ts';
 import { findProvider, type Catalog } from './catalog.ts';
+import type { InstancesDeps } from './instances.ts';
 import { dumpRefusal, enqueueDump, recordNightlyBackup } from './dumps.ts';
 import { movingStatuses } from './statuses.ts';
 import type { ManagedHost } from './engine.ts';
@@ -45,6 +46,7 @@ export function nightlyDue(now: Date, created: Date, last: Date | null, failed: 
 
 export interface BackupDeps {
   pool: pg.Pool;
+  driver: InstancesDeps['driver'];
   catalog: Catalog;
   host: ManagedHost;
   now: () => Date;

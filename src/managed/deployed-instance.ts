@@ -18,6 +18,7 @@ import { workspaceAddresses, type WorkspaceUrls } from '../workspaces/view.ts';
 import type { Catalog } from './catalog.ts';
 import type { InstanceRequest } from './engine.ts';
 import { generatedSecretsPurpose, withGeneratedSecrets } from './generated-secrets.ts';
+import { managedUnavailable, placedRequest } from './instances.ts';
 import { effectivePlan } from './lifecycle.ts';
 
 export interface DeployedInstanceDeps {
@@ -38,12 +39,12 @@ export async function deployedInstanceRequest(deps: DeployedInstanceDeps, row: M
     throw problem('conflict', 409, `The deployed landscape has no managed ${row.provider} service ${row.name} any more; sync the landscape first.`);
   }
   const service = openDeployedValues(deps.secrets, deployed).managed?.[row.name] ?? (await refilledService(deps, workspace, deployed, row.name));
-  if (!deps.driver.placeManagedService) throw problem('not-available', 501, `The runtime driver ${deps.driver.name} runs no managed services.`);
-  const place = await deps.driver.placeManagedService(workspaceRef(workspace), row.name);
-  return {
-    id: row.number, name: row.name, service, version: row.version, uid: workspace.uid, netns: place.netns, address: place.address,
+  const unavailable = managedUnavailable(deps.driver);
+  if (unavailable) throw problem('not-available', 501, unavailable);
+  return placedRequest(deps.driver, workspaceRef(workspace), {
+    id: row.number, name: row.name, service, version: row.version, uid: workspace.uid,
     plan: effectivePlan(deps.catalog, row.provider, row.plan, service.resources),
-  };
+  });
 }
 
 /** The deployed entry `name` filled in with the variables and vault of now, and the secrets svc generates. */

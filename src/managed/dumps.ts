@@ -18,8 +18,8 @@ import { findManagedService, setLastBackup, type LastBackup, type ManagedService
 import { activeOperationOn, type OperationRow } from '../store/operations.ts';
 import { findProvider, type Catalog } from './catalog.ts';
 import { deployedInstanceRequest, type DeployedInstanceDeps } from './deployed-instance.ts';
-import { ManagedInstanceFailure, type ManagedHost, type ProviderEngine } from './engine.ts';
-import { engineOf } from './engines.ts';
+import { ManagedInstanceFailure, type ManagedHost } from './engine.ts';
+import { instancesOf, type InstancesDeps, type ManagedInstances } from './instances.ts';
 
 /** Nightly dumps kept for each managed service (spec 2.8 `backups`). */
 export const NIGHTLY_KEEP = 7;
@@ -48,13 +48,16 @@ export function downloadName(serviceName: string, dump: Pick<ManagedDumpRow, 'cr
  * (409), a provider that makes no dumps (409 dump-not-supported), one this installation cannot dump (501), a paused
  * one (409 managed-service-paused: it stays paused, decisions.md), one not synchronized (409).
  */
-export async function dumpRefusal(deps: { catalog: Catalog; host: ManagedHost }, row: ManagedServiceRow, action: 'dump' | 'restore'): Promise<Problem | undefined> {
+export async function dumpRefusal(deps: { catalog: Catalog; host: ManagedHost; driver: InstancesDeps['driver'] }, row: ManagedServiceRow, action: 'dump' | 'restore'): Promise<Problem | undefined> {
   if (row.deleted_at) return problem('conflict', 409, `The managed service ${row.name} was deleted; a ${action} needs a live one.`);
   const capabilities = findProvider(deps.catalog, row.provider)?.capabilities;
   if (!capabilities?.dump) return problem('dump-not-supported', 409, `Managed ${row.provider} services make no dumps.`);
-  const engine = engineOf(row.provider);
-  if (!engine?.dump || !engine.restore) return problem('not-available', 501, `This installation cannot ${action} managed ${row.provider} services yet.`);
-  const missing = await engine.missingDumpTools?.(deps.host);
+  const instances = instancesOf(deps, row.provider);
+  if (!(action === 'dump' ? instances?.dump : instances?.restore)) {
+    const where = instances ? ` on the ${deps.driver.name} runtime driver` : '';
+    return problem('not-available', 501, `This installation cannot ${action} managed ${row.provider} services${where} yet.`);
+  }
+  const missing = await instances!.missingDumpTools?.();
   if (missing) return problem('not-available', 501, missing);
   if (row.status === 'paused' || row.status === 'pausing') {
     return problem('managed-service-paused', 409, `The managed service ${row.name} is paused (its landscape is torn down); Sync the landscape, then ${action} it.`);
@@ -87,16 +90,16 @@ export async function enqueueRestore(db: Queryable, row: ManagedServiceRow, dump
 }
 
 /** The live managed service of a job, checked again when it runs (things changed since it was queued). */
-async function jobInstance(deps: DumpDeps, id: string, action: 'dump' | 'restore'): Promise<{ row: ManagedServiceRow; engine: ProviderEngine }> {
+async function jobInstance(deps: DumpDeps, id: string, action: 'dump' | 'restore'): Promise<{ row: ManagedServiceRow; instances: ManagedInstances }> {
   const row = await findManagedService(deps.pool, id);
   if (!row) throw problem('not-found', 404, 'The managed service does not exist any more.');
   const refusal = await dumpRefusal(deps, row, action);
   if (refusal) throw refusal;
-  const engine = engineOf(row.provider)!;
-  if (!(await engine.isRunning(deps.host, row.number))) {
+  const instances = instancesOf(deps, row.provider)!;
+  if (!(await instances.isRunning(row))) {
     throw problem('conflict', 409, `The managed service ${row.name} does not run now (its status says synchronized); Sync the landscape to start it again.`);
   }
-  return { row, engine };
+  return { row, instances };
 }
 
 /** A failure of the provider's tools or server: the operation fails with its reason, not as an internal error. */
@@ -136,13 +139,13 @@ async function runDump(deps: DumpDeps, job: JobContext): Promise<string> {
 
 async function makeDump(deps: DumpDeps, operation: OperationRow): Promise<string> {
   const input = operation.input as { managed_service_id: string; dump_id: string; kind: DumpKind };
-  const { row, engine } = await jobInstance(deps, input.managed_service_id, 'dump');
+  const { row, instances } = await jobInstance(deps, input.managed_service_id, 'dump');
   const request = await deployedInstanceRequest(deps, row);
   const dir = dumpsDir(deps.host.dataDir, row.id);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const partial = partialFile(deps.host.dataDir, row.id, input.dump_id);
   try {
-    const info = await engine.dump!(deps.host, request, partial).catch((error: unknown) => providerFailure(`The dump of ${row.name}`, error));
+    const info = await instances.dump!(request, partial).catch((error: unknown) => providerFailure(`The dump of ${row.name}`, error));
     const dump: ManagedDumpRow = {
       id: input.dump_id, managed_service_id: row.id, team_id: Number(row.team_id), provider: row.provider, version: row.version, kind: input.kind,
       format: info.format, extension: info.extension, media_type: info.mediaType, size_bytes: (await stat(partial)).size,
@@ -163,13 +166,13 @@ async function makeDump(deps: DumpDeps, operation: OperationRow): Promise<string
 
 async function runRestore(deps: DumpDeps, operation: OperationRow): Promise<string> {
   const input = operation.input as { managed_service_id: string; dump_id: string };
-  const { row, engine } = await jobInstance(deps, input.managed_service_id, 'restore');
+  const { row, instances } = await jobInstance(deps, input.managed_service_id, 'restore');
   const dump = await findManagedDump(deps.pool, input.dump_id);
   if (!dump) throw problem('not-found', 404, 'The dump was deleted before it could be restored.');
   const file = dumpFile(deps.host.dataDir, dump);
   if (!(await stat(file).then(() => true, () => false))) throw problem('not-found', 404, `The file of dump ${dump.id} is gone.`);
   const request = await deployedInstanceRequest(deps, row);
-  await engine.restore!(deps.host, request, file).catch((error: unknown) => providerFailure(`The restore of ${row.name}`, error));
+  await instances.restore!(request, file).catch((error: unknown) => providerFailure(`The restore of ${row.name}`, error));
   return `Restored ${row.name} from dump ${dump.id} made ${dump.created_at.toISOString()}`;
 }
 

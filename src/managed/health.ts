@@ -7,14 +7,14 @@ import { findDeployedLandscape, type DeployedLandscapeRow } from '../store/lands
 import { allLiveManagedServices, moveManagedServiceStatus, purgeManagedTombstones, type ManagedServiceRow } from '../store/managed-services.ts';
 import { isVersionEnabled, type Catalog } from './catalog.ts';
 import { storedSettingsRefusal } from './check.ts';
-import { engineOf } from './engines.ts';
+import { instancesOf } from './instances.ts';
 import type { ManagedLifecycleDeps } from './lifecycle.ts';
 import { movingStatuses, observedStatus } from './statuses.ts';
 
 /** Spec 8: a deleted managed service is retained 7 days (listed under recently deleted), then purged. */
 export const TOMBSTONE_RETENTION_MS = 7 * DAY;
 
-type ChoreDeps = Pick<ManagedLifecycleDeps, 'pool' | 'host' | 'catalog' | 'now'>;
+type ChoreDeps = Pick<ManagedLifecycleDeps, 'pool' | 'host' | 'catalog' | 'now' | 'driver'>;
 
 async function announce(deps: ChoreDeps, row: ManagedServiceRow, at: Date): Promise<void> {
   await publishEvent(deps.pool, { type: 'managed_service.updated', at: at.toISOString(), team_id: row.team_id, workspace_id: row.workspace_id, managed_service_id: row.id });
@@ -26,8 +26,8 @@ export async function checkManagedHealth(deps: ChoreDeps): Promise<string[]> {
   const deployed = new Map<number, DeployedLandscapeRow | undefined>();
   for (const row of await allLiveManagedServices(deps.pool)) {
     if (movingStatuses.has(row.status)) continue;
-    const engine = engineOf(row.provider);
-    const running = engine ? await engine.isRunning(deps.host, row.number).catch(() => false) : false;
+    const instances = instancesOf(deps, row.provider);
+    const running = instances ? await instances.isRunning(row).catch(() => false) : false;
     if (!deployed.has(row.workspace_id)) deployed.set(row.workspace_id, await findDeployedLandscape(deps.pool, row.workspace_id));
     const settingsRefusal = refusalOf(deps.catalog, row, deployed.get(row.workspace_id));
     const next = observedStatus(row, { versionEnabled: isVersionEnabled(deps.catalog, row.provider, row.version), running, settingsRefusal });

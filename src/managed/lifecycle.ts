@@ -13,8 +13,8 @@ import { insertManagedService, liveManagedServices, setManagedServiceStatus, typ
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { workspaceRef } from '../workspaces/operations.ts';
 import { findProvider, isVersionEnabled, type Catalog } from './catalog.ts';
-import { ManagedInstanceFailure, type InstanceDetails, type ManagedHost, type ProviderEngine } from './engine.ts';
-import { engineOf } from './engines.ts';
+import { ManagedInstanceFailure, type InstanceDetails, type ManagedHost } from './engine.ts';
+import { instancesOf, managedUnavailable, type ManagedInstances } from './instances.ts';
 import type { ManagedPlanDefinition } from './providers.ts';
 import { managedVersion } from './service-values.ts';
 import { disabledVersionReason } from './statuses.ts';
@@ -41,9 +41,9 @@ export function managedOf(filled: NormalLandscape): Array<[string, NormalManaged
   return Object.entries(filled.services).filter((entry): entry is [string, NormalManagedService] => entry[1].type === 'managed');
 }
 
-function engine(provider: string): ProviderEngine {
-  const found = engineOf(provider);
-  if (!found) throw problem('not-available', 501, `This installation runs no managed ${provider} services.`);
+function instances(deps: ManagedLifecycleDeps, provider: string): ManagedInstances {
+  const found = instancesOf(deps, provider);
+  if (!found) throw problem('not-available', 501, managedUnavailable(deps.driver) ?? `This installation runs no managed ${provider} services.`);
   return found;
 }
 
@@ -71,9 +71,8 @@ export async function syncManagedServices(
     // Another provider under the same name is another instance: the old one goes with its data (plan.ts says so).
     if (service?.type !== 'managed' || service.provider !== row.provider) await deleteInstance(deps, workspace, row);
   }
-  if (wanted.length > 0 && !deps.driver.placeManagedService) {
-    throw problem('not-available', 501, `The runtime driver ${deps.driver.name} runs no managed services.`);
-  }
+  const unavailable = managedUnavailable(deps.driver);
+  if (wanted.length > 0 && unavailable) throw problem('not-available', 501, unavailable);
   const instances: ManagedServiceRow[] = [];
   for (const [name, service] of wanted) {
     const existing = live.find((row) => row.name === name && row.provider === service.provider);
@@ -118,12 +117,11 @@ async function runInstance(
   const resources = planValues(plan);
   const running = row.status === 'synchronized';
   try {
-    const place = await deps.driver.placeManagedService!(workspaceRef(workspace), row.name);
-    const request = { id: row.number, name: row.name, service, version: row.version, uid: workspace.uid, netns: place.netns, address: place.address, plan };
+    const request = { id: row.number, name: row.name, service, version: row.version, uid: workspace.uid, plan };
     const updating = async () => {
       row = await setStatus(deps, row, 'updating');
     };
-    const details = await engine(service.provider).ensure(deps.host, request, { restart: running && restart, ...(running && { updating }) });
+    const details = await instances(deps, service.provider).ensure(workspaceRef(workspace), request, { restart: running && restart, ...(running && { updating }) });
     const same = row.status === 'synchronized' && row.plan === planId && sameJson(row.details, details) && sameJson(row.resources, resources);
     return same ? row : await setStatus(deps, row, 'synchronized', details, { plan: planId, resources });
   } catch (error) {
@@ -141,7 +139,8 @@ const sameJson = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(
  * templates and secrets filled then), unpausing -> synchronized, or unknown with the reason.
  */
 export async function resumeInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow, service: NormalManagedService): Promise<ManagedServiceRow> {
-  if (!deps.driver.placeManagedService) throw problem('not-available', 501, `The runtime driver ${deps.driver.name} runs no managed services.`);
+  const unavailable = managedUnavailable(deps.driver);
+  if (unavailable) throw problem('not-available', 501, unavailable);
   const unpausing = await setStatus(deps, row, 'unpausing');
   return runInstance(deps, workspace, unpausing, service, row.plan);
 }
@@ -152,18 +151,19 @@ export async function resumeInstance(deps: ManagedLifecycleDeps, workspace: Work
  */
 export async function pauseInstance(deps: ManagedLifecycleDeps, row: ManagedServiceRow): Promise<ManagedServiceRow> {
   if (row.status === 'invalid-provider') {
-    await engineOf(row.provider)?.stop(deps.host, row.number);
+    await instancesOf(deps, row.provider)?.stop(row);
     return row;
   }
   const pausing = await setStatus(deps, row, 'pausing');
-  await engineOf(row.provider)?.stop(deps.host, row.number);
+  await instancesOf(deps, row.provider)?.stop(row);
   return setStatus(deps, pausing, 'paused');
 }
 
 async function deleteInstance(deps: ManagedLifecycleDeps, workspace: WorkspaceRow, row: ManagedServiceRow): Promise<void> {
   const deleting = await setStatus(deps, row, 'deleting');
-  await engineOf(row.provider)?.remove(deps.host, row.number);
-  await deps.driver.removeManagedService?.(workspaceRef(workspace), row.name);
+  const found = instancesOf(deps, row.provider);
+  if (found) await found.remove(workspaceRef(workspace), row);
+  else await deps.driver.removeManagedService?.(workspaceRef(workspace), row.name);
   await setStatus(deps, deleting, 'deleted');
 }
 

@@ -74,7 +74,7 @@ export function quoted(text: string): string {
  * The configuration file: both listeners on the instance's address, its one user (the global account, where
  * JetStream is enabled), and the plan's limits. It holds the password: only the instance's UID may read it.
  */
-export function natsConfig(spec: NatsInstanceSpec): string {
+export function natsConfig(spec: NatsInstanceSpec, storeDir = quoted(`${INSTANCE_DIR_IN_SANDBOX}/${STORE_DIR}`)): string {
   const lines = [
     `server_name: ${quoted(`ms-${spec.id}`)}`,
     `listen: ${quoted(`${spec.address}:${spec.port}`)}`,
@@ -85,7 +85,7 @@ export function natsConfig(spec: NatsInstanceSpec): string {
   ];
   if (spec.jetstream) {
     lines.push(
-      `jetstream {\n  store_dir: ${quoted(`${INSTANCE_DIR_IN_SANDBOX}/${STORE_DIR}`)}\n  max_file_store: ${spec.maxFileBytes}\n  max_memory_store: ${spec.maxMemoryBytes}\n}`,
+      `jetstream {\n  store_dir: ${storeDir}\n  max_file_store: ${spec.maxFileBytes}\n  max_memory_store: ${spec.maxMemoryBytes}\n}`,
     );
   }
   return `${lines.join('\n')}\n`;

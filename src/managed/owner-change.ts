@@ -9,7 +9,7 @@ import { findDeployedLandscape } from '../store/landscapes.ts';
 import { liveManagedServices, setResumeWithWorkspace, type ManagedServiceRow } from '../store/managed-services.ts';
 import type { WorkspaceRow } from '../store/workspaces.ts';
 import { openDeployedValues } from '../workspaces/service-runner.ts';
-import { engineOf } from './engines.ts';
+import { instancesOf } from './instances.ts';
 import { managedInstanceDir } from './instance-process.ts';
 import { pauseInstance, resumeInstance, type ManagedLifecycleDeps } from './lifecycle.ts';
 
@@ -25,12 +25,12 @@ export async function pauseForOwnerChange(deps: ManagedLifecycleDeps, workspace:
   const rows = await liveManagedServices(deps.pool, workspace.id);
   for (const row of rows) {
     if (restingStatuses.has(row.status) && !row.resume_with_workspace) {
-      await engineOf(row.provider)?.stop(deps.host, row.number); // nothing should run; a leftover would hold old-UID files
+      await instancesOf(deps, row.provider)?.stop(row); // nothing should run; a leftover would hold old-UID files
       continue;
     }
     const marked = row.status !== 'invalid-provider' && workspace.deleted_at === null;
     if (marked && !row.resume_with_workspace) await setResumeWithWorkspace(deps.pool, row.id, true);
-    if (row.status === 'paused') await engineOf(row.provider)?.stop(deps.host, row.number); // a run cut short after the pause
+    if (row.status === 'paused') await instancesOf(deps, row.provider)?.stop(row); // a run cut short after the pause
     else await pauseInstance(deps, { ...row, resume_with_workspace: marked || row.resume_with_workspace });
   }
   return rows;

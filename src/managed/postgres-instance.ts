@@ -289,7 +289,7 @@ export async function checkPostgresReady(
 }
 
 /** Creates the instance's database (owned by its user) when it does not exist yet. */
-async function ensureDatabase(spec: PostgresInstanceSpec): Promise<void> {
+export async function ensureDatabase(spec: PostgresInstanceSpec): Promise<void> {
   await withClient(spec, 'postgres', async (client) => {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [spec.database]);
     // The name is an identifier specErrors accepted: nothing to quote.

@@ -127,7 +127,7 @@ async function configSet(spec: RedisInstanceSpec, command: string[]): Promise<vo
 }
 
 /** Waits until the AOF that switching it on started is written: until then it is not a copy of the data. */
-async function waitForAof(spec: RedisInstanceSpec): Promise<void> {
+export async function waitForAof(spec: RedisInstanceSpec): Promise<void> {
   let info = '';
   const written = await pollUntil(async () => {
     info = String(await redisCommand(spec, ['INFO', 'persistence']));

@@ -112,7 +112,7 @@ export function appendonlyAtStart(wanted: boolean, aofExists: boolean): { append
  * redis.conf of the instance: TCP on its address only, no daemon, its log on standard output, its data in its
  * directory, a snapshot saved at every shutdown (SIGTERM included), and the password.
  */
-export function redisConfig(spec: RedisInstanceSpec, appendonly: boolean): string {
+export function redisConfig(spec: RedisInstanceSpec, appendonly: boolean, dir: string | null = DATA_IN_SANDBOX): string {
   const lines = [
     '# Written by svc before each start of this managed instance; changes here are lost.',
     `bind ${spec.address}`,
@@ -123,7 +123,7 @@ export function redisConfig(spec: RedisInstanceSpec, appendonly: boolean): strin
     'logfile ""',
     'loglevel notice',
     'always-show-logo no',
-    `dir ${DATA_IN_SANDBOX}`,
+    ...(dir === null ? [] : [`dir ${dir}`]), // null: given on the command line
     `dbfilename ${RDB_FILE}`,
     `save ${SAVE_POINTS}`,
     'shutdown-on-sigterm save',

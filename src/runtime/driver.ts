@@ -8,6 +8,7 @@ import type { ImageConfig } from './image.ts';
 import type { WorkspaceFiles } from './workspace-files.ts';
 import type { CloneCredential } from '../git/credentials.ts';
 import type { ExecGitIdentity } from '../agent/stream-protocol.ts';
+import type { ManagedProcessRunner } from './managed-process.ts';
 
 /** What a driver needs to know of a workspace. */
 export interface WorkspaceRef {
@@ -313,6 +314,13 @@ export interface ReplicaDriver {
   removeManagedService?(workspace: WorkspaceRef, name: string): Promise<void>;
   /** The address managed service `name` was placed at (the router reaches its HTTP endpoint there), if placed. */
   managedServiceAddress?(workspace: WorkspaceRef, name: string): Promise<string | undefined>;
+  /**
+   * A driver that runs managed instances from their description (managed-process.ts) rather than giving them a place
+   * on this machine (the Kubernetes driver). The managed engines that describe their process run through it.
+   */
+  managedProcesses?: ManagedProcessRunner;
+  /** Why this driver runs no managed services now (e.g. a setting it lacks), for the 501 of a Sync; absent when it can. */
+  managedUnavailable?: string;
   /**
    * Makes ahead what starting these replicas needs that depends neither on their image nor on their spec (the local
    * driver as root: the workspace's service network and each replica's network namespace linked to it), so a Sync

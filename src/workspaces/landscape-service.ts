@@ -19,6 +19,7 @@ import { findDeployedLandscape, forgetServiceStatuses, saveDeployedLandscape, ty
 import { liveManagedServices } from '../store/managed-services.ts';
 import { findVaultId, listSecrets, listVariables } from '../store/variables.ts';
 import { providerEngines } from '../managed/engines.ts';
+import { managedUnavailable, runnableProvidersOn, type InstancesDeps } from '../managed/instances.ts';
 import { generatedSecretsPurpose } from '../managed/generated-secrets.ts';
 import { managedOf, syncManagedServices, type ManagedLifecycleDeps } from '../managed/lifecycle.ts';
 import { managedSyncFailure } from '../managed/statuses.ts';
@@ -185,12 +186,12 @@ export const runnableProviders: ReadonlySet<string> = new Set(Object.keys(provid
  * 501 not-available naming the managed services of `normal` that cannot run here: their provider has no engine, or
  * the runtime driver places no managed services at all. Checked before the file becomes the deployed landscape.
  */
-export function refuseUnrunnableManaged(normal: NormalLandscape, driver: Pick<RuntimeDriver, 'name' | 'placeManagedService'>, runnable: ReadonlySet<string> = runnableProviders): void {
-  const placeable = driver.placeManagedService !== undefined;
-  const names = Object.entries(normal.services).filter(([, s]) => s.type === 'managed' && (!placeable || !runnable.has(s.provider))).map(([name]) => name);
+export function refuseUnrunnableManaged(normal: NormalLandscape, driver: InstancesDeps['driver'], runnable: ReadonlySet<string> = runnableProvidersOn(driver)): void {
+  const unavailable = managedUnavailable(driver);
+  const names = Object.entries(normal.services).filter(([, s]) => s.type === 'managed' && (unavailable !== undefined || !runnable.has(s.provider))).map(([name]) => name);
   if (names.length === 0) return;
   const list = names.map((name) => `${name} (${(normal.services[name] as NormalManagedService).provider})`).join(', ');
-  const why = placeable ? 'This installation runs no managed services of these providers' : `The runtime driver ${driver.name} runs no managed services`;
+  const why = unavailable ? unavailable.replace(/\.$/, '') : 'This installation runs no managed services of these providers';
   throw problem('not-available', 501, `${why}, so the landscape cannot be synced: ${list}. Remove them from the file to sync the rest.`, {
     extra: { managed_services: names },
   });

@@ -27,3 +27,16 @@ test('postgres and redis run here; a provider without an engine is refused with 
     return true;
   });
 });
+
+test('a driver that runs described processes runs the providers described for it; without its image it says which flag is missing', () => {
+  const runner = { run: async () => ({ address: '' }), restart: async () => ({ address: '' }), pause: async () => undefined, remove: async () => undefined, address: async () => undefined };
+  const describing = { name: 'kubernetes', managedProcesses: runner };
+  refuseUnrunnableManaged(normal, describing); // postgres and redis are described
+  const noImage = { name: 'kubernetes', managedUnavailable: 'The Kubernetes driver runs managed services only in the managed image, and none is configured: set --kube-managed-image (SVC_KUBE_MANAGED_IMAGE).' };
+  assert.throws(() => refuseUnrunnableManaged(normal, noImage), (error: Problem) => {
+    assert.equal(error.status, 501);
+    assert.deepEqual(error.extra, { managed_services: ['cache', 'db'] });
+    assert.match(error.detail!, /set --kube-managed-image \(SVC_KUBE_MANAGED_IMAGE\), so the landscape cannot be synced: cache \(redis\), db \(postgres\)/);
+    return true;
+  });
+});

@@ -100,7 +100,7 @@ export function registerManagedDumpRoutes(server: FastifyInstance, deps: ApiDeps
     async (request, reply) => {
       const { row, access } = await serviceOf(request);
       requirePermission(access.permissions, 'landscape.sync');
-      const refusal = await dumpRefusal({ catalog, host }, row, 'dump');
+      const refusal = await dumpRefusal({ catalog, host, driver: deps.driver }, row, 'dump');
       if (refusal) throw refusal;
       const id = randomUUID();
       request.auditTarget = `/managed-services/${row.id}/dumps/${id}`;
@@ -196,7 +196,7 @@ export function registerManagedDumpRoutes(server: FastifyInstance, deps: ApiDeps
       if (dump.provider !== row.provider) {
         throw validationProblem([{ pointer: '/dump', message: `is a dump of ${dump.provider}; ${row.name} is ${row.provider}` }]);
       }
-      const refusal = await dumpRefusal({ catalog, host }, row, 'restore');
+      const refusal = await dumpRefusal({ catalog, host, driver: deps.driver }, row, 'restore');
       if (refusal) throw refusal;
       const operation = await withTransaction(deps.pool, (db) => enqueueRestore(db, row, dump, request.principal!.user.id, deps.clock.now()));
       return acceptOperation(reply, operation);

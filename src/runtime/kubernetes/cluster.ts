@@ -120,6 +120,24 @@ export class Cluster {
     }
   }
 
+  /**
+   * Changes an object that exists (`change` edits what was read; it is written back only if that version is still
+   * current, else read and changed again); answers false when there is none.
+   */
+  async update<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string, name: string, change: (object: T) => void): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.read<T>(apiVersion, kind, namespace, name);
+      if (!current) return false;
+      change(current);
+      try {
+        await this.objects.replace(current);
+        return true;
+      } catch (error) {
+        if (statusOf(error) !== 409 || attempt >= 4) throw error;
+      }
+    }
+  }
+
   /** Deletes the object (its dependents in the background; a pod gets its grace period); one that is gone already is fine. */
   async remove(apiVersion: string, kind: string, namespace: string | undefined, name: string): Promise<void> {
     try {

@@ -24,6 +24,8 @@ import {
 } from './manifests.ts';
 import { editorPodState, isGone, jobOutcome, kubernetesProgress, lastLine } from './pod-state.ts';
 import { createReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts';
+import { createManagedRunner } from './managed-driver.ts';
+import { managedProcessRef } from '../managed-process.ts';
 import { createKubernetesWorkspaceFiles } from './workspace-files.ts';
 
 export interface KubernetesDriverOptions {
@@ -217,6 +219,17 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     throw new RuntimeFailure('ide', `the editor did not answer within ${Math.round(startTimeoutMs / 1000)}s`);
   };
 
+  const managedImage = settings.managedImage;
+  const managedProcesses = managedImage
+    ? createManagedRunner({
+      cluster, settings: { ...settings, managedImage }, startTimeoutMs,
+      ensureWorkspace: async (workspace) => {
+        await ensureTeam(teamOf(workspace));
+        await cluster.ensure(workspaceNetworkPolicy({ id: teamOf(workspace) }, workspace.id));
+      },
+    })
+    : undefined;
+
   const editor: EditorDescription = options.editorCommand
     ? { kind: 'command', reason: 'the operator configured an editor command' }
     : { kind: 'built-in', reason: 'the Kubernetes driver runs the agent\'s built-in editor unless an editor command is configured' };
@@ -225,6 +238,13 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     name: 'kubernetes',
     editor,
     files: createKubernetesWorkspaceFiles(endpointOfEditor),
+    ...(managedProcesses
+      ? {
+        managedProcesses,
+        // the router reaches an instance's HTTP endpoint (NATS monitoring) at its Pod IP
+        managedServiceAddress: (workspace: WorkspaceRef, name: string) => managedProcesses.address(managedProcessRef(workspace, name)),
+      }
+      : { managedUnavailable: 'The Kubernetes driver runs managed services only in the managed image, and none is configured: set --kube-managed-image (SVC_KUBE_MANAGED_IMAGE).' }),
     createVolume: ensureVolume,
     deleteVolume: async (workspace) => {
       const namespace = namespaceOf(workspace);

@@ -41,7 +41,7 @@ export interface TeamKey {
   installation?: string;
 }
 
-export type Component = 'editor' | 'replica' | 'job' | 'volume' | 'network' | 'router' | 'server';
+export type Component = 'editor' | 'replica' | 'managed' | 'job' | 'volume' | 'network' | 'router' | 'server';
 
 export const teamNamespace = (team: TeamKey) => dnsLabel(`${team.installation ?? DEFAULT_INSTALLATION}-team-${team.id}`);
 export const workspaceName = (workspaceId: number) => dnsLabel(`ws-${workspaceId}`);
@@ -77,3 +77,12 @@ export function labelsOf(subject: LabelSubject): Record<string, string> {
   if (subject.service !== undefined) labels[labelKeys.service] = subject.service;
   return labels;
 }
+
+/** A managed instance's StatefulSet and Service: its name on the workspace network, as a replica service's. */
+export const managedObjectName = (workspaceId: number, name: string) => serviceObjectName(workspaceId, name);
+/** Its one pod (the StatefulSet's ordinal 0). */
+export const managedPodName = (workspaceId: number, name: string) => dnsLabel(`${managedObjectName(workspaceId, name)}-0`);
+/** Its data: a claim of its own, kept while it is paused, deleted with it. */
+export const managedClaimName = (workspaceId: number, name: string) => dnsLabel(`${managedObjectName(workspaceId, name)}-data`);
+/** Its secret files (passwords) and its /etc/passwd. */
+export const managedSecretName = (workspaceId: number, name: string) => dnsLabel(`${managedObjectName(workspaceId, name)}-managed`);

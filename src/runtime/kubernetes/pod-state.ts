@@ -47,7 +47,7 @@ export function podFailure(pod: IPod): string | undefined {
   return undefined;
 }
 
-const isReady = (pod: IPod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+export const isReady = (pod: IPod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 /** A pod that no longer runs and will not run again: svc deleted it, it ended, or the cluster took it away. */
 export function isGone(pod: IPod | undefined): boolean {

@@ -25,7 +25,10 @@ export interface KubernetesSettings {
   agentImage: string;
   /** The installation's base image: the editor pod's root when the workspace pinned none. */
   baseImage: string;
-  /** The image of managed services (PostgreSQL, Redis, NATS; scripts/test-cluster/images.sh says where each is). */
+  /**
+   * The image managed instances run (PostgreSQL, Redis and NATS binaries: managed.ts `managedBinDir`); without it the
+   * driver runs no managed services.
+   */
   managedImage?: string;
   /** A PersistentVolumeClaim in each team namespace holding volume archives (`archives/<workspace id>.tar.gz`). */
   archiveClaim: string;
