@@ -5,6 +5,7 @@
 import type { IContainer, IHostAlias, IPodSecurityContext, IResourceRequirements, ISecurityContext, IVolume, IVolumeMount, IAffinity } from 'kubernetes-models/v1';
 import type { PlanLimits } from '../../capacity/plans.ts';
 import { agentEnv } from '../../agent/protocol.ts';
+import { EDITOR_MAIN } from '../local/agent-bundle.ts';
 import { labelKeys, volumeClaimName } from './names.ts';
 import type { KubernetesSettings } from './settings.ts';
 
@@ -59,6 +60,8 @@ export function agentEnvironment(): Array<{ name: string; value: string }> {
   return [
     { name: agentEnv.node, value: JSON.stringify([`${AGENT_DIR}/bin/node`]) },
     { name: agentEnv.workspaceDir, value: WORKSPACE_DIR },
+    // the built-in editor from the bundle (the agent runs without a TypeScript loader here)
+    { name: agentEnv.editorScript, value: `${AGENT_DIR}/${EDITOR_MAIN}` },
     { name: agentEnv.tokenFile, value: '/run/svc-token/token' },
     { name: 'HOME', value: HOME_DIR },
     { name: 'LANG', value: 'C.UTF-8' },
