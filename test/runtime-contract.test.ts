@@ -17,6 +17,7 @@ import { answersHttp } from '../src/runtime/local/agent-client.ts';
 import { createLocalDriver } from '../src/runtime/local/index.ts';
 import { createLocalWorkspaceFiles } from '../src/runtime/local/workspace-files.ts';
 import { createBareRepository, serveOverHttp } from './helpers/git.ts';
+import { removeTestInstallation, testClusterMissing, testClusterSettings, testInstallation } from './helpers/test-cluster.ts';
 import { until } from './helpers/wait.ts';
 
 interface Subject {
@@ -62,30 +63,16 @@ function localSubject(): Subject {
   };
 }
 
-/** Why the Kubernetes driver's contract cannot run here, or undefined when it can. */
-function kubernetesMissing(): string | undefined {
-  if (!process.env.KUBECONFIG) return 'KUBECONFIG is not set: no Kubernetes cluster is configured on this machine';
-  for (const name of ['SVC_KUBE_AGENT_IMAGE', 'SVC_KUBE_BASE_IMAGE', 'SVC_TEST_CLUSTER_HOST']) {
-    if (!process.env[name]) return `KUBECONFIG is set but ${name} is not`;
-  }
-  return undefined;
-}
-
 function kubernetesSubject(): Subject {
   const drivers: RuntimeDriver[] = [];
-  const installation = `contract-${process.pid}`;
+  const installation = testInstallation('contract');
   const env = process.env;
   return {
     name: 'kubernetes',
     async open() {
       const driver = await createKubernetesDriver({
         cluster: new Cluster(loadKubeConfig()),
-        settings: {
-          // an installation of its own: other tests share the cluster; requests a tenth of the plans on a small node
-          installation, requestPercent: 10,
-          systemNamespace: env.SVC_KUBE_NAMESPACE ?? 'svc', agentImage: env.SVC_KUBE_AGENT_IMAGE!, baseImage: env.SVC_KUBE_BASE_IMAGE!,
-          storageClass: env.SVC_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
-        },
+        settings: testClusterSettings(installation),
         plans: builtInPlans,
         dataDir: path.join(scratch, 'kubernetes'),
       });
@@ -104,6 +91,7 @@ function kubernetesSubject(): Subject {
     workspace: (n) => ({ id: base + n, teamId: 990_001, uid: 3_100_000 + ((base + n) % 100_000), storageGib: 1 }),
     async cleanup() {
       for (const driver of drivers) await driver.close();
+      await removeTestInstallation(installation);
     },
   };
 }
@@ -201,6 +189,6 @@ function contract(subject: Subject): void {
 }
 
 contract(localSubject());
-const missing = kubernetesMissing();
+const missing = testClusterMissing();
 if (missing) test(`kubernetes driver contract not run: ${missing}`, { skip: missing }, () => undefined);
 else contract(kubernetesSubject());
