@@ -183,8 +183,12 @@ test('a landscape file read through the editor agent: found, missing, not a plai
 test('svc server --runtime kubernetes needs the agent and base images; kube settings without it are refused', () => {
   const config = loadServerConfig(['--runtime', 'kubernetes', '--kube-agent-image', 'a:1', '--kube-base-image', 'b:1', '--kube-storage-class', 'fast'], {});
   assert.equal(config.runtime, 'kubernetes');
-  assert.deepEqual(config.kubernetes, { systemNamespace: 'svc', agentImage: 'a:1', baseImage: 'b:1', storageClass: 'fast', volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 100 });
+  assert.deepEqual(config.kubernetes, { systemNamespace: 'svc', agentImage: 'a:1', baseImage: 'b:1', storageClass: 'fast', volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 100, installation: 'svc', requestPercent: 100 });
   assert.equal(loadServerConfig([], {}).runtime, 'local');
+  const shared = loadServerConfig(['--runtime', 'kubernetes', '--kube-agent-image', 'a:1', '--kube-base-image', 'b:1', '--kube-installation', 'blue', '--kube-request-percent', '25'], {});
+  assert.deepEqual([shared.kubernetes?.installation, shared.kubernetes?.requestPercent], ['blue', 25]);
+  assert.throws(() => loadServerConfig(['--runtime', 'kubernetes', '--kube-agent-image', 'a:1', '--kube-base-image', 'b:1', '--kube-installation', 'Blue_1'], {}), /kube installation must be a DNS label/);
+  assert.throws(() => loadServerConfig(['--runtime', 'kubernetes', '--kube-agent-image', 'a:1', '--kube-base-image', 'b:1', '--kube-request-percent', '0'], {}), /from 1 to 100/);
   assert.throws(() => loadServerConfig(['--runtime', 'kubernetes', '--kube-base-image', 'b:1'], {}), (e: Error) => e instanceof ConfigError && /--kube-agent-image/.test(e.message));
   assert.throws(() => loadServerConfig(['--kube-storage-class', 'fast'], {}), /needs --runtime kubernetes/);
   assert.throws(() => loadServerConfig(['--runtime', 'nomad'], {}), /local or kubernetes/);

@@ -103,7 +103,7 @@ export class Cluster {
   /** Creates the object; one that exists already is left as it is (names are svc's, contents are the builders'). */
   async ensure(manifest: Manifest): Promise<void> {
     try {
-      await this.objects.create(manifest as KubernetesObject);
+      await this.objects.create(forClient(manifest));
     } catch (error) {
       if (statusOf(error) !== 409) throw error;
     }
@@ -112,11 +112,11 @@ export class Cluster {
   /** Creates the object, or replaces the one of that name (Secrets whose contents change with each start). */
   async put(manifest: Manifest): Promise<void> {
     try {
-      await this.objects.create(manifest as KubernetesObject);
+      await this.objects.create(forClient(manifest));
     } catch (error) {
       if (statusOf(error) !== 409) throw error;
       const current = await this.objects.read(manifest as KubernetesObject & { metadata: { name: string; namespace: string } });
-      await this.objects.replace({ ...manifest, metadata: { ...manifest.metadata, resourceVersion: current.metadata?.resourceVersion } } as KubernetesObject);
+      await this.objects.replace(forClient({ ...manifest, metadata: { ...manifest.metadata, resourceVersion: current.metadata?.resourceVersion } } as Manifest));
     }
   }
 
@@ -187,4 +187,16 @@ export class Cluster {
     this.jobs.close(closed);
     await Promise.all(this.informers.map((informer) => informer.stop()));
   }
+}
+
+/**
+ * The manifest as @kubernetes/client-node's serializer reads it: its models call a NetworkPolicy ingress rule's `from`
+ * `_from` (a reserved word), and a plain `from` would be dropped on the way out, leaving a rule that admits every
+ * source (found on the test cluster: `ingress: [{}]`).
+ */
+export function forClient(manifest: Manifest): KubernetesObject {
+  const object = manifest as KubernetesObject & { spec?: { ingress?: Array<Record<string, unknown>> } };
+  if (object.kind !== 'NetworkPolicy' || !object.spec?.ingress) return object;
+  const ingress = object.spec.ingress.map(({ from, ...rule }) => (from === undefined ? rule : { ...rule, _from: from }));
+  return { ...object, spec: { ...object.spec, ingress } } as KubernetesObject;
 }

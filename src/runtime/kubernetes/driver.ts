@@ -93,7 +93,10 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
   const ensuredTeams = new Set<number>();
   const ensureTeam = async (teamId: number) => {
     if (ensuredTeams.has(teamId)) return;
-    for (const manifest of teamManifests({ id: teamId, installation: settings.installation }, settings)) await cluster.ensure(manifest);
+    // policies are written again (an older svc's may admit more than they say); the rest is kept as it is
+    for (const manifest of teamManifests({ id: teamId, installation: settings.installation }, settings)) {
+      await (manifest.kind === 'NetworkPolicy' ? cluster.put(manifest) : cluster.ensure(manifest));
+    }
     ensuredTeams.add(teamId);
   };
 
@@ -143,7 +146,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
   const ensureVolume = async (workspace: WorkspaceRef) => {
     await ensureTeam(teamOf(workspace));
     const input = await manifestInput(workspace);
-    await cluster.ensure(workspaceNetworkPolicy(input.team, workspace.id));
+    await cluster.put(workspaceNetworkPolicy(input.team, workspace.id));
     await cluster.ensure(volumeClaimManifest(input, settings));
   };
 
@@ -225,7 +228,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       cluster, settings: { ...settings, managedImage }, startTimeoutMs,
       ensureWorkspace: async (workspace) => {
         await ensureTeam(teamOf(workspace));
-        await cluster.ensure(workspaceNetworkPolicy({ id: teamOf(workspace) }, workspace.id));
+        await cluster.put(workspaceNetworkPolicy(teamRefOf(workspace), workspace.id));
       },
     })
     : undefined;
