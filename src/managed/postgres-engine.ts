@@ -28,6 +28,18 @@ export function postgresDetails(request: InstanceRequest): InstanceDetails {
   return { host: p.host, port: p.port, database: p.database, user: p.user, version: request.version };
 }
 
+/** Dumps and restores of a PostgreSQL instance over the network, whichever driver runs it (pg_dump's custom format). */
+export const postgresDumps: Pick<ProviderEngine, 'dump' | 'restore' | 'missingDumpTools'> = {
+  async dump(host, request, file) {
+    await dumpPostgresInstance(host, postgresSpec(request), file);
+    return { format: 'pg_dump custom format', extension: '.dump', mediaType: 'application/octet-stream' };
+  },
+  restore: (host, request, file) => restorePostgresInstance(host, postgresSpec(request), file),
+  async missingDumpTools(host) {
+    return (await findPgClientTools(host.toolsDir)) ? undefined : pgClientMissing(host.toolsDir).detail;
+  },
+};
+
 export const postgresEngine: ProviderEngine = {
   async ensure(host, request, options = {}) {
     const spec = postgresSpec(request);
@@ -52,12 +64,6 @@ export const postgresEngine: ProviderEngine = {
   stop: stopPostgresInstance,
   remove: deletePostgresInstance,
   isRunning: isPostgresInstanceRunning,
-  async dump(host, request, file) {
-    await dumpPostgresInstance(host, postgresSpec(request), file);
-    return { format: 'pg_dump custom format', extension: '.dump', mediaType: 'application/octet-stream' };
-  },
-  restore: (host, request, file) => restorePostgresInstance(host, postgresSpec(request), file),
-  async missingDumpTools(host) {
-    return (await findPgClientTools(host.toolsDir)) ? undefined : pgClientMissing(host.toolsDir).detail;
-  },
+  ...postgresDumps,
 };
+

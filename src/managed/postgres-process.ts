@@ -9,9 +9,7 @@ import { managedProcessEnv, type ManagedProcess } from '../runtime/managed-proce
 import { pollUntil } from '../runtime/local/processes.ts';
 import type { DescribedEngine } from './described-engines.ts';
 import { ManagedInstanceFailure, type InstanceRequest } from './engine.ts';
-import { findPgClientTools, pgClientMissing } from './pg-client.ts';
-import { dumpPostgresInstance, restorePostgresInstance } from './postgres-dump.ts';
-import { postgresDetails, postgresSpec } from './postgres-engine.ts';
+import { postgresDetails, postgresDumps, postgresSpec } from './postgres-engine.ts';
 import { applyPostgresSettings, checkPostgresReady, ensureDatabase, type Readiness } from './postgres-instance.ts';
 import { DEFAULT_LOCALE, INITDB_DIR, passwordChangeSql, specErrors, type PostgresInstanceSpec } from './postgres-rules.ts';
 
@@ -94,12 +92,5 @@ export const postgresDescribed: DescribedEngine = {
     return applyPostgresSettings(spec, hooks);
   },
   details: (request) => postgresDetails({ ...request, address: '' }),
-  async dump(host, request, file) {
-    await dumpPostgresInstance(host, postgresSpec(request), file);
-    return { format: 'pg_dump custom format', extension: '.dump', mediaType: 'application/octet-stream' };
-  },
-  restore: (host, request, file) => restorePostgresInstance(host, postgresSpec(request), file),
-  async missingDumpTools(host) {
-    return (await findPgClientTools(host.toolsDir)) ? undefined : pgClientMissing(host.toolsDir).detail;
-  },
+  ...postgresDumps,
 };
