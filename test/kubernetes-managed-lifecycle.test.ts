@@ -27,7 +27,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 
 function missing(): string | undefined {
   if (!process.env.KUBECONFIG) return 'KUBECONFIG is not set: no Kubernetes cluster is configured on this machine';
-  for (const name of ['SVC_KUBE_AGENT_IMAGE', 'SVC_KUBE_BASE_IMAGE', 'SVC_KUBE_MANAGED_IMAGE']) {
+  for (const name of ['SVC_TEST_KUBE_AGENT_IMAGE', 'SVC_TEST_KUBE_BASE_IMAGE', 'SVC_TEST_KUBE_MANAGED_IMAGE']) {
     if (!process.env[name]) return `KUBECONFIG is set but ${name} is not`;
   }
   return undefined;
@@ -73,8 +73,8 @@ else {
     const kube = await createKubernetesDriver({
       cluster: new Cluster(loadKubeConfig()),
       settings: {
-        systemNamespace: env.SVC_KUBE_NAMESPACE ?? 'svc', agentImage: env.SVC_KUBE_AGENT_IMAGE!, baseImage: env.SVC_KUBE_BASE_IMAGE!, managedImage: env.SVC_KUBE_MANAGED_IMAGE!,
-        storageClass: env.SVC_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
+        systemNamespace: env.SVC_TEST_KUBE_NAMESPACE ?? 'svc', agentImage: env.SVC_TEST_KUBE_AGENT_IMAGE!, baseImage: env.SVC_TEST_KUBE_BASE_IMAGE!, managedImage: env.SVC_TEST_KUBE_MANAGED_IMAGE!,
+        storageClass: env.SVC_TEST_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
       },
       plans: builtInPlans,
       dataDir: scratch,

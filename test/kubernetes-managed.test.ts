@@ -25,7 +25,7 @@ import { redisCommand } from '../src/managed/redis-client.ts';
 
 function missing(): string | undefined {
   if (!process.env.KUBECONFIG) return 'KUBECONFIG is not set: no Kubernetes cluster is configured on this machine';
-  for (const name of ['SVC_KUBE_AGENT_IMAGE', 'SVC_KUBE_BASE_IMAGE', 'SVC_KUBE_MANAGED_IMAGE']) {
+  for (const name of ['SVC_TEST_KUBE_AGENT_IMAGE', 'SVC_TEST_KUBE_BASE_IMAGE', 'SVC_TEST_KUBE_MANAGED_IMAGE']) {
     if (!process.env[name]) return `KUBECONFIG is set but ${name} is not`;
   }
   return undefined;
@@ -65,7 +65,7 @@ async function probe(namespace: string, workspaceId: number, ip: string, name: s
     spec: {
       restartPolicy: 'Never', automountServiceAccountToken: false,
       securityContext: { runAsUser: workspace.uid, runAsGroup: 0, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [{ name: 'probe', image: env.SVC_KUBE_BASE_IMAGE!, command: ['timeout', '10', 'bash', '-c', `echo > /dev/tcp/${ip}/5432`], securityContext: containerSecurity() }],
+      containers: [{ name: 'probe', image: env.SVC_TEST_KUBE_BASE_IMAGE!, command: ['timeout', '10', 'bash', '-c', `echo > /dev/tcp/${ip}/5432`], securityContext: containerSecurity() }],
     },
   } as never);
   let code: number | undefined;
@@ -85,8 +85,8 @@ else {
     driver = await createKubernetesDriver({
       cluster: new Cluster(loadKubeConfig()),
       settings: {
-        systemNamespace: env.SVC_KUBE_NAMESPACE ?? 'svc', agentImage: env.SVC_KUBE_AGENT_IMAGE!, baseImage: env.SVC_KUBE_BASE_IMAGE!, managedImage: env.SVC_KUBE_MANAGED_IMAGE!,
-        storageClass: env.SVC_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
+        systemNamespace: env.SVC_TEST_KUBE_NAMESPACE ?? 'svc', agentImage: env.SVC_TEST_KUBE_AGENT_IMAGE!, baseImage: env.SVC_TEST_KUBE_BASE_IMAGE!, managedImage: env.SVC_TEST_KUBE_MANAGED_IMAGE!,
+        storageClass: env.SVC_TEST_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
       },
       plans: builtInPlans,
       dataDir: scratch,

@@ -1,6 +1,6 @@
 // The driver contract: what every runtime driver must do, run against each driver through the driver interface
 // only. The local driver always; the Kubernetes driver when KUBECONFIG points at a cluster and the agent and base
-// images are named (SVC_KUBE_AGENT_IMAGE / SVC_KUBE_BASE_IMAGE; `npm run test-cluster -- start` and
+// images are named (SVC_TEST_KUBE_AGENT_IMAGE / SVC_TEST_KUBE_BASE_IMAGE; `npm run test-cluster -- start` and
 // scripts/test-cluster/env.sh give all three), with the test's repository served on SVC_TEST_CLUSTER_HOST, the
 // host's address the cluster's pods reach; otherwise one skipped test says why it did not run.
 import assert from 'node:assert/strict';

@@ -1,12 +1,13 @@
 // The project's test cluster as tests see it (scripts/test-cluster/: `npm run test-cluster -- start`, then its `env`
-// in the environment): why it cannot be used here, the driver's settings for an installation of the test's own
+// in the environment: KUBECONFIG, SVC_TEST_CLUSTER_HOST and the images as SVC_TEST_KUBE_*_IMAGE — not the server's
+// SVC_KUBE_* names, which a local server started by another test would read and refuse): why it cannot be used here, the driver's settings for an installation of the test's own
 // (every test file shares the cluster: namespaces and watches are kept apart by installation), and the cleanup
 // that deletes that installation's namespaces.
 import { Cluster, loadKubeConfig } from '../../src/runtime/kubernetes/cluster.ts';
 import { labelKeys } from '../../src/runtime/kubernetes/names.ts';
 import type { KubernetesSettings } from '../../src/runtime/kubernetes/settings.ts';
 
-const NEEDED = ['SVC_KUBE_AGENT_IMAGE', 'SVC_KUBE_BASE_IMAGE', 'SVC_TEST_CLUSTER_HOST'] as const;
+const NEEDED = ['SVC_TEST_KUBE_AGENT_IMAGE', 'SVC_TEST_KUBE_BASE_IMAGE', 'SVC_TEST_CLUSTER_HOST'] as const;
 
 /** Why the Kubernetes tests cannot run here (one line for the skipped test), or undefined when they can. */
 export function testClusterMissing(also: string[] = []): string | undefined {
@@ -24,9 +25,9 @@ export function testInstallation(prefix: string): string {
 export function testClusterSettings(installation: string): KubernetesSettings {
   const env = process.env;
   return {
-    installation, requestPercent: 10, systemNamespace: env.SVC_KUBE_NAMESPACE ?? 'svc',
-    agentImage: env.SVC_KUBE_AGENT_IMAGE!, baseImage: env.SVC_KUBE_BASE_IMAGE!, managedImage: env.SVC_KUBE_MANAGED_IMAGE,
-    storageClass: env.SVC_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
+    installation, requestPercent: 10, systemNamespace: env.SVC_TEST_KUBE_NAMESPACE ?? 'svc',
+    agentImage: env.SVC_TEST_KUBE_AGENT_IMAGE!, baseImage: env.SVC_TEST_KUBE_BASE_IMAGE!, managedImage: env.SVC_TEST_KUBE_MANAGED_IMAGE,
+    storageClass: env.SVC_TEST_KUBE_STORAGE_CLASS, volumeAccessMode: 'ReadWriteOnce', archiveClaim: 'svc-archives', archiveClaimGib: 1,
   };
 }
 
@@ -35,8 +36,8 @@ export function testClusterServerEnv(installation: string): Record<string, strin
   const env = process.env;
   return {
     SVC_RUNTIME: 'kubernetes', KUBECONFIG: env.KUBECONFIG!, SVC_KUBE_INSTALLATION: installation, SVC_KUBE_REQUEST_PERCENT: '10',
-    SVC_KUBE_AGENT_IMAGE: env.SVC_KUBE_AGENT_IMAGE!, SVC_KUBE_BASE_IMAGE: env.SVC_KUBE_BASE_IMAGE!, SVC_KUBE_ARCHIVE_SIZE: '1',
-    ...(env.SVC_KUBE_MANAGED_IMAGE ? { SVC_KUBE_MANAGED_IMAGE: env.SVC_KUBE_MANAGED_IMAGE } : {}),
+    SVC_KUBE_AGENT_IMAGE: env.SVC_TEST_KUBE_AGENT_IMAGE!, SVC_KUBE_BASE_IMAGE: env.SVC_TEST_KUBE_BASE_IMAGE!, SVC_KUBE_ARCHIVE_SIZE: '1',
+    ...(env.SVC_TEST_KUBE_MANAGED_IMAGE ? { SVC_KUBE_MANAGED_IMAGE: env.SVC_TEST_KUBE_MANAGED_IMAGE } : {}),
   };
 }
 
