@@ -1,7 +1,7 @@
 // deploy/kubernetes: the plain manifests installing svc itself, checked offline against the same Kubernetes
 // schemas as the driver's manifests, and against what the driver writes (its RBAC rights, the router's label); then
 // applied to the test cluster (the server image from images.sh, a PostgreSQL of the test's own in the namespace):
-// both replicas Ready, svc answering through the Service's ClusterIP, the first sign-in link taken. Skipped with one
+// both replicas Ready, svc answering through the Service's ClusterIP behind nginx, the first sign-in link taken. Skipped with one
 // line without the test cluster (test/helpers/test-cluster.ts).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -134,6 +134,8 @@ test('on the test cluster: two servers Ready on one PostgreSQL, svc answering th
     return answer.status === 200 ? ((await answer.json()) as Record<string, unknown>) : undefined;
   }, 'GET /api/v1/version through the Service');
   assert.ok(version);
+  // nginx is the listener (the data plane as the manifest sets it), svc behind it in the same pod.
+  assert.match((await fetch(`${base}/api/v1/version`)).headers.get('server') ?? '', /^nginx/);
 
   // Both servers share the database: one of them created the administrator and printed the sign-in link, the
   // other found the administrator there. The link's token opens a session through the Service.
