@@ -1,4 +1,4 @@
-// `svc images build --push`: the Kubernetes driver's images (base, agent, managed) built offline by
+// `svc images build --push`: the Kubernetes driver's images (base, agent, managed) and svc's server image built offline by
 // scripts/test-cluster/images.sh through the installed `svc` (bin/svc.js, the prebuilt CLI), pushed with skopeo to
 // a real registry that wants basic auth (credentials from the environment), their manifests read back by digest, the
 // agent's own layer holding the bundle and node; a second build is answered from the cache. The images are cached
@@ -48,15 +48,15 @@ function tarNames(layer: Buffer): Map<string, number> {
 
 const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
-test('svc images build --push puts base, agent and managed in the registry with their digests', { skip, timeout: 20 * 60_000 }, async () => {
+test('svc images build --push puts base, agent, managed and server in the registry with their digests', { skip, timeout: 20 * 60_000 }, async () => {
   const env = { SVC_REGISTRY_USERNAME: credentials.username, SVC_REGISTRY_PASSWORD: credentials.password };
   const result = await runSvc(['images', 'build', '--push', `${registry.host}/team/svc`, '--tls-verify=false'], env);
   assert.equal(result.code, 0, result.stderr);
   const lines = result.stdout.trim().split('\n');
-  assert.deepEqual(lines.map((line) => line.split('=')[0]), ['--kube-base-image', '--kube-agent-image', '--kube-managed-image']);
+  assert.deepEqual(lines.map((line) => line.split('=')[0]), ['--kube-base-image', '--kube-agent-image', '--kube-managed-image', 'server-image']);
   const references = new Map<string, { repository: string; tag: string; digest: string }>();
   for (const line of lines) {
-    const match = /^--kube-(\w+)-image=([^/]+)\/(team\/svc\/\w+):([0-9a-f]{16})@(sha256:[0-9a-f]{64})$/.exec(line);
+    const match = /^(?:--kube-)?(\w+)-image=([^/]+)\/(team\/svc\/\w+):([0-9a-f]{16})@(sha256:[0-9a-f]{64})$/.exec(line);
     assert.ok(match, line);
     assert.equal(match[2], registry.host);
     assert.equal(match[3], `team/svc/${match[1]}`);
@@ -98,7 +98,7 @@ test('a second build is answered from the cache: nothing built, the same archive
   const first = await runSvc(['images', 'build', '--json'], {});
   assert.equal(first.code, 0, first.stderr);
   const built = JSON.parse(first.stdout) as { images: { name: string; reference: string; archive: string }[] };
-  assert.deepEqual(built.images.map((image) => image.name), ['base', 'agent', 'managed']);
+  assert.deepEqual(built.images.map((image) => image.name), ['base', 'agent', 'managed', 'server']);
   const before = await Promise.all(built.images.map(async (image) => (await stat(image.archive)).mtimeMs));
   const second = await runSvc(['images', 'build', '--json'], {});
   assert.equal(second.code, 0, second.stderr);

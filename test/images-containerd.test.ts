@@ -73,13 +73,14 @@ function runAs10001(image: string, name: string, command: string, mounts: string
 
 let images: Record<string, string> = {};
 
-test('images.sh --import puts base, agent and managed into containerd under their names', { skip, timeout: 20 * 60_000 }, () => {
+test('images.sh --import puts base, agent, managed and server into containerd under their names', { skip, timeout: 20 * 60_000 }, () => {
   const result = spawnSync('bash', [script, '--import'], { env: { ...process.env, SVC_CONTAINERD_ADDRESS: address }, encoding: 'utf8', timeout: 20 * 60_000 });
   assert.equal(result.status, 0, result.stderr);
   images = Object.fromEntries(result.stdout.trim().split('\n').filter((line) => /_IMAGE=/.test(line)).map((line) => [line.split('=')[0], line.split('=')[1]]));
   assert.match(images.SVC_KUBE_BASE_IMAGE, /^svc\.local\/base:[0-9a-f]{16}$/);
   assert.match(images.SVC_KUBE_AGENT_IMAGE, /^svc\.local\/agent:[0-9a-f]{16}$/);
   assert.match(images.SVC_KUBE_MANAGED_IMAGE, /^svc\.local\/managed:[0-9a-f]{16}$/);
+  assert.match(images.SVC_KUBE_SERVER_IMAGE, /^svc\.local\/server:[0-9a-f]{16}$/);
   const listed = ctr('images', 'ls', '-q');
   assert.equal(listed.status, 0, listed.stderr);
   assert.deepEqual(listed.stdout.trim().split('\n').sort(), Object.values(images).sort());
@@ -112,4 +113,12 @@ test('the managed image has PostgreSQL, redis-server and nats-server where image
   assert.ok(lines.some((line) => /^Redis server v=7\./.test(line)), result.stdout);
   assert.ok(lines.some((line) => /^nats-server: v2\./.test(line)), result.stdout);
   assert.equal(lines.at(-1), 'initdb ok');
+});
+
+test('the server image runs svc as a workspace UID, with nginx and its Lua module beside it', { skip, timeout: 5 * 60_000 }, () => {
+  assert.ok(images.SVC_KUBE_SERVER_IMAGE, 'imported by the test before');
+  const command = 'svc server --help | head -n 1; node --version; nginx -V 2>&1 | head -n 1 | cut -d/ -f1; ls /usr/lib/nginx/modules | grep -c lua';
+  const result = runAs10001(images.SVC_KUBE_SERVER_IMAGE, 'svc-server-check', command);
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(result.stdout.trim().split('\n'), ['Usage: svc server [options]', process.version, 'nginx version: nginx', '1']);
 });

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints what the Kubernetes tests read, as NAME=value lines (for `set -a; source <(…)` or a file): the running test
-# cluster's KUBECONFIG, the host's address its pods reach (SVC_TEST_CLUSTER_HOST), and the agent, base and managed
-# images (SVC_TEST_KUBE_AGENT_IMAGE, _BASE_, _MANAGED_), built offline by images.sh and imported into the cluster's containerd. Fails, saying why, when the cluster
+# cluster's KUBECONFIG, the host's address its pods reach (SVC_TEST_CLUSTER_HOST), and the agent, base, managed
+# and server images (SVC_TEST_KUBE_AGENT_IMAGE, _BASE_, _MANAGED_, _SERVER_), built offline by images.sh and imported
+# into the cluster's containerd. Fails, saying why, when the cluster
 # does not answer.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -21,10 +21,18 @@
 #            Checked with ctr run as UID 10001, group 0: every postgres --version, initdb, pg_ctl start, psql, redis-cli
 #            ping. initdb looks the UID up in /etc/passwd, and the pods' UIDs have no entry there: mount a passwd
 #            holding it over /etc/passwd (a subPath), as the local driver binds one (src/managed/postgres-instance.ts).
+#   server   svc itself, what deploy/kubernetes/svc.yaml runs: bookworm with the base packages plus nginx and
+#            libnginx-mod-http-lua (the router's data plane; one layer), the agent layer (node at /opt/svc/bin/node),
+#            then one layer with svc as the installed CLI runs it: /opt/svc-server/{bin/svc.js, package.json,
+#            package-lock.json, scripts/build-cli.mjs, dist/cli (prebuilt), src/ (no tests), console/dist when built,
+#            node_modules (the production dependencies, `npm ls --omit=dev`)}, /usr/local/bin/node and
+#            /usr/local/bin/svc linked to them. Cmd ["svc", "server"], working directory /var/lib/svc. Every file
+#            has time 0, so dist/cli reads as fresh (bin/svc.js never rebuilds it on a read-only root).
 #
 # Cached in ${SVC_TOOLS_DIR:-/var/cache/svc/tools}/kube-images/ by keys: the base's by the Debian suite, the
 # package list and this script's image format; the agent's by the base key, the bundle's content hash and node's
-# version; the managed image's by its root's packages, the agent key and the PostgreSQL versions installed. A second
+# version; the managed image's by its root's packages, the agent key and the PostgreSQL versions installed; the
+# server's by its root's packages, the agent key and the content of the svc layer's files. A second
 # run with nothing changed builds nothing; a changed agent rebuilds the agent and managed images on cached roots
 # (seconds, no mmdebstrap). The newest 3 agent and managed builds are kept, older ones removed. The images live in
 # one OCI layout (kube-images/layout, tags base-<key>, agent-<key>, managed-root-<key>, managed-<key>) and as oci-archive tars (kube-images/<name>-<key>.tar) that
@@ -32,27 +40,28 @@
 # `oci-archive:FILE:svc.local/agent:KEY` writes the whole reference into org.opencontainers.image.ref.name and ctr
 # 1.6.20 imports it under that name as it is (no --base-name or --index-name needed; checked).
 #
-# Usage: images.sh [--import] [--only base|agent|managed]
+# Usage: images.sh [--import] [--only base|agent|managed|server]
 #   --import   also `ctr -n k8s.io --address $SVC_CONTAINERD_ADDRESS images import` each archive
-#   --only X   build X and what it is made from (base < agent < managed); default all three
-# Prints, as its last lines, NAME=value: SVC_KUBE_BASE_IMAGE, SVC_KUBE_AGENT_IMAGE, SVC_KUBE_MANAGED_IMAGE (the
+#   --only X   build X and what it is made from (base < agent < managed, base < agent < server); default all four
+# Prints, as its last lines, NAME=value: SVC_KUBE_BASE_IMAGE, SVC_KUBE_AGENT_IMAGE, SVC_KUBE_MANAGED_IMAGE,
+# SVC_KUBE_SERVER_IMAGE (the
 # references) and SVC_KUBE_*_ARCHIVE (the tars) and SVC_KUBE_IMAGES_LAYOUT (the OCI layout). Progress on stderr.
 # Needs root (mmdebstrap's root mode), mmdebstrap, umoci, skopeo, node with the project's node_modules.
 set -euo pipefail
 project=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 import=false
-only=managed
+only=all
 while [ $# -gt 0 ]; do
   case "$1" in
     --import) import=true ;;
-    --only) only=${2:?--only needs base, agent or managed}; shift ;;
+    --only) only=${2:?--only needs base, agent, managed or server}; shift ;;
     --only=*) only=${1#--only=} ;;
-    *) echo "images.sh: unknown argument $1 (use --import, --only base|agent|managed)" >&2; exit 2 ;;
+    *) echo "images.sh: unknown argument $1 (use --import, --only base|agent|managed|server)" >&2; exit 2 ;;
   esac
   shift
 done
-case "$only" in base | agent | managed) ;; *) echo "images.sh: --only takes base, agent or managed, not $only" >&2; exit 2 ;; esac
+case "$only" in base | agent | managed | server | all) ;; *) echo "images.sh: --only takes base, agent, managed or server, not $only" >&2; exit 2 ;; esac
 
 # Bump when what goes into an image changes in a way the keys below do not see (its config, the layer's layout).
 format=1
@@ -60,6 +69,7 @@ suite=bookworm
 # What a workspace user expects of a shell, plus what the agent's Jobs run (git, tar, gzip, du from coreutils).
 base_packages=(bash ca-certificates curl git gzip less nano openssh-client procps tar unzip xz-utils)
 managed_packages=(redis-server redis-tools nats-server)
+server_packages=(nginx libnginx-mod-http-lua)
 prefix=svc.local
 path_env=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -177,7 +187,7 @@ fi
 
 # managed: a Debian root of its own (the base packages and the engines' packages; tag managed-root-<key>, rebuilt
 # only when those change), the agent layer, a layer with PostgreSQL (cached as a tar by the versions installed).
-if [ "$only" = managed ]; then
+if [ "$only" = managed ] || [ "$only" = all ]; then
   root_key=$(printf '%s\n' "format=$format" "suite=$suite" "${base_packages[@]}" "${managed_packages[@]}" | key_of)
   if ! has_tag "managed-root-$root_key"; then
     log "building the managed root $root_key (mmdebstrap $suite: ${base_packages[*]} ${managed_packages[*]})"
@@ -227,6 +237,45 @@ if [ "$only" = managed ]; then
   archives+=("$cache/managed-$managed_key.tar")
 fi
 
+# server: a Debian root of its own with nginx (tag server-root-<key>), the agent layer, the svc layer.
+if [ "$only" = server ] || [ "$only" = all ]; then
+  source "$project/scripts/test-cluster/server-layer.sh"
+  server_root_key=$(printf '%s\n' "format=$format" "suite=$suite" "${base_packages[@]}" "${server_packages[@]}" | key_of)
+  if ! has_tag "server-root-$server_root_key"; then
+    log "building the server root $server_root_key (mmdebstrap $suite: ${base_packages[*]} ${server_packages[*]})"
+    debian_root "$work/server-root.tar" "${base_packages[@]}" "${server_packages[@]}"
+    drop_tag "server-root-$server_root_key.partial"
+    umoci new --image "$layout:server-root-$server_root_key.partial"
+    umoci raw add-layer --image "$layout:server-root-$server_root_key.partial" --history.created_by="mmdebstrap $suite ${base_packages[*]} ${server_packages[*]}" "$work/server-root.tar"
+    umoci tag --image "$layout:server-root-$server_root_key.partial" "server-root-$server_root_key"
+    umoci rm --image "$layout:server-root-$server_root_key.partial"
+    rm -f "$work/server-root.tar"
+  fi
+  svc_key=$(server_layer_key "$project")
+  svc_layer=$cache/svc-layer-$svc_key.tar
+  if [ ! -f "$svc_layer" ]; then
+    log "staging the svc layer $svc_key"
+    stage_server_layer "$project" "$work/svc"
+    layer_tar "$work/svc" "$svc_layer.partial"
+    mv "$svc_layer.partial" "$svc_layer"
+  fi
+  server_key=$(printf '%s\n' "format=$format" "root=$server_root_key" "agent=$agent_key" "svc=$svc_key" | key_of)
+  if ! has_tag "server-$server_key"; then
+    log "building server $server_key"
+    drop_tag "server-$server_key.partial"
+    rm -f "$cache/server-$server_key.tar"
+    umoci tag --image "$layout:server-root-$server_root_key" "server-$server_key.partial"
+    umoci raw add-layer --image "$layout:server-$server_key.partial" --history.created_by="svc agent $(basename "$bundle"), node $node_version" "$agent_layer"
+    umoci raw add-layer --image "$layout:server-$server_key.partial" --history.created_by="svc $svc_key under /opt/svc-server" "$svc_layer"
+    umoci config --image "$layout:server-$server_key.partial" --config.user=0 --config.env="$path_env" --config.env=LANG=C.UTF-8 \
+      --config.env=NODE_ENV=production --config.workingdir=/var/lib/svc --config.cmd=svc --config.cmd=server
+    umoci tag --image "$layout:server-$server_key.partial" "server-$server_key"
+    umoci rm --image "$layout:server-$server_key.partial"
+  fi
+  lines+=("SVC_KUBE_SERVER_IMAGE=$prefix/server:$server_key" "SVC_KUBE_SERVER_ARCHIVE=$(archive "server-$server_key" server "$server_key")")
+  archives+=("$cache/server-$server_key.tar")
+fi
+
 # The agent's key follows svc's sources: keep the newest few agent and managed builds (their tags, archives and
 # layer tars), so a long-lived tools directory (CI's) does not grow with every change. Base and roots stay.
 prune() { # NAME
@@ -243,6 +292,10 @@ prune() { # NAME
 keep=3
 prune agent
 prune managed
+prune server
+# svc layers: the newest few (a server build names its layer by another key than its own)
+# shellcheck disable=SC2012
+for file in $(ls -t "$cache"/svc-layer-????????????????.tar 2>/dev/null | tail -n +$((keep + 1))); do rm -f "$file"; done
 
 # Blobs no tag holds any more (old builds', an interrupted build's).
 umoci gc --layout "$layout"

@@ -1,5 +1,5 @@
 // `svc images build [--push REGISTRY/PREFIX] [--tls-verify=false] [--json]`: the Kubernetes driver's runtime images
-// (base, agent, managed) built offline on this machine, cached in the tools directory, and pushed to the operator's
+// (base, agent, managed) and svc's own server image built offline on this machine, cached in the tools directory, and pushed to the operator's
 // registry with their digests (docs/kubernetes.md, "Images"). Runs where the CLI runs, not on a server.
 import { parsePushDestination, runtimeImageFlags } from '../runtime/kubernetes/runtime-images.ts';
 import { buildRuntimeImages, pushRuntimeImages } from '../runtime/kubernetes/runtime-images-build.ts';
@@ -7,11 +7,12 @@ import type { CommandIo } from './main.ts';
 
 const usage = `Usage: svc images build [--push REGISTRY/PREFIX] [--tls-verify=false] [--json]
 
-Builds the Kubernetes driver's images offline (Debian packages through this machine's apt sources, the agent
-bundle, node, the managed engines), cached in \${SVC_TOOLS_DIR:-/var/cache/svc/tools}/kube-images; needs root,
+Builds the Kubernetes driver's images and svc's server image offline (Debian packages through this machine's apt
+sources, the agent bundle, node, the managed engines, svc itself with nginx), cached in \${SVC_TOOLS_DIR:-/var/cache/svc/tools}/kube-images; needs root,
 mmdebstrap, umoci and skopeo.
-  --push REGISTRY/PREFIX  copy them to REGISTRY/PREFIX/{base,agent,managed}:<key> and print the references with
-                          their digests, for svc server's --kube-base-image, --kube-agent-image, --kube-managed-image
+  --push REGISTRY/PREFIX  copy them to REGISTRY/PREFIX/{base,agent,managed,server}:<key> and print the references
+                          with their digests, for svc server's --kube-base-image, --kube-agent-image,
+                          --kube-managed-image, and server-image= for the image of deploy/kubernetes/svc.yaml
                           (credentials from SVC_REGISTRY_USERNAME and SVC_REGISTRY_PASSWORD, else skopeo's own)
   --tls-verify=false      the registry answers over plain HTTP or with a certificate not trusted here
   --json                  print the result as JSON

@@ -1,10 +1,10 @@
-// The Kubernetes driver's runtime images (base, agent, managed) as scripts/test-cluster/images.sh builds them, and
+// The Kubernetes driver's runtime images (base, agent, managed) and svc's own server image as scripts/test-cluster/images.sh builds them, and
 // where `svc images build --push` puts them: the script's output read, the pushed references named, the registry
 // credentials written as a containers-auth.json for skopeo (never in its argv). Pure; runtime-images-build.ts runs
 // the script and skopeo.
 import { parseImageReference } from '../../images/reference.ts';
 
-export const runtimeImageNames = ['base', 'agent', 'managed'] as const;
+export const runtimeImageNames = ['base', 'agent', 'managed', 'server'] as const;
 export type RuntimeImageName = (typeof runtimeImageNames)[number];
 
 export interface BuiltImage {
@@ -23,9 +23,12 @@ export interface BuiltImages {
   images: BuiltImage[];
 }
 
-const envNames: Record<RuntimeImageName, string> = { base: 'SVC_KUBE_BASE_IMAGE', agent: 'SVC_KUBE_AGENT_IMAGE', managed: 'SVC_KUBE_MANAGED_IMAGE' };
-/** The `svc server` flag that takes each image. */
-export const runtimeImageFlags: Record<RuntimeImageName, string> = { base: '--kube-base-image', agent: '--kube-agent-image', managed: '--kube-managed-image' };
+const envNames: Record<RuntimeImageName, string> = { base: 'SVC_KUBE_BASE_IMAGE', agent: 'SVC_KUBE_AGENT_IMAGE', managed: 'SVC_KUBE_MANAGED_IMAGE', server: 'SVC_KUBE_SERVER_IMAGE' };
+/**
+ * What takes each image, as `svc images build --push` prints it (`<this>=<reference>`): the `svc server` flag for
+ * the driver's images; `server-image` for svc's own, which no flag takes (the Deployment of deploy/kubernetes names it).
+ */
+export const runtimeImageFlags: Record<RuntimeImageName, string> = { base: '--kube-base-image', agent: '--kube-agent-image', managed: '--kube-managed-image', server: 'server-image' };
 
 /** Reads the `NAME=value` lines the script prints last; an Error names what is missing. */
 export function parseImagesScriptOutput(stdout: string): BuiltImages {
