@@ -74,8 +74,10 @@ test("a caller over its share is refused with 429 and Retry-After; another team'
     finished.push('other team');
     assert.equal(other.state, 'checked');
     await Promise.all(heavy);
-    // The member's own checks ran one at a time on one worker; the other team's did not wait for them.
-    assert.deepEqual(finished, ['other team', 'heavy 0', 'heavy 1', 'heavy 2']);
+    // The member's own checks ran one at a time on one worker, in order; the other team's did not wait for them all
+    // (on a loaded machine the first of them may end before it: what it may not do is come after the last).
+    assert.deepEqual(finished.filter((name) => name !== 'other team'), ['heavy 0', 'heavy 1', 'heavy 2']);
+    assert.ok(finished.indexOf('other team') < 3, finished.join(', '));
   } finally {
     await checker.close();
   }
