@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -124,8 +126,14 @@ test('svc images refuses what it cannot do, before building anything', async () 
 });
 
 test('the images script run by another user than root is refused saying so, before it touches the cache', { skip: process.getuid?.() !== 0 ? 'needs root to run it as another user' : false }, () => {
-  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'scripts', 'test-cluster', 'images.sh');
+  // a copy the other user can read (the checkout may sit in a private directory, as CI's clone does)
+  const readable = mkdtempSync(path.join(os.tmpdir(), 'svc-images-script-'));
+  chmodSync(readable, 0o755);
+  const script = path.join(readable, 'images.sh');
+  copyFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'scripts', 'test-cluster', 'images.sh'), script);
+  chmodSync(script, 0o644);
   const result = spawnSync('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', 'bash', script], { encoding: 'utf8' });
+  rmSync(readable, { recursive: true, force: true });
   assert.equal(result.status, 1);
   assert.equal(result.stderr, 'images.sh: needs root (mmdebstrap installs the packages in a chroot, owned by root)\n');
   assert.equal(result.stdout, '');
