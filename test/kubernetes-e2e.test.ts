@@ -4,7 +4,9 @@
 // configured (test/helpers/test-cluster.ts); otherwise one skipped test says why. An installation of this file's own,
 // its namespaces deleted at the end.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
+import { promisify } from 'node:util';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +16,7 @@ import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { Cluster, loadKubeConfig } from '../src/runtime/kubernetes/cluster.ts';
 import { createKubernetesDriver } from '../src/runtime/kubernetes/driver.ts';
 import { labelKeys } from '../src/runtime/kubernetes/names.ts';
+import { TestImageSource } from './helpers/images.ts';
 import { createPerson, type ApiClient } from './helpers/client.ts';
 import { createBareRepository, serveOverHttp, type BareRepository, type ServedRepository } from './helpers/git.ts';
 import { runSvc } from './helpers/process.ts';
@@ -21,11 +24,63 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { removeTestInstallation, testClusterMissing, testClusterSettings, testInstallation } from './helpers/test-cluster.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 
+const run = promisify(execFile);
 const skip = testClusterMissing();
+/** The test cluster's containerd (scripts/test-cluster/common.sh), where its images were imported. */
+const containerd = process.env.SVC_CONTAINERD_ADDRESS ?? '/run/svc-test-cluster/containerd.sock';
 const installation = testInstallation('e2e');
 
+// web: two replicas behind a health check, asking the database (PostgreSQL's answer to an SSLRequest: N or S) and the
+// container service `api` (the base image, node from the agent's bundle) on the workspace network
+const svcYml = `schema: svc/v1
+services:
+  db:
+    type: managed
+    provider: postgres
+    secrets:
+      password: \${{ secrets.DB_PASSWORD }}
+  api:
+    type: container
+    image: ${process.env.SVC_KUBE_BASE_IMAGE}
+    command: [/opt/svc/bin/node, /data/app/api.js]
+    ports:
+      - port: 9000
+  web:
+    type: steps
+    replicas: 2
+    needs: [api]
+    steps:
+      - run: exec /opt/svc/bin/node web.js
+    ports:
+      - port: 8080
+        routes: [{ path: / }]
+    health: { port: 8080, path: /health, mode: http-2xx }
+    env:
+      DATABASE_URL: \${{ services.db.dsn }}
+`;
+const webJs = `const http = require('node:http');
+const net = require('node:net');
+const os = require('node:os');
+const dsn = new URL(process.env.DATABASE_URL);
+const askDb = () => new Promise((resolve) => {
+  const socket = net.connect(Number(dsn.port || 5432), dsn.hostname, () => socket.write(Buffer.from([0, 0, 0, 8, 4, 210, 22, 47])));
+  socket.once('data', (data) => { resolve(data.toString('latin1', 0, 1)); socket.destroy(); });
+  socket.on('error', (error) => resolve('error ' + error.message));
+});
+const askApi = () => new Promise((resolve) => {
+  http.get('http://api:9000/', { agent: false }, (response) => { let text = ''; response.on('data', (c) => (text += c)); response.on('end', () => resolve(response.statusCode === 200 ? text : response.statusCode + ' ' + text)); })
+    .on('error', (error) => resolve('error ' + error.message));
+});
+http.createServer(async (req, res) => {
+  if (req.url === '/health') return res.end('ok');
+  res.end(os.hostname() + ': db ' + dsn.hostname + ' answered ' + (await askDb()) + '; ' + (await askApi()) + '\\n');
+}).listen(8080, '0.0.0.0');
+`;
+const apiJs = `require('node:http').createServer((req, res) => res.end('api on ' + require('node:os').hostname())).listen(9000, '0.0.0.0');\n`;
 const files: Record<string, string> = {
-  'svc.yml': 'schema: svc/v1\n',
+  'svc.yml': svcYml,
+  'web.js': webJs,
+  'api.js': apiJs,
   'README.md': '# on the cluster\n',
 };
 
@@ -37,6 +92,24 @@ let served: ServedRepository | undefined;
 let dev: ApiClient;
 let tools = '';
 let ws = 0;
+let digestName = '';
+
+/**
+ * The base image as an image source answers it: its digest as containerd holds it. The cluster has no registry, so
+ * the pinned name (`<repository>@<digest>`, what a pull at that digest would have recorded) is added to containerd for
+ * the kubelet to find it, and removed at the end.
+ */
+async function baseImageSource(): Promise<TestImageSource> {
+  const image = process.env.SVC_KUBE_BASE_IMAGE!;
+  const listed = await run('ctr', ['-a', containerd, '-n', 'k8s.io', 'images', 'ls', `name==${image}`]);
+  const digest = /\s(sha256:[0-9a-f]{64})\s/.exec(listed.stdout)?.[1];
+  assert.ok(digest, `the base image in containerd: ${listed.stdout}`);
+  digestName = `${image.slice(0, image.lastIndexOf(':'))}@${digest}`;
+  await run('ctr', ['-a', containerd, '-n', 'k8s.io', 'images', 'tag', '--force', image, digestName]);
+  const source = new TestImageSource();
+  source.add(image, scratch, { Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'], Cmd: ['/bin/bash'] }, digest);
+  return source;
+}
 
 async function openDriver(): Promise<RuntimeDriver> {
   return createKubernetesDriver({
@@ -54,7 +127,7 @@ before(async () => {
   tools = await mkdtemp(path.join(os.tmpdir(), 'svc-kube-e2e-cli-'));
   driver = await openDriver();
   const kube = driver;
-  server = await startTestServer({ driver: () => kube });
+  server = await startTestServer({ driver: () => kube, imageSource: await baseImageSource() });
   const person = await createPerson(server.admin, 'kube-e2e@example.com');
   dev = person.key;
   repository = await createBareRepository(files);
@@ -68,6 +141,7 @@ after(async () => {
   await served?.close();
   await repository?.remove();
   await removeTestInstallation(installation);
+  if (digestName) await run('ctr', ['-a', containerd, '-n', 'k8s.io', 'images', 'rm', digestName]).catch(() => undefined);
   if (scratch) await rm(scratch, { recursive: true, force: true });
   if (tools) await rm(tools, { recursive: true, force: true });
 });
@@ -120,5 +194,30 @@ else {
     assert.equal(run.code, 3, run.stderr);
     assert.equal(run.stdout, `# on the cluster\n/data/app\nws-${ws}\n`, "the editor pod's hostname is the workspace's name");
     assert.equal(run.stderr, 'err\n');
+  });
+
+  test('2. Sync: web (two replicas, a health check), a container service and a managed PostgreSQL; the dev URL answered from the pods', async () => {
+    assert.ok(ws, 'the workspace of step 1');
+    assert.equal((await dev.put(`/workspaces/${ws}/secrets/DB_PASSWORD`, { value: 'kube e2e password' })).status < 300, true);
+    const plan = await dev.get(`/workspaces/${ws}/landscape/plan`);
+    assert.equal(plan.status, 200, plan.text);
+    const sync = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
+    assert.equal(sync.status, 202, sync.text);
+    const synced = await operationFinished(dev, sync.body.id, 300_000);
+    assert.equal(synced.state, 'succeeded', JSON.stringify(synced));
+    await until(async () => ((await dev.get(`/workspaces/${ws}/landscape`)).body.dev_url.state === 'served' ? true : undefined), 'the dev URL to be served', 180_000);
+    const services = Object.fromEntries((await dev.get(`/workspaces/${ws}/landscape`)).body.services.map((s: any) => [s.name, s]));
+    assert.deepEqual(Object.keys(services).sort(), ['api', 'db', 'web']);
+
+    // both replicas answer through the router, each reaching the database and the container service by name
+    const seen = new Set<string>();
+    await until(async () => {
+      const answer = await routed(`w${ws}.${domain()}`, '/');
+      if (answer.status !== 200) return undefined;
+      if (!answer.text.includes('api on')) throw new Error(`${answer.text} ${JSON.stringify((await dev.get(`/workspaces/${ws}/landscape`)).body.services.find((s: any) => s.name === 'api'))} ${JSON.stringify((await dev.get(`/workspaces/${ws}/landscape/services/api/logs`)).body)}`);
+      assert.match(answer.text, new RegExp(`^ws-${ws}-web-[01]: db db answered [NS]; api on ws-${ws}-api-0\\n$`));
+      seen.add(answer.text.split(':')[0]);
+      return seen.size === 2 ? true : undefined;
+    }, 'both replicas of web to answer on the dev URL', 120_000);
   });
 }

@@ -225,7 +225,8 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       cluster, settings: { ...settings, managedImage }, startTimeoutMs,
       ensureWorkspace: async (workspace) => {
         await ensureTeam(teamOf(workspace));
-        await cluster.ensure(workspaceNetworkPolicy({ id: teamOf(workspace) }, workspace.id));
+        // the team as every other object names it: with the installation, or its namespace is another installation's
+        await cluster.ensure(workspaceNetworkPolicy(teamRefOf(workspace), workspace.id));
       },
     })
     : undefined;
