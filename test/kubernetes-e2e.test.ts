@@ -26,6 +26,7 @@ import { operationFinished, until } from './helpers/wait.ts';
 
 const run = promisify(execFile);
 const skip = testClusterMissing();
+const kubectl = (...args: string[]) => run(process.env.SVC_KUBECTL ?? '/var/cache/svc/tools/kubernetes-1.34.4/bin/kubectl', args);
 /** The test cluster's containerd (scripts/test-cluster/common.sh), where its images were imported. */
 const containerd = process.env.SVC_CONTAINERD_ADDRESS ?? '/run/svc-test-cluster/containerd.sock';
 const installation = testInstallation('e2e');
@@ -164,6 +165,30 @@ const domain = () => server!.server.config.workspaceDomain;
 
 const svc = async (...args: string[]) => runSvc(args, { SVC_URL: server!.url, SVC_TOKEN: dev.auth.token!, XDG_CONFIG_HOME: tools });
 
+/** The workspace's team namespace (the installation's). */
+const namespaceOfWs = async () => `${installation}-team-${(await dev.get(`/workspaces/${ws}`)).body.team_id}`;
+/** The workspace's pods as `name uid phase`. */
+const podLines = async (namespace: string) =>
+  (await kubectl('-n', namespace, 'get', 'pods', '-l', `svc.dev/workspace=${ws}`, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.metadata.uid} {.status.phase}{"\\n"}{end}')).stdout.trim().split('\n').filter(Boolean);
+/** Those of the editor and the replicas that have not ended. */
+const livePods = async (namespace: string) => (await podLines(namespace)).filter((line) => /-(editor|web-\d|api-\d) /.test(line) && !/ (Succeeded|Failed)$/.test(line));
+async function putToSleep(): Promise<void> {
+  const slept = await until(async () => {
+    const answer = await dev.post(`/workspaces/${ws}/sleep`);
+    return answer.status === 409 && /busy/.test(answer.body.detail) ? undefined : answer;
+  }, 'the workspace to take a sleep');
+  assert.equal(slept.status, 200, slept.text);
+  assert.equal(slept.body.state, 'sleeping');
+  const namespace = await namespaceOfWs();
+  await until(async () => ((await livePods(namespace)).length === 0 ? true : undefined), 'the editor and replica pods to be gone');
+}
+/** The dev URL's answer once web reaches api too: a Service made moments ago may not be in kube-proxy's rules yet. */
+const devAnswer = () => until(async () => {
+  const answer = await routed(`w${ws}.${domain()}`, '/');
+  return answer.status === 200 && answer.text.includes('; api on ') ? answer : undefined;
+}, 'the dev URL to answer', 240_000);
+const workspaceRuns = () => until(async () => ((await dev.get(`/workspaces/${ws}`)).body.state === 'running' ? true : undefined), 'the workspace to run', 240_000);
+
 if (skip) test(`the end-to-end suite on the kubernetes driver not run: ${skip}`, { skip }, () => undefined);
 else {
   test('1. created from a git repository (the clone Job): Running, the editor answers on its host, svc exec runs in the editor pod', async () => {
@@ -219,5 +244,72 @@ else {
       seen.add(answer.text.split(':')[0]);
       return seen.size === 2 ? true : undefined;
     }, 'both replicas of web to answer on the dev URL', 120_000);
+  });
+
+  test('3. asleep (no pod left), woken by a request to the dev URL and answered from the pods', async () => {
+    assert.ok(ws, 'the workspace of step 1');
+    await putToSleep();
+    assert.match((await devAnswer()).text, new RegExp(`^ws-${ws}-web-[01]: db db answered [NS]; api on ws-${ws}-api-0\\n$`));
+    await workspaceRuns();
+  });
+
+  test('3. a replica pod deleted behind svc\'s back is made again', async () => {
+    assert.ok(ws, 'the workspace of step 1');
+    const namespace = await namespaceOfWs();
+    const web0 = async () => (await podLines(namespace)).find((line) => line.startsWith(`ws-${ws}-web-0 `));
+    await until(async () => ((await web0())?.endsWith(' Running') ? true : undefined), 'web-0 to run');
+    const before = (await web0())!.split(' ')[1];
+    await kubectl('-n', namespace, 'delete', 'pod', `ws-${ws}-web-0`, '--wait=false');
+    await until(async () => {
+      const line = await web0();
+      return line && line.split(' ')[1] !== before && line.endsWith(' Running') ? true : undefined;
+    }, 'web-0 to run again in a new pod', 180_000);
+    await until(async () => {
+      const web = (await dev.get(`/workspaces/${ws}/landscape`)).body.services.find((s: any) => s.name === 'web');
+      return web?.replicas?.ready === 2 ? true : undefined;
+    }, 'both replicas of web to be ready again', 180_000);
+  });
+
+  // Not green yet: a wake resumes the managed services before it starts the editor (src/workspaces/operations.ts), and
+  // the managed db's pod, unschedulable on the cordoned node, holds the wake until the driver's start timeout, so the
+  // workspace never reads "Waiting for a node" while the node is cordoned (issue 37: the wake should say why).
+  const cordonSkip = 'a wake waits in the managed services\' resume (before the editor) for a pod no node takes, without saying why';
+  test('3. the node cordoned (one node, shared: only until the reason is read): a wake waits for a node and says why', { skip: cordonSkip }, async () => {
+    assert.ok(ws, 'the workspace of step 1');
+    await putToSleep();
+    const node = (await kubectl('get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}')).stdout.trim();
+    await kubectl('cordon', node);
+    let waiting = '';
+    try {
+      void routed(`w${ws}.${domain()}`, '/').catch(() => undefined);
+      waiting = await until(async () => {
+        const detail = (await dev.get(`/workspaces/${ws}`)).body.status_detail as string;
+        return /^Waiting for a node: /.test(detail) ? detail : undefined;
+      }, 'the wake to wait for a node', 120_000);
+    } finally {
+      await kubectl('uncordon', node);
+    }
+    assert.match(waiting, /^Waiting for a node: .*(unschedulable|untolerated taint)/);
+    await workspaceRuns();
+    await devAnswer();
+  });
+
+  test('4. delete and purge: no object of the workspace left on the cluster', async () => {
+    assert.ok(ws, 'the workspace of step 1');
+    const current = await dev.get(`/workspaces/${ws}`);
+    const deleted = await dev.delete(`/workspaces/${ws}`, { headers: { 'if-match': current.headers.get('etag')! } });
+    assert.equal(deleted.status, 202, deleted.text);
+    assert.equal((await operationFinished(dev, deleted.body.id, 300_000)).state, 'succeeded');
+    const purged = await dev.post(`/workspaces/${ws}/purge`);
+    assert.equal(purged.status, 202, purged.text);
+    const purge = await operationFinished(dev, purged.body.id, 300_000);
+    assert.equal(purge.state, 'succeeded', JSON.stringify(purge));
+    const kinds = 'pods,jobs,statefulsets,services,secrets,persistentvolumeclaims,networkpolicies';
+    let left = '';
+    await until(async () => {
+      left = (await kubectl('get', kinds, '-A', '-l', `${labelKeys.installation}=${installation},${labelKeys.workspace}=${ws}`, '-o', 'name')).stdout.trim();
+      return left === '' ? true : undefined;
+    }, 'every object of the workspace to be gone', 180_000).catch(() => undefined);
+    assert.equal(left, '', 'objects left behind');
   });
 }
