@@ -1,8 +1,13 @@
-// A workspace's life on the real cluster through svc's HTTP API, as a developer lives it (issue 37 item 2): created
-// from a git repository served to the pods (the clone Job), Running, its editor answering through the router on the
-// editor host, `svc exec` (the exec WebSocket) running a command in the editor pod. Runs when the test cluster is
-// configured (test/helpers/test-cluster.ts); otherwise one skipped test says why. An installation of this file's own,
-// its namespaces deleted at the end.
+// A workspace's life on the real cluster through svc's HTTP API, as a developer lives it (issue 37 item 2), one
+// workspace through the steps in order: 1. created from a git repository served to the pods (the clone Job), Running,
+// its editor answering through the router on the editor host, `svc exec` (the exec WebSocket) in the editor pod;
+// 2. a Sync of `web` (two replicas behind an HTTP health check), a `container` service from the base image and a
+// managed PostgreSQL, the dev URL answered by both replicas, each reaching the database and the container by name;
+// 3. sleep and a wake by a request to the dev URL, a replica pod deleted with kubectl made again (the cordoned node's
+// "Waiting for a node" is skipped, its reason below); 4. svc stopped during a Sync and started again on the same
+// database and data directory (the durable Sync finishes), then delete and purge leaving no object labelled with the
+// workspace. Runs when the test cluster is configured (test/helpers/test-cluster.ts); otherwise one skipped test
+// says why. An installation of this file's own, its namespaces deleted at the end.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import http from 'node:http';
@@ -11,16 +16,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import pg from 'pg';
 import { builtInPlans } from '../src/capacity/plans.ts';
+import { loadServerConfig } from '../src/core/config.ts';
+import { startServer, type RunningServer } from '../src/server.ts';
 import type { RuntimeDriver } from '../src/runtime/driver.ts';
 import { Cluster, loadKubeConfig } from '../src/runtime/kubernetes/cluster.ts';
 import { createKubernetesDriver } from '../src/runtime/kubernetes/driver.ts';
 import { labelKeys } from '../src/runtime/kubernetes/names.ts';
 import { TestImageSource } from './helpers/images.ts';
-import { createPerson, type ApiClient } from './helpers/client.ts';
+import { ApiClient, createPerson } from './helpers/client.ts';
+import { adminDatabaseUrl } from './helpers/database.ts';
 import { createBareRepository, serveOverHttp, type BareRepository, type ServedRepository } from './helpers/git.ts';
 import { runSvc } from './helpers/process.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { startTestServer, TEST_VOLUME_BACKEND, type TestServer } from './helpers/server.ts';
 import { removeTestInstallation, testClusterMissing, testClusterSettings, testInstallation } from './helpers/test-cluster.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 
@@ -94,6 +103,10 @@ let dev: ApiClient;
 let tools = '';
 let ws = 0;
 let digestName = '';
+let images: TestImageSource | undefined;
+/** The server started again on the same database and data directory (step 4), closed before the first's close. */
+let restarted: RunningServer | undefined;
+let restartedDriver: RuntimeDriver | undefined;
 
 /**
  * The base image as an image source answers it: its digest as containerd holds it. The cluster has no registry, so
@@ -128,7 +141,8 @@ before(async () => {
   tools = await mkdtemp(path.join(os.tmpdir(), 'svc-kube-e2e-cli-'));
   driver = await openDriver();
   const kube = driver;
-  server = await startTestServer({ driver: () => kube, imageSource: await baseImageSource() });
+  images = await baseImageSource();
+  server = await startTestServer({ driver: () => kube, imageSource: images });
   const person = await createPerson(server.admin, 'kube-e2e@example.com');
   dev = person.key;
   repository = await createBareRepository(files);
@@ -137,7 +151,16 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  await server?.close();
+  if (restarted) {
+    // the first server is closed already: the second closes, then its database and data directory go as TestServer's would
+    await restarted.close();
+    await restartedDriver?.close();
+    const admin = new pg.Client({ connectionString: adminDatabaseUrl() });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${new URL(restarted.config.databaseUrl!).pathname.slice(1)} WITH (FORCE)`);
+    await admin.end();
+    await rm(restarted.config.dataDir, { recursive: true, force: true });
+  } else await server?.close();
   await driver?.close();
   await served?.close();
   await repository?.remove();
@@ -291,6 +314,43 @@ else {
     }
     assert.match(waiting, /^Waiting for a node: .*(unschedulable|untolerated taint)/);
     await workspaceRuns();
+    await devAnswer();
+  });
+
+  test('4. svc stopped during a Sync and started again on the same database: the durable Sync finishes', async () => {
+    assert.ok(ws, 'the workspace of step 1');
+    const before = (await dev.get(`/workspaces/${ws}/landscape/plan`)).body.hash;
+    const edited = await svc('exec', String(ws), '--', 'sh', '-c', "sed -i 's/replicas: 2/replicas: 3/' svc.yml");
+    assert.equal(edited.code, 0, edited.stderr);
+    const plan = await until(async () => {
+      const answer = await dev.get(`/workspaces/${ws}/landscape/plan`);
+      return answer.status === 200 && answer.body.hash !== before ? answer : undefined;
+    }, 'a plan with the third replica');
+    const sync = await dev.post(`/workspaces/${ws}/landscape/sync`, { plan_hash: plan.body.hash });
+    assert.equal(sync.status, 202, sync.text);
+    const first = server!.server;
+    const config = first.config;
+    // stopped at once: the third replica's pod takes seconds to start, so the Sync is pending or running here
+    const stateAtStop = (await dev.get(`/operations/${sync.body.id}`)).body.state;
+    await first.close();
+    assert.ok(['pending', 'running'].includes(stateAtStop), `the Sync was ${stateAtStop} when svc stopped`);
+
+    restartedDriver = await openDriver();
+    const kube = restartedDriver;
+    const again = loadServerConfig(
+      ['--listen', '127.0.0.1:0', '--data-dir', config.dataDir, '--rate-limit', '0'],
+      { DATABASE_URL: config.databaseUrl, SVC_TOOLS_DIR: path.join(config.dataDir, 'no-tools'), SVC_DATA_PLANE: process.env.SVC_DATA_PLANE, SVC_VOLUME_BACKEND: TEST_VOLUME_BACKEND, SVC_FIRST_TEAM: 'false' },
+    );
+    restarted = await startServer({ ...again, logLevel: 'silent' }, { clock: server!.clock, logger: false, driver: kube, imageSource: images });
+    // the rest of the file speaks to the new server
+    server = { ...server!, url: restarted.url, server: restarted };
+    dev = new ApiClient(restarted.url, dev.auth);
+    const synced = await operationFinished(dev, sync.body.id, 300_000);
+    assert.equal(synced.state, 'succeeded', JSON.stringify(synced));
+    await until(async () => {
+      const web = (await dev.get(`/workspaces/${ws}/landscape`)).body.services.find((s: any) => s.name === 'web');
+      return web?.replicas?.ready === 3 ? true : undefined;
+    }, 'three replicas of web to be ready', 180_000);
     await devAnswer();
   });
 
