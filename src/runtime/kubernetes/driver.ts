@@ -254,10 +254,11 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       await cluster.remove('v1', 'PersistentVolumeClaim', namespace, volumeClaimName(workspace.id));
       await cluster.remove('networking.k8s.io/v1', 'NetworkPolicy', namespace, workspaceName(workspace.id));
       await cluster.remove('v1', 'Secret', namespace, agentTokenSecretName(workspace.id));
-      // what its replicas left: their config Secrets and their services' names
-      for (const kind of ['Secret', 'Service']) {
-        for (const object of await cluster.list<{ metadata?: { name?: string } }>('v1', kind, namespace, `${labelKeys.workspace}=${workspace.id}`)) {
-          if (object.metadata?.name) await cluster.remove('v1', kind, namespace, object.metadata.name);
+      // what its replicas left (their config Secrets and their services' names) and its ended volume Jobs (clone,
+      // usage, archive: kept after they end so their output can be read), their pods with them
+      for (const [apiVersion, kind] of [['v1', 'Secret'], ['v1', 'Service'], ['batch/v1', 'Job']]) {
+        for (const object of await cluster.list<{ metadata?: { name?: string } }>(apiVersion, kind, namespace, `${labelKeys.workspace}=${workspace.id}`)) {
+          if (object.metadata?.name) await cluster.remove(apiVersion, kind, namespace, object.metadata.name);
         }
       }
     },

@@ -2,7 +2,9 @@
 // agent in replica mode, its config.json in a Secret, its service's name a Service. The config Secret outlives the
 // pod: a replica whose Secret remains but whose pod is gone reads `stopped` (after a server restart too). The
 // replica's log is its container's output (the agent writes JSON lines there); a stopped replica's last log is kept
-// by the server under <data dir>/kubernetes/replica-logs/.
+// by the server under <data dir>/kubernetes/replica-logs/. A replica's pod is a bare Pod (no controller makes it
+// again): one this server started and did not stop that is deleted behind svc's back (`kubectl delete pod`) is made
+// again from the same manifest when the watch sees it gone.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -15,7 +17,9 @@ import { RuntimeFailure, type ReplicaDriver, type ReplicaObservation, type Repli
 import { fetchReplicaStatus } from '../local/agent-client.ts';
 import { selectLogLines } from '../local/log-read.ts';
 import { replicaConfigOf } from '../local/replica-pods.ts';
+import type { IPod } from 'kubernetes-models/v1';
 import type { Cluster } from './cluster.ts';
+import { objectKey } from './object-store.ts';
 import { labelKeys, replicaPodConfigSecretName, replicaPodName, type KubernetesSettings, type ServiceManifestInput, type WorkspaceManifestInput } from './manifests.ts';
 import { isGone, replicaPodObservation, unschedulableReason, podFailure } from './pod-state.ts';
 import { replicaConfigSecret, replicaIndexOf, replicaPodManifest } from './replica-pods.ts';
@@ -67,10 +71,21 @@ export function createReplicaDriver(host: ReplicaDriverHost): KubernetesReplicaD
     limits: servicePlan(host.plans, spec.plan) ?? servicePlan(host.plans, undefined)!,
   });
 
+  /** The replicas this server started and has not stopped since, by pod key: their manifests, to make them again. */
+  const kept = new Map<string, IPod>();
+  const keyOfReplica = (workspace: WorkspaceRef, service: string, index: number) => objectKey(host.namespaceOf(workspace), replicaPodName(workspace.id, service, index));
+  const stopWatching = cluster.pods.onChange((event, pod) => {
+    if (event !== 'delete') return;
+    const manifest = kept.get(objectKey(pod.metadata?.namespace ?? '', pod.metadata?.name ?? ''));
+    // a new pod of that name: replicaStates reads it as starting, then running; if it cannot be made, `stopped`
+    if (manifest) void cluster.ensure(manifest).catch(() => undefined);
+  });
+
   const podLog = async (workspace: WorkspaceRef, pod: V1Pod) => cluster.podLog(host.namespaceOf(workspace), pod.metadata!.name!, 'replica');
 
   const stopReplica = async (workspace: WorkspaceRef, service: string, index: number) => {
     const name = replicaPodName(workspace.id, service, index);
+    kept.delete(keyOfReplica(workspace, service, index));
     const pod = host.podNamed(workspace, name);
     if (!pod) return;
     const file = savedLogFile(host.dataDir, workspace.id, service, index);
@@ -103,13 +118,16 @@ export function createReplicaDriver(host: ReplicaDriverHost): KubernetesReplicaD
         container = process;
       }
       const config = { ...replicaConfigOf(spec, timings, true, container), agentToken: await host.agentToken(workspace) };
+      kept.delete(keyOfReplica(workspace, spec.service, spec.index));
       if (host.podNamed(workspace, name)) {
         await cluster.remove('v1', 'Pod', namespace, name);
         await host.waitGone(namespace, name);
       }
       await cluster.put(replicaConfigSecret(input, spec, config));
       await rm(savedLogFile(host.dataDir, workspace.id, spec.service, spec.index), { force: true });
-      await cluster.ensure(replicaPodManifest(input, serviceInput(spec), spec.index, host.settings));
+      const manifest = replicaPodManifest(input, serviceInput(spec), spec.index, host.settings);
+      await cluster.ensure(manifest);
+      kept.set(keyOfReplica(workspace, spec.service, spec.index), manifest);
       const deadline = AbortSignal.timeout(host.startTimeoutMs);
       const running = (pod: V1Pod | undefined) => isGone(pod) || podFailure(pod!) !== undefined || Boolean(pod!.status?.podIP && pod!.status.containerStatuses?.some((s) => s.state?.running));
       const pod = await cluster.pods.waitForCreated(namespace, name, running, deadline).catch(() => {
@@ -160,6 +178,9 @@ export function createReplicaDriver(host: ReplicaDriverHost): KubernetesReplicaD
       await cluster.remove('v1', 'Secret', host.namespaceOf(workspace), replicaPodConfigSecretName(workspace.id, service, index));
       await rm(savedLogFile(host.dataDir, workspace.id, service, index), { force: true });
     },
-    async close() {},
+    async close() {
+      stopWatching();
+      kept.clear();
+    },
   };
 }
