@@ -19,7 +19,7 @@ export const FLOW_COOKIE = '__Host-svc_oidc';
 const flowCookie = (value: string) => `${FLOW_COOKIE}=${value}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=600`;
 const clearedFlowCookie = `${FLOW_COOKIE}=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0`;
 
-const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,39}$', description: 'the provider id the operator set' }) });
+const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,39}$', patternErrorMessage: 'must be a provider id: lower-case letters, digits and dashes, at most 40', description: 'the provider id the operator set' }) });
 const ProviderSchema = Type.Object({
   id: Type.String(),
   name: Type.String({ description: 'what the sign-in button says' }),
