@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ensureConsoleBuilt, launchBrowser, screenshot } from './helpers/browser.ts';
+import { createPerson } from './helpers/client.ts';
 import { startTestProvider, type TestProvider } from './helpers/oidc-provider.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -90,4 +91,26 @@ test('someone outside the allowed domains reads why they are refused', async () 
   await page.getByRole('heading', { name: 'This account may not sign in here' }).waitFor();
   assert.match((await page.locator('#detail').textContent())!, /eve@elsewhere\.example may not make an account here: Corp SSO admits addresses of corp\.example/);
   await screenshot(page, 'oidc-refused');
+});
+
+test('a person signed in by a link links the provider in Settings, then signs in with it', async () => {
+  const person = await createPerson(server.admin, 'linked@elsewhere.example');
+  const link = await server.admin.post(`/users/${person.id}/sign-in-links`);
+  const page = await freshPage();
+  await page.goto(link.body.url);
+  await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
+  await page.goto(`${server.url}/settings`);
+  provider.users.set('linked-sub', { email: 'other-address@corp.example' });
+  await page.getByRole('button', { name: 'Link Corp SSO' }).click();
+  await page.getByPlaceholder('User').fill('linked-sub');
+  await page.getByPlaceholder('Password').fill('any');
+  await page.getByRole('button', { name: 'Sign in at the provider' }).click();
+  await page.waitForURL(`${server.url}/settings`);
+  await page.locator('ul[aria-label="Linked providers"] li[data-provider="corp"]').waitFor();
+  await screenshot(page, 'oidc-linked');
+  const other = await freshPage();
+  await throughProvider(other, 'linked-sub');
+  await other.getByRole('heading', { name: 'Workspaces' }).waitFor();
+  const me = await other.evaluate(() => fetch('/api/v1/me').then((r) => r.json()));
+  assert.equal(me.id, person.id);
 });
