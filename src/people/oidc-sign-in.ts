@@ -6,11 +6,11 @@ import type { Clock } from '../core/clock.ts';
 import { MINUTE } from '../core/clock.ts';
 import { problem } from '../core/problems.ts';
 import { randomToken, sha256 } from '../core/secrets.ts';
-import { ProviderUnavailableError, SignInCheckError, type RelyingParty } from '../auth/oidc/relying-party.ts';
+import { ProviderUnavailableError, SignInCheckError, type ProviderClaims, type RelyingParty } from '../auth/oidc/relying-party.ts';
 import { startSession, type NewSession } from '../auth/sessions.ts';
-import { withTransaction, type Queryable } from '../store/database.ts';
+import { isUniqueViolation, withTransaction, type Queryable } from '../store/database.ts';
 import { findInvitation } from '../store/invitations.ts';
-import { findIdentity, insertFlow, insertIdentity, openInvitationIds, recordSessionProvider, takeFlow, touchIdentity } from '../store/oidc.ts';
+import { findIdentity, insertFlow, type OidcFlowRow, insertIdentity, openInvitationIds, recordSessionProvider, takeFlow, touchIdentity } from '../store/oidc.ts';
 import { findUserByEmail, insertUser } from '../store/users.ts';
 import { joinByInvitation } from './invitations.ts';
 import { applyRoleRules } from './oidc-roles.ts';
@@ -89,29 +89,39 @@ export async function finishFlow(
     if (error instanceof SignInCheckError) throw failed(`${party.settings.name}'s answer failed a check: ${error.message}`);
     return unavailable(error);
   });
-  return withTransaction(deps.pool, async (db) => {
-    const identity = await findIdentity(db, signedIn.issuer, signedIn.subject);
-    const email = typeof signedIn.claims.email === 'string' ? signedIn.claims.email : null;
-    if (flow.link_user_id !== null) {
-      if (identity && identity.user_id !== flow.link_user_id) throw problem('oidc-identity-taken', 409, `This ${party.settings.name} account is linked to another svc account.`);
-      if (!identity && !(await insertIdentity(db, { issuer: signedIn.issuer, subject: signedIn.subject, provider: providerId, userId: flow.link_user_id, email, at: now }))) {
-        throw problem('oidc-identity-taken', 409, `Your svc account is linked to another ${party.settings.name} account already.`);
-      }
-      await applyRoleRules(db, party.settings, flow.link_user_id, signedIn.claims, { now, address });
-      return { kind: 'linked', userId: flow.link_user_id, returnTo: flow.return_to };
-    }
-    let userId: number;
-    if (identity) {
-      userId = identity.user_id;
-      await touchIdentity(db, signedIn.issuer, signedIn.subject, email, now);
-    } else {
-      userId = await admitNewPerson(db, party, signedIn, email, now);
-    }
-    await applyRoleRules(db, party.settings, userId, signedIn.claims, { now, address });
-    const session = await startSession(db, userId, now);
-    await recordSessionProvider(db, sha256(session.token), providerId, signedIn.idToken);
-    return { kind: 'signed-in', userId, session, returnTo: flow.return_to };
+  return withTransaction(deps.pool, (db) => admit(db, { party, providerId, flow, signedIn, now, address })).catch((error) => {
+    // Two first sign-ins of one person at once: the second finds the first's account next time.
+    if (isUniqueViolation(error)) throw problem('conflict', 409, 'Another sign-in of this account was finishing at the same moment; sign in again.');
+    throw error;
   });
+}
+
+/** Who comes in, and as whom: a link to the signed-in account, the linked account, or a new one; then the rules and the session. */
+async function admit(
+  db: Queryable,
+  { party, providerId, flow, signedIn, now, address }: { party: RelyingParty; providerId: string; flow: OidcFlowRow; signedIn: ProviderClaims; now: Date; address: string | null },
+): Promise<FlowResult> {
+  const identity = await findIdentity(db, signedIn.issuer, signedIn.subject);
+  const email = typeof signedIn.claims.email === 'string' ? signedIn.claims.email : null;
+  if (flow.link_user_id !== null) {
+    if (identity && identity.user_id !== flow.link_user_id) throw problem('oidc-identity-taken', 409, `This ${party.settings.name} account is linked to another svc account.`);
+    if (!identity && !(await insertIdentity(db, { issuer: signedIn.issuer, subject: signedIn.subject, provider: providerId, userId: flow.link_user_id, email, at: now }))) {
+      throw problem('oidc-identity-taken', 409, `Your svc account is linked to another ${party.settings.name} account already.`);
+    }
+    await applyRoleRules(db, party.settings, flow.link_user_id, signedIn.claims, { now, address });
+    return { kind: 'linked', userId: flow.link_user_id, returnTo: flow.return_to };
+  }
+  let userId: number;
+  if (identity) {
+    userId = identity.user_id;
+    await touchIdentity(db, signedIn.issuer, signedIn.subject, email, now);
+  } else {
+    userId = await admitNewPerson(db, party, signedIn, email, now);
+  }
+  await applyRoleRules(db, party.settings, userId, signedIn.claims, { now, address });
+  const session = await startSession(db, userId, now);
+  await recordSessionProvider(db, sha256(session.token), providerId, signedIn.idToken);
+  return { kind: 'signed-in', userId, session, returnTo: flow.return_to };
 }
 
 /** A first sign-in: an account made for a verified address in an allowed domain or with an open invitation. */
