@@ -163,16 +163,20 @@ test('a group gives a team role at sign-in; removed at the provider, the role go
   assert.ok(audit.body.items.some((e: { target: string; detail?: string }) => e.target === `/teams/${teamId}/members/${userId}` && e.detail === 'rule corp/developers: gives team role developer'), audit.text);
 
   const events = await EventStream.open(grace);
+  const team = await EventStream.open(server.admin, `?team=${teamId}`);
   try {
     await events.next('ready');
+    await team.next('ready');
     corp.users.set('grace', { email: 'grace@corp.example', groups: [] });
     const second = await signIn('corp', 'grace');
     assert.equal(second.response.status, 302);
     await events.next('access.changed');
+    await team.next('members.updated', (data) => data.team_id === teamId);
     assert.equal(await teamRoleOf(userId), undefined);
     const revoked = await server.admin.get(`/audit-log?action=oidc.role.revoke&actor=${userId}`);
     assert.ok(revoked.body.items.some((e: { detail?: string }) => e.detail === 'rule corp/developers: no longer gives team role'), revoked.text);
   } finally {
+    team.close();
     events.close();
   }
 });
