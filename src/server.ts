@@ -40,6 +40,7 @@ import { loadWildcardCertificate, WildcardFiles, type WildcardCertificate } from
 import { NodeTlsListener } from './router/node-tls.ts';
 import { listenOnUnixSocket, type UnixSocketListener } from './router/events-socket.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
+import { loadOidcProviders } from './auth/oidc/index.ts';
 
 export interface RunningServer {
   url: string;
@@ -147,6 +148,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const log = (message: string) => logger?.info(message);
   await mkdir(config.dataDir, { recursive: true });
   config.plans = await loadPlans(config.plansFile);
+  const oidcProviders = await loadOidcProviders(config, process.env);
   const wildcard = config.tlsWildcardCert ? await loadWildcardCertificate(config.tlsWildcardCert, config.tlsWildcardKey!, clock.now()) : undefined;
   // A renewed wildcard certificate (the operator's files change) reaches the data plane and the domains' states.
   let onWildcardChange: (next: WildcardCertificate) => Promise<void> = () => Promise.resolve();
@@ -245,7 +247,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       mail.start();
     }
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, streams: guard, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, domains: domainsOfServer, nginxAdmitSecret },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, streams: guard, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, domains: domainsOfServer, nginxAdmitSecret, oidc: { pool: database.pool, clock, providers: oidcProviders } },
       logger,
     );
     // With the nginx data plane, svc listens on loopback and nginx on the configured address.

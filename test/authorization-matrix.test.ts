@@ -24,6 +24,12 @@ const rows: Row[] = [
   { route: 'POST /api/v1/sessions', call: (c) => c.post('/sessions', {}), expect: all(422, 422) },
   { route: 'DELETE /api/v1/sessions/current', call: (c) => c.delete('/sessions/current'), expect: all(403) },
   { route: 'GET /api/v1/me', call: (c) => c.get('/me'), expect: all(200) },
+  // Single sign-on: public listing and flows (this installation has no provider: 404 to everyone), linking with the session only.
+  { route: 'GET /api/v1/auth/providers', call: (c) => c.get('/auth/providers'), expect: all(200, 200) },
+  { route: 'GET /api/v1/auth/oidc/{provider}/start', call: (c) => c.get('/auth/oidc/corp/start'), expect: all(404, 404) },
+  { route: 'GET /api/v1/auth/oidc/{provider}/callback', call: (c) => c.get('/auth/oidc/corp/callback?state=x'), expect: all(404, 404) },
+  { route: 'GET /api/v1/me/identities', call: (c) => c.get('/me/identities'), expect: all(200) },
+  { route: 'POST /api/v1/me/identities/{provider}', call: (c) => c.post('/me/identities/corp', {}), expect: all(403) },
   { route: 'GET /api/v1/me/git-credentials', call: (c) => c.get('/me/git-credentials'), expect: all(200) },
   { route: 'POST /api/v1/me/git-credentials', call: (c) => c.post('/me/git-credentials', { host: 'github.com', password: 'p' }), expect: all(201) },
   { route: 'DELETE /api/v1/me/git-credentials/{host}', call: (c) => c.delete('/me/git-credentials/nothing.example.com'), expect: all(404) },

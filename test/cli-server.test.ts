@@ -87,6 +87,13 @@ test('bad settings exit 2 with the reason and the usage', async () => {
     assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
     assert.match(run.stderr, /Usage: svc server/);
   }
+  // Single sign-on settings that break a rule name the provider and the rule.
+  const oidc = await runSvc(['server', '--oidc-providers', '[{"id":"corp","issuer":"http://sso.example","clientId":"svc"}]'], { DATABASE_URL: database.url });
+  assert.equal(oidc.code, 2, oidc.stderr);
+  assert.match(oidc.stderr, /^svc server: OIDC providers: provider corp: issuer must be https:\/\/ \(http:\/\/ only on loopback\)$/m);
+  const missing = await runSvc(['server', '--oidc-providers-file', '/nonexistent/providers.yaml'], { DATABASE_URL: database.url });
+  assert.equal(missing.code, 2, missing.stderr);
+  assert.match(missing.stderr, /OIDC providers file \/nonexistent\/providers\.yaml: ENOENT/);
   const help = await runSvc(['server', '--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /--listen \/ SVC_LISTEN/);

@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import { openApiDocument, type OpenApiDocument } from '../src/api/openapi-document.ts';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
-/** Statuses that have no body by definition (101: a WebSocket route's upgrade). */
-const BODILESS = new Set(['101', '204', '205', '304']);
+/** Statuses that have no body by definition (101: a WebSocket route's upgrade; 302: single sign-on's redirects, the answer is the Location). */
+const BODILESS = new Set(['101', '204', '205', '302', '304']);
 
 /** `METHOD path status: what is missing` for each response without a schema. */
 export function responsesWithoutSchema(document: OpenApiDocument): string[] {

@@ -117,9 +117,11 @@ function Shell({ me, location, children }: { me: Me; location: Location; childre
   const [signingOut, setSigningOut] = useState(false);
   const signOut = async () => {
     setSigningOut(true);
-    await answer(svcApi.DELETE('/api/v1/sessions/current'), { quiet401: true }).catch(() => undefined);
+    const ended = await answer(svcApi.DELETE('/api/v1/sessions/current'), { quiet401: true }).catch(() => undefined);
     events.stop();
-    window.location.replace('/sign-in');
+    // A session from a single sign-on provider that signs out too: its sign-out page, which comes back to /sign-in.
+    const providerSignOut = ended && typeof ended === 'object' && 'end_session_url' in ended ? ended.end_session_url : undefined;
+    window.location.replace(providerSignOut ?? '/sign-in');
   };
   const header = useRef<HTMLDivElement>(null);
   useEffect(() => {

@@ -38,6 +38,7 @@ import { registerOperationRoutes } from './routes/operations.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerRegistryCredentialRoutes } from './routes/registry-credentials.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
+import { registerOidcRoutes } from './routes/oidc.ts';
 import { registerTeamRoutes } from './routes/teams.ts';
 import { registerTeamContainerSettingsRoutes } from './routes/team-container-settings.ts';
 import { registerTeamNetworkSettingsRoutes } from './routes/team-network-settings.ts';
@@ -180,6 +181,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     async (api) => {
       registerMetaRoutes(api);
       registerSessionRoutes(api, deps);
+      registerOidcRoutes(api, deps);
       registerMeRoutes(api, deps);
       registerGitCredentialRoutes(api, deps);
       registerDotfilesRoutes(api, deps);

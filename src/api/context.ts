@@ -17,6 +17,7 @@ import type { Router } from '../router/router.ts';
 import type { Domains } from '../domains/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
+import type { OidcDeps } from '../people/oidc-sign-in.ts';
 
 /**
  * Who may call a route: `public` needs no credentials; `user` a key or session; `session` the browser session
@@ -73,6 +74,8 @@ export interface ApiDeps {
   log: (message: string) => void;
   /** Open streams, closed when their caller loses the right (src/auth/stream-guard.ts). */
   streams: StreamGuard;
+  /** Single sign-on: the OpenID Connect providers (none when the operator set none). */
+  oidc: OidcDeps;
   /** The live event stream's fan-out; GET /events answers 501 without it. */
   events?: EventFanout;
 }

@@ -30,9 +30,12 @@ const signInPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><
 <h1>Sign in to svc</h1><p id="status">Sign in with your e-mail and password, or open a sign-in link.</p>
 <form id="password"><input name="email" type="email" placeholder="E-mail" required autocomplete="username">
 <input name="password" type="password" placeholder="Password" required autocomplete="current-password">
-<button>Sign in</button></form><p class="error" id="error"></p></main>
+<button>Sign in</button></form><p id="providers"></p><p class="error" id="error"></p></main>
 <script>${shared}
 const back = new URLSearchParams(location.search).get('return') || '/';
+api('GET', '/auth/providers').then((list) => { for (const p of list) { const a = document.createElement('a');
+  a.href = p.start_url + '?return=' + encodeURIComponent(back); a.textContent = 'Sign in with ' + p.name;
+  document.getElementById('providers').append(a, ' '); } }, () => undefined);
 const done = () => location.replace(back.startsWith('/') && !back.startsWith('//') ? back : '/');
 const token = new URLSearchParams(location.hash.slice(1)).get('token');
 history.replaceState(null, '', '/sign-in' + location.search);

@@ -7,6 +7,7 @@ import { SERVER_VERSION } from '../core/version.ts';
 import { startServer } from '../server.ts';
 import { loadWildcardCertificate } from '../domains/wildcard.ts';
 import type { CommandIo } from './main.ts';
+import { loadOidcProviders, ProviderSettingsError } from '../auth/oidc/index.ts';
 
 export async function serverCommand(argv: string[], io: CommandIo): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -22,6 +23,8 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
     // the operator hears about before the server starts.
     managedCatalog(config.managedDisabled, config.plans);
     if (config.smtpUrl !== undefined) parseSmtpUrl(config.smtpUrl);
+    // Single sign-on settings that break a rule stop the server here, naming the provider and the rule.
+    await loadOidcProviders(config, process.env);
     // A wildcard certificate that cannot serve (key, chain, expiry) stops the server here, saying why.
     if (config.tlsWildcardCert) {
       await loadWildcardCertificate(config.tlsWildcardCert, config.tlsWildcardKey!, new Date()).catch((error: Error) => {
@@ -29,7 +32,7 @@ export async function serverCommand(argv: string[], io: CommandIo): Promise<numb
       });
     }
   } catch (error) {
-    if (!(error instanceof ConfigError) && !(error instanceof SmtpUrlError)) throw error;
+    if (!(error instanceof ConfigError) && !(error instanceof SmtpUrlError) && !(error instanceof ProviderSettingsError)) throw error;
     io.stderr(`svc server: ${error.message}\n\n${serverUsage()}\n`);
     return 2;
   }

@@ -74,6 +74,10 @@ export interface ServerConfig {
   mailRetrySeconds: number;
   /** Days an invitation link stays valid. */
   invitationDays: number;
+  /** OpenID Connect providers as JSON or YAML text (--oidc-providers), read by src/auth/oidc/provider-settings.ts. */
+  oidcProviders?: string;
+  /** A file holding that text (--oidc-providers-file); read at start. */
+  oidcProvidersFile?: string;
   /** `--dns-resolver`: the DNS server checking custom domains' TXT records; the system's when absent. */
   dnsResolver?: string;
   /** How long a verified custom domain's TXT record may be missing before it lapses; how long an unverified one is kept. */
@@ -146,6 +150,8 @@ export const serverSettings: Record<string, Setting> = {
   mailFrom: { flag: '--mail-from', env: 'SVC_MAIL_FROM', describe: 'From address of mail (default svc <svc@HOST of the base URL>)' },
   mailRetrySeconds: { flag: '--mail-retry-seconds', env: 'SVC_MAIL_RETRY_SECONDS', describe: 'seconds before mail the mail server did not take is tried again; doubles each time (default 30)' },
   invitationDays: { flag: '--invitation-days', env: 'SVC_INVITATION_DAYS', describe: 'days an invitation link stays valid (default 7)' },
+  oidcProviders: { flag: '--oidc-providers', env: 'SVC_OIDC_PROVIDERS', describe: 'single sign-on: a JSON list of OpenID Connect providers {id, name, issuer, clientId, clientSecret or clientSecretEnv, scopes, allowedDomains, groupsClaim, roleRules} (default none; docs/operators.md)' },
+  oidcProvidersFile: { flag: '--oidc-providers-file', env: 'SVC_OIDC_PROVIDERS_FILE', describe: 'single sign-on: a YAML or JSON file with that list (default none)' },
   dnsResolver: { flag: '--dns-resolver', env: 'SVC_DNS_RESOLVER', describe: "DNS server (host:port) that checks custom domains' TXT records (default: the system's resolvers)" },
   domainLapseSeconds: { flag: '--domain-lapse-seconds', env: 'SVC_DOMAIN_LAPSE_SECONDS', describe: "seconds a verified custom domain's TXT record may be missing before it lapses (default 604800, 7 days)" },
   domainUnverifiedSeconds: { flag: '--domain-unverified-seconds', env: 'SVC_DOMAIN_UNVERIFIED_SECONDS', describe: 'seconds a custom domain that was never verified keeps its name before it is removed (default 604800, 7 days)' },
@@ -258,6 +264,8 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     mailFrom: read('mailFrom') ?? `svc <svc@${mailDomain(explicitBase ?? 'http://localhost')}>`,
     mailRetrySeconds: positiveInteger(read('mailRetrySeconds') ?? '30', 'mail retry seconds', false),
     invitationDays: positiveInteger(read('invitationDays') ?? '7', 'invitation days', false),
+    oidcProviders: read('oidcProviders'),
+    oidcProvidersFile: read('oidcProvidersFile') && path.resolve(cwd, read('oidcProvidersFile')!),
     dnsResolver: dnsResolver(read('dnsResolver')),
     tlsListen: read('tlsListen') === undefined ? undefined : parseListen(read('tlsListen')!),
     tlsWildcardCert: read('tlsWildcardCert') && path.resolve(cwd, read('tlsWildcardCert')!),

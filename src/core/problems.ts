@@ -58,6 +58,11 @@ export const ProblemTypes = {
   notAMember: 'not-a-member',
   transferOpen: 'transfer-open',
   transferClosed: 'transfer-closed',
+  oidcProviderUnknown: 'oidc-provider-unknown',
+  oidcProviderUnavailable: 'oidc-provider-unavailable',
+  oidcSignInFailed: 'oidc-sign-in-failed',
+  oidcSignInRefused: 'oidc-sign-in-refused',
+  oidcIdentityTaken: 'oidc-identity-taken',
   unavailable: 'unavailable',
   internal: 'internal',
 } as const;
@@ -142,6 +147,11 @@ const titles: Record<ProblemName, string> = {
   'not-a-member': 'Not a member of the team',
   'transfer-open': 'The workspace has an open ownership transfer',
   'transfer-closed': 'The ownership transfer is no longer open',
+  'oidc-provider-unknown': 'No such sign-in provider',
+  'oidc-provider-unavailable': 'The sign-in provider cannot be reached',
+  'oidc-sign-in-failed': 'The sign-in with the provider failed',
+  'oidc-sign-in-refused': 'This account may not sign in here',
+  'oidc-identity-taken': 'This provider account is linked already',
   unavailable: 'Service unavailable',
   internal: 'Internal error',
 };

@@ -232,15 +232,7 @@ export async function acceptInvitation(
     if (user && caller?.id !== user.id) throw needsSignIn(row.email);
     const created = !user;
     if (!user) user = await insertUser(db, { email: row.email, name: name ?? row.email.split('@')[0], passwordHash: null, isAdmin: false, at: now });
-    if (row.org_role === 'owner') await upsertOrgMember(db, row.org_id, user.id, 'owner', now);
-    else await ensureOrgMember(db, row.org_id, user.id, now);
-    for (const team of row.teams) await upsertTeamMember(db, team.team_id, user.id, team.role, now);
-    await markInvitationAccepted(db, row.id, user.id, now);
-    const at = now.toISOString();
-    await publishEvent(db, { type: 'invites.updated', at, org_id: row.org_id });
-    await publishEvent(db, { type: 'members.updated', at, org_id: row.org_id });
-    for (const team of row.teams) await publishEvent(db, { type: 'members.updated', at, team_id: team.team_id, org_id: row.org_id });
-    await publishEvent(db, { type: 'access.changed', at, user_id: user.id });
+    await joinByInvitation(db, row, user.id, now);
     return { user, id: row.id, created };
   });
   return { user: result.user, row: (await findInvitation(deps.pool, result.id))!, created: result.created };
@@ -255,3 +247,16 @@ const forAnotherAccount = (email: string, signedIn: string) =>
   problem('invitation-for-another-account', 403, `This invitation is for ${email}, and you are signed in as ${signedIn}: sign out, then open the link again.`, {
     extra: { email },
   });
+
+/** The invitation's memberships for the user, the invitation accepted, and the events saying so. */
+export async function joinByInvitation(db: Queryable, row: InvitationRow, userId: number, now: Date): Promise<void> {
+  if (row.org_role === 'owner') await upsertOrgMember(db, row.org_id, userId, 'owner', now);
+  else await ensureOrgMember(db, row.org_id, userId, now);
+  for (const team of row.teams) await upsertTeamMember(db, team.team_id, userId, team.role, now);
+  await markInvitationAccepted(db, row.id, userId, now);
+  const at = now.toISOString();
+  await publishEvent(db, { type: 'invites.updated', at, org_id: row.org_id });
+  await publishEvent(db, { type: 'members.updated', at, org_id: row.org_id });
+  for (const team of row.teams) await publishEvent(db, { type: 'members.updated', at, team_id: team.team_id, org_id: row.org_id });
+  await publishEvent(db, { type: 'access.changed', at, user_id: userId });
+}

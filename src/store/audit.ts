@@ -10,13 +10,15 @@ export interface AuditEntryRow {
   team_id: number | null;
   outcome: number;
   address: string | null;
+  /** What a rule did (issue 39); null for entries of requests. */
+  detail?: string | null;
 }
 
 export async function insertAuditEntry(db: Queryable, entry: Omit<AuditEntryRow, 'id'>): Promise<void> {
   await db.query(
-    `INSERT INTO audit_log (at, actor_id, action, method, target, team_id, outcome, address)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [entry.at, entry.actor_id, entry.action, entry.method, entry.target, entry.team_id, entry.outcome, entry.address],
+    `INSERT INTO audit_log (at, actor_id, action, method, target, team_id, outcome, address, detail)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [entry.at, entry.actor_id, entry.action, entry.method, entry.target, entry.team_id, entry.outcome, entry.address, entry.detail ?? null],
   );
 }
 
@@ -46,7 +48,7 @@ export async function listAuditEntries(db: Queryable, filter: AuditFilter, limit
     where.push(`(at, id) < (${at}, ${next()})`);
   }
   params.push(limit + 1);
-  const sql = `SELECT id, at, actor_id, action, method, target, team_id, outcome, address FROM audit_log
+  const sql = `SELECT id, at, actor_id, action, method, target, team_id, outcome, address, detail FROM audit_log
     ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY at DESC, id DESC LIMIT ${next()}`;
   return (await db.query<AuditEntryRow>(sql, params)).rows;
 }

@@ -92,7 +92,7 @@ export async function listOrgMembers(db: Queryable, orgId: string, afterUserId: 
 export async function upsertOrgMember(db: Queryable, orgId: string, userId: number, role: OrgRole, at: Date): Promise<void> {
   await db.query(
     `INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+     ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role, source = 'manual'`,
     [orgId, userId, role, at],
   );
 }

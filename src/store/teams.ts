@@ -107,7 +107,7 @@ export async function listTeamMembers(db: Queryable, teamId: number, afterUserId
 export async function upsertTeamMember(db: Queryable, teamId: number, userId: number, role: TeamRole, at: Date): Promise<void> {
   await db.query(
     `INSERT INTO team_members (team_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (team_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+     ON CONFLICT (team_id, user_id) DO UPDATE SET role = EXCLUDED.role, source = 'manual'`,
     [teamId, userId, role, at],
   );
 }

@@ -1,5 +1,6 @@
 // Settings: the account, personal API keys (with an expiry; a new key's token is shown once, with a copy button),
-// git credentials and the SSH key (GitCredentials.tsx), the dotfiles repository and the password.
+// single sign-on providers linked (SingleSignOnSettings.tsx), git credentials and the SSH key (GitCredentials.tsx),
+// the dotfiles repository and the password.
 import { useState, type FormEvent } from 'react';
 import { answer, listAll, svcApi } from '../api.ts';
 import { useMe } from '../App.tsx';
@@ -7,6 +8,7 @@ import { useAction, useResource } from '../hooks.ts';
 import { GitCredentials, SshKey } from './GitCredentials.tsx';
 import type { ApiKeyWithToken } from '../types.ts';
 import { DotfilesSettings } from './DotfilesSettings.tsx';
+import { SingleSignOnSettings } from './SingleSignOnSettings.tsx';
 import { Button, ConfirmButton, CopyButton, Empty, FieldHint, Loading, ProblemNotice, Section, Time } from '../ui.tsx';
 
 /** Lifetimes offered for a new key, in days (0: never); the API takes at most a year. */
@@ -33,6 +35,7 @@ export function SettingsPage() {
           <dd>{me.permissions.includes('platform.admin') ? 'Administrator of this installation' : 'Member'}</dd>
         </dl>
       </Section>
+      <SingleSignOnSettings />
       <ApiKeys />
       <GitCredentials />
       <SshKey />

@@ -1,7 +1,8 @@
 // /sign-in: a single-use link (`/sign-in#token=...`, printed by the server or `svc admin sign-in-link`) or e-mail
 // and password; both answer with the session cookie. An invitation link (`#invitation=...`) is accepted instead
 // (AcceptInvitation). `?return=/path` comes back to the page that needed it
-// (the console's own, /workspace-sign-in or /cli-login) by a full navigation, so server pages work too.
+// (the console's own, /workspace-sign-in or /cli-login) by a full navigation, so server pages work too. Each single
+// sign-on provider of the installation has a button: a full navigation to its start, which comes back to `return`.
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { answer, asProblem, svcApi, type ApiProblem } from '../api.ts';
 import { safeReturnPath } from '../router.tsx';
@@ -20,6 +21,11 @@ export function SignInPage({ signedIn }: { signedIn?: Me }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const started = useRef<string | null>(null);
+  const [providers, setProviders] = useState<Array<{ id: string; name: string; start_url: string }>>([]);
+
+  useEffect(() => {
+    answer(svcApi.GET('/api/v1/auth/providers'), { quiet401: true }).then((list) => setProviders(list ?? []), () => setProviders([]));
+  }, []);
 
   const signIn = async (body: Record<string, string>) => {
     setBusy(true);
@@ -83,6 +89,16 @@ export function SignInPage({ signedIn }: { signedIn?: Me }) {
             </p>
           )}
           <ProblemNotice problem={problem} />
+          {providers.length > 0 && (
+            <div className="stack" aria-label="Single sign-on">
+              {providers.map((provider) => (
+                <a key={provider.id} className="button primary" href={`${provider.start_url}?return=${encodeURIComponent(back)}`}>
+                  Sign in with {provider.name}
+                </a>
+              ))}
+              <p className="muted small">or with your e-mail and password:</p>
+            </div>
+          )}
           <form onSubmit={submit} className="stack">
             <label>
               E-mail

@@ -274,7 +274,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Sign out: ends the browser session */
+        /** Sign out: ends the browser session (200 with end_session_url when the provider it came from signs out too) */
         delete: {
             parameters: {
                 query?: never;
@@ -284,6 +284,18 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the provider's sign-out (RP-initiated logout): send the browser there */
+                            end_session_url: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 204: {
                     headers: {
@@ -311,6 +323,307 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The single sign-on providers of this installation (for the sign-in page) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description what the sign-in button says */
+                            name: string;
+                            /** @description where the browser goes to sign in (add ?return=<console path>) */
+                            start_url: string;
+                        }[];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/{provider}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sign in with a provider: redirects to it */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description console path to come back to */
+                    return?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description the provider id the operator set */
+                    provider: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a redirect (Location) */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider's answer: signs in (sets the session cookie) or links, then redirects to the console */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the provider id the operator set */
+                    provider: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a redirect (Location) */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/identities/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start linking a provider to your account: go to authorization_url; its callback links it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the provider id the operator set */
+                    provider: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        return?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            authorization_url: string;
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The providers linked to your account */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            provider: string;
+                            issuer: string;
+                            subject: string;
+                            email?: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_sign_in_at?: string;
+                        }[];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3802,6 +4115,8 @@ export interface paths {
                                 /** @description HTTP status of the answer */
                                 outcome: number;
                                 address?: string;
+                                /** @description what a rule did, for changes no request made (e.g. a role given by an OpenID Connect role rule) */
+                                detail?: string;
                             }[];
                             /** @description absent on the last page */
                             next_cursor?: string;
@@ -9542,7 +9857,7 @@ export interface components {
              * @description urn:svc:problem:<name> (docs/problems.md)
              * @enum {string}
              */
-            type: "urn:svc:problem:bad-request" | "urn:svc:problem:malformed-json" | "urn:svc:problem:unsupported-media-type" | "urn:svc:problem:body-too-large" | "urn:svc:problem:uri-too-long" | "urn:svc:problem:headers-too-large" | "urn:svc:problem:validation" | "urn:svc:problem:not-found" | "urn:svc:problem:method-not-allowed" | "urn:svc:problem:unauthenticated" | "urn:svc:problem:forbidden" | "urn:svc:problem:session-required" | "urn:svc:problem:csrf" | "urn:svc:problem:sign-in-link-invalid" | "urn:svc:problem:sign-in-failed" | "urn:svc:problem:precondition-failed" | "urn:svc:problem:precondition-required" | "urn:svc:problem:idempotency-in-flight" | "urn:svc:problem:idempotency-key-reused" | "urn:svc:problem:idempotency-body-too-large" | "urn:svc:problem:invalid-cursor" | "urn:svc:problem:rate-limited" | "urn:svc:problem:conflict" | "urn:svc:problem:name-taken" | "urn:svc:problem:last-owner" | "urn:svc:problem:org-not-empty" | "urn:svc:problem:quota-exceeded" | "urn:svc:problem:volume-owner-unneeded" | "urn:svc:problem:volume-owner-running" | "urn:svc:problem:volume-owner-failed" | "urn:svc:problem:workspace-failed" | "urn:svc:problem:wake-blocked" | "urn:svc:problem:repository-not-allowed" | "urn:svc:problem:invalid-landscape" | "urn:svc:problem:landscape-too-complex" | "urn:svc:problem:landscape-too-large" | "urn:svc:problem:plan-changed" | "urn:svc:problem:missing-secrets" | "urn:svc:problem:disk-over-quota" | "urn:svc:problem:stage-running" | "urn:svc:problem:workspace-not-running" | "urn:svc:problem:image-unavailable" | "urn:svc:problem:run-as-user-not-allowed" | "urn:svc:problem:not-available" | "urn:svc:problem:managed-service-paused" | "urn:svc:problem:dump-not-supported" | "urn:svc:problem:managed-service-failed" | "urn:svc:problem:managed-service-no-steps" | "urn:svc:problem:already-member" | "urn:svc:problem:invitation-pending" | "urn:svc:problem:invitation-closed" | "urn:svc:problem:invitation-needs-sign-in" | "urn:svc:problem:invitation-for-another-account" | "urn:svc:problem:not-a-member" | "urn:svc:problem:transfer-open" | "urn:svc:problem:transfer-closed" | "urn:svc:problem:unavailable" | "urn:svc:problem:internal";
+            type: "urn:svc:problem:bad-request" | "urn:svc:problem:malformed-json" | "urn:svc:problem:unsupported-media-type" | "urn:svc:problem:body-too-large" | "urn:svc:problem:uri-too-long" | "urn:svc:problem:headers-too-large" | "urn:svc:problem:validation" | "urn:svc:problem:not-found" | "urn:svc:problem:method-not-allowed" | "urn:svc:problem:unauthenticated" | "urn:svc:problem:forbidden" | "urn:svc:problem:session-required" | "urn:svc:problem:csrf" | "urn:svc:problem:sign-in-link-invalid" | "urn:svc:problem:sign-in-failed" | "urn:svc:problem:precondition-failed" | "urn:svc:problem:precondition-required" | "urn:svc:problem:idempotency-in-flight" | "urn:svc:problem:idempotency-key-reused" | "urn:svc:problem:idempotency-body-too-large" | "urn:svc:problem:invalid-cursor" | "urn:svc:problem:rate-limited" | "urn:svc:problem:conflict" | "urn:svc:problem:name-taken" | "urn:svc:problem:last-owner" | "urn:svc:problem:org-not-empty" | "urn:svc:problem:quota-exceeded" | "urn:svc:problem:volume-owner-unneeded" | "urn:svc:problem:volume-owner-running" | "urn:svc:problem:volume-owner-failed" | "urn:svc:problem:workspace-failed" | "urn:svc:problem:wake-blocked" | "urn:svc:problem:repository-not-allowed" | "urn:svc:problem:invalid-landscape" | "urn:svc:problem:landscape-too-complex" | "urn:svc:problem:landscape-too-large" | "urn:svc:problem:plan-changed" | "urn:svc:problem:missing-secrets" | "urn:svc:problem:disk-over-quota" | "urn:svc:problem:stage-running" | "urn:svc:problem:workspace-not-running" | "urn:svc:problem:image-unavailable" | "urn:svc:problem:run-as-user-not-allowed" | "urn:svc:problem:not-available" | "urn:svc:problem:managed-service-paused" | "urn:svc:problem:dump-not-supported" | "urn:svc:problem:managed-service-failed" | "urn:svc:problem:managed-service-no-steps" | "urn:svc:problem:already-member" | "urn:svc:problem:invitation-pending" | "urn:svc:problem:invitation-closed" | "urn:svc:problem:invitation-needs-sign-in" | "urn:svc:problem:invitation-for-another-account" | "urn:svc:problem:not-a-member" | "urn:svc:problem:transfer-open" | "urn:svc:problem:transfer-closed" | "urn:svc:problem:oidc-provider-unknown" | "urn:svc:problem:oidc-provider-unavailable" | "urn:svc:problem:oidc-sign-in-failed" | "urn:svc:problem:oidc-sign-in-refused" | "urn:svc:problem:oidc-identity-taken" | "urn:svc:problem:unavailable" | "urn:svc:problem:internal";
             title: string;
             status: number;
             detail?: string;

@@ -20,6 +20,7 @@ const AuditEntrySchema = Type.Object({
   team_id: Type.Optional(Id),
   outcome: Type.Integer({ description: 'HTTP status of the answer' }),
   address: Type.Optional(Type.String()),
+  detail: Type.Optional(Type.String({ description: 'what a rule did, for changes no request made (e.g. a role given by an OpenID Connect role rule)' })),
 });
 
 const AuditQuery = Type.Object({
@@ -56,6 +57,7 @@ function entryView(row: AuditEntryRow) {
     team_id: row.team_id ?? undefined,
     outcome: row.outcome,
     address: row.address ?? undefined,
+    detail: row.detail ?? undefined,
   };
 }
 

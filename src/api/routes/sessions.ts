@@ -7,6 +7,7 @@ import { decoyPasswordHash, verifyPassword } from '../../auth/passwords.ts';
 import { SESSION_ABSOLUTE_MS, clearedSessionCookie, endSession, redeemSignInLink, sessionCookie, startSession } from '../../auth/sessions.ts';
 import { problem, validationProblem } from '../../core/problems.ts';
 import { findUserByEmail, findUserById } from '../../store/users.ts';
+import { sessionProvider } from '../../store/oidc.ts';
 import type { ApiDeps } from '../context.ts';
 import { DateTime, UserSchema } from '../schemas.ts';
 import { userView } from './users.ts';
@@ -60,12 +61,20 @@ export function registerSessionRoutes(server: FastifyInstance, deps: ApiDeps): v
     '/sessions/current',
     {
       config: { access: 'session', audit: 'session.delete' },
-      schema: { summary: 'Sign out: ends the browser session', tags: ['sessions'], response: { 204: Type.Null() } },
+      schema: {
+        summary: 'Sign out: ends the browser session (200 with end_session_url when the provider it came from signs out too)',
+        tags: ['sessions'],
+        response: { 200: Type.Object({ end_session_url: Type.String({ description: "the provider's sign-out (RP-initiated logout): send the browser there" }) }), 204: Type.Null() },
+      },
     },
     async (request, reply) => {
       const principal = request.principal!;
+      const from = principal.via === 'session' ? await sessionProvider(deps.pool, principal.sessionHash) : undefined;
       if (principal.via === 'session') await endSession(deps.pool, principal.sessionHash);
       reply.header('set-cookie', clearedSessionCookie(SESSION_COOKIE));
+      const party = from && deps.oidc.providers.get(from.provider);
+      const endSessionUrl = party && (await party.endSessionUrl(from.idToken, new URL('/sign-in', deps.config.baseUrl).href));
+      if (endSessionUrl) return reply.code(200).send({ end_session_url: endSessionUrl });
       return reply.code(204).send(null);
     },
   );
