@@ -109,7 +109,7 @@ describe('ssh into a workspace', { skip }, () => {
     const command = `stty cols 101 rows 33; ssh -F ${sshConfig()} -o BatchMode=yes -t ${host} stty size`;
     const ran = await runTool('script', ['-qec', command, '/dev/null']);
     assert.equal(ran.code, 0, ran.stdout + ran.stderr);
-    assert.match(ran.stdout, /^33 101\r?$/m);
+    assert.match(ran.stdout, /33 101\r?$/m); // after what script's terminal echoes of its empty input
   });
 
   test('stdin goes through ssh HOST cat unchanged', async () => {
@@ -219,7 +219,7 @@ describe('who may connect, and when', { skip }, () => {
   test('a sleeping workspace is woken by ssh', async () => {
     const slept = await alice.post(`/workspaces/${workspace}/sleep`);
     assert.ok(slept.status < 300, slept.text);
-    await until(async () => ((await alice.get(`/workspaces/${workspace}`)).body.state === 'asleep' ? true : undefined), 'asleep');
+    await until(async () => ((await alice.get(`/workspaces/${workspace}`)).body.state === 'sleeping' ? true : undefined), 'sleeping');
     const ran = await ssh([host, 'echo awake']);
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(ran.stdout, 'awake\n');
@@ -248,6 +248,16 @@ describe('who may connect, and when', { skip }, () => {
     const ran = await ssh(['-l', 'root', host, 'true']);
     assert.equal(ran.code, 255);
     assert.match(ran.stderr, /Permission denied/);
+  });
+
+  test('a stopped workspace is refused with its state', async () => {
+    const stopped = await alice.post(`/workspaces/${workspace}/stop`);
+    assert.ok(stopped.status < 300, stopped.text);
+    await until(async () => ((await alice.get(`/workspaces/${workspace}`)).body.state === 'stopped' ? true : undefined), 'stopped');
+    const ran = await ssh([host, 'true']);
+    assert.equal(ran.code, 255);
+    assert.match(ran.stderr, /not running/i);
+    assert.match(ran.stderr, /start it first/);
   });
 });
 

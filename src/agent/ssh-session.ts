@@ -52,8 +52,10 @@ export function serveSshSession(client: Connection, session: Session, context: E
     running?.signal(`SIG${info.name}` as NodeJS.Signals);
     accept?.();
   });
+  // the agent's socket is made before the shell or command that asked for it starts (OpenSSH asks first)
+  let agentReady: Promise<void> = Promise.resolve();
   session.on('auth-agent', (accept, reject) => {
-    forwardAgent(client).then(
+    agentReady = forwardAgent(client).then(
       (agent) => {
         env.SSH_AUTH_SOCK = agent.socket;
         closers.push(agent.close);
@@ -64,6 +66,9 @@ export function serveSshSession(client: Connection, session: Session, context: E
   });
   const start = (channel: ServerChannel, argv: string[]) => {
     channel.on('close', () => closers.forEach((close) => close()));
+    void agentReady.then(() => run(channel, argv));
+  };
+  const run = (channel: ServerChannel, argv: string[]) => {
     if (terminal) void runOnTerminal(channel, argv, { ...context, baseEnv: { ...env, TERM: terminal.term } }, terminal).then((r) => (running = r));
     else running = runWithPipes(channel, argv, { ...context, baseEnv: env });
   };
