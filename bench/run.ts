@@ -10,6 +10,7 @@ import { benchRouter } from './router.ts';
 import { benchWorkspaces } from './workspaces.ts';
 import { benchCli } from './cli.ts';
 import { benchLists } from './lists.ts';
+import { benchSsh } from './ssh.ts';
 import { summaryLines } from './summary.ts';
 
 const benchmarks: Record<string, () => Promise<void>> = {
@@ -23,6 +24,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   managed: () => benchManaged(),
   images: () => benchImages(),
   'control-plane': () => benchControlPlane(),
+  ssh: () => benchSsh(),
 };
 
 const named = process.argv.slice(2);

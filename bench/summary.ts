@@ -2,7 +2,7 @@
 // to the reference measured in the same run, where there is one) and its target, so anyone can re-check them.
 // A benchmark records its rows with recordResult; a row no benchmark of this run measured says which one does.
 
-export type SummaryRow = 'wake' | 'dev-url-wake' | 'editor-load' | 'cli' | 'api-version' | 'api-me' | 'workspace-list' | 'events';
+export type SummaryRow = 'wake' | 'dev-url-wake' | 'editor-load' | 'cli' | 'api-version' | 'api-me' | 'workspace-list' | 'events' | 'ssh-round-trip' | 'ssh-scp';
 
 interface RowTarget {
   what: string;
@@ -20,6 +20,8 @@ export const summaryRows: Record<SummaryRow, RowTarget> = {
   'api-me': { what: 'GET /api/v1/me with a key against bare', target: '≥ 0.6×', bench: 'api' },
   'workspace-list': { what: 'GET /workspaces, a page of 50 of 1,000, 32 connections', target: '≥ 1,000 req/s, p99 ≤ 50 ms', bench: 'lists' },
   events: { what: 'event delivery to 1,000 SSE clients', target: 'p99 < 30 ms', bench: 'events' },
+  'ssh-round-trip': { what: 'ssh HOST true into a workspace against OpenSSH sshd on loopback', target: '≤ 1.5×', bench: 'ssh' },
+  'ssh-scp': { what: 'scp of 100 MB into a workspace against OpenSSH sshd on loopback', target: '≥ 0.7× the throughput', bench: 'ssh' },
 };
 
 export interface Result {

@@ -27,6 +27,8 @@ packages+=(redis-server redis-tools)
 packages+=(nftables e2fsprogs mount)
 # sshd serves a repository over ssh in the git credential tests
 packages+=(openssh-server)
+# openssh-client, openssh-sftp-server and rsync: the workspaces' SSH endpoint (sftp subsystem, rsync inside the pod) and its tests
+packages+=(openssh-client openssh-sftp-server rsync)
 # mmdebstrap: the Debian root of the Kubernetes runtime images (scripts/test-cluster/images.sh, `svc images build`)
 packages+=(mmdebstrap)
 source scripts/apt-packages.sh

@@ -161,6 +161,7 @@ const rows: Row[] = [
     expect: { ...all(409), outsider: 404, viewer: 403 },
   },
   { route: 'GET /api/v1/workspaces/{ws}', call: (c, w) => c.get(`/workspaces/${w.workspace}`), expect: { ...all(200), outsider: 404 } },
+  { route: 'GET /api/v1/workspaces/{ws}/ssh-host', call: (c, w) => c.get(`/workspaces/${w.workspace}/ssh-host`), expect: { ...all(200), outsider: 404 } },
   {
     route: 'PATCH /api/v1/workspaces/{ws}',
     call: (c, w) => c.patch(`/workspaces/${w.workspace}`, { name: 'matrix-ws' }, stale),

@@ -116,6 +116,10 @@ test('the workspace page names its editor, and each service its routes and publi
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://w${served.id}.localhost:${port}/`);
   await page.locator('.facts').getByTitle('Copy the editor URL').click();
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `http://ide-w${served.id}.localhost:${port}/`);
+  // the SSH endpoint (issue 38): the one-line command and the VS Code link
+  const ssh = page.getByTestId('ssh-command');
+  assert.match(await ssh.locator('code').first().innerText(), /^ssh [a-z0-9-]+\.[a-z0-9-]+\.svc$/);
+  assert.match((await ssh.getByRole('link', { name: 'Open in VS Code' }).getAttribute('href')) ?? '', /^vscode:\/\/vscode-remote\/ssh-remote\+[a-z0-9-]+\.[a-z0-9-]+\.svc\/data\/app$/);
   await screenshot(page, 'views-02-workspace');
 });
 

@@ -51,6 +51,7 @@ test('the WebSocket routes are in the document: GET with the upgrade answered 10
   assert.deepEqual(Object.fromEntries(streams.map(([path, get]) => [path, get['x-svc-websocket'].subprotocol])), {
     '/api/v1/workspaces/{ws}/exec': 'v5.channel.k8s.io',
     '/api/v1/workspaces/{ws}/port-forward': 'v4.channel.k8s.io',
+    '/api/v1/workspaces/{ws}/ssh': 'svc.ssh.v1',
   });
   for (const [path, get] of streams) {
     assert.deepEqual(Object.keys(get.responses).sort(), ['101', '4XX', '5XX'], path);

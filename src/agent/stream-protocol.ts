@@ -6,6 +6,10 @@ import { isDimension, type TerminalSize } from '../core/channel-protocol.ts';
 
 export const AGENT_EXEC_PATH = '/exec';
 export const AGENT_PORT_FORWARD_PATH = '/port-forward';
+/** One SSH connection served by the agent's SSH server (ssh-server.ts); the env and git headers as for exec. */
+export const AGENT_SSH_PATH = '/ssh';
+/** The workspace's SSH host key (OpenSSH private key format), as base64url; held in the agent's memory for the session only. */
+export const SSH_HOST_KEY_HEADER = 'svc-ssh-host-key';
 /**
  * The server's channel for the editor's git credentials (src/agent/editor-git.ts): held open by each server that
  * relays editor WebSockets of the workspace; every text message is `{"people":[{"userId","identity"}]}`, the people
@@ -39,6 +43,31 @@ export interface ExecGitIdentity {
   email: string;
   credentials: Array<{ host: string; username: string; password: string }>;
   sshKey?: string;
+}
+
+/** One SSH connection: the host key it proves itself with, and what its sessions get (as an exec stream's). */
+export interface AgentSshRequest {
+  hostKey: string;
+  env: Record<string, string>;
+  git?: ExecGitIdentity;
+}
+
+export function sshRequestTarget(request: AgentSshRequest): { path: string; headers: Record<string, string> } {
+  const headers: Record<string, string> = {
+    [SSH_HOST_KEY_HEADER]: Buffer.from(request.hostKey).toString('base64url'),
+    [EXEC_ENV_HEADER]: Buffer.from(JSON.stringify(request.env)).toString('base64url'),
+  };
+  if (request.git) headers[EXEC_GIT_HEADER] = Buffer.from(JSON.stringify(request.git)).toString('base64url');
+  return { path: AGENT_SSH_PATH, headers };
+}
+
+export function readSshRequest(hostKeyHeader: string | undefined, envHeader: string | undefined, gitHeader: string | undefined): AgentSshRequest | string {
+  if (!hostKeyHeader) return `the ${SSH_HOST_KEY_HEADER} header is missing`;
+  const env = envHeader ? parseEnv(envHeader) : {};
+  if (!env) return `the ${EXEC_ENV_HEADER} header is not base64url JSON of string values`;
+  const git = gitHeader ? parseGitIdentity(gitHeader) : undefined;
+  if (gitHeader && !git) return `the ${EXEC_GIT_HEADER} header is not base64url JSON of a git identity`;
+  return { hostKey: Buffer.from(hostKeyHeader, 'base64url').toString('utf8'), env, ...(git ? { git } : {}) };
 }
 
 export interface AgentForwardRequest {

@@ -1,14 +1,14 @@
-// The agent's streams on its control port (stream-protocol.ts): WebSocket upgrades of `/exec` and `/port-forward`,
+// The agent's streams on its control port (stream-protocol.ts): WebSocket upgrades of `/exec`, `/port-forward` and `/ssh`,
 // refused unless they carry the pod's token. Without a token (a pod started by an older server) there are none.
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
-import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../core/channel-protocol.ts';
+import { createWebSocketStream, WebSocketServer } from 'ws';
+import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL, SSH_PROTOCOL } from '../core/channel-protocol.ts';
 import { runExec, type ExecContext } from './exec-session.ts';
 import { forwardPort } from './port-forward.ts';
 import type { EditorGit } from './editor-git.ts';
-import { AGENT_EDITOR_GIT_PATH, AGENT_EXEC_PATH, AGENT_PORT_FORWARD_PATH, EDITOR_GIT_PROTOCOL, EXEC_ENV_HEADER, EXEC_GIT_HEADER, readExecRequest, readForwardRequest } from './stream-protocol.ts';
+import { AGENT_EDITOR_GIT_PATH, AGENT_EXEC_PATH, AGENT_PORT_FORWARD_PATH, AGENT_SSH_PATH, EDITOR_GIT_PROTOCOL, EXEC_ENV_HEADER, EXEC_GIT_HEADER, readExecRequest, readForwardRequest, readSshRequest, SSH_HOST_KEY_HEADER } from './stream-protocol.ts';
 
 export interface StreamOptions extends ExecContext {
   token: string | undefined;
@@ -23,6 +23,7 @@ export function streamUpgrades(options: StreamOptions): (request: http.IncomingM
     const url = new URL(request.url ?? '/', 'http://agent');
     if (!options.token || !hasToken(request.headers.authorization, options.token)) return refuse(socket, 401, 'the pod token is missing or wrong');
     if (url.pathname === AGENT_EDITOR_GIT_PATH) return void acceptEditorGit(sockets, options, request, socket, head);
+    if (url.pathname === AGENT_SSH_PATH) return acceptSsh(sockets, options, request, socket, head);
     const protocol = url.pathname === AGENT_EXEC_PATH ? EXEC_PROTOCOL : url.pathname === AGENT_PORT_FORWARD_PATH ? PORT_FORWARD_PROTOCOL : undefined;
     if (!protocol) return refuse(socket, 404, 'no such stream');
     const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
@@ -52,6 +53,24 @@ async function acceptEditorGit(sockets: WebSocketServer, options: StreamOptions,
   sockets.handleUpgrade(request, socket, head, (ws) => {
     ws.on('error', () => ws.terminate());
     editorGit.accept(ws);
+  });
+}
+
+/** One SSH connection (ssh-server.ts): the WebSocket as a byte stream, its messages the connection's bytes. */
+function acceptSsh(sockets: WebSocketServer, options: StreamOptions, request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  if (!offered.includes(SSH_PROTOCOL)) return refuse(socket, 400, `the stream speaks ${SSH_PROTOCOL}`);
+  const header = (name: string) => (typeof request.headers[name] === 'string' ? (request.headers[name] as string) : undefined);
+  const wanted = readSshRequest(header(SSH_HOST_KEY_HEADER), header(EXEC_ENV_HEADER), header(EXEC_GIT_HEADER));
+  if (typeof wanted === 'string') return refuse(socket, 400, wanted);
+  request.headers['sec-websocket-protocol'] = SSH_PROTOCOL;
+  sockets.handleUpgrade(request, socket, head, (ws) => {
+    ws.on('error', () => ws.terminate());
+    const transport = createWebSocketStream(ws); // holds what the client sends while the SSH server loads
+    import('./ssh-server.ts').then(
+      ({ serveSshConnection }) => serveSshConnection(transport, wanted, options),
+      (error: Error) => ws.close(1011, `the SSH server could not load: ${error.message}`.slice(0, 120)),
+    );
   });
 }
 

@@ -48,6 +48,7 @@ import { registerUserRoutes } from './routes/users.ts';
 import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
 import { registerWorkspaceRoutes } from './routes/workspaces.ts';
+import { registerWorkspaceSshHostRoutes } from './routes/workspace-ssh-host.ts';
 import { registerWorkspaceStreamRoutes, streamProtocolOf } from './routes/workspace-streams.ts';
 import { ProblemRef, ProblemSchema } from './schemas.ts';
 import { ADMIT_SECRET_HEADER, AUTH_PATH, ERROR_PATH } from '../router/nginx-config.ts';
@@ -198,6 +199,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);
+      registerWorkspaceSshHostRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);
       registerOwnerTransferRoutes(api, deps);
       // @fastify/websocket adds a hook on every request and response of its context: only the stream routes pay it.

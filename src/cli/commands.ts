@@ -29,6 +29,7 @@ export const apiCommandLoaders: Record<string, Loader> = {
   managed: async () => (await import('./managed.ts')).managedCommands,
   egress: async () => (await import('./egress.ts')).egressCommand,
   ssh: async () => (await import('./shell.ts')).sshCommand,
+  'config-ssh': async () => (await import('./ssh-endpoint.ts')).configSshCommand,
   exec: async () => (await import('./shell.ts')).execCommand,
   'port-forward': async () => (await import('./shell.ts')).portForwardCommand,
   conformance: async () => (await import('./conformance.ts')).conformanceCommand,

@@ -17,6 +17,7 @@ Usage:
   svc env|secret set|list|rm               variables and secrets of a workspace
   svc managed list|show|pause|resume       managed services (databases) of a team or workspace
   svc ssh [WS] [--service S]               a shell in the workspace (or in a replica of a service)
+  svc config-ssh [--remove]                ssh, scp, rsync and desktop editors: <workspace>.<team>.svc in ~/.ssh/config
   svc exec WS [-i] [-t] -- COMMAND...      run a command there; exits with its exit status
   svc port-forward WS [SERVICE:]PORT[:LOCAL]
                                            carry local TCP connections to a port in the workspace
@@ -48,7 +49,7 @@ svc ssh and svc exec exit with the remote command's status once it ran.
 `;
 
 export const commandNames = ['login', 'logout', 'whoami', 'ws', 'sync', 'teardown', 'landscape', 'stage', 'logs', 'service', 'env', 'secret', 'managed',
-  'ssh', 'exec', 'port-forward', 'keys', 'dotfiles', 'registry', 'git-credentials', 'ssh-key', 'domains', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'images', 'server', 'admin', 'version', 'help'];
+  'ssh', 'config-ssh', 'exec', 'port-forward', 'keys', 'dotfiles', 'registry', 'git-credentials', 'ssh-key', 'domains', 'invite', 'transfer', 'events', 'lint', 'init', 'conformance', 'images', 'server', 'admin', 'version', 'help'];
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -91,6 +92,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'invite':
     case 'transfer':
     case 'ssh':
+    case 'config-ssh':
     case 'exec':
     case 'port-forward':
     case 'conformance':

@@ -37,11 +37,18 @@ async function execute(cli: Cli, workspace: Workspace, pod: { service?: string; 
 
 export const sshCommand: Command = {
   usage: `svc ssh [WS] [--service S [--replica N]]
+svc ssh --stdio WS|<workspace>.<team>.svc
   An interactive shell in the workspace (WS, else --ws or SVC_WORKSPACE): a terminal in /data/app as the workspace
-  user with its variables; --service opens it in a replica of that service. Exits with the shell's exit status.`,
-  options: podOptions,
+  user with its variables; --service opens it in a replica of that service. Exits with the shell's exit status.
+  --stdio carries an SSH connection to the workspace on stdin and stdout: ssh's ProxyCommand (svc config-ssh).`,
+  options: { ...podOptions, stdio: { type: 'boolean' } },
   positionals: [0, 1],
   async run(cli) {
+    if (cli.args.flag('stdio')) {
+      const reference = cli.args.positionals[0];
+      if (reference === undefined) throw usageError('--stdio needs the workspace (WS or <workspace>.<team>.svc)');
+      return (await import('./ssh-endpoint.ts')).sshStdio(cli, reference);
+    }
     const workspace = await workspaceOf(cli, cli.args.positionals[0]);
     return execute(cli, workspace, podQuery(cli), { command: [], tty: true, stdin: true });
   },

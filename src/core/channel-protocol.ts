@@ -9,6 +9,8 @@
 
 export const EXEC_PROTOCOL = 'v5.channel.k8s.io';
 export const PORT_FORWARD_PROTOCOL = 'v4.channel.k8s.io';
+/** The workspace's SSH endpoint (issue 38): each binary message carries the next bytes of one SSH connection, unframed. */
+export const SSH_PROTOCOL = 'svc.ssh.v1';
 
 export const ExecChannel = { stdin: 0, stdout: 1, stderr: 2, status: 3, resize: 4, close: 255 } as const;
 export const ForwardChannel = { data: 0, error: 1 } as const;

@@ -393,4 +393,17 @@ export interface PodStreams {
    * of src/agent/stream-protocol.ts), open and paused. RuntimeFailure('agent') when the pod does not run.
    */
   openEditorGit(workspace: WorkspaceRef): Promise<WebSocket>;
+  /**
+   * One SSH connection served by the editor pod's agent (issue 38, src/agent/ssh-server.ts) with `spec.hostKey`, as
+   * an open WebSocket speaking SSH_PROTOCOL. RuntimeFailure('agent') when the pod does not run.
+   */
+  openSsh(workspace: WorkspaceRef, spec: SshSpec): Promise<WebSocket>;
+}
+
+export interface SshSpec {
+  /** The workspace's host key, OpenSSH private key format. */
+  hostKey: string;
+  /** As ExecSpec's: the workspace's variables and managed values, and the caller's git identity. */
+  env: Record<string, string>;
+  git?: ExecGitIdentity;
 }

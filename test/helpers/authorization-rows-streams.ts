@@ -2,7 +2,7 @@
 // itself, offering the route's subprotocol, and the status is the refusal the server answers before the upgrade (or
 // 101 when it upgrades). The matrix workspace is being created, so an allowed caller is refused by its state (409).
 import WebSocket from 'ws';
-import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../src/core/channel-protocol.ts';
+import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL, SSH_PROTOCOL } from '../../src/core/channel-protocol.ts';
 import type { Answer, ApiClient } from './client.ts';
 import { all, type Row } from './authorization-matrix.ts';
 
@@ -42,6 +42,11 @@ export const streamRows: Row[] = [
   {
     route: 'GET /api/v1/workspaces/{ws}/port-forward',
     call: (c, w) => attemptUpgrade(c, `/workspaces/${w.workspace}/port-forward?port=8080`, PORT_FORWARD_PROTOCOL),
+    expect: { ...all(409), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'GET /api/v1/workspaces/{ws}/ssh',
+    call: (c, w) => attemptUpgrade(c, `/workspaces/${w.workspace}/ssh`, SSH_PROTOCOL),
     expect: { ...all(409), outsider: 404, viewer: 403 },
   },
 ];

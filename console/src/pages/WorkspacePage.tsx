@@ -31,6 +31,21 @@ function editorText(editor: EditorInfo): string {
   return 'The built-in editor (a fallback: a file tree and a text editor)';
 }
 
+/** The one-line ssh command and the VS Code link (after `svc config-ssh`, docs/cli.md). */
+function SshFacts({ id }: { id: number }) {
+  const host = useResource(() => answer(svcApi.GET('/api/v1/workspaces/{ws}/ssh-host', { params: { path: { ws: id } } })), [id]);
+  if (!host.data) return null;
+  return (
+    <>
+      <dt>SSH</dt>
+      <dd className="address" data-testid="ssh-command">
+        <code>{host.data.command}</code> <CopyButton text={host.data.command} title="Copy the ssh command" variant="quiet" />{' '}
+        <a href={host.data.vscode_url}>Open in VS Code</a> <span className="muted small">— after <code>svc config-ssh</code></span>
+      </dd>
+    </>
+  );
+}
+
 export function WorkspacePage({ id }: { id: number }) {
   const ws = useResource(() => answer(svcApi.GET('/api/v1/workspaces/{ws}', { params: { path: { ws: id } } })).then((w) => (rememberWorkspaces([w]), w)), [id], (e) => e.workspace_id === id && e.type.startsWith('workspace.'));
   const { visible, dismiss } = useOperations();
@@ -97,6 +112,7 @@ export function WorkspacePage({ id }: { id: number }) {
         <dd className="address">
           <code>{workspace.urls.dev}</code> <CopyButton text={workspace.urls.dev} title="Copy the dev URL" variant="quiet" />
         </dd>
+        {!deleted && mayExec && <SshFacts id={workspace.id} />}
         <dt>Plan</dt>
         <dd>{workspace.plan}</dd>
         <dt>Storage</dt>

@@ -4931,6 +4931,74 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/workspaces/{ws}/ssh-host": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's SSH name, user and host key (svc config-ssh) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    ws: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the name ssh, scp and the desktop editors take (`<workspace>.<team>.svc`), after svc config-ssh */
+                            host: string;
+                            /** @description the workspace user, the only login the endpoint takes */
+                            user: string;
+                            /** @description the workspace host key as known_hosts lists it (`ssh-ed25519 AAAA…`) */
+                            host_key: string;
+                            /** @description the one-line command to connect */
+                            command: string;
+                            /** @description opens the workspace in VS Code Remote-SSH */
+                            vscode_url: string;
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{ws}/sleep": {
         parameters: {
             query?: never;
@@ -6334,6 +6402,69 @@ export interface paths {
             requestBody?: never;
             responses: {
                 /** @description Switching Protocols: the WebSocket speaks v4.channel.k8s.io */
+                101: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/ssh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's SSH endpoint (svc ssh --stdio, ProxyCommand): a WebSocket upgrade with the subprotocol svc.ssh.v1
+         * @description Send GET with Upgrade: websocket and Sec-WebSocket-Protocol: svc.ssh.v1, authenticated like any request (Authorization or Svc-Authorization, or the session cookie). Every refusal (no upgrade, no such workspace, no workspace.exec, a workspace that cannot run) is answered before the upgrade, as a problem. A sleeping workspace is woken first. After 101 each binary message is one frame: a channel byte, then the data; there are no channels here: each message carries the next bytes of one SSH connection to the editor pod, whose host key is GET /workspaces/{ws}/ssh-host.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description websocket */
+                    upgrade?: string;
+                    /** @description the subprotocols offered; must include svc.ssh.v1 */
+                    "sec-websocket-protocol"?: string;
+                };
+                path: {
+                    /** @description int64 >= 1 */
+                    ws: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Switching Protocols: the WebSocket speaks svc.ssh.v1 */
                 101: {
                     headers: {
                         [name: string]: unknown;

@@ -4,4 +4,5 @@
 export const streamProtocols = {
   "/api/v1/workspaces/{ws}/exec": "v5.channel.k8s.io",
   "/api/v1/workspaces/{ws}/port-forward": "v4.channel.k8s.io",
+  "/api/v1/workspaces/{ws}/ssh": "svc.ssh.v1",
 } as const;

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { SERVER_VERSION } from '../../core/version.ts';
 import { API_PREFIX } from '../context.ts';
 
-const streamPath = new RegExp(`^${API_PREFIX}/workspaces/[^/?#]+/(?:exec|port-forward)(?:\\?|$)`);
+const streamPath = new RegExp(`^${API_PREFIX}/workspaces/[^/?#]+/(?:exec|port-forward|ssh)(?:\\?|$)`);
 
 /**
  * Whether an upgrade asks for one of the stream routes. A path the router would match only after decoding (an encoded

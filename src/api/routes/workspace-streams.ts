@@ -1,4 +1,5 @@
-// A shell in a workspace and ports forwarded into it: `GET /workspaces/{ws}/exec` and `GET /workspaces/{ws}/port-forward`,
+// A shell in a workspace and ports forwarded into it: `GET /workspaces/{ws}/exec`, `GET /workspaces/{ws}/port-forward`
+// and its SSH endpoint `GET /workspaces/{ws}/ssh` (issue 38),
 // each a WebSocket upgrade with the caller's key or session and `workspace.exec`. Before the upgrade the caller is
 // checked, a sleeping workspace woken, the pod's stream opened and the audit entry written, so that every refusal is a
 // problem over plain HTTP; after it the frames are relayed (stream-relay.ts). Channel protocols: src/core/channel-protocol.ts.
@@ -6,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { requirePermission } from '../../auth/access.ts';
-import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../core/channel-protocol.ts';
+import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL, SSH_PROTOCOL } from '../../core/channel-protocol.ts';
 import { problem, Problem } from '../../core/problems.ts';
 import type { PodTarget } from '../../runtime/driver.ts';
 import { RuntimeFailure } from '../../runtime/driver.ts';
@@ -26,6 +27,7 @@ import { workspaceAccess } from './workspaces.ts';
 import { Id, ServiceName } from '../schemas.ts';
 import { restartsFrom } from '../../workspaces/editor-watch.ts';
 import { gitIdentityOf } from '../../git/credentials.ts';
+import { workspaceSshHostKey } from '../../workspaces/ssh-host-key.ts';
 
 const WAKE_TIMEOUT_MS = 120_000;
 
@@ -199,10 +201,9 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
       // the managed services' connection values as the last Sync gave them, in every shell; the workspace's variables
       // over them in the editor pod; in a replica only the SVC_MANAGED_* ones, never over the service's own env
       // (docs/managed.md, "Where developers work")
-      const managed = await managedShellEnv(deps.pool, deps.secrets, row.id);
       const env = target.pod.kind === 'editor'
-        ? { ...managed, ...Object.fromEntries((await listVariables(deps.pool, row.id)).map((v) => [v.name, v.value])) }
-        : Object.fromEntries(Object.entries(managed).filter(([name]) => name.startsWith('SVC_MANAGED_')));
+        ? await editorShellEnv(deps, row.id)
+        : Object.fromEntries(Object.entries(await managedShellEnv(deps.pool, deps.secrets, row.id)).filter(([name]) => name.startsWith('SVC_MANAGED_')));
       const size = query.cols && query.rows ? { cols: query.cols, rows: query.rows } : undefined;
       // git in the session acts as the person at the keyboard (docs/decisions.md)
       const git = await gitIdentityOf(deps.pool, deps.secrets, request.principal!.user);
@@ -234,6 +235,35 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
     wsHandler: relay,
     handler: refuseWithoutUpgrade,
   });
+
+  app.route({
+    method: 'GET',
+    url: '/workspaces/:ws/ssh',
+    config: { access: 'user' },
+    schema: {
+      summary: `The workspace's SSH endpoint (svc ssh --stdio, ProxyCommand): a WebSocket upgrade with the subprotocol ${SSH_PROTOCOL}`,
+      description: streamDescription(SSH_PROTOCOL, 'there are no channels here: each message carries the next bytes of one SSH connection to the editor pod, whose host key is GET /workspaces/{ws}/ssh-host'),
+      tags,
+      params: Type.Object({ ws: Id }),
+      headers: upgradeHeaders(SSH_PROTOCOL),
+      response: { 101: switching(SSH_PROTOCOL) },
+      [WEBSOCKET_EXTENSION]: { subprotocol: SSH_PROTOCOL },
+    },
+    preHandler: admit('workspace.ssh', SSH_PROTOCOL, async (request, row) => {
+      // the same session as svc ssh: variables, managed values and the caller's git identity (docs/decisions.md)
+      const hostKey = await workspaceSshHostKey(deps.pool, deps.secrets, row.id, deps.clock.now());
+      const git = await gitIdentityOf(deps.pool, deps.secrets, request.principal!.user);
+      return deps.driver.openSsh(workspaceRef(row), { hostKey: hostKey.privateKey, env: await editorShellEnv(deps, row.id), git });
+    }),
+    wsHandler: relay,
+    handler: refuseWithoutUpgrade,
+  });
+}
+
+/** What a shell of the editor pod gets: the managed services' connection values, the workspace's variables over them. */
+async function editorShellEnv(deps: ApiDeps, workspaceId: number): Promise<Record<string, string>> {
+  const managed = await managedShellEnv(deps.pool, deps.secrets, workspaceId);
+  return { ...managed, ...Object.fromEntries((await listVariables(deps.pool, workspaceId)).map((v) => [v.name, v.value])) };
 }
 
 function auditTarget(request: FastifyRequest): string {
@@ -248,6 +278,6 @@ function auditTarget(request: FastifyRequest): string {
 
 /** Which subprotocol the API agrees to: the one the route speaks, when the caller offers it. */
 export function streamProtocolOf(url: string, offered: Set<string>): string | false {
-  const wanted = /\/exec(\?|$)/.test(url) ? EXEC_PROTOCOL : /\/port-forward(\?|$)/.test(url) ? PORT_FORWARD_PROTOCOL : undefined;
+  const wanted = /\/exec(\?|$)/.test(url) ? EXEC_PROTOCOL : /\/port-forward(\?|$)/.test(url) ? PORT_FORWARD_PROTOCOL : /\/ssh(\?|$)/.test(url) ? SSH_PROTOCOL : undefined;
   return wanted && offered.has(wanted) ? wanted : false;
 }

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { fetchAgentStatus, awaitAgentChange } from '../local/agent-client.ts';
 import { DEFAULT_AGENT_PORT } from '../../agent/protocol.ts';
-import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../core/channel-protocol.ts';
-import { AGENT_EDITOR_GIT_PATH, EDITOR_GIT_PROTOCOL, execRequestTarget, forwardRequestTarget } from '../../agent/stream-protocol.ts';
+import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL, SSH_PROTOCOL } from '../../core/channel-protocol.ts';
+import { AGENT_EDITOR_GIT_PATH, EDITOR_GIT_PROTOCOL, execRequestTarget, forwardRequestTarget, sshRequestTarget } from '../../agent/stream-protocol.ts';
 import { workspacePlan, type InstallationPlans } from '../../capacity/plans.ts';
 import {
   RuntimeFailure, type EditorAddress, type EditorDescription, type EditorState, type GitSource, type PodTarget, type ProgressReporter,
@@ -330,6 +330,10 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     },
     openEditorGit: async (workspace) => {
       return connectAgent(await endpointOf(workspace, { kind: 'editor' }), AGENT_EDITOR_GIT_PATH, {}, EDITOR_GIT_PROTOCOL);
+    },
+    openSsh: async (workspace, spec) => {
+      const { path, headers } = sshRequestTarget(spec);
+      return connectAgent(await endpointOf(workspace, { kind: 'editor' }), path, headers, SSH_PROTOCOL);
     },
   };
 }

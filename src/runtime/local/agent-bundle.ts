@@ -39,7 +39,10 @@ async function bundle(projectDir: string, dataDir: string): Promise<string> {
     format: 'esm',
     target: 'node20',
     logLevel: 'silent',
-    external: ['node-pty'],
+    // ssh2's optional native parts (its crypto binding, cpu-features) stay out: it runs on Node's crypto without them
+    external: ['node-pty', 'cpu-features', '*.node'],
+    // ssh2 (CommonJS) reads __dirname when it loads; an ES module has import.meta.dirname (Node 20.11) instead
+    define: { __dirname: 'import.meta.dirname' },
     // `ws` is CommonJS and requires Node's modules: give the ES module bundle a `require`.
     banner: { js: "import { createRequire as svcCreateRequire } from 'node:module'; const require = svcCreateRequire(import.meta.url);" },
   });

@@ -229,6 +229,7 @@ export function createLocalDriver(options: LocalDriverOptions): RuntimeDriver {
     openExec: streams.openExec,
     openPortForward: streams.openPortForward,
     openEditorGit: streams.openEditorGit,
+    openSsh: streams.openSsh,
   };
 }
 

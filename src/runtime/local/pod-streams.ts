@@ -1,8 +1,8 @@
 // Shells and forwarded ports of the local driver: a WebSocket to the agent of the pod (the editor pod's, or a
 // replica's) at the address its record names, with the pod's token. The agent runs the command or dials the port
 // inside the pod (src/agent/stream-server.ts), so the server never enters a pod's namespaces itself.
-import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL } from '../../core/channel-protocol.ts';
-import { AGENT_EDITOR_GIT_PATH, EDITOR_GIT_PROTOCOL, execRequestTarget, forwardRequestTarget } from '../../agent/stream-protocol.ts';
+import { EXEC_PROTOCOL, PORT_FORWARD_PROTOCOL, SSH_PROTOCOL } from '../../core/channel-protocol.ts';
+import { AGENT_EDITOR_GIT_PATH, EDITOR_GIT_PROTOCOL, execRequestTarget, forwardRequestTarget, sshRequestTarget } from '../../agent/stream-protocol.ts';
 import { connectAgent, type AgentEndpoint } from '../agent-connection.ts';
 import { RuntimeFailure, type PodStreams, type PodTarget, type WorkspaceRef } from '../driver.ts';
 import { isPodRunning, readPodRecord, type PodHost } from './pods.ts';
@@ -23,6 +23,11 @@ export function createPodStreams(host: PodHost): PodStreams {
     async openEditorGit(workspace) {
       const endpoint = await endpointOf(host, workspace, { kind: 'editor' });
       return connectAgent(endpoint, AGENT_EDITOR_GIT_PATH, {}, EDITOR_GIT_PROTOCOL, { refusalBody: true });
+    },
+    async openSsh(workspace, spec) {
+      const endpoint = await endpointOf(host, workspace, { kind: 'editor' });
+      const { path, headers } = sshRequestTarget(spec);
+      return connectAgent(endpoint, path, headers, SSH_PROTOCOL, { refusalBody: true });
     },
   };
 }
