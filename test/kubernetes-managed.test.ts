@@ -56,8 +56,16 @@ after(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
-/** A pod in `namespace` labelled as workspace `workspaceId`'s that opens a TCP connection to ip:5432; answers its exit code. */
+/**
+ * A pod in `namespace` labelled as workspace `workspaceId`'s that opens TCP connections to ip:5432; exit code 0 when
+ * it connected, else not 0. The policies are kube-router's to apply on its own watch: a pod may be reached in the
+ * first seconds, before its rules are in; so refused (1) is only said after 5 failed tries in a row (within 30 s).
+ */
 async function probe(namespace: string, workspaceId: number, ip: string, name: string): Promise<number | undefined> {
+  const once = `timeout 2 bash -c 'echo > /dev/tcp/${ip}/5432' 2> /dev/null`;
+  const script = name === 'own'
+    ? `for i in $(seq 1 20); do ${once} && exit 0; sleep 0.5; done; exit 1`
+    : `fails=0; for i in $(seq 1 60); do if ${once}; then fails=0; else fails=$((fails+1)); fi; [ "$fails" -ge 5 ] && exit 1; sleep 0.5; done; exit 0`;
   const podName = `probe-${name}`;
   await cluster!.ensure({
     apiVersion: 'v1', kind: 'Pod',
@@ -65,7 +73,7 @@ async function probe(namespace: string, workspaceId: number, ip: string, name: s
     spec: {
       restartPolicy: 'Never', automountServiceAccountToken: false,
       securityContext: { runAsUser: workspace.uid, runAsGroup: 0, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [{ name: 'probe', image: env.SVC_TEST_KUBE_BASE_IMAGE!, command: ['timeout', '10', 'bash', '-c', `echo > /dev/tcp/${ip}/5432`], securityContext: containerSecurity() }],
+      containers: [{ name: 'probe', image: env.SVC_TEST_KUBE_BASE_IMAGE!, command: ['bash', '-c', script], securityContext: containerSecurity() }],
     },
   } as never);
   let code: number | undefined;
