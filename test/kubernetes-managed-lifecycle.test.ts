@@ -24,16 +24,9 @@ import { liveManagedServices } from '../src/store/managed-services.ts';
 import { insertWorkspace } from '../src/store/workspaces.ts';
 import { createPerson } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { testClusterMissing } from './helpers/test-cluster.ts';
 
-function missing(): string | undefined {
-  if (!process.env.KUBECONFIG) return 'KUBECONFIG is not set: no Kubernetes cluster is configured on this machine';
-  for (const name of ['SVC_TEST_KUBE_AGENT_IMAGE', 'SVC_TEST_KUBE_BASE_IMAGE', 'SVC_TEST_KUBE_MANAGED_IMAGE']) {
-    if (!process.env[name]) return `KUBECONFIG is set but ${name} is not`;
-  }
-  return undefined;
-}
-
-const skip = missing();
+const skip = testClusterMissing(['SVC_TEST_KUBE_MANAGED_IMAGE']);
 const env = process.env;
 const firstTeamId = 938_000 + (process.pid % 1000);
 let server: TestServer | undefined;

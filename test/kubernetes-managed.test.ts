@@ -22,16 +22,9 @@ import { containerSecurity } from '../src/runtime/kubernetes/pod-parts.ts';
 import { pollUntil } from '../src/runtime/local/processes.ts';
 import { managedProcessRef } from '../src/runtime/managed-process.ts';
 import { redisCommand } from '../src/managed/redis-client.ts';
+import { testClusterMissing } from './helpers/test-cluster.ts';
 
-function missing(): string | undefined {
-  if (!process.env.KUBECONFIG) return 'KUBECONFIG is not set: no Kubernetes cluster is configured on this machine';
-  for (const name of ['SVC_TEST_KUBE_AGENT_IMAGE', 'SVC_TEST_KUBE_BASE_IMAGE', 'SVC_TEST_KUBE_MANAGED_IMAGE']) {
-    if (!process.env[name]) return `KUBECONFIG is set but ${name} is not`;
-  }
-  return undefined;
-}
-
-const skip = missing();
+const skip = testClusterMissing(['SVC_TEST_KUBE_MANAGED_IMAGE']);
 const env = process.env;
 const teamId = 937_000 + (process.pid % 1000);
 const workspace: WorkspaceRef = { id: 937_000 + (process.pid % 1000), teamId, uid: 3_137_000 + (process.pid % 1000), storageGib: 1 };
