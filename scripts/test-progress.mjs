@@ -1,0 +1,14 @@
+// A node:test reporter that writes one line per test event to its destination (a file scripts/run-tests.ts reads):
+// `<ms since start>\t<event>\t<file>\t<nesting>\t<name>`. A test is running from its dequeue to its pass or fail;
+// a file from its own dequeue to its last event. run-tests.ts names what was still running when its deadline came
+// and the slowest files at the end, so a CI log's tail says where the time went.
+const started = Date.now();
+const kinds = new Set(['test:dequeue', 'test:pass', 'test:fail']);
+
+export default async function* progress(source) {
+  for await (const event of source) {
+    if (!kinds.has(event.type)) continue;
+    const { file = '', nesting = 0, name = '' } = event.data;
+    yield `${Date.now() - started}\t${event.type.slice(5)}\t${file}\t${nesting}\t${String(name).replace(/[\t\n]/g, ' ')}\n`;
+  }
+}
