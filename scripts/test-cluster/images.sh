@@ -66,8 +66,9 @@ case "$only" in base | agent | managed | server | all) ;; *) echo "images.sh: --
 # Bump when what goes into an image changes in a way the keys below do not see (its config, the layer's layout).
 format=1
 suite=bookworm
-# What a workspace user expects of a shell, plus what the agent's Jobs run (git, tar, gzip, du from coreutils).
-base_packages=(bash ca-certificates curl git gzip less nano openssh-client procps tar unzip xz-utils)
+# What a workspace user expects of a shell, plus what the agent's Jobs run (git, tar, gzip, du from coreutils), and
+# what scp, sftp and rsync over svc ssh run in the pod (the agent's SSH server starts OpenSSH's sftp-server).
+base_packages=(bash ca-certificates curl git gzip less nano openssh-client openssh-sftp-server procps rsync tar unzip xz-utils)
 managed_packages=(redis-server redis-tools nats-server)
 server_packages=(nginx libnginx-mod-http-lua)
 prefix=svc.local
