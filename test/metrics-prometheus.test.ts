@@ -3,6 +3,7 @@
 // after a wake; /metrics on the API listener is for platform administrators only; no workspace's name or id is in
 // the metrics.
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { assertProblem, createPerson, type ApiClient } from './helpers/client.ts';
 import { startPrometheus, type TestPrometheus } from './helpers/prometheus.ts';
@@ -83,6 +84,18 @@ test('Prometheus scraping --metrics-listen answers the wake count and the wakes\
   assert.ok((await sampleOf('sum(svc_operations_total{kind="workspace.wake",outcome="succeeded"})', 1)) >= 1);
   assert.ok((await sampleOf('sum(svc_database_pool_connections{state="total"})', 1)) >= 1);
   assert.equal(await sampleOf('sum(svc_workspaces{state="running"})', 1), 1);
+  assert.equal(await sampleOf('sum(svc_services)', 0), 0); // the workspace has no landscape
+  assert.equal(await sampleOf('max(svc_image_store_bytes{kind="limit"})', 1), 20 * 1024 ** 3);
+});
+
+test("every panel of deploy/grafana/svc-dashboard.json is a query Prometheus answers", async () => {
+  const dashboard = JSON.parse(await readFile(new URL('../deploy/grafana/svc-dashboard.json', import.meta.url), 'utf8'));
+  // Grafana's macros as Grafana fills them in
+  const expressions: string[] = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr));
+  assert.ok(expressions.length >= 14);
+  for (const expression of expressions) await prometheus!.query(expression.replaceAll('$__rate_interval', '1m').replaceAll('$__range', '1h'));
+  // the state panels read what the scrape holds now
+  assert.deepEqual((await prometheus!.query('max by (state) (svc_workspaces) > 0')).map((s) => [s.metric.state, s.value[1]]), [['running', '1']]);
 });
 
 test('/metrics on the API listener: 401 without credentials, 403 for a key without platform.admin, the text for an administrator', async () => {

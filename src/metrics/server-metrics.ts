@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PhaseTimeline } from '../core/phases.ts';
 import type { ManagedServiceStatus } from '../store/managed-services.ts';
-import { countManagedInstancesByStatus, countWorkspacesByState, type CountBy } from '../store/metrics-counts.ts';
+import { countManagedInstancesByStatus, countServicesByStatus, countWorkspacesByState, type CountBy } from '../store/metrics-counts.ts';
 import { workspaceStates } from '../workspaces/lifecycle.ts';
 import type { WakeKind } from '../workspaces/operations.ts';
 import { wakePhaseSeconds } from './wake-phases.ts';
@@ -15,6 +15,9 @@ import { wakePhaseSeconds } from './wake-phases.ts';
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
 const managedStatuses: ManagedServiceStatus[] = ['creating', 'updating', 'pausing', 'unpausing', 'deleting', 'synchronized', 'paused', 'deleted', 'unknown', 'invalid-provider'];
+
+/** The statuses of a landscape's services with pods (spec 3.2; src/workspaces/deployment.ts). */
+const serviceStatuses = ['pending', 'starting', 'running', 'internal', 'finished', 'failure', 'sleeping', 'stopped'];
 
 /** API answers: from 1 ms to 30 s (event streams and shells end in the last bucket). */
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -43,6 +46,8 @@ export class ServerMetrics {
   private readonly operations: Counter<'kind' | 'outcome'>;
   private readonly operationSeconds: Histogram<'kind' | 'outcome'>;
   private sources?: MetricSources;
+  /** The request histogram's series by `method status route` (bounded: routes x methods x statuses). */
+  private readonly requestSeries = new Map<string, Histogram.Internal<'method' | 'route' | 'status'>>();
 
   constructor() {
     const registers = [this.registry];
@@ -68,7 +73,11 @@ export class ServerMetrics {
 
   /** One answered request: `route` is the route's pattern (`/api/v1/workspaces/:ws`), `unmatched` for none. */
   requestAnswered(method: string, route: string, status: number, seconds: number): void {
-    this.requests.observe({ method, route, status: String(status) }, seconds);
+    // One lookup by a plain key per request: cheaper than prom-client hashing the label object each time.
+    const key = `${method} ${status} ${route}`;
+    let series = this.requestSeries.get(key);
+    if (!series) this.requestSeries.set(key, (series = this.requests.labels(method, route, String(status))));
+    series.observe(seconds);
   }
 
   wakeEnded(timeline: PhaseTimeline, kind: WakeKind): void {
@@ -96,6 +105,15 @@ export class ServerMetrics {
       registers,
       async collect() {
         if (metrics.sources) setCounts(this, 'state', workspaceStates, await countWorkspacesByState(metrics.sources.pool));
+      },
+    });
+    new Gauge({
+      name: 'svc_services',
+      help: "Services of running workspaces' landscapes by status (their replica pods)",
+      labelNames: ['status'],
+      registers,
+      async collect() {
+        if (metrics.sources) setCounts(this, 'status', serviceStatuses, await countServicesByStatus(metrics.sources.pool));
       },
     });
     new Gauge({
