@@ -25,6 +25,8 @@ packages+=(redis-server redis-tools)
 # nftables: the pods' firewall (src/runtime/local/pod-firewall.ts); e2fsprogs and mount (mkfs.ext4, resize2fs,
 # losetup): volumes of their own size (src/runtime/local/volume-images.ts). Usually there already.
 packages+=(nftables e2fsprogs mount)
+# prometheus: test/metrics-prometheus.test.ts runs its own Prometheus server scraping svc's --metrics-listen address
+packages+=(prometheus)
 # sshd serves a repository over ssh in the git credential tests
 packages+=(openssh-server)
 # openssh-client, openssh-sftp-server and rsync: the workspaces' SSH endpoint (sftp subsystem, rsync inside the pod) and its tests

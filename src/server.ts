@@ -41,6 +41,8 @@ import { NodeTlsListener } from './router/node-tls.ts';
 import { listenOnUnixSocket, type UnixSocketListener } from './router/events-socket.ts';
 import type { ServiceRunner } from './workspaces/service-runner.ts';
 import { loadOidcProviders } from './auth/oidc/index.ts';
+import { ServerMetrics } from './metrics/server-metrics.ts';
+import { listenForMetrics, type MetricsListener } from './metrics/metrics-listener.ts';
 
 export interface RunningServer {
   url: string;
@@ -63,6 +65,8 @@ export interface RunningServer {
   wildcard?: WildcardFiles;
   /** Custom domains (tests run their checks after moving the clock). */
   domains: Domains;
+  /** Where --metrics-listen answers (`http://host:port/metrics`, its real port), with that setting. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -180,6 +184,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let eventsSocket: UnixSocketListener | undefined;
   const hub = new NotificationHub(database.url, (m) => logger?.warn(m));
   let streams: StreamGuard | undefined;
+  // One registry per server: tests run several servers in one process.
+  const metrics = new ServerMetrics();
+  let metricsListener: MetricsListener | undefined;
   try {
     await hub.start();
     const credentials = new CredentialResolver(database.pool, clock, hub, (m) => logger?.warn(m), { slot: presence.slot, liveSlots });
@@ -195,7 +202,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     streams = guard;
     const cursors = new CursorCodec(await installationSecret(database.pool, 'cursor-secret'));
     const secrets = new SecretBox(await loadSecretsKey(config.secretsKey, path.join(config.dataDir, 'secrets.key')));
-    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource, serverId: presence.serverId, liveServerIds: () => presence.liveServerIds(database.pool) });
+    workspaces = await startWorkspaceRuntime({ pool: database.pool, clock, hub, config, log: (m) => logger?.info(m), secrets, driver: options.driver, images: options.imageSource, serverId: presence.serverId, liveServerIds: () => presence.liveServerIds(database.pool), metrics });
     const tlsTarget = config.tlsListen ? (nginx ?? nodeTls) : undefined;
     const servedCertificates = tlsTarget && new ServedCertificates({ pool: database.pool, secrets, target: tlsTarget, log: (m) => logger?.warn(m) });
     router = new Router({
@@ -247,13 +254,18 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       mail.start();
     }
     const app = await buildApi(
-      { pool: database.pool, clock, config, credentials, cursors, log, events, streams: guard, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, domains: domainsOfServer, nginxAdmitSecret, oidc: { pool: database.pool, clock, providers: oidcProviders } },
+      { pool: database.pool, clock, config, credentials, cursors, log, events, streams: guard, driver: workspaces.driver, files: workspaces.files, landscapeChecker: workspaces.landscapeChecker, images: workspaces.images, secrets, services: workspaces.services, stages: workspaces.stages, gates: workspaces.deps.gates, router, domains: domainsOfServer, nginxAdmitSecret, oidc: { pool: database.pool, clock, providers: oidcProviders }, metrics },
       logger,
     );
     // With the nginx data plane, svc listens on loopback and nginx on the configured address.
     await app.listen(nginx ? { host: '127.0.0.1', port: 0 } : { host: config.listenHost, port: config.listenPort });
     const address = app.server.address();
     let port = typeof address === 'object' && address ? address.port : config.listenPort;
+    if (config.metricsListen) {
+      closeOnFailure = () => app.close();
+      metricsListener = await listenForMetrics(metrics, config.metricsListen, (m) => logger?.warn(m));
+      log(`metrics for scrapers at ${metricsListener.url}`);
+    }
     if (nginx) {
       closeOnFailure = () => app.close();
       // Without the socket (a temporary directory whose path is too long for one, say) streams take the loopback port.
@@ -269,6 +281,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       servedCertificates?.schedule();
     }
     if (config.baseUrlDerived) config.baseUrl = urlFor(config.listenHost, port);
+    metrics.observe({ pool: database.pool, eventStreamClients: () => events.size, dataPlaneReloads: nginx && (() => nginx.reloadCounts), imageStore: workspaces.imageStore });
     const firstSignInLink = await createFirstAdministrator(database, config, clock);
     await writeFile(
       serverInfoFile(config.dataDir),
@@ -295,8 +308,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       tlsPort: () => nginx?.tlsPort ?? nodeTls?.tlsPort,
       wildcard: wildcardFiles,
       domains: domainsOfServer,
+      metricsUrl: metricsListener?.url,
       async close() {
         chores.close();
+        await metricsListener?.close();
         await wildcardFiles?.close();
         await domainsOfServer.close();
         await nginx?.stop();
@@ -317,6 +332,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
   } catch (error) {
     await nodeTls?.close();
+    await metricsListener?.close();
     await closeOnFailure?.().catch(() => undefined);
     await eventsSocket?.close().catch(() => undefined);
     await domains?.close();

@@ -13,7 +13,7 @@ import { insertWorkspace } from '../src/store/workspaces.ts';
 import { ApiClient, createPerson, type Answer } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
-import { all, any, callers, onlyAdmin, stale, unique, type Caller, type Row, type World } from './helpers/authorization-matrix.ts';
+import { all, any, callers, getOutsideApi, onlyAdmin, stale, unique, type Caller, type Row, type World } from './helpers/authorization-matrix.ts';
 import { streamRows } from './helpers/authorization-rows-streams.ts';
 import { teamSettingRows } from './helpers/authorization-rows-team.ts';
 
@@ -21,6 +21,7 @@ const rows: Row[] = [
   { route: 'GET /api/v1/version', call: (c) => c.get('/version'), expect: all(200, 200) },
   { route: 'GET /api/v1/openapi.yaml', call: (c) => c.get('/openapi.yaml'), expect: all(200, 200) },
   { route: 'GET /api/v1/schemas/svc.json', call: (c) => c.get('/schemas/svc.json'), expect: all(200, 200) },
+  { route: 'GET /metrics', call: (c) => getOutsideApi(c, '/metrics'), expect: onlyAdmin(200) },
   { route: 'POST /api/v1/sessions', call: (c) => c.post('/sessions', {}), expect: all(422, 422) },
   { route: 'DELETE /api/v1/sessions/current', call: (c) => c.delete('/sessions/current'), expect: all(403) },
   { route: 'GET /api/v1/me', call: (c) => c.get('/me'), expect: all(200) },

@@ -34,6 +34,8 @@ import { registerGitCredentialRoutes } from './routes/git-credentials.ts';
 import { registerMeRoutes } from './routes/me.ts';
 import { registerDotfilesRoutes } from './routes/dotfiles.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
+import { registerMetricsRoute } from './routes/metrics.ts';
+import { registerRequestMetrics } from '../metrics/request-metrics.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerRegistryCredentialRoutes } from './routes/registry-credentials.ts';
@@ -178,6 +180,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
   registerCallerHook(app, deps, rateLimitOf(app, deps.config.rateLimitPerMinute, deps.clock));
   registerIdempotency(app, deps.pool, deps.clock);
   registerAudit(app, deps.pool, deps.clock, deps.log);
+  if (deps.metrics) registerRequestMetrics(app, deps.metrics);
   await app.register(
     async (api) => {
       registerMetaRoutes(api);
@@ -233,6 +236,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
     },
     { prefix: API_PREFIX },
   );
+  registerMetricsRoute(app, deps);
   registerConsolePages(app, deps);
   return app;
 }

@@ -18,6 +18,7 @@ import type { Domains } from '../domains/index.ts';
 import type { WorkspaceFiles } from '../runtime/workspace-files.ts';
 import type { CursorCodec } from './conventions/pagination.ts';
 import type { OidcDeps } from '../people/oidc-sign-in.ts';
+import type { ServerMetrics } from '../metrics/server-metrics.ts';
 
 /**
  * Who may call a route: `public` needs no credentials; `user` a key or session; `session` the browser session
@@ -76,6 +77,8 @@ export interface ApiDeps {
   streams: StreamGuard;
   /** Single sign-on: the OpenID Connect providers (none when the operator set none). */
   oidc: OidcDeps;
+  /** The server's Prometheus metrics (GET /metrics, src/metrics); none while only the OpenAPI document is built. */
+  metrics?: ServerMetrics;
   /** The live event stream's fan-out; GET /events answers 501 without it. */
   events?: EventFanout;
 }

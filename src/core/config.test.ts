@@ -86,3 +86,10 @@ test("the pods' egress settings: resolvers and CIDR lists, flag or environment; 
   assert.throws(() => loadServerConfig(['--egress-deny', 'fd00::/8'], {}, '/'), (e: unknown) => e instanceof ConfigError && /egress deny: "fd00::\/8" is not an IPv4/.test(e.message));
   assert.throws(() => loadServerConfig(['--pod-dns', 'dns.example'], {}, '/'), ConfigError);
 });
+
+test('--metrics-listen (or SVC_METRICS_LISTEN) is HOST:PORT; none by default', () => {
+  assert.equal(loadServerConfig([], {}).metricsListen, undefined);
+  assert.deepEqual(loadServerConfig(['--metrics-listen', '127.0.0.1:9464'], {}).metricsListen, { host: '127.0.0.1', port: 9464 });
+  assert.deepEqual(loadServerConfig([], { SVC_METRICS_LISTEN: '[::1]:0' }).metricsListen, { host: '::1', port: 0 });
+  assert.throws(() => loadServerConfig(['--metrics-listen', '9464'], {}), /HOST:PORT/);
+});

@@ -85,6 +85,8 @@ export interface ServerConfig {
   domainUnverifiedSeconds: number;
   /** `--tls-listen`: where the data plane terminates TLS (custom domains, wildcard hosts); none without it. */
   tlsListen?: { host: string; port: number };
+  /** `--metrics-listen`: where GET /metrics answers without credentials (a Prometheus scraper); none without it. */
+  metricsListen?: { host: string; port: number };
   /** `--tls-wildcard-cert`, `--tls-wildcard-key`: the installation's wildcard certificate (src/domains/wildcard.ts). */
   tlsWildcardCert?: string;
   tlsWildcardKey?: string;
@@ -156,6 +158,7 @@ export const serverSettings: Record<string, Setting> = {
   domainLapseSeconds: { flag: '--domain-lapse-seconds', env: 'SVC_DOMAIN_LAPSE_SECONDS', describe: "seconds a verified custom domain's TXT record may be missing before it lapses (default 604800, 7 days)" },
   domainUnverifiedSeconds: { flag: '--domain-unverified-seconds', env: 'SVC_DOMAIN_UNVERIFIED_SECONDS', describe: 'seconds a custom domain that was never verified keeps its name before it is removed (default 604800, 7 days)' },
   tlsListen: { flag: '--tls-listen', env: 'SVC_TLS_LISTEN', describe: 'HOST:PORT where the data plane (nginx or node) terminates TLS for custom domains with a certificate and the names of the wildcard certificate; port 0 picks a free port (default: no TLS)' },
+  metricsListen: { flag: '--metrics-listen', env: 'SVC_METRICS_LISTEN', describe: 'HOST:PORT where GET /metrics answers in the Prometheus text format without credentials, for a scraper; port 0 picks a free port (default: none; on the API listener platform administrators read /metrics)' },
   tlsWildcardCert: { flag: '--tls-wildcard-cert', env: 'SVC_TLS_WILDCARD_CERT', describe: "PEM file of the installation's wildcard certificate (leaf first, then its chain), e.g. for *.<workspace domain>: HTTPS for workspace hosts and custom domains it covers (needs --tls-listen and --tls-wildcard-key)" },
   tlsWildcardKey: { flag: '--tls-wildcard-key', env: 'SVC_TLS_WILDCARD_KEY', describe: 'PEM file of the private key of --tls-wildcard-cert (unencrypted)' },
   acmeDirectory: { flag: '--acme-directory', env: 'SVC_ACME_DIRECTORY', describe: "ACME directory URL of the CA that issues custom domains' certificates, e.g. https://acme-v02.api.letsencrypt.org/directory (default: none, certificates are not managed)" },
@@ -268,6 +271,7 @@ export function loadServerConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = p
     oidcProvidersFile: read('oidcProvidersFile') && path.resolve(cwd, read('oidcProvidersFile')!),
     dnsResolver: dnsResolver(read('dnsResolver')),
     tlsListen: read('tlsListen') === undefined ? undefined : parseListen(read('tlsListen')!),
+    metricsListen: read('metricsListen') === undefined ? undefined : parseListen(read('metricsListen')!),
     tlsWildcardCert: read('tlsWildcardCert') && path.resolve(cwd, read('tlsWildcardCert')!),
     tlsWildcardKey: read('tlsWildcardKey') && path.resolve(cwd, read('tlsWildcardKey')!),
     acmeDirectory: httpsUrl(read('acmeDirectory'), 'ACME directory'),

@@ -51,6 +51,8 @@ export interface WorkerDeps {
   pollMs?: number;
   /** How long a claim holds without renewal (default LEASE_MS); renewed every third of it. */
   leaseMs?: number;
+  /** Told of every operation this worker ended, with the seconds its run took (metrics, src/metrics). */
+  ended?: (kind: string, outcome: 'succeeded' | 'failed', seconds: number) => void;
 }
 
 /** Saves a change of an operation and announces it (operation.updated) in one transaction. */
@@ -148,9 +150,10 @@ export class OperationWorker {
   }
 
   private async run(job: OperationRow, signal: AbortSignal): Promise<void> {
+    const startedAt = performance.now();
     const decision = decideClaim({ attempts: job.attempts, resumed: job.attempts > 1 });
     if (!decision.run) {
-      await this.finish(job.id, 'failed', undefined, { type: 'urn:svc:problem:internal', title: 'Operation abandoned', status: 500, detail: decision.reason });
+      await this.finish(job, startedAt, 'failed', undefined, { type: 'urn:svc:problem:internal', title: 'Operation abandoned', status: 500, detail: decision.reason });
       return;
     }
     await this.announce(job);
@@ -164,14 +167,14 @@ export class OperationWorker {
     };
     try {
       const result = await this.deps.handlers[job.kind](context);
-      await this.finish(job.id, 'succeeded', result?.detail);
+      await this.finish(job, startedAt, 'succeeded', result?.detail);
     } catch (error) {
       if (signal.aborted) {
         await saveOperationChange(this.deps.pool, (db) => releaseOperation(db, job.id, this.owner, this.deps.clock.now()));
         return;
       }
       if (!(error instanceof Problem)) this.deps.log(`operation ${job.kind} ${job.id} failed: ${(error as Error)?.stack ?? error}`);
-      await this.finish(job.id, 'failed', undefined, failureOf(error));
+      await this.finish(job, startedAt, 'failed', undefined, failureOf(error));
     }
   }
 
@@ -181,10 +184,11 @@ export class OperationWorker {
     );
   }
 
-  private async finish(id: string, state: 'succeeded' | 'failed', detail?: string, error?: object): Promise<void> {
+  private async finish(job: OperationRow, startedAt: number, state: 'succeeded' | 'failed', detail?: string, error?: object): Promise<void> {
     await saveOperationChange(this.deps.pool, (db) =>
-      finishOperation(db, { id, owner: this.owner, state, detail, error: error ?? null, at: this.deps.clock.now() }),
+      finishOperation(db, { id: job.id, owner: this.owner, state, detail, error: error ?? null, at: this.deps.clock.now() }),
     );
+    this.deps.ended?.(job.kind, state, (performance.now() - startedAt) / 1000);
   }
 
   private renew(): void {

@@ -72,6 +72,8 @@ export class NginxDataPlane {
   private generation = 0;
   /** Reloads and restarts one after the other. */
   private reloads: Promise<void> = Promise.resolve();
+  /** Reloads done and failed since the start (metrics read them, src/metrics). */
+  readonly reloadCounts = { succeeded: 0, failed: 0 };
   /** Failed reloads or restarts in a row, and the timer of the next attempt. */
   private failures = 0;
   private retry?: NodeJS.Timeout;
@@ -311,6 +313,7 @@ export class NginxDataPlane {
       () => void (this.failures = 0),
       (error: Error) => {
         this.failures++;
+        this.reloadCounts.failed++;
         this.log(`data plane: ${what} failed (attempt ${this.failures}), trying again: ${error.message}`);
         clearTimeout(this.retry);
         this.retry = setTimeout(() => this.reload(), Math.min(5000, 100 * 2 ** this.failures));
@@ -340,6 +343,7 @@ export class NginxDataPlane {
       for (const pid of before) while ((await accepting(pid)) && Date.now() < deadline) await pause(5);
       this.running = workspaces;
       await this.accessChanged();
+      this.reloadCounts.succeeded++;
     }, 'bringing nginx up to date');
   }
 

@@ -42,9 +42,14 @@ export interface WorkspaceOperationDeps extends WorkspaceDeps {
   cloneCredential?: (userId: number | null, url: string) => Promise<CloneCredential | undefined>;
   /** Where each wake's phases go (`wake of workspace 3 took 812 ms: ...`; bench/workspaces reads them). */
   log?: (message: string) => void;
+  /** Told of each wake (or start) that brought a workspace up, with its phases (metrics, src/metrics). */
+  wakeEnded?: (timeline: PhaseTimeline, kind: WakeKind) => void;
   /** Once the editor pod runs: writes what its shells read of the managed services (managed-shell-file.ts). */
   editorStarted?: (row: WorkspaceRow) => Promise<void>;
 }
+
+/** Why a workspace was brought up: a wake (by hand or by a request), a start after a stop, its dead editor restarted. */
+export type WakeKind = 'wake' | 'start' | 'editor-restart';
 
 /** What a volume owner change does to the workspace's managed-service instances (spec 4.7). */
 export interface ManagedOwnerChange {
@@ -240,6 +245,7 @@ const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async 
     const filled = row.source_ready ? row : await fillVolume(deps, job, row, true);
     await startEditor(deps, job, filled, timeline, job.operation.input.services_first === true, editorRestart);
     deps.log?.(`wake of workspace ${row.id} took ${timeline.text()}`);
+    deps.wakeEnded?.(timeline, editorRestart ? 'editor-restart' : job.operation.input.start === true ? 'start' : 'wake');
     return { detail: statusTexts.running };
   });
 };

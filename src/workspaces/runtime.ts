@@ -54,6 +54,8 @@ export interface WorkspaceRuntime {
   images?: ImageSource;
   /** The image store's garbage collection (the minute chore; tests run it themselves), with the installation's store. */
   collectImages?: (options?: { graceMs?: number }) => Promise<CollectResult>;
+  /** The image store, when this server pulls images itself (its use is a metric). */
+  imageStore?: { usage(): Promise<number>; maxBytes: number };
   files: WorkspaceFiles;
   landscapeChecker: LandscapeChecker;
   worker: OperationWorker;
@@ -160,6 +162,8 @@ export async function startWorkspaceRuntime(options: {
   liveServerIds: () => Promise<string[]>;
   /** Images of services (Plan and Sync) and of workspaces' `base_image`; the image store on the data directory with the local driver when absent, none with false. */
   images?: ImageSource | false;
+  /** Told of wakes and ended operations (src/metrics). */
+  metrics?: { wakeEnded: NonNullable<WorkspaceOperationDeps['wakeEnded']>; operationEnded: NonNullable<ConstructorParameters<typeof OperationWorker>[0]['ended']> };
 }): Promise<WorkspaceRuntime> {
   const { pool, clock, config, log } = options;
   const driver = options.driver ?? (await driverOf(config, clock, log));
@@ -200,6 +204,7 @@ export async function startWorkspaceRuntime(options: {
     images,
     cloneCredential: (userId, url) => cloneCredentialFor(pool, options.secrets, userId, url),
     log,
+    wakeEnded: options.metrics && ((timeline, kind) => options.metrics!.wakeEnded(timeline, kind)),
     editorStarted: (row) => refreshManagedShellFile({ pool, secrets: options.secrets, driver, log }, row, { newPod: true }),
     // The base URL may only be known after listening (port 0), so the addresses are computed when asked.
     get urls() {
@@ -222,6 +227,7 @@ export async function startWorkspaceRuntime(options: {
       ...dumpOperationHandlers(dumps),
     },
     log,
+    ended: options.metrics && ((kind, outcome, seconds) => options.metrics!.operationEnded(kind, outcome, seconds)),
   });
   await stages.recover();
   await reconcileWorkspaces(deps, log);
@@ -259,6 +265,7 @@ export async function startWorkspaceRuntime(options: {
     driver,
     images,
     collectImages: registryImages && ((collect) => registryImages.collect(collect)),
+    imageStore: registryImages?.store,
     files,
     landscapeChecker,
     worker,

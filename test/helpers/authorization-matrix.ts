@@ -41,3 +41,14 @@ export const stale = { headers: { 'if-match': '"v0"' } };
 let counter = 0;
 export const unique = (prefix: string) => `${prefix} ${++counter}`;
 
+
+/** A GET of an address outside /api/v1 (GET /metrics) with the caller's credentials. */
+export async function getOutsideApi(client: ApiClient, path: string): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (client.auth.token) headers.authorization = `Bearer ${client.auth.token}`;
+  if (client.auth.cookie) headers.cookie = `__Host-svc_session=${client.auth.cookie}`;
+  const response = await fetch(`${client.baseUrl}${path}`, { headers });
+  const text = await response.text();
+  const body: unknown = /json/.test(response.headers.get('content-type') ?? '') && text ? JSON.parse(text) : text;
+  return { status: response.status, headers: response.headers, body, text };
+}
