@@ -123,13 +123,3 @@ export function idleSleepAt(facts: Pick<ActivityFacts, 'state' | 'lastActivityAt
   const idle = facts.lastActivityAt.getTime() + facts.idleTimeoutMinutes * 60_000;
   return new Date(Math.max(idle, facts.keepAwake?.until.getTime() ?? 0));
 }
-
-/** Parses `2h`, `90m`, `45s`, `1h30m` or a number of seconds; undefined when it is none of them. */
-export function parseDuration(text: string): number | undefined {
-  const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(trimmed);
-  if (!match || trimmed === '') return undefined;
-  const [, h, m, s] = match;
-  return Number(h ?? 0) * 3600 + Number(m ?? 0) * 60 + Number(s ?? 0);
-}
