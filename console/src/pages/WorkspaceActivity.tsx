@@ -29,7 +29,9 @@ function clock(iso: string): string {
 
 /** The activity sentence in the reader's time zone, from the fields (the API's `text` says it in UTC). */
 export function activityLine(state: string, activity: Activity): string {
-  const last = activity.last_use_at && activity.last_use_kind ? `last use: ${kindTexts[activity.last_use_kind] ?? activity.last_use_kind} ${clock(activity.last_use_at)}` : 'no use recorded';
+  // an action names itself (wake, start, keep-awake); other kinds by their name, as in "dev URL 13:31"
+  const kind = activity.last_use_kind === 'action' && activity.last_use_address ? activity.last_use_address : (kindTexts[activity.last_use_kind ?? ''] ?? activity.last_use_kind);
+  const last = activity.last_use_at && activity.last_use_kind ? `last use: ${kind} ${clock(activity.last_use_at)}` : 'no use recorded';
   if (state === 'sleeping') return `Asleep${activity.asleep_since ? ` since ${clock(activity.asleep_since)}` : ''}: ${activity.asleep_reason_text ?? 'put to sleep'}; ${last}`;
   if (state === 'running' && activity.sleeps_at) return `Awake: sleeps at ${clock(activity.sleeps_at)} if nobody uses it; ${last}`;
   return `${last.charAt(0).toUpperCase()}${last.slice(1)}`;
