@@ -26,6 +26,7 @@ import { countUsers, insertUser } from './store/users.ts';
 import { isUniqueViolation } from './store/database.ts';
 import type { RuntimeDriver } from './runtime/driver.ts';
 import type { ImageSource } from './runtime/image.ts';
+import { sleepIdleWorkspaces } from './workspaces/housekeeping.ts';
 import { startWorkspaceRuntime, type ManagedChores, type WorkspaceRuntime } from './workspaces/runtime.ts';
 import { ChoreScheduler, type Chore } from './cluster/chores.ts';
 import { ServerPresence } from './cluster/presence.ts';
@@ -53,6 +54,8 @@ export interface RunningServer {
   services: ServiceRunner;
   /** The managed-service chores (tests run them after moving the clock). */
   managed: ManagedChores;
+  /** The idle chore: running workspaces nobody used for their idle timeout (and not kept awake) sleep; their ids (tests run it). */
+  sleepIdleWorkspaces(): Promise<number[]>;
   /** The image store's garbage collection, when the server pulls images itself (tests run it). */
   collectImages?: WorkspaceRuntime['collectImages'];
   /** The first administrator's sign-in link, when this start created them. */
@@ -293,6 +296,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       [...workspaces.chores, housekeeping(database, clock)],
     );
     chores.start();
+    const runtimeDeps = workspaces.deps;
     await domainsOfServer.start();
     wildcardFiles?.start();
     return {
@@ -302,6 +306,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       driver: workspaces.driver,
       services: workspaces.services,
       managed: workspaces.managed,
+      sleepIdleWorkspaces: () => sleepIdleWorkspaces(runtimeDeps),
       collectImages: workspaces.collectImages,
       firstSignInLink,
       dataPlane: nginx,

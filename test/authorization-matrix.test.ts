@@ -163,6 +163,21 @@ const rows: Row[] = [
   },
   { route: 'GET /api/v1/workspaces/{ws}', call: (c, w) => c.get(`/workspaces/${w.workspace}`), expect: { ...all(200), outsider: 404 } },
   { route: 'GET /api/v1/workspaces/{ws}/ssh-host', call: (c, w) => c.get(`/workspaces/${w.workspace}/ssh-host`), expect: { ...all(200), outsider: 404 } },
+  { route: 'GET /api/v1/workspaces/{ws}/activity', call: (c, w) => c.get(`/workspaces/${w.workspace}/activity`), expect: { ...all(200), outsider: 404 } },
+  // keep-awake takes a workspace being created (it runs next); workspace.use, like sleep and wake
+  {
+    route: 'POST /api/v1/workspaces/{ws}/keep-awake',
+    call: (c, w) => c.post(`/workspaces/${w.workspace}/keep-awake`, { for_seconds: 3600 }),
+    expect: { ...all(200), outsider: 404, viewer: 403 },
+  },
+  {
+    route: 'DELETE /api/v1/workspaces/{ws}/keep-awake',
+    call: async (c, w) => {
+      await w.owner.post(`/workspaces/${w.workspace}/keep-awake`, { for_seconds: 3600 });
+      return c.delete(`/workspaces/${w.workspace}/keep-awake`);
+    },
+    expect: { ...all(204), outsider: 404, viewer: 403 },
+  },
   {
     route: 'PATCH /api/v1/workspaces/{ws}',
     call: (c, w) => c.patch(`/workspaces/${w.workspace}`, { name: 'matrix-ws' }, stale),

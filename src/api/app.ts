@@ -49,6 +49,7 @@ import { registerTeamVolumeOwnerRoutes } from './routes/team-volume-owner.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import { registerVariableRoutes } from './routes/variables.ts';
 import { registerWorkspaceActionRoutes } from './routes/workspace-actions.ts';
+import { registerWorkspaceActivityRoutes } from './routes/workspace-activity.ts';
 import { registerWorkspaceRoutes } from './routes/workspaces.ts';
 import { registerWorkspaceSshHostRoutes } from './routes/workspace-ssh-host.ts';
 import { registerWorkspaceStreamRoutes, streamProtocolOf } from './routes/workspace-streams.ts';
@@ -204,6 +205,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerWorkspaceRoutes(api, deps);
       registerWorkspaceSshHostRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);
+      registerWorkspaceActivityRoutes(api, deps);
       registerOwnerTransferRoutes(api, deps);
       // @fastify/websocket adds a hook on every request and response of its context: only the stream routes pay it.
       await api.register(async (streams) => {

@@ -1,7 +1,9 @@
-// `svc ws list|create|show|rename|sleep|wake|retry|stop|start|delete|restore|purge|archive|open` (docs/workspaces.md).
+// `svc ws list|create|show|rename|sleep|wake|retry|stop|start|delete|restore|purge|archive|open|activity|keep-awake`
+// (docs/workspaces.md).
 import type { Operation, Workspace } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
+import { activityCommand, keepAwakeCommand } from './activity.ts';
 import { followOperation } from './operations.ts';
 import { fields, table, when } from './output.ts';
 import { label, resolveTeam, resolveWorkspace, teamOptions } from './targets.ts';
@@ -124,7 +126,10 @@ const create: Command = {
   },
 };
 
-const show = action('svc ws show WS [--team T] [--json]\n  A workspace: state, addresses, settings.', async (cli, w) => {
+const show = action('svc ws show WS [--team T] [--json]\n  A workspace: state, addresses, settings, what keeps it awake.', async (cli, listed) => {
+  // a name is found in the list, whose items leave out what only GET /workspaces/{ws} shows (its activity)
+  const api = await cli.api();
+  const w = listed.activity ? listed : await api.answer(api.client.GET('/api/v1/workspaces/{ws}', { params: { path: { ws: listed.id } } }));
   if (cli.json) return cli.print(w);
   cli.say(
     fields([
@@ -135,6 +140,8 @@ const show = action('svc ws show WS [--team T] [--json]\n  A workspace: state, a
       ['Git', w.git ? `${w.git.repo}${w.git.ref ? ` @ ${w.git.ref}` : ''}${w.git.cloned ? '' : ' (not cloned: svc ws retry clones it, --git/--ref correct it)'}` : 'none (empty workspace)'],
       ['Plan', `${w.plan}, ${w.storage_gib} GiB, image ${w.base_image}`],
       ['Sleeps after', `${w.idle_timeout_minutes} min unused`],
+      ['Activity', w.activity?.text],
+      ['Kept awake', w.keep_awake ? `until ${when(w.keep_awake.until)}${w.keep_awake.asked_by_email ? ` (asked by ${w.keep_awake.asked_by_email})` : ''}` : undefined],
       ['Restricted', w.restricted ? 'yes' : undefined],
       ['Egress', w.egress === 'off' || w.team_egress === 'off' ? `off (${w.egress === 'off' ? 'the workspace' : 'its team'})` : undefined],
       ['Created', when(w.created_at)],
@@ -226,4 +233,6 @@ export const workspaceCommands: Record<string, Command> = {
   archive: queued('archive', 'Archiving', 'svc ws archive WS [--team T] [--no-wait] [--json]\n  Packs the volume into the archive store and frees it.'),
   'restore-archive': queued('restore-archive', 'Restoring the archive of', 'svc ws restore-archive WS [--team T] [--no-wait] [--json]\n  Refills the volume of an archived workspace from its archive.'),
   open,
+  activity: activityCommand,
+  'keep-awake': keepAwakeCommand,
 };

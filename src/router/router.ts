@@ -6,7 +6,6 @@ import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { isLoopbackAddress } from '../core/loopback.ts';
 import { SERVER_VERSION } from '../core/version.ts';
-import { touchWorkspace } from '../store/workspaces.ts';
 import { headersForUpstream, isCrossSite, SIGN_IN_PATH, WorkspaceAccess } from './access.ts';
 import { hostName, hostTarget, type HostTarget } from './hosts.ts';
 import { renderPage, wantsHtml } from './pages.ts';
@@ -28,6 +27,8 @@ import { upgradeGuard } from './upgrade-guard.ts';
 import { EditorPresence } from './editor-presence.ts';
 import { gitIdentityOf } from '../git/credentials.ts';
 import { workspaceRef } from '../workspaces/operations.ts';
+import type { Use } from '../workspaces/activity.ts';
+import { UseRecorder } from '../workspaces/use-recorder.ts';
 
 type Resolved = { upstream: Upstream; routing?: WorkspaceRouting; timeoutMs?: number };
 /** A workspace host, or a team's custom domain (custom-domains.ts). */
@@ -39,7 +40,6 @@ export class Router {
   private readonly routes: WorkspaceRoutes;
   private readonly access: WorkspaceAccess;
   private readonly allow: AllowList;
-  private readonly touched = new Map<number, number>();
   private readonly held: HeldRequests;
   private readonly bodyLimit: number;
   private readonly timeoutMs: number;
@@ -48,6 +48,8 @@ export class Router {
   private readonly domains: DomainRouterDeps;
   /** Who has each workspace's editor open through this server (public: tests read it). */
   readonly editors: EditorPresence;
+  /** The uses this server sees of each workspace, counted for its idle timeout (the API's streams note theirs here too). */
+  readonly uses: UseRecorder;
 
   constructor(private readonly options: RouterOptions) {
     this.access = new WorkspaceAccess({ pool: options.pool, credentials: options.credentials, clock: options.clock });
@@ -56,6 +58,7 @@ export class Router {
       options.onAccessChange?.();
     }, onLoaded: options.onRouting });
     this.allow = new AllowList(options.forwardAllow ?? []);
+    this.uses = new UseRecorder({ pool: options.pool, clock: options.clock, log: options.log });
     this.editors = new EditorPresence({ driver: options.driver, identityOf: (user) => gitIdentityOf(options.pool, options.secrets, user), log: options.log });
     this.held = new HeldRequests(this.routes, options);
     options.services.onChange((id) => this.routes.changedHere(id));
@@ -75,7 +78,11 @@ export class Router {
       access: this.access,
       log: options.log,
       routing: (id) => this.routes.get(id),
-      awake: (request, routing, userId, answerable) => this.held.awake(this.holdOf(request), routing, userId, answerable),
+      awake: async (request, routing, userId, answerable) => {
+        const awake = await this.held.awake(this.holdOf(request), routing, userId, answerable);
+        this.uses.note(awake.row.id, { kind: 'custom-domain', address: hostName(request.headers.host) ?? '' });
+        return awake;
+      },
       devUpstream: (request, routing, url) => this.upstreamFor(url, this.holdOf(request), { kind: 'dev', workspaceId: routing.row.id }, routing),
       replica: (request, routing, service) => this.held.replica(this.holdOf(request), routing, service),
       crossSite: (method, headers, host) => this.crossSite(method, headers, host),
@@ -184,9 +191,12 @@ export class Router {
         opened: (relayed) => {
           const unguard = guard?.register(relayed);
           const leave = editorOf && this.editors.opened(editorOf.ref, editorOf.user);
+          // an open WebSocket (the editor's, an app's) keeps its workspace awake while open, not only at its start
+          const inUse = resolved.routing && target.kind !== 'managed' ? this.uses.holdOpen(resolved.routing.row.id, this.upgradeUseOf(request, target)) : undefined;
           // a client gone (its half of the connection ended) has left, whenever the editor closes its own half
           if (leave) socket.once('end', leave);
           release = () => {
+            inUse?.();
             unguard?.();
             leave?.();
           };
@@ -248,7 +258,7 @@ export class Router {
       const host = hostName(request.headers.host)!;
       const decision = await this.access.check(request.headers, host, routing.row);
       if (!decision.ok || (decision.via === 'cookie' && this.crossSite(method, request.headers, host))) return 401;
-      this.touch(routing.row.id);
+      this.uses.note(routing.row.id, this.useOf(request, target));
       const service = serviceOf(routing, target, url);
       if (service) this.options.services.noteRequest(routing.row.id, service);
       return 204;
@@ -304,7 +314,7 @@ export class Router {
     // the editor's host waits for the editor; any other address may be answered by a service first
     const answerable = target.kind === 'ide' ? undefined : (waking: WorkspaceRouting) => answerableWhileWaking(waking, target, url);
     routing = await this.held.awake(hold, routing, decision.user.id, answerable);
-    this.touch(routing.row.id);
+    this.uses.note(routing.row.id, this.useOf(request, target));
     return { upstream: await this.upstreamFor(url, hold, target, routing), routing };
   }
 
@@ -331,11 +341,16 @@ export class Router {
     return { ms: this.holdMs, browser: wantsHtml(request.headers.accept) };
   }
 
-  private touch(id: number): void {
-    const now = this.options.clock.nowMs();
-    if ((this.touched.get(id) ?? 0) > now - 30_000) return;
-    this.touched.set(id, now);
-    void touchWorkspace(this.options.pool, id, new Date(now)).catch((error: Error) => this.options.log(`router: activity of ${id}: ${error.message}`));
+  private upgradeUseOf(request: IncomingMessage, target: RoutedTarget): Use {
+    if (target.kind === 'custom-domain') return { kind: 'custom-domain', address: target.name };
+    return this.useOf(request, target as { kind: 'ide' | 'dev' | 'public-port' });
+  }
+
+  /** What a request to a workspace host counts as: the editor, the dev URL or a service's own address. */
+  private useOf(request: IncomingMessage, target: { kind: 'ide' | 'dev' | 'public-port' }): Use {
+    const address = hostName(request.headers.host) ?? '';
+    if (target.kind === 'ide') return { kind: 'editor', address };
+    return { kind: target.kind === 'dev' ? 'dev-url' : 'service-address', address };
   }
 
   private async upstreamFor(url: string, hold: Hold, target: Exclude<HostTarget, { kind: 'console' | 'unknown-workspace-host' | 'managed' }>, routing: WorkspaceRouting): Promise<Upstream> {

@@ -38,6 +38,12 @@ export interface WorkspaceRow {
   upgrade_pending: boolean;
   idle_timeout_minutes: number;
   last_activity_at: Date | null;
+  /** When it last went to sleep (migration 062); its sleep_reason says why. */
+  slept_at: Date | null;
+  /** A keep-awake (migration 062): the idle chore leaves the workspace running until then; who asked, and when. */
+  keep_awake_until: Date | null;
+  keep_awake_by: number | null;
+  keep_awake_asked_at: Date | null;
   editor_host: string | null;
   editor_port: number | null;
   last_archived_at: Date | null;
@@ -136,14 +142,6 @@ export async function updateWorkspace(
   ).rows[0];
 }
 
-/** Records use at most once a minute (idle timeout bookkeeping without a write per request). */
-export async function touchWorkspace(db: Queryable, id: number, at: Date): Promise<void> {
-  await db.query(
-    `UPDATE workspaces SET last_activity_at = $2 WHERE id = $1 AND (last_activity_at IS NULL OR last_activity_at < $2::timestamptz - interval '1 minute')`,
-    [id, at],
-  );
-}
-
 export async function deleteWorkspaceRow(db: Queryable, id: number): Promise<void> {
   await db.query('DELETE FROM workspaces WHERE id = $1', [id]);
 }
@@ -178,7 +176,8 @@ export async function idleWorkspaces(db: Queryable, now: Date): Promise<number[]
   return (
     await db.query<{ id: number }>(
       `SELECT id FROM workspaces WHERE state = 'running' AND deleted_at IS NULL
-       AND last_activity_at < $1::timestamptz - make_interval(mins => idle_timeout_minutes)`,
+       AND last_activity_at < $1::timestamptz - make_interval(mins => idle_timeout_minutes)
+       AND (keep_awake_until IS NULL OR keep_awake_until <= $1)`,
       [now],
     )
   ).rows.map((r) => r.id);

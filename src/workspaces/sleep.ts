@@ -38,6 +38,8 @@ export async function sleepWorkspace(
     // A sleeping workspace is woken on this machine: its networks stay for the wake (not when the node is drained).
     const sleeping = event.type === 'sleep' && event.reason !== 'node-drained';
     await stopWorkspaceProcesses(deps, row, options.reason, { sleeping });
-    return transitionWorkspace(deps, id, event, { editor_host: null, editor_port: null });
+    // when it went to sleep, for "asleep since 14:02" (workspaces/activity.ts)
+    const slept = event.type === 'sleep' ? { slept_at: deps.clock.now() } : {};
+    return transitionWorkspace(deps, id, event, { editor_host: null, editor_port: null, ...slept });
   });
 }

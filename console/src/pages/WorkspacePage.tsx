@@ -13,6 +13,7 @@ import { LandscapeTab } from './LandscapeTab.tsx';
 import { WorkspaceOwnership } from './OwnerTransfers.tsx';
 import { StagesTab } from './StagesTab.tsx';
 import { VariablesTab } from './VariablesTab.tsx';
+import { WorkspaceActivityFacts } from './WorkspaceActivity.tsx';
 
 type Tab = 'landscape' | 'stages' | 'variables' | 'terminal';
 const TABS: [Tab, string][] = [
@@ -122,6 +123,7 @@ export function WorkspacePage({ id }: { id: number }) {
         </dd>
         <dt>Sleeps after</dt>
         <dd>{workspace.idle_timeout_minutes} minutes unused</dd>
+        {!deleted && <WorkspaceActivityFacts ws={workspace} onChanged={() => void ws.reload()} />}
         <dt>Created</dt>
         <dd>
           <Time at={workspace.created_at} />

@@ -4413,6 +4413,40 @@ export interface paths {
                                     /** @description why this editor runs, for people */
                                     reason: string;
                                 };
+                                /** @description what kept the workspace awake and what put it to sleep. Only on GET /workspaces/{ws} */
+                                activity?: {
+                                    /** @description why it is awake or asleep, in a sentence with UTC times ("asleep since 14:02 UTC: nobody used it for 30 min; last use: dev URL (w7.example.com) at 13:31 UTC") */
+                                    text: string;
+                                    /** Format: date-time */
+                                    last_use_at?: string;
+                                    /**
+                                     * @description dev-url, service-address (a public port), custom-domain, editor (its page and WebSockets), terminal (an exec with a tty), ssh, exec, port-forward, action (wake, start)
+                                     * @enum {string}
+                                     */
+                                    last_use_kind?: "dev-url" | "service-address" | "custom-domain" | "editor" | "terminal" | "ssh" | "exec" | "port-forward" | "action";
+                                    /** @description the host, service or port of the last use; absent when its kind has none (ssh) */
+                                    last_use_address?: string;
+                                    /** Format: date-time */
+                                    asleep_since?: string;
+                                    /** @description while it sleeps: why ("nobody used it for 30 min", "put to sleep by hand") */
+                                    asleep_reason_text?: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description while it runs: when the idle timeout puts it to sleep if nobody uses it (its keep-awake counted)
+                                     */
+                                    sleeps_at?: string;
+                                };
+                                /** @description a keep-awake in force: the idle timeout does not put the workspace to sleep before `until`; it ends by itself then */
+                                keep_awake?: {
+                                    /** Format: date-time */
+                                    until: string;
+                                    /** @description int64 >= 1 */
+                                    asked_by?: number;
+                                    /** @description who asked (absent once that account is gone) */
+                                    asked_by_email?: string;
+                                    /** Format: date-time */
+                                    asked_at: string;
+                                };
                                 /** @description int64 >= 1 */
                                 vault_id?: number;
                                 single_node: boolean;
@@ -4655,6 +4689,40 @@ export interface paths {
                                 /** @description why this editor runs, for people */
                                 reason: string;
                             };
+                            /** @description what kept the workspace awake and what put it to sleep. Only on GET /workspaces/{ws} */
+                            activity?: {
+                                /** @description why it is awake or asleep, in a sentence with UTC times ("asleep since 14:02 UTC: nobody used it for 30 min; last use: dev URL (w7.example.com) at 13:31 UTC") */
+                                text: string;
+                                /** Format: date-time */
+                                last_use_at?: string;
+                                /**
+                                 * @description dev-url, service-address (a public port), custom-domain, editor (its page and WebSockets), terminal (an exec with a tty), ssh, exec, port-forward, action (wake, start)
+                                 * @enum {string}
+                                 */
+                                last_use_kind?: "dev-url" | "service-address" | "custom-domain" | "editor" | "terminal" | "ssh" | "exec" | "port-forward" | "action";
+                                /** @description the host, service or port of the last use; absent when its kind has none (ssh) */
+                                last_use_address?: string;
+                                /** Format: date-time */
+                                asleep_since?: string;
+                                /** @description while it sleeps: why ("nobody used it for 30 min", "put to sleep by hand") */
+                                asleep_reason_text?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description while it runs: when the idle timeout puts it to sleep if nobody uses it (its keep-awake counted)
+                                 */
+                                sleeps_at?: string;
+                            };
+                            /** @description a keep-awake in force: the idle timeout does not put the workspace to sleep before `until`; it ends by itself then */
+                            keep_awake?: {
+                                /** Format: date-time */
+                                until: string;
+                                /** @description int64 >= 1 */
+                                asked_by?: number;
+                                /** @description who asked (absent once that account is gone) */
+                                asked_by_email?: string;
+                                /** Format: date-time */
+                                asked_at: string;
+                            };
                             /** @description int64 >= 1 */
                             vault_id?: number;
                             single_node: boolean;
@@ -4881,6 +4949,40 @@ export interface paths {
                                 /** @description why this editor runs, for people */
                                 reason: string;
                             };
+                            /** @description what kept the workspace awake and what put it to sleep. Only on GET /workspaces/{ws} */
+                            activity?: {
+                                /** @description why it is awake or asleep, in a sentence with UTC times ("asleep since 14:02 UTC: nobody used it for 30 min; last use: dev URL (w7.example.com) at 13:31 UTC") */
+                                text: string;
+                                /** Format: date-time */
+                                last_use_at?: string;
+                                /**
+                                 * @description dev-url, service-address (a public port), custom-domain, editor (its page and WebSockets), terminal (an exec with a tty), ssh, exec, port-forward, action (wake, start)
+                                 * @enum {string}
+                                 */
+                                last_use_kind?: "dev-url" | "service-address" | "custom-domain" | "editor" | "terminal" | "ssh" | "exec" | "port-forward" | "action";
+                                /** @description the host, service or port of the last use; absent when its kind has none (ssh) */
+                                last_use_address?: string;
+                                /** Format: date-time */
+                                asleep_since?: string;
+                                /** @description while it sleeps: why ("nobody used it for 30 min", "put to sleep by hand") */
+                                asleep_reason_text?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description while it runs: when the idle timeout puts it to sleep if nobody uses it (its keep-awake counted)
+                                 */
+                                sleeps_at?: string;
+                            };
+                            /** @description a keep-awake in force: the idle timeout does not put the workspace to sleep before `until`; it ends by itself then */
+                            keep_awake?: {
+                                /** Format: date-time */
+                                until: string;
+                                /** @description int64 >= 1 */
+                                asked_by?: number;
+                                /** @description who asked (absent once that account is gone) */
+                                asked_by_email?: string;
+                                /** Format: date-time */
+                                asked_at: string;
+                            };
                             /** @description int64 >= 1 */
                             vault_id?: number;
                             single_node: boolean;
@@ -5095,6 +5197,40 @@ export interface paths {
                                 /** @description why this editor runs, for people */
                                 reason: string;
                             };
+                            /** @description what kept the workspace awake and what put it to sleep. Only on GET /workspaces/{ws} */
+                            activity?: {
+                                /** @description why it is awake or asleep, in a sentence with UTC times ("asleep since 14:02 UTC: nobody used it for 30 min; last use: dev URL (w7.example.com) at 13:31 UTC") */
+                                text: string;
+                                /** Format: date-time */
+                                last_use_at?: string;
+                                /**
+                                 * @description dev-url, service-address (a public port), custom-domain, editor (its page and WebSockets), terminal (an exec with a tty), ssh, exec, port-forward, action (wake, start)
+                                 * @enum {string}
+                                 */
+                                last_use_kind?: "dev-url" | "service-address" | "custom-domain" | "editor" | "terminal" | "ssh" | "exec" | "port-forward" | "action";
+                                /** @description the host, service or port of the last use; absent when its kind has none (ssh) */
+                                last_use_address?: string;
+                                /** Format: date-time */
+                                asleep_since?: string;
+                                /** @description while it sleeps: why ("nobody used it for 30 min", "put to sleep by hand") */
+                                asleep_reason_text?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description while it runs: when the idle timeout puts it to sleep if nobody uses it (its keep-awake counted)
+                                 */
+                                sleeps_at?: string;
+                            };
+                            /** @description a keep-awake in force: the idle timeout does not put the workspace to sleep before `until`; it ends by itself then */
+                            keep_awake?: {
+                                /** Format: date-time */
+                                until: string;
+                                /** @description int64 >= 1 */
+                                asked_by?: number;
+                                /** @description who asked (absent once that account is gone) */
+                                asked_by_email?: string;
+                                /** Format: date-time */
+                                asked_at: string;
+                            };
                             /** @description int64 >= 1 */
                             vault_id?: number;
                             single_node: boolean;
@@ -5244,6 +5380,40 @@ export interface paths {
                                 version?: string;
                                 /** @description why this editor runs, for people */
                                 reason: string;
+                            };
+                            /** @description what kept the workspace awake and what put it to sleep. Only on GET /workspaces/{ws} */
+                            activity?: {
+                                /** @description why it is awake or asleep, in a sentence with UTC times ("asleep since 14:02 UTC: nobody used it for 30 min; last use: dev URL (w7.example.com) at 13:31 UTC") */
+                                text: string;
+                                /** Format: date-time */
+                                last_use_at?: string;
+                                /**
+                                 * @description dev-url, service-address (a public port), custom-domain, editor (its page and WebSockets), terminal (an exec with a tty), ssh, exec, port-forward, action (wake, start)
+                                 * @enum {string}
+                                 */
+                                last_use_kind?: "dev-url" | "service-address" | "custom-domain" | "editor" | "terminal" | "ssh" | "exec" | "port-forward" | "action";
+                                /** @description the host, service or port of the last use; absent when its kind has none (ssh) */
+                                last_use_address?: string;
+                                /** Format: date-time */
+                                asleep_since?: string;
+                                /** @description while it sleeps: why ("nobody used it for 30 min", "put to sleep by hand") */
+                                asleep_reason_text?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description while it runs: when the idle timeout puts it to sleep if nobody uses it (its keep-awake counted)
+                                 */
+                                sleeps_at?: string;
+                            };
+                            /** @description a keep-awake in force: the idle timeout does not put the workspace to sleep before `until`; it ends by itself then */
+                            keep_awake?: {
+                                /** Format: date-time */
+                                until: string;
+                                /** @description int64 >= 1 */
+                                asked_by?: number;
+                                /** @description who asked (absent once that account is gone) */
+                                asked_by_email?: string;
+                                /** Format: date-time */
+                                asked_at: string;
                             };
                             /** @description int64 >= 1 */
                             vault_id?: number;
@@ -5738,6 +5908,228 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What kept the workspace awake and what put it to sleep: its recent uses by kind and address, its keep-awake */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    ws: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description why it is awake or asleep, in a sentence with UTC times ("asleep since 14:02 UTC: nobody used it for 30 min; last use: dev URL (w7.example.com) at 13:31 UTC") */
+                            text: string;
+                            /** Format: date-time */
+                            last_use_at?: string;
+                            /**
+                             * @description dev-url, service-address (a public port), custom-domain, editor (its page and WebSockets), terminal (an exec with a tty), ssh, exec, port-forward, action (wake, start)
+                             * @enum {string}
+                             */
+                            last_use_kind?: "dev-url" | "service-address" | "custom-domain" | "editor" | "terminal" | "ssh" | "exec" | "port-forward" | "action";
+                            /** @description the host, service or port of the last use; absent when its kind has none (ssh) */
+                            last_use_address?: string;
+                            /** Format: date-time */
+                            asleep_since?: string;
+                            /** @description while it sleeps: why ("nobody used it for 30 min", "put to sleep by hand") */
+                            asleep_reason_text?: string;
+                            /**
+                             * Format: date-time
+                             * @description while it runs: when the idle timeout puts it to sleep if nobody uses it (its keep-awake counted)
+                             */
+                            sleeps_at?: string;
+                            idle_timeout_minutes: number;
+                            /** @description a keep-awake in force: the idle timeout does not put the workspace to sleep before `until`; it ends by itself then */
+                            keep_awake?: {
+                                /** Format: date-time */
+                                until: string;
+                                /** @description int64 >= 1 */
+                                asked_by?: number;
+                                /** @description who asked (absent once that account is gone) */
+                                asked_by_email?: string;
+                                /** Format: date-time */
+                                asked_at: string;
+                            };
+                            /** @description the latest use of each kind and address, the latest first */
+                            uses: {
+                                /**
+                                 * @description dev-url, service-address (a public port), custom-domain, editor (its page and WebSockets), terminal (an exec with a tty), ssh, exec, port-forward, action (wake, start)
+                                 * @enum {string}
+                                 */
+                                kind: "dev-url" | "service-address" | "custom-domain" | "editor" | "terminal" | "ssh" | "exec" | "port-forward" | "action";
+                                /** @description the host, service (`editor` for the editor pod) or `service:port`; '' when the kind has none */
+                                address: string;
+                                /**
+                                 * Format: date-time
+                                 * @description first seen
+                                 */
+                                first_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description last seen (recorded at most once a minute; an open stream counts while open)
+                                 */
+                                last_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/keep-awake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Keep the workspace awake for background work (at most 24 h; asked again, the new one replaces it); who asked is recorded */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    ws: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description how long from now (at most 24 h; ask again to go on) */
+                        for_seconds: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description a keep-awake in force: the idle timeout does not put the workspace to sleep before `until`; it ends by itself then */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            until: string;
+                            /** @description int64 >= 1 */
+                            asked_by?: number;
+                            /** @description who asked (absent once that account is gone) */
+                            asked_by_email?: string;
+                            /** Format: date-time */
+                            asked_at: string;
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** End the workspace's keep-awake: its idle timeout applies again at once */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    ws: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -8103,6 +8495,40 @@ export interface paths {
                                     version?: string;
                                     /** @description why this editor runs, for people */
                                     reason: string;
+                                };
+                                /** @description what kept the workspace awake and what put it to sleep. Only on GET /workspaces/{ws} */
+                                activity?: {
+                                    /** @description why it is awake or asleep, in a sentence with UTC times ("asleep since 14:02 UTC: nobody used it for 30 min; last use: dev URL (w7.example.com) at 13:31 UTC") */
+                                    text: string;
+                                    /** Format: date-time */
+                                    last_use_at?: string;
+                                    /**
+                                     * @description dev-url, service-address (a public port), custom-domain, editor (its page and WebSockets), terminal (an exec with a tty), ssh, exec, port-forward, action (wake, start)
+                                     * @enum {string}
+                                     */
+                                    last_use_kind?: "dev-url" | "service-address" | "custom-domain" | "editor" | "terminal" | "ssh" | "exec" | "port-forward" | "action";
+                                    /** @description the host, service or port of the last use; absent when its kind has none (ssh) */
+                                    last_use_address?: string;
+                                    /** Format: date-time */
+                                    asleep_since?: string;
+                                    /** @description while it sleeps: why ("nobody used it for 30 min", "put to sleep by hand") */
+                                    asleep_reason_text?: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description while it runs: when the idle timeout puts it to sleep if nobody uses it (its keep-awake counted)
+                                     */
+                                    sleeps_at?: string;
+                                };
+                                /** @description a keep-awake in force: the idle timeout does not put the workspace to sleep before `until`; it ends by itself then */
+                                keep_awake?: {
+                                    /** Format: date-time */
+                                    until: string;
+                                    /** @description int64 >= 1 */
+                                    asked_by?: number;
+                                    /** @description who asked (absent once that account is gone) */
+                                    asked_by_email?: string;
+                                    /** Format: date-time */
+                                    asked_at: string;
                                 };
                                 /** @description int64 >= 1 */
                                 vault_id?: number;

@@ -8,7 +8,7 @@ import { problem } from '../../core/problems.ts';
 import { enqueueOperation } from '../../operations/queue.ts';
 import { withTransaction } from '../../store/database.ts';
 import { activeOperationOn } from '../../store/operations.ts';
-import { liveWorkspaceNamed, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
+import { liveWorkspaceNamed, type WorkspaceRow } from '../../store/workspaces.ts';
 import type { WorkspaceEvent } from '../../workspaces/lifecycle.ts';
 import { busyBlocker, wakeBlocker, type WakeBlocker } from '../../workspaces/wake.ts';
 import { refuseOverCapacity, wakeDemand } from '../../capacity/team-capacity.ts';
@@ -53,7 +53,8 @@ async function accessFor(deps: ApiDeps, request: RequestWithParams<{ ws: number 
   await action.check?.(found.row);
   // Its volume is being handed to a new UID (spec 4.7): no action until that is done (a wake answers 503 above).
   if (found.row.before_reown) throw problem('conflict', 409, 'The workspace is busy with its volume (changing its owner); try again when it has finished.');
-  await touchWorkspace(deps.pool, found.row.id, deps.clock.now());
+  // waking or starting it is use (its idle timeout counts from then); putting it to sleep, stopping it or deleting it is not
+  if (action.path === 'wake' || action.path === 'start') deps.router.uses.note(found.row.id, { kind: 'action', address: action.path });
   return found;
 }
 

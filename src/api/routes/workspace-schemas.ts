@@ -1,6 +1,7 @@
 // Schemas of the workspace routes.
 import { Type } from 'typebox';
 import { DateTime, Id, StringEnum } from '../schemas.ts';
+import { ActivitySchema, KeepAwakeSchema } from './activity-schemas.ts';
 
 /** A team's or workspace's egress setting (docs/runtime.md, "The pod network"). */
 export const EgressSetting = StringEnum(['on', 'off'], {
@@ -117,6 +118,8 @@ export const WorkspaceSchema = Type.Object({
       { description: 'the editor the workspace pod runs. Only on GET /workspaces/{ws}' },
     ),
   ),
+  activity: Type.Optional(ActivitySchema),
+  keep_awake: Type.Optional(KeepAwakeSchema),
   vault_id: Type.Optional(Id),
   single_node: Type.Boolean(),
   idle_timeout_minutes: Type.Integer(),

@@ -15,7 +15,8 @@ import { insertAuditEntry } from '../../store/audit.ts';
 import { findDeployedLandscape } from '../../store/landscapes.ts';
 import { listVariables } from '../../store/variables.ts';
 import { managedShellEnv } from '../../managed/connection-values.ts';
-import { findWorkspace, touchWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
+import { findWorkspace, type WorkspaceRow } from '../../store/workspaces.ts';
+import type { Use } from '../../workspaces/activity.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
 import { wakeAndWait } from '../../workspaces/wake.ts';
 import type { ApiDeps, RequestWithParams } from '../context.ts';
@@ -171,10 +172,10 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
   /** Relays the frames while the caller keeps workspace.exec; a caller who loses it is closed with 4401 or 4403. */
   const relay = (socket: WebSocket, request: FastifyRequest) => {
     const stream = admitted.get(request)!;
-    const touch = () => void touchWorkspace(deps.pool, stream.row.id, deps.clock.now()).catch(() => undefined);
-    touch();
+    // counted as use while open, not only at its start (the idle timeout, GET /workspaces/{ws}/activity)
+    const inUse = deps.router.uses.holdOpen(stream.row.id, streamUseOf(request));
     let forget = () => undefined as void;
-    const close = relayStreams(socket, stream.pod, stream.held(), { onTick: touch, onClose: () => forget() });
+    const close = relayStreams(socket, stream.pod, stream.held(), { onClose: () => (inUse(), forget()) });
     if (socket.readyState !== socket.OPEN) return;
     forget = guardStream(deps, request, { workspaceId: stream.row.id, teamId: stream.row.team_id, permission: 'workspace.exec' }, (revocation) =>
       close(revocationCloseCode(revocation), revocation.reason), true,
@@ -264,6 +265,16 @@ export function registerWorkspaceStreamRoutes(app: FastifyInstance, deps: ApiDep
 async function editorShellEnv(deps: ApiDeps, workspaceId: number): Promise<Record<string, string>> {
   const managed = await managedShellEnv(deps.pool, deps.secrets, workspaceId);
   return { ...managed, ...Object.fromEntries((await listVariables(deps.pool, workspaceId)).map((v) => [v.name, v.value])) };
+}
+
+/** What a stream counts as: a terminal (an exec with a tty), an exec, a port-forward or ssh, and where it goes. */
+function streamUseOf(request: FastifyRequest): Use {
+  const path = request.url.split('?')[0];
+  const { service, replica, port, tty } = request.query as { service?: string; replica?: number; port?: number; tty?: boolean };
+  const where = service === undefined ? 'editor' : replica === undefined ? service : `${service}/${replica}`;
+  if (path.endsWith('/ssh')) return { kind: 'ssh', address: '' };
+  if (path.endsWith('/port-forward')) return { kind: 'port-forward', address: `${where}:${port ?? ''}` };
+  return { kind: tty ? 'terminal' : 'exec', address: where };
 }
 
 function auditTarget(request: FastifyRequest): string {

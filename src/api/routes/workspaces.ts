@@ -17,6 +17,7 @@ import { findWorkspace, insertWorkspace, teamStorage, updateWorkspace, type Work
 import { addressJson } from '../../workspaces/view-json.ts';
 import { readListPage, WorkspaceItems } from '../../workspaces/list-page.ts';
 import { readDevService } from '../../workspaces/dev-service.ts';
+import { workspaceActivity } from '../../workspaces/activity-facts.ts';
 import { refuseBaseImageWithoutImages } from '../../workspaces/base-image.ts';
 import { initialStatus } from '../../workspaces/lifecycle.ts';
 import { workspaceRef } from '../../workspaces/operations.ts';
@@ -260,7 +261,7 @@ export function registerWorkspaceRoutes(server: FastifyInstance, deps: ApiDeps):
     async (request, reply) => {
       const { row, access } = await workspaceAccess(deps, request);
       setEtag(reply, row.version);
-      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row), disk_usage: await diskUsageOf(deps, row), editor: deps.driver.editor };
+      return { ...viewFor(deps, row, access), dev_service: await readDevService(deps, row), disk_usage: await diskUsageOf(deps, row), editor: deps.driver.editor, ...(await workspaceActivity(deps, row)) };
     },
   );
 
