@@ -35,6 +35,7 @@ import { registerMeRoutes } from './routes/me.ts';
 import { registerDotfilesRoutes } from './routes/dotfiles.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
+import { registerTimelineRoutes } from './routes/timelines.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerRegistryCredentialRoutes } from './routes/registry-credentials.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
@@ -198,6 +199,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerTeamVolumeOwnerRoutes(api, deps);
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
+      registerTimelineRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);
       registerWorkspaceSshHostRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);

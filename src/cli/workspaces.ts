@@ -1,10 +1,11 @@
-// `svc ws list|create|show|rename|sleep|wake|retry|stop|start|delete|restore|purge|archive|open` (docs/workspaces.md).
+// `svc ws list|create|show|rename|sleep|wake|retry|stop|start|delete|restore|purge|archive|open|timings` (docs/workspaces.md).
 import type { Operation, Workspace } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
 import { followOperation } from './operations.ts';
 import { fields, table, when } from './output.ts';
 import { label, resolveTeam, resolveWorkspace, teamOptions } from './targets.ts';
+import { timingsCommand } from './timings.ts';
 
 const waitOption = { 'no-wait': { type: 'boolean' as const } };
 
@@ -226,4 +227,5 @@ export const workspaceCommands: Record<string, Command> = {
   archive: queued('archive', 'Archiving', 'svc ws archive WS [--team T] [--no-wait] [--json]\n  Packs the volume into the archive store and frees it.'),
   'restore-archive': queued('restore-archive', 'Restoring the archive of', 'svc ws restore-archive WS [--team T] [--no-wait] [--json]\n  Refills the volume of an archived workspace from its archive.'),
   open,
+  timings: timingsCommand,
 };
