@@ -16,7 +16,7 @@ import type { ServiceRunner } from './service-runner.ts';
 import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
 import { prepareAfterClone } from './automatic-prepare.ts';
-import type { ImageSource } from '../runtime/image.ts';
+import type { ImageSource, PreparedImage } from '../runtime/image.ts';
 import { pinBaseImage, usesInstallationBaseImage } from './base-image.ts';
 import { restartsFrom } from './editor-watch.ts';
 import { PhaseTimeline } from '../core/phases.ts';
@@ -135,9 +135,10 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
     : undefined;
   try {
     timeline.begin('base image', baseImageWork(row));
-    const pinned = row.base_image_pin?.digest;
-    row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
-    timeline.mark('base image', undefined, baseImageDone(row, pinned));
+    let fetched: PreparedImage['fetched'];
+    let prepared = false;
+    row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row, (image) => ((prepared = true), (fetched = image.fetched))));
+    timeline.mark('base image', undefined, baseImageDone(row, prepared, fetched));
     const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress, timeline, { backgroundUntil: servicesAnswer }));
     const running = await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port, ...podTemplateOf(deps, row, editor) });
     timeline.mark('running saved');
@@ -176,12 +177,12 @@ function baseImageWork(row: WorkspaceRow): string {
   return row.base_image_pin ? `checking that ${row.base_image} is on this machine` : `pulling ${row.base_image}`;
 }
 
-/** What it did: a pull, or none (the image was on this machine). */
-function baseImageDone(row: WorkspaceRow, pinnedBefore: string | undefined): string {
+/** What it did: a pull with its size, or none (the image was on this machine). */
+function baseImageDone(row: WorkspaceRow, prepared: boolean, fetched: PreparedImage['fetched']): string {
   if (usesInstallationBaseImage(row.base_image)) return baseImageWork(row);
-  const pin = row.base_image_pin;
-  if (!pin) return `base image ${row.base_image}`;
-  return pinnedBefore === pin.digest ? `${row.base_image} was on this machine` : `pulled ${row.base_image} (${pin.digest.slice(0, 19)})`;
+  if (!prepared) return `${row.base_image} was on this machine`;
+  if (!fetched) return `${row.base_image}: every layer was in the image store`;
+  return `pulling ${formatBytes(fetched.bytes)} of image layers (${fetched.layers}) of ${row.base_image}`;
 }
 
 async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id: number, text: string): Promise<void> {
