@@ -13,6 +13,7 @@ import { LandscapeTab } from './LandscapeTab.tsx';
 import { WorkspaceOwnership } from './OwnerTransfers.tsx';
 import { StagesTab } from './StagesTab.tsx';
 import { VariablesTab } from './VariablesTab.tsx';
+import { WorkspaceTimings } from './WorkspaceTimings.tsx';
 
 type Tab = 'landscape' | 'stages' | 'variables' | 'terminal';
 const TABS: [Tab, string][] = [
@@ -143,6 +144,7 @@ export function WorkspacePage({ id }: { id: number }) {
           </>
         )}
       </dl>
+      {!deleted && <WorkspaceTimings ws={workspace} />}
       {!deleted && <WorkspaceOwnership ws={workspace} onChanged={() => void ws.reload()} />}
       {!deleted && (
         <>
