@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { ensureConsoleBuilt, launchBrowser, screenshot, unreachableControls } from './helpers/browser.ts';
 import { assertProblem } from './helpers/client.ts';
 import { startLandscapeWorkspace, type LandscapeWorkspace } from './helpers/landscape-workspace.ts';
 import { runSvc } from './helpers/process.ts';
@@ -170,13 +171,50 @@ test('svc ws timings prints each phase with its start, duration, bar and what it
   assert.equal(JSON.parse(picked.stdout).kind, 'workspace.create');
 });
 
+test('the console\'s workspace page shows the last wake\'s timings as bars, live: a first healthy answer awaited runs until it comes', async () => {
+  await ensureConsoleBuilt();
+  const browser = await launchBrowser();
+  try {
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.setDefaultTimeout(60_000);
+    const link = await lw.server.admin.post(`/users/${lw.ownerId}/sign-in-links`);
+    assert.equal(link.status, 201, link.text);
+    await page.goto(link.body.url);
+    await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
+    await page.goto(`${lw.server.url}/workspaces/${lw.ws}`);
+    const timings = page.getByTestId('timings');
+    const latest = (await lw.owner.get(`/workspaces/${lw.ws}/timings`)).body;
+    await page.locator(`[data-testid="timings"][data-operation="${latest.operation_id}"]`).waitFor();
+    assert.match(await timings.locator('summary').innerText(), /^Timings: Wake workspace, [\d.]+ m?s$/);
+
+    // asleep, and slow held back again: the wake's timeline arrives live, slow's first healthy answer running
+    await rm(lw.volumeFile('release-slow'));
+    const slept = await lw.owner.post(`/workspaces/${lw.ws}/sleep`, {});
+    assert.equal(slept.status, 200, slept.text);
+    const woken = await lw.owner.post(`/workspaces/${lw.ws}/wake`, {});
+    assert.equal(woken.status, 202, woken.text);
+    const live = page.locator(`[data-testid="timings"][data-operation="${woken.body.id}"]`);
+    await live.locator('li[data-phase="slow healthy"][data-state="running"]').waitFor();
+    await live.locator('li[data-phase="web healthy"][data-state="done"]').waitFor();
+    await live.locator('li[data-phase="editor start"][data-state="done"]').waitFor();
+    assert.match(await live.locator('li[data-phase="slow healthy"] .timing-took').innerText(), /^running [\d.]+ m?s$/);
+    await screenshot(page, 'timings-01-running');
+    await writeFile(lw.volumeFile('release-slow'), 'go\n');
+    await live.locator('li[data-phase="slow healthy"][data-state="done"]').waitFor();
+    assert.equal(await live.locator('li[data-phase="slow healthy"] .timing-detail').innerText(), 'slow answered its health check');
+    assert.equal(await live.locator('li.timing-beside').count(), 4, 'each service\'s start and first healthy answer beside the line');
+    assert.deepEqual(await unreachableControls(page), []);
+    await screenshot(page, 'timings-02-done');
+  } finally {
+    await browser.close();
+  }
+});
+
 test('an operation without a timeline, or of another workspace, is answered 404 not-found', async () => {
-  const slept = await lw.owner.post(`/workspaces/${lw.ws}/sleep`, {});
-  assert.equal(slept.status, 200, slept.text);
-  const woken = await lw.owner.post(`/workspaces/${lw.ws}/archive`, {});
-  assert.equal(woken.status, 202, woken.text);
-  await operationFinished(lw.owner, woken.body.id);
-  assertProblem(await lw.owner.get(`/operations/${woken.body.id}/timeline`), 404, 'not-found');
+  const teardown = await lw.owner.post(`/workspaces/${lw.ws}/landscape/teardown`);
+  assert.equal(teardown.status, 202, teardown.text);
+  await operationFinished(lw.owner, teardown.body.id);
+  assertProblem(await lw.owner.get(`/operations/${teardown.body.id}/timeline`), 404, 'not-found');
   assertProblem(await lw.owner.get(`/workspaces/${lw.ws}/timings?op=00000000-0000-4000-8000-000000000000`), 404, 'not-found');
   assertProblem(await lw.owner.get(`/workspaces/${lw.ws}/timings?op=nope`), 422, 'validation');
 });

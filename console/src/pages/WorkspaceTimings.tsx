@@ -39,15 +39,20 @@ export function WorkspaceTimings({ ws }: { ws: Workspace }) {
   const read = timeline.data;
   const running = read?.data.phases.some((phase) => phase.state === 'running') ?? false;
   const now = useTicking(running);
+  // opens by itself while a start runs, and stays as its reader leaves it
+  const [open, setOpen] = useState(false);
+  useEffect(() => {
+    if (running) setOpen(true);
+  }, [running]);
   if (!read) return null;
   const grown = running ? now - read.readAt : 0;
   const phases = read.data.phases.map((phase) => (phase.state === 'running' ? { ...phase, duration_ms: phase.duration_ms + grown } : phase));
   const wall = read.data.wall_ms + (read.data.operation_state === 'running' || read.data.operation_state === 'pending' ? grown : 0);
   const span = Math.max(wall, ...phases.map((p) => p.offset_ms + p.duration_ms), 1);
   return (
-    <details className="timings" data-testid="timings" data-operation={read.data.operation_id} open={running || undefined}>
+    <details className="timings" data-testid="timings" data-operation={read.data.operation_id} open={open} onToggle={(event) => setOpen(event.currentTarget.open)}>
       <summary>
-        Timings of the last {(operationKinds[read.data.kind] ?? read.data.kind).toLowerCase()}: {duration(wall)}
+        Timings: {operationKinds[read.data.kind] ?? read.data.kind}, {duration(wall)}
         {running ? ' so far' : ''}
       </summary>
       <ol className="timings-phases" aria-label="Phases">

@@ -4,6 +4,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { wallClockMs } from '../../core/phases.ts';
 import { notFound, problem } from '../../core/problems.ts';
 import { timelineView } from '../../operations/timeline-view.ts';
 import { findOperationTimeline, latestTimedOperation } from '../../store/operation-timelines.ts';
@@ -43,7 +44,7 @@ export function registerTimelineRoutes(server: FastifyInstance, deps: ApiDeps): 
   const viewOf = async (row: OperationRow) => {
     const stored = await findOperationTimeline(deps.pool, row.id);
     if (!stored) throw problem('not-found', 404, `Operation ${row.id} (${row.kind}) recorded no timeline: only creates, starts, wakes and Syncs of workspaces do.`);
-    return timelineView(row, stored, deps.clock.nowMs());
+    return timelineView(row, stored, wallClockMs()); // the timeline's own clock: durations are physical
   };
 
   app.get(
