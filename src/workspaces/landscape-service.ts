@@ -31,6 +31,7 @@ import { pinImages, refuseContainersWithoutImages, refuseRunAsUser, refuseUnreso
 import type { ImageSource } from '../runtime/image.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
+import { formatBytes } from '../operations/timeline-view.ts';
 
 export function checkProfile(profile: string | undefined): string | null {
   if (profile === undefined || profile === '') return null;
@@ -265,8 +266,13 @@ async function syncPrepared(
   timeline?.begin('images and volume size', `making ${serviceCount(preview.normal, 'container')} container image(s) ready and measuring the volume`);
   const diskChecked = refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
   diskChecked.catch(() => undefined); // awaited below
-  const [images] = await Promise.all([deps.images ? pinImages(deps.images, row, preview.normal, preview.images) : {}, diskChecked]);
-  timeline?.mark('images and volume size');
+  const pulled = { bytes: 0, layers: 0 };
+  const count = (bytes: number, layers: number) => ((pulled.bytes += bytes), (pulled.layers += layers));
+  const [images] = await Promise.all([deps.images ? pinImages(deps.images, row, preview.normal, preview.images, count) : {}, diskChecked]);
+  const ready = Object.keys(images).length;
+  timeline?.mark('images and volume size', undefined, ready === 0 ? 'no image to make ready; the volume measured'
+    : pulled.layers > 0 ? `pulling ${formatBytes(pulled.bytes)} of image layers (${pulled.layers}) for ${ready} service(s); the volume measured`
+    : `${ready} service(s)' images were on this machine; the volume measured`);
   timeline?.begin('save', 'saving the deployed landscape');
   const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);

@@ -41,8 +41,9 @@ export async function recordFirstAnswers(
   }));
   const deadline = performance.now() + withinMs;
   while (waiting.size > 0 && !signal.aborted) {
-    const observed = await driver.replicaStates(ref).catch(() => [] as ReplicaObservation[]);
-    for (const replica of observed) {
+    const observed = await driver.replicaStates(ref).catch(() => undefined);
+    if (observed) endGone(waiting, observed);
+    for (const replica of observed ?? []) {
       const key = `${replica.service}/${replica.index}`;
       const entry = waiting.get(key);
       if (!entry) continue;
@@ -52,7 +53,18 @@ export async function recordFirstAnswers(
       waiting.delete(key);
     }
     if (performance.now() >= deadline) break;
-    await delay(READY_POLL_MS, undefined, { signal }).catch(() => undefined);
+    // quick while a start is young; a service slow to answer is asked less often
+    await delay(performance.now() - deadline + withinMs < 10_000 ? READY_POLL_MS : 5 * READY_POLL_MS, undefined, { signal }).catch(() => undefined);
   }
   for (const { name, step } of waiting.values()) step.end({ failed: true, detail: signal.aborted ? `${name}: the server stopped before its first healthy answer` : `${name}: no healthy answer within ${withinMs / 60_000} min` });
+}
+
+/** Replicas no longer there (the workspace stopped or slept, the service was stopped) get no healthy answer. */
+function endGone(waiting: Map<string, { name: string; step: BesideStep }>, observed: ReplicaObservation[]): void {
+  const present = new Set(observed.map((replica) => `${replica.service}/${replica.index}`));
+  for (const [key, { name, step }] of waiting) {
+    if (present.has(key)) continue;
+    step.end({ failed: true, detail: `${name} was removed before a healthy answer` });
+    waiting.delete(key);
+  }
 }
