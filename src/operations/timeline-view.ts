@@ -46,6 +46,20 @@ export interface TimelineView {
   phases: TimelinePhaseView[];
 }
 
+/** What the phases that say nothing themselves did (the agent's, reported at their end). */
+const phaseTexts: Record<string, string> = {
+  'queue and claim': 'waiting in the queue for a worker',
+  'waking up saved': 'saving the workspace as waking up',
+  'node start': "the agent's Node.js starting in the pod",
+  'editor spawn': 'the agent starting the editor',
+  'agent start': 'the agent starting to listen',
+  'editor start': 'the editor starting until it answered in the pod',
+  'readiness seen': 'svc seeing the agent report the editor ready',
+  'editor from the host': 'the editor answering from the host',
+  'running saved': 'saving the workspace as running',
+  'services started': "starting the services' replicas",
+};
+
 /** The name of a running phase whose name is not known before its end (the driver names its phases at their end). */
 export const NEXT_PHASE = 'next phase';
 
@@ -84,7 +98,8 @@ export function timelineView(
   const end = stored.endedAt ?? now;
   const phase = (step: TimelineStep, state: PhaseState, endedAt: number): TimelinePhaseView => {
     const duration = Math.max(0, endedAt - step.startedAt);
-    const what = step.detail ?? step.name;
+    const detail = step.detail ?? phaseTexts[step.name];
+    const what = detail ?? step.name;
     return {
       name: step.name,
       beside: step.beside === true,
@@ -92,7 +107,7 @@ export function timelineView(
       started_at: new Date(step.startedAt).toISOString(),
       offset_ms: Math.round(step.startedAt - origin),
       duration_ms: Math.round(duration),
-      ...(step.detail ? { detail: step.detail } : {}),
+      ...(detail ? { detail } : {}),
       summary: state === 'running' ? `${what}: running for ${formatDuration(duration)}` : `${what}: ${formatDuration(duration)}${state === 'failed' ? ' (failed)' : ''}`,
     };
   };

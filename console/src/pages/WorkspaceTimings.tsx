@@ -45,7 +45,7 @@ export function WorkspaceTimings({ ws }: { ws: Workspace }) {
     if (running) setOpen(true);
   }, [running]);
   if (!read) return null;
-  const grown = running ? now - read.readAt : 0;
+  const grown = running ? Math.max(0, now - read.readAt) : 0; // the tick may predate the read
   const phases = read.data.phases.map((phase) => (phase.state === 'running' ? { ...phase, duration_ms: phase.duration_ms + grown } : phase));
   const wall = read.data.wall_ms + (read.data.operation_state === 'running' || read.data.operation_state === 'pending' ? grown : 0);
   const span = Math.max(wall, ...phases.map((p) => p.offset_ms + p.duration_ms), 1);
