@@ -2,19 +2,11 @@
 // phase, with a bar on the operation's time axis (docs/cli.md).
 import type { OperationTimeline, TimelinePhase } from '../../sdk/src/index.ts';
 import type { Command } from './command.ts';
+import { formatDuration as duration } from '../operations/timeline-view.ts';
 import { table } from './output.ts';
 import { label, resolveWorkspace, teamOptions } from './targets.ts';
 
 const BAR_WIDTH = 24;
-
-/** `1.2 s`, `812 ms`, `2 min 5 s` */
-export function duration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
-  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
-  const seconds = Math.round((ms % 60_000) / 1000);
-  return `${Math.floor(ms / 60_000)} min${seconds ? ` ${seconds} s` : ''}`;
-}
 
 /** The phase's place on the operation's time axis: spaces up to its start, then its length (at least one mark). */
 export function bar(phase: Pick<TimelinePhase, 'offset_ms' | 'duration_ms' | 'state'>, spanMs: number): string {
