@@ -10,6 +10,7 @@ import { ensureConsoleBuilt, launchBrowser, screenshot, unreachableControls } fr
 import { assertProblem } from './helpers/client.ts';
 import { startLandscapeWorkspace, type LandscapeWorkspace } from './helpers/landscape-workspace.ts';
 import { runSvc } from './helpers/process.ts';
+import { removeWorkspaces } from './helpers/workspaces.ts';
 import { operationFinished, until } from './helpers/wait.ts';
 
 const svcYml = `schema: svc/v1
@@ -207,6 +208,22 @@ test('the console\'s workspace page shows the last wake\'s timings as bars, live
     await screenshot(page, 'timings-02-done');
   } finally {
     await browser.close();
+  }
+});
+
+test('a create whose clone fails keeps its timeline with the clone failed, saying what it tried', async () => {
+  const created = await lw.owner.post('/workspaces', { team_id: lw.team, name: 'unclonable', storage_gib: 1, git: { provider: 'git', repo: `${lw.repository.url}-missing` } });
+  assert.equal(created.status, 202, created.text);
+  const ws = Number(created.body.target.split('/')[2]);
+  try {
+    const failed = await operationFinished(lw.owner, created.body.id);
+    assert.equal(failed.state, 'failed');
+    const timeline = (await lw.owner.get(`/workspaces/${ws}/timings`)).body;
+    assert.equal(timeline.operation_id, created.body.id);
+    assert.deepEqual(timeline.phases.map((p: Phase) => [p.name, p.state]), [['queue and claim', 'done'], ['volume', 'done'], ['clone', 'failed']]);
+    assert.match(timeline.phases[2].summary, /^cloning .+-missing: [\d.]+ m?s \(failed\)$/);
+  } finally {
+    await removeWorkspaces(lw.driver, [ws]);
   }
 });
 
