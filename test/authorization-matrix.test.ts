@@ -9,6 +9,7 @@ import { dumpFile } from '../src/managed/dumps.ts';
 import { insertManagedDump } from '../src/store/managed-dumps.ts';
 import { insertManagedService } from '../src/store/managed-services.ts';
 import { insertOperation } from '../src/store/operations.ts';
+import { saveOperationTimeline } from '../src/store/operation-timelines.ts';
 import { insertWorkspace } from '../src/store/workspaces.ts';
 import { ApiClient, createPerson, type Answer } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -331,6 +332,12 @@ const rows: Row[] = [
     call: (c, w) => c.get(`/operations/${w.operation}`),
     expect: { ...all(200), outsider: 404 },
   },
+  {
+    route: 'GET /api/v1/operations/{id}/timeline',
+    call: (c, w) => c.get(`/operations/${w.operation}/timeline`),
+    expect: { ...all(200), outsider: 404 },
+  },
+  { route: 'GET /api/v1/workspaces/{ws}/timings', call: (c, w) => c.get(`/workspaces/${w.workspace}/timings`), expect: { ...all(200), outsider: 404 } },
   ...teamSettingRows,
   ...streamRows,
 ];
@@ -390,6 +397,11 @@ before(async () => {
     createdBy: 1,
     at: new Date(),
   });
+  // timelines of the operation and of a create of the workspace (GET /operations/{id}/timeline, .../timings)
+  const timeline = { startedAt: Date.now() - 1000, endedAt: Date.now(), steps: [{ name: 'queue and claim', startedAt: Date.now() - 1000, endedAt: Date.now() }] };
+  await saveOperationTimeline(server.server.database.pool, operation.id, timeline, new Date());
+  const created = await insertOperation(server.server.database.pool, { id: randomUUID(), kind: 'workspace.create', target: `/workspaces/${workspace.id}`, teamId: team, createdBy: null, input: {}, at: new Date() });
+  await saveOperationTimeline(server.server.database.pool, created.id, timeline, new Date());
   const managed = await insertManagedService(
     server.server.database.pool,
     { workspace_id: workspace.id, team_id: team, name: 'db', provider: 'postgres', version: '16', plan: 'small', status: 'paused' },

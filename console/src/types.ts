@@ -26,6 +26,8 @@ export type {
   Me,
   Member,
   Operation,
+  OperationTimeline,
+  TimelinePhase,
   Org,
   Page,
   Plan,

@@ -55,6 +55,9 @@ export type AuditEntry = ItemOf<'/api/v1/audit-log'>;
 
 export type Operation = ResponseOf<'/api/v1/operations/{id}', 'get'>;
 export type OperationState = Operation['state'];
+/** Where an operation's time went (a create, start, wake or Sync of a workspace), phase by phase. */
+export type OperationTimeline = ResponseOf<'/api/v1/operations/{id}/timeline', 'get'>;
+export type TimelinePhase = OperationTimeline['phases'][number];
 
 export type Workspace = ResponseOf<'/api/v1/workspaces/{ws}', 'get'>;
 export type NewWorkspace = RequestOf<'/api/v1/workspaces', 'post'>;

@@ -37,6 +37,7 @@ import { registerMetaRoutes } from './routes/meta.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerRequestMetrics } from '../metrics/request-metrics.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
+import { registerTimelineRoutes } from './routes/timelines.ts';
 import { registerOrgRoutes } from './routes/orgs.ts';
 import { registerRegistryCredentialRoutes } from './routes/registry-credentials.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
@@ -202,6 +203,7 @@ export async function buildApi(deps: ApiDeps, logger: FastifyBaseLogger | undefi
       registerTeamVolumeOwnerRoutes(api, deps);
       registerAuditRoutes(api, deps);
       registerOperationRoutes(api, deps);
+      registerTimelineRoutes(api, deps);
       registerWorkspaceRoutes(api, deps);
       registerWorkspaceSshHostRoutes(api, deps);
       registerWorkspaceActionRoutes(api, deps);

@@ -1,5 +1,5 @@
-// `svc ws list|create|show|rename|sleep|wake|retry|stop|start|delete|restore|purge|archive|open|activity|keep-awake`
-// (docs/workspaces.md).
+// `svc ws list|create|show|rename|sleep|wake|retry|stop|start|delete|restore|purge|archive|open|activity|keep-awake|
+// timings` (docs/workspaces.md).
 import type { Operation, Workspace } from '../../sdk/src/index.ts';
 import type { Cli, Command } from './command.ts';
 import { usageError } from './errors.ts';
@@ -7,6 +7,7 @@ import { activityCommand, keepAwakeCommand } from './activity.ts';
 import { followOperation } from './operations.ts';
 import { fields, table, when } from './output.ts';
 import { label, resolveTeam, resolveWorkspace, teamOptions } from './targets.ts';
+import { timingsCommand } from './timings.ts';
 
 const waitOption = { 'no-wait': { type: 'boolean' as const } };
 
@@ -235,4 +236,5 @@ export const workspaceCommands: Record<string, Command> = {
   open,
   activity: activityCommand,
   'keep-awake': keepAwakeCommand,
+  timings: timingsCommand,
 };

@@ -85,7 +85,9 @@ export class RegistryImageSource implements ImageSource {
         await this.collect(); // what no landscape pins makes room, then the pull is tried once more
         pulled = await this.pull(request, 'a Sync');
       }
-      return { digest: pulled.digest, rootfs: pulled.rootfs, config: pulled.config };
+      const layers = pulled.timings?.layers ?? [];
+      const fetched = layers.length > 0 ? { fetched: { bytes: layers.reduce((sum, layer) => sum + layer.blobBytes, 0), layers: layers.length } } : {};
+      return { digest: pulled.digest, rootfs: pulled.rootfs, config: pulled.config, ...fetched };
     } catch (error) {
       throw asProblem(error, request.image);
     }

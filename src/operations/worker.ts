@@ -21,9 +21,13 @@ import {
 import { LEASE_MS, decideClaim, renewEveryMs, teamShareOf } from './lifecycle.ts';
 
 const CLOSE_WAIT_MS = 10_000;
+/** The longest wait in the queue a timeline shows (an older moment of queuing is taken as a clock's mistake). */
+const QUEUE_SHOWN_MS = 24 * 60 * 60_000;
 /** Looked for this long after a lease's end: the claim's `lease_until < now` then holds on the database's side too. */
 const LEASE_SLACK_MS = 50;
 import { operationView } from './view.ts';
+import { queuedTimeline, type PhaseTimeline } from '../core/phases.ts';
+import { recordTimeline } from './timeline-recorder.ts';
 
 export interface JobContext {
   operation: OperationRow;
@@ -32,6 +36,11 @@ export interface JobContext {
   /** Aborted when the server shuts down; the job is handed back and runs again later. */
   signal: AbortSignal;
   progress(detail: string): Promise<void>;
+  /**
+   * The job's phases from the moment it was queued (its first phase `queue and claim`), saved with the operation
+   * from the handler's first mark on (GET /operations/{id}/timeline).
+   */
+  timeline: PhaseTimeline;
 }
 
 export type OperationHandler = (job: JobContext) => Promise<{ detail?: string } | void>;
@@ -157,7 +166,15 @@ export class OperationWorker {
       return;
     }
     await this.announce(job);
+    // the database's moment of queuing is on the wall clock (created_at is the server's clock, a test's own)
+    const timeline = job.queued_wall_at ? queuedTimeline(job.queued_wall_at, QUEUE_SHOWN_MS) : queuedTimeline(job.created_at);
+    const recorder = recordTimeline(this.deps, job.id, timeline);
+    const ended = async (failed: boolean) => {
+      timeline.finish(failed);
+      await recorder.flush();
+    };
     const context: JobContext = {
+      timeline,
       operation: job,
       resumed: job.attempts > 1,
       signal,
@@ -167,6 +184,7 @@ export class OperationWorker {
     };
     try {
       const result = await this.deps.handlers[job.kind](context);
+      await ended(false);
       await this.finish(job, startedAt, 'succeeded', result?.detail);
     } catch (error) {
       if (signal.aborted) {
@@ -174,6 +192,7 @@ export class OperationWorker {
         return;
       }
       if (!(error instanceof Problem)) this.deps.log(`operation ${job.kind} ${job.id} failed: ${(error as Error)?.stack ?? error}`);
+      await ended(true);
       await this.finish(job, startedAt, 'failed', undefined, failureOf(error));
     }
   }

@@ -25,6 +25,8 @@ export interface PreparedImage {
   /** Directory holding the unpacked layers. */
   rootfs: string;
   config: ImageConfig;
+  /** What this preparation fetched from the registry (none: every layer was on this machine already). */
+  fetched?: { bytes: number; layers: number };
 }
 
 /** What a Plan asks for: the service's `image` as written, for the workspace's team (its registry credentials). */

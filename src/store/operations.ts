@@ -16,10 +16,12 @@ export interface OperationRow {
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
+  /** When it was queued by the database's clock (a timeline's start); null for operations from before. */
+  queued_wall_at: Date | null;
 }
 
 const columns = `id, kind, state, target, team_id, created_by, detail, error, input, attempts, lease_owner, lease_until,
-  created_at, updated_at, finished_at`;
+  created_at, updated_at, finished_at, queued_wall_at`;
 
 export const OPERATIONS_CHANNEL = 'svc_operations';
 

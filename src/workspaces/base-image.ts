@@ -5,7 +5,7 @@
 // digest, even when the tag moves; a root filesystem that left the image store is fetched again by its digest.
 import { problem } from '../core/problems.ts';
 import { RuntimeFailure } from '../runtime/driver.ts';
-import type { ImageSource } from '../runtime/image.ts';
+import type { ImageSource, PreparedImage } from '../runtime/image.ts';
 import type { Queryable } from '../store/database.ts';
 import { saveBaseImagePin, type WorkspaceRow } from '../store/workspaces.ts';
 import { stat } from 'node:fs/promises';
@@ -32,16 +32,17 @@ export function refuseBaseImageWithoutImages(baseImage: string, images: ImageSou
  * The row with its base image pinned and on this machine (unchanged for the installation's base image). Throws
  * RuntimeFailure('ide') when the image cannot be made ready: the editor pod has no root to start from.
  */
-export async function pinBaseImage(deps: { pool: Queryable; images?: ImageSource }, row: WorkspaceRow): Promise<WorkspaceRow> {
+export async function pinBaseImage(deps: { pool: Queryable; images?: ImageSource }, row: WorkspaceRow, prepared?: (image: PreparedImage) => void): Promise<WorkspaceRow> {
   if (usesInstallationBaseImage(row.base_image)) return row;
   const pin = row.base_image_pin;
   if (pin && (await stat(pin.rootfs).then((info) => info.isDirectory(), () => false))) return row;
   if (!deps.images) throw new RuntimeFailure('ide', `this installation cannot fetch container images, so the base image ${row.base_image} cannot run`);
   // a pinned digest is fetched again as it was; without a pin the reference resolves now, once
   const reference = pin ? `${pin.image.split('@')[0]}@${pin.digest}` : row.base_image;
-  const prepared = await deps.images.prepare({ image: reference, teamId: row.team_id, workspaceId: row.id, service: BASE_IMAGE_SERVICE }).catch((error: Error) => {
+  const image = await deps.images.prepare({ image: reference, teamId: row.team_id, workspaceId: row.id, service: BASE_IMAGE_SERVICE }).catch((error: Error) => {
     throw new RuntimeFailure('ide', `the base image ${row.base_image} could not be made ready: ${error.message}`);
   });
-  const saved = await saveBaseImagePin(deps.pool, row.id, { image: row.base_image, digest: prepared.digest, rootfs: prepared.rootfs, config: prepared.config });
+  prepared?.(image);
+  const saved = await saveBaseImagePin(deps.pool, row.id, { image: row.base_image, digest: image.digest, rootfs: image.rootfs, config: image.config });
   return saved ?? row;
 }

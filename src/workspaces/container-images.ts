@@ -87,7 +87,7 @@ export function refuseUnresolvedImages(normal: NormalLandscape, resolutions: Ima
 }
 
 /** Each service's image (container, or steps with an `image`) made ready at the digest the plan showed, and pinned; one request per reference, in parallel. */
-export async function pinImages(images: ImageSource, row: WorkspaceRow, normal: NormalLandscape, resolutions: ImageResolutions): Promise<Record<string, PinnedImage>> {
+export async function pinImages(images: ImageSource, row: WorkspaceRow, normal: NormalLandscape, resolutions: ImageResolutions, fetched?: (bytes: number, layers: number) => void): Promise<Record<string, PinnedImage>> {
   const prepared = new Map<string, Promise<PinnedImage>>();
   for (const [name, image] of imageServices(normal)) {
     const service = { image };
@@ -95,7 +95,10 @@ export async function pinImages(images: ImageSource, row: WorkspaceRow, normal: 
     const resolution = resolutions.resolved.get(service.image);
     const digest = resolution && 'digest' in resolution ? resolution.digest : undefined;
     const pin = images.prepare({ image: service.image, digest, teamId: row.team_id, workspaceId: row.id, service: name }).then(
-      (image) => ({ image: service.image, digest: image.digest, rootfs: image.rootfs, config: image.config }),
+      (image) => {
+        if (image.fetched) fetched?.(image.fetched.bytes, image.fetched.layers);
+        return { image: service.image, digest: image.digest, rootfs: image.rootfs, config: image.config };
+      },
       (error: unknown) => {
         if (error instanceof Problem) throw error;
         throw problem('unavailable', 503, `The image ${service.image} of ${name} could not be made ready: ${(error as Error).message}`, { extra: { image: service.image } });

@@ -31,6 +31,7 @@ import { pinImages, refuseContainersWithoutImages, refuseRunAsUser, refuseUnreso
 import type { ImageSource } from '../runtime/image.ts';
 import { variablesHash, type CurrentLandscape, type DeployedLandscape } from './landscape-state.ts';
 import { workspaceAddresses, type WorkspaceUrls } from './view.ts';
+import { formatBytes } from '../operations/timeline-view.ts';
 
 export function checkProfile(profile: string | undefined): string | null {
   if (profile === undefined || profile === '') return null;
@@ -262,10 +263,17 @@ async function syncPrepared(
   timeline?: PhaseTimeline,
 ): Promise<LandscapePlan> {
   // The volume is measured (a `du`) while the images are pulled; a volume over its storage fails the Sync at once.
+  timeline?.begin('images and volume size', `making ${serviceCount(preview.normal, 'container')} container image(s) ready and measuring the volume`);
   const diskChecked = refuseOverDiskQuota(deps.volumeUsage, row, 'a Sync');
   diskChecked.catch(() => undefined); // awaited below
-  const [images] = await Promise.all([deps.images ? pinImages(deps.images, row, preview.normal, preview.images) : {}, diskChecked]);
-  timeline?.mark('images and volume size');
+  const pulled = { bytes: 0, layers: 0 };
+  const count = (bytes: number, layers: number) => ((pulled.bytes += bytes), (pulled.layers += layers));
+  const [images] = await Promise.all([deps.images ? pinImages(deps.images, row, preview.normal, preview.images, count) : {}, diskChecked]);
+  const ready = Object.keys(images).length;
+  timeline?.mark('images and volume size', undefined, ready === 0 ? 'no image to make ready; the volume measured'
+    : pulled.layers > 0 ? `pulling ${formatBytes(pulled.bytes)} of image layers (${pulled.layers}) for ${ready} service(s); the volume measured`
+    : `${ready} service(s)' images were on this machine; the volume measured`);
+  timeline?.begin('save', 'saving the deployed landscape');
   const { plan, restart, filled } = await withTransaction(deps.pool, async (db) => {
     await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landscape:${row.id}`]);
     const planned = await planFor(db, deps, row, request.profile, values, { user: request.by, operation: true });
@@ -294,12 +302,15 @@ async function syncPrepared(
     return { plan, restart: [...servicesToRestart(plan), ...servicesWithNewImages(before?.images ?? {}, images)], filled };
   });
   timeline?.mark('save');
+  timeline?.begin('managed services', `creating or resuming ${serviceCount(preview.normal, 'managed')} managed-service instance(s)`);
   // The instances run before the services that use them start; those that do not serve fail the Sync once the
   // rest of the landscape runs.
   const instances = await syncManagedServices(deps.managed, row, filled, new Set(restart));
   timeline?.mark('managed services');
   const names = [...plan.unchanged, ...plan.services.map((s) => s.name)];
-  await deps.services.apply(row.id, { restart, retry: names, timeline });
+  timeline?.begin('services started', 'starting the services\' replicas');
+  await deps.services.apply(row.id, { restart, retry: names, timeline, record: timeline });
+  timeline?.mark('services started');
   const failure = managedSyncFailure(instances);
   if (failure) throw failure;
   return plan;
@@ -315,4 +326,9 @@ function onceEach(images: Pick<ImageSource, 'resolve'>): Pick<ImageSource, 'reso
       return answer;
     },
   };
+}
+
+/** How many services of `type` the landscape has (a Sync's timeline says what its phases do). */
+function serviceCount(landscape: NormalLandscape, type: NormalLandscape['services'][string]['type']): number {
+  return Object.values(landscape.services).filter((service) => service.type === type).length;
 }

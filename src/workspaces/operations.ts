@@ -16,10 +16,11 @@ import type { ServiceRunner } from './service-runner.ts';
 import type { PodGates } from './pod-gate.ts';
 import type { StageRunner } from './stages.ts';
 import { prepareAfterClone } from './automatic-prepare.ts';
-import type { ImageSource } from '../runtime/image.ts';
-import { pinBaseImage } from './base-image.ts';
+import type { ImageSource, PreparedImage } from '../runtime/image.ts';
+import { pinBaseImage, usesInstallationBaseImage } from './base-image.ts';
 import { restartsFrom } from './editor-watch.ts';
-import { PhaseTimeline, queuedTimeline } from '../core/phases.ts';
+import { PhaseTimeline } from '../core/phases.ts';
+import { formatBytes } from '../operations/timeline-view.ts';
 import type { CloneCredential } from '../git/credentials.ts';
 
 export interface WorkspaceOperationDeps extends WorkspaceDeps {
@@ -120,15 +121,17 @@ const SERVICES_FIRST_MS = 10_000;
  * `servicesFirst` (a wake for a request to a service, not to the editor): the editor pod runs in the background
  * until the services answer, so that their start gets the CPU; it is Running only once the editor answers, as ever.
  */
-async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, timeline = new PhaseTimeline(), servicesFirst = false, editorRestart = false): Promise<void> {
+async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, timeline: PhaseTimeline, servicesFirst = false, editorRestart = false): Promise<void> {
   // an editor restarted after its death (editor-watch.ts) keeps its Error status until it answers (spec 3.1)
   const progress = editorRestart ? (text: string) => void job.progress(text).catch(() => undefined) : (text: string) => void reportProgress(deps, job, row.id, text);
   // The deployed landscape's services come back with the workspace; a service that cannot start shows its own
   // failure in the landscape and does not fail the workspace.
   const servicesStarted = (options?: { waking: boolean; timeline?: PhaseTimeline }) =>
-    deps.services.apply(row.id, options).catch((error: Error) => void job.progress(`Running; services not all started: ${error.message}`).catch(() => undefined));
+    deps.services.apply(row.id, { ...options, record: timeline }).catch((error: Error) => void job.progress(`Running; services not all started: ${error.message}`).catch(() => undefined));
   // Instances a volume owner change paused start first (as the workspace's UID now), so its services find them.
+  timeline.begin('managed instances', 'starting the managed-service instances paused with the workspace');
   await deps.managedOwner?.resume(row).catch((error: Error) => void job.progress(`Managed services not all resumed: ${error.message}`).catch(() => undefined));
+  timeline.mark('managed instances');
   // the services' own timeline, from the same moment as the wake's (the wake was queued)
   const servicesTimeline = servicesFirst ? new PhaseTimeline(timeline.startedAt) : undefined;
   const early = row.state === 'waking_up' || row.state === 'sleeping' ? servicesStarted({ waking: true, timeline: servicesTimeline }) : undefined;
@@ -136,8 +139,11 @@ async function startEditor(deps: WorkspaceOperationDeps, job: JobContext, row: W
     ? servicesSettled(deps, row.id, early, servicesTimeline).catch((error: Error) => deps.log?.(`services of workspace ${row.id}: ${error.message}`))
     : undefined;
   try {
-    row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row));
-    timeline.mark('base image');
+    timeline.begin('base image', baseImageWork(row));
+    let fetched: PreparedImage['fetched'];
+    let prepared = false;
+    row = await withRuntime(deps, row.id, () => pinBaseImage(deps, row, (image) => ((prepared = true), (fetched = image.fetched))));
+    timeline.mark('base image', undefined, baseImageDone(row, prepared, fetched));
     const editor = await withRuntime(deps, row.id, () => deps.driver.startEditor(workspaceRef(row), progress, timeline, { backgroundUntil: servicesAnswer }));
     const running = await transitionWorkspace(deps, row.id, { type: 'editor-ready' }, { editor_host: editor.host, editor_port: editor.port, ...podTemplateOf(deps, row, editor) });
     timeline.mark('running saved');
@@ -170,9 +176,18 @@ export function podTemplateOf(deps: Pick<WorkspaceOperationDeps, 'driver'>, row:
   return { pod_template: editor.template ?? null, upgrade_pending: current !== undefined && editor.template !== current };
 }
 
-/** The wake's timeline from the moment it was queued (when that is a moment of this machine's clock). */
-function wakeTimeline(job: JobContext): PhaseTimeline {
-  return queuedTimeline(job.operation.created_at);
+/** What the `base image` phase is about to do. */
+function baseImageWork(row: WorkspaceRow): string {
+  if (usesInstallationBaseImage(row.base_image)) return `the installation's base image (${row.base_image}): nothing to pull`;
+  return row.base_image_pin ? `checking that ${row.base_image} is on this machine` : `pulling ${row.base_image}`;
+}
+
+/** What it did: a pull with its size, or none (the image was on this machine). */
+function baseImageDone(row: WorkspaceRow, prepared: boolean, fetched: PreparedImage['fetched']): string {
+  if (usesInstallationBaseImage(row.base_image)) return baseImageWork(row);
+  if (!prepared) return `${row.base_image} was on this machine`;
+  if (!fetched) return `${row.base_image}: every layer was in the image store`;
+  return `pulling ${formatBytes(fetched.bytes)} of image layers (${fetched.layers}) of ${row.base_image}`;
 }
 
 async function reportProgress(deps: WorkspaceOperationDeps, job: JobContext, id: number, text: string): Promise<void> {
@@ -198,30 +213,44 @@ async function markSourceReady(deps: WorkspaceOperationDeps, id: number): Promis
  * Makes the volume and fills it: the clone of its repository, or an empty volume prepared. `afresh`: what the volume
  * held goes first (a create resumed after its server died, a Retry of a failed clone).
  */
-async function fillVolume(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, afresh: boolean): Promise<WorkspaceRow> {
+async function fillVolume(deps: WorkspaceOperationDeps, job: JobContext, row: WorkspaceRow, afresh: boolean, timeline: PhaseTimeline): Promise<WorkspaceRow> {
   const ref = workspaceRef(row);
   const progress = (text: string) => reportProgress(deps, job, row.id, text);
   if (afresh) {
+    timeline.begin('earlier attempt removed', 'ending what an earlier attempt started and removing its volume');
     await stopWorkspaceProcesses(deps, row);
     await deps.driver.deleteVolume(ref);
+    timeline.mark('earlier attempt removed');
   }
+  timeline.begin('volume', `making the ${row.storage_gib} GiB volume`);
   await progress(statusTexts.configuringStorage);
   await withRuntime(deps, row.id, () => deps.driver.createVolume(ref));
-  const credential = row.git_repo && deps.cloneCredential ? await deps.cloneCredential(row.created_by, row.git_repo) : undefined;
-  await withRuntime(deps, row.id, () =>
-    row.git_repo
-      ? deps.driver.cloneRepository(ref, { url: row.git_repo, ref: row.git_ref ?? undefined, credential }, (t) => void progress(t))
-      : deps.driver.prepareEmptyVolume(ref, (t) => void progress(t)),
-  );
+  timeline.mark('volume');
+  const repo = row.git_repo;
+  if (repo) {
+    timeline.begin('clone', `cloning ${repo}${row.git_ref ? ` at ${row.git_ref}` : ''}`);
+    const credential = deps.cloneCredential ? await deps.cloneCredential(row.created_by, repo) : undefined;
+    await withRuntime(deps, row.id, () => deps.driver.cloneRepository(ref, { url: repo, ref: row.git_ref ?? undefined, credential }, (t) => void progress(t)));
+    const size = await deps.driver.volumeUsage(ref).then((usage) => ` (${formatBytes(usage.bytes)} on the volume)`, () => '');
+    timeline.mark('clone', undefined, `cloned ${repo}${size}`);
+  } else {
+    timeline.begin('volume preparation', 'preparing the empty volume');
+    await withRuntime(deps, row.id, () => deps.driver.prepareEmptyVolume(ref, (t) => void progress(t)));
+    timeline.mark('volume preparation');
+  }
   return markSourceReady(deps, row.id);
 }
 
 const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
-  const row = await fillVolume(deps, job, await workspaceOf(deps, job), job.resumed || job.operation.input.retry === true);
-  await startEditor(deps, job, row);
+  const timeline = job.timeline;
+  const row = await fillVolume(deps, job, await workspaceOf(deps, job), job.resumed || job.operation.input.retry === true, timeline);
+  await startEditor(deps, job, row, timeline);
   // prepare once after the clone (its run in Stages); the workspace runs meanwhile, and the creation ends with it,
   // so a Sync after the creation finds what prepare installed. A failure is named in the status text, never Error.
+  timeline.begin('prepare', 'running prepare after the clone (see Stages)');
   const prepared = row.git_repo ? await prepareAfterClone(deps.stages, (await findWorkspace(deps.pool, row.id))!, (m) => deps.log?.(m)) : undefined;
+  timeline.mark('prepare', undefined, prepared ? `prepare ran after the clone: ${prepared.state}` : 'no prepare steps to run');
+  deps.log?.(`create of workspace ${row.id} took ${timeline.text()}`);
   if (prepared) return { detail: (await findWorkspace(deps.pool, row.id))?.status_detail ?? statusTexts.running };
   return { detail: statusTexts.running };
 };
@@ -233,7 +262,8 @@ const createWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => asyn
  */
 const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async (job) => {
   const id = Number(job.operation.input.workspace_id);
-  const timeline = wakeTimeline(job);
+  const timeline = job.timeline;
+  timeline.begin('pod gate', 'waiting for a sleep or stop of the workspace under way to end');
   return deps.gates.run(id, 'start', async () => {
     timeline.mark('pod gate');
     const row = await workspaceOf(deps, job);
@@ -242,7 +272,7 @@ const wakeWorkspace = (deps: WorkspaceOperationDeps): OperationHandler => async 
     if (!editorRestart && row.state !== 'waking_up') await transitionWorkspace(deps, row.id, { type: job.operation.input.start === true ? 'start' : 'wake' });
     timeline.mark('waking up saved');
     // its clone failed (a wake by a request, a start after a stop): it clones again, never runs on an empty volume
-    const filled = row.source_ready ? row : await fillVolume(deps, job, row, true);
+    const filled = row.source_ready ? row : await fillVolume(deps, job, row, true, timeline);
     await startEditor(deps, job, filled, timeline, job.operation.input.services_first === true, editorRestart);
     deps.log?.(`wake of workspace ${row.id} took ${timeline.text()}`);
     deps.wakeEnded?.(timeline, editorRestart ? 'editor-restart' : job.operation.input.start === true ? 'start' : 'wake');

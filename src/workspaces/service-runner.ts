@@ -4,7 +4,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Clock } from '../core/clock.ts';
-import type { PhaseTimeline } from '../core/phases.ts';
+import { wallClockMs, type PhaseTimeline } from '../core/phases.ts';
 import type { SecretBox, SealedSecret } from '../core/secret-box.ts';
 import { publishEvent } from '../events/publish.ts';
 import type { NormalLandscape, NormalManagedService } from '../landscape/index.ts';
@@ -17,6 +17,7 @@ import { findWorkspace, type WorkspaceRow } from '../store/workspaces.ts';
 import { liveManagedServices } from '../store/managed-services.ts';
 import { needsOrder, replicaSpecs, runsReplicas, servicesToSleep, serviceViews, withNeeds, type DeployedEnv, type ServiceView } from './deployment.ts';
 import { workspaceRef } from './operations.ts';
+import { beginReplicaStart, recordFirstAnswers } from './service-timings.ts';
 
 export interface ServiceRunnerDeps {
   pool: pg.Pool;
@@ -35,6 +36,8 @@ export interface ApplyOptions {
   waking?: boolean;
   /** Receives the replicas' start phases (a Sync's log line). */
   timeline?: PhaseTimeline;
+  /** The operation's timeline: each started replica's start and first healthy answer, beside its line. */
+  record?: PhaseTimeline;
 }
 
 /** How often `settled` asks the replicas' agents (a request on the pod network each; a ready one answers at once). */
@@ -96,6 +99,8 @@ export class ServiceRunner {
   /** Why a replica could not be started (its pod never ran), by `workspace/service`. */
   private readonly startFailures = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
+  /** Ends the timelines' waits for first healthy answers. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly deps: ServiceRunnerDeps) {}
 
@@ -158,7 +163,15 @@ export class ServiceRunner {
       }
     }
     // Pods start together (needs first in the list); each replica waits for its needs itself.
-    await Promise.all(starts.map((spec) => this.startReplica(row, spec, options.timeline)));
+    const started = await Promise.all(starts.map(async (spec) => {
+      const service = landscape.services[spec.service];
+      const replicas = service && 'replicas' in service ? service.replicas : 1;
+      const step = options.record && beginReplicaStart(options.record, spec, replicas);
+      const reason = await this.startReplica(row, spec, options.timeline);
+      step?.end(reason === undefined ? { detail: `started ${spec.service} replica ${spec.index}` } : { failed: true, detail: reason });
+      return reason === undefined ? [{ service: spec.service, index: spec.index, replicas, at: wallClockMs() }] : [];
+    }));
+    if (options.record) void recordFirstAnswers(this.deps.driver, ref, options.record, started.flat(), this.closing.signal);
   }
 
   /**
@@ -245,15 +258,18 @@ export class ServiceRunner {
     return slept;
   }
 
-  private async startReplica(row: WorkspaceRow, spec: Parameters<RuntimeDriver['startReplica']>[1], timeline?: PhaseTimeline): Promise<void> {
+  /** Starts the replica; answers why it could not (nothing: it started). */
+  private async startReplica(row: WorkspaceRow, spec: Parameters<RuntimeDriver['startReplica']>[1], timeline?: PhaseTimeline): Promise<string | undefined> {
     const key = `${row.id}/${spec.service}`;
     try {
       await this.deps.driver.startReplica(workspaceRef(row), spec, timeline);
       this.startFailures.delete(key);
+      return undefined;
     } catch (error) {
       const reason = error instanceof RuntimeFailure ? error.reason : (error as Error).message;
       this.startFailures.set(key, `Could not start replica ${spec.index}: ${reason}`);
       this.deps.log(`workspace ${row.id}: ${spec.service} replica ${spec.index} did not start: ${reason}`);
+      return reason;
     }
   }
 
@@ -316,6 +332,7 @@ export class ServiceRunner {
   }
 
   close(): void {
+    this.closing.abort();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }

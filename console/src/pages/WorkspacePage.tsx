@@ -14,6 +14,7 @@ import { WorkspaceOwnership } from './OwnerTransfers.tsx';
 import { StagesTab } from './StagesTab.tsx';
 import { VariablesTab } from './VariablesTab.tsx';
 import { WorkspaceActivityFacts } from './WorkspaceActivity.tsx';
+import { WorkspaceTimings } from './WorkspaceTimings.tsx';
 
 type Tab = 'landscape' | 'stages' | 'variables' | 'terminal';
 const TABS: [Tab, string][] = [
@@ -145,6 +146,7 @@ export function WorkspacePage({ id }: { id: number }) {
           </>
         )}
       </dl>
+      {!deleted && <WorkspaceTimings ws={workspace} />}
       {!deleted && <WorkspaceOwnership ws={workspace} onChanged={() => void ws.reload()} />}
       {!deleted && (
         <>

@@ -4313,6 +4313,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/operations/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The operation's phases with their durations (a create, start, wake or Sync of a workspace), readable while it runs */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            operation_id: string;
+                            /** @description workspace.create, workspace.wake (a start too) or landscape.sync */
+                            kind: string;
+                            /** @enum {string} */
+                            operation_state: "pending" | "running" | "succeeded" | "failed";
+                            /** Format: date-time */
+                            started_at: string;
+                            /** @description the operation's time from queued to finished (or now) */
+                            wall_ms: number;
+                            /** @description the phases on the line together; they add up to wall_ms */
+                            phases_ms: number;
+                            /** @description by start */
+                            phases: {
+                                /** @description e.g. queue and claim, volume, clone, base image, networks, agent start, editor start, web healthy */
+                                name: string;
+                                /** @description ran beside the operation's line of phases (a service's start and first healthy answer) rather than on it */
+                                beside: boolean;
+                                /** @enum {string} */
+                                state: "done" | "running" | "failed";
+                                /** Format: date-time */
+                                started_at: string;
+                                /** @description from the moment the operation was queued */
+                                offset_ms: number;
+                                /** @description a running phase: so far */
+                                duration_ms: number;
+                                /** @description what it did, e.g. cloned https://example.com/repo.git (12 MB on the volume) */
+                                detail?: string;
+                                /** @description what it did and how long it took, e.g. pulling 1.2 GB of image layers: 40 s */
+                                summary: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/timings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the time of the workspace's latest create, start, wake or Sync went (or of the operation `op`) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description an operation of the workspace; default: its latest create, start, wake or Sync */
+                    op?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description int64 >= 1 */
+                    ws: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            operation_id: string;
+                            /** @description workspace.create, workspace.wake (a start too) or landscape.sync */
+                            kind: string;
+                            /** @enum {string} */
+                            operation_state: "pending" | "running" | "succeeded" | "failed";
+                            /** Format: date-time */
+                            started_at: string;
+                            /** @description the operation's time from queued to finished (or now) */
+                            wall_ms: number;
+                            /** @description the phases on the line together; they add up to wall_ms */
+                            phases_ms: number;
+                            /** @description by start */
+                            phases: {
+                                /** @description e.g. queue and claim, volume, clone, base image, networks, agent start, editor start, web healthy */
+                                name: string;
+                                /** @description ran beside the operation's line of phases (a service's start and first healthy answer) rather than on it */
+                                beside: boolean;
+                                /** @enum {string} */
+                                state: "done" | "running" | "failed";
+                                /** Format: date-time */
+                                started_at: string;
+                                /** @description from the moment the operation was queued */
+                                offset_ms: number;
+                                /** @description a running phase: so far */
+                                duration_ms: number;
+                                /** @description what it did, e.g. cloned https://example.com/repo.git (12 MB on the volume) */
+                                detail?: string;
+                                /** @description what it did and how long it took, e.g. pulling 1.2 GB of image layers: 40 s */
+                                summary: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An RFC 9457 problem */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces": {
         parameters: {
             query?: never;

@@ -3,9 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { teamAccess } from '../../auth/access.ts';
+import type { CallerUser } from '../../auth/credentials.ts';
 import { notFound, Problem } from '../../core/problems.ts';
 import { operationView } from '../../operations/view.ts';
-import { findOperation, listOperations } from '../../store/operations.ts';
+import { findOperation, listOperations, type OperationRow } from '../../store/operations.ts';
 import { visibleTeamIds } from '../../store/teams.ts';
 import { Page, PageQuery, pageLimit, pageOf } from '../conventions/pagination.ts';
 import type { ApiDeps } from '../context.ts';
@@ -65,20 +66,22 @@ export function registerOperationRoutes(server: FastifyInstance, deps: ApiDeps):
       config: { access: 'user' },
       schema: { summary: 'Read an operation', tags: ['operations'], params: Type.Object({ id: Uuid }), response: { 200: OperationSchema } },
     },
-    async (request) => {
-      const user = request.principal!.user;
-      const row = await findOperation(deps.pool, request.params.id);
-      if (!row) throw notFound('operation');
-      if (row.created_by !== user.id && !user.isAdmin) {
-        if (row.team_id === null) throw notFound('operation');
-        try {
-          await teamAccess(deps.pool, user, row.team_id);
-        } catch (error) {
-          if (error instanceof Problem) throw notFound('operation');
-          throw error;
-        }
-      }
-      return operationView(row);
-    },
+    async (request) => operationView(await readableOperation(deps, request.principal!.user, request.params.id)),
   );
+}
+
+/** The operation when the user may read it (its creator, anyone who can view its team, an admin); else 404. */
+export async function readableOperation(deps: Pick<ApiDeps, 'pool'>, user: CallerUser, id: string): Promise<OperationRow> {
+  const row = await findOperation(deps.pool, id);
+  if (!row) throw notFound('operation');
+  if (row.created_by !== user.id && !user.isAdmin) {
+    if (row.team_id === null) throw notFound('operation');
+    try {
+      await teamAccess(deps.pool, user, row.team_id);
+    } catch (error) {
+      if (error instanceof Problem) throw notFound('operation');
+      throw error;
+    }
+  }
+  return row;
 }

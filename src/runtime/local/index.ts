@@ -303,6 +303,7 @@ async function waitForEditor(
   const workspace = { id: record.workspaceId, uid: record.uid, storageGib: 0 };
   const address = { host: record.host, port: record.editorPort, template: record.template };
   const started = performance.now(); // elapsed time of real waiting, not the platform's clock
+  timeline.begin('agent start', "waiting for the pod's agent and its editor to answer");
   let reported = alreadyReported;
   let agent: AgentStatus | undefined;
   for (;;) {

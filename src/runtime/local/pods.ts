@@ -112,8 +112,10 @@ export interface WorkspaceWiring {
  */
 export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMade: Promise<WorkspaceWiring>, timeline?: PhaseTimeline, options?: EditorStartOptions): Promise<PodRecord> {
   const network = host.asRoot ? podNetworkOf(installationTag(host.dataDir), workspace.id, host.addressRange) : undefined;
+  timeline?.begin('networks', "making the pod's network namespace and addresses");
   const wiring = await wirePod(host, wiringMade, network, workspace.egress);
   timeline?.mark('networks');
+  timeline?.begin('pod preparation', "writing the agent's token, the pod's cgroup and its sandbox command");
   const bundleDir = await bundleFor(host);
   const agentToken = newAgentToken();
   const tokenFile = await writeAgentTokenFile(host, workspace, agentToken);
@@ -145,6 +147,7 @@ export async function launchPod(host: PodHost, workspace: WorkspaceRef, wiringMa
         script: agentScript(host, binds),
       });
   timeline?.mark('pod preparation');
+  timeline?.begin('sandbox start', 'starting the bubblewrap sandbox with the agent');
   const memoryEvents = await openMemoryEvents(host, cgroup);
   const started = await spawnDetached(podLogFile(host, workspace.id), inPodCgroup(host, cgroup, command), memoryEvents ? [memoryEvents.fd] : [])
     .catch(async (error: unknown) => {
