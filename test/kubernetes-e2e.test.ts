@@ -297,7 +297,7 @@ else {
   // the managed db's pod, unschedulable on the cordoned node, holds the wake until the driver's start timeout, so the
   // workspace never reads "Waiting for a node" while the node is cordoned (issue 37: the wake should say why).
   const cordonSkip = 'a wake waits in the managed services\' resume (before the editor) for a pod no node takes, without saying why';
-  test('3. the node cordoned (one node, shared: only until the reason is read): a wake waits for a node and says why', { skip: cordonSkip }, async () => {
+  test('3. the node cordoned (one node, shared: only until the reason is read): a wake waits for a node and says why', async () => {
     assert.ok(ws, 'the workspace of step 1');
     await putToSleep();
     const node = (await kubectl('get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}')).stdout.trim();

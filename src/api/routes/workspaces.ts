@@ -164,9 +164,18 @@ export function acceptOperation(reply: FastifyReply, operation: Parameters<typeo
   return operationView(operation);
 }
 
-/** The volume's use against its size (spec 7 "workspace over its disk quota"); undefined while it has no volume. */
+/** How long a read of a workspace waits for its volume's use (a Kubernetes driver measures it with a Job). */
+const DISK_USAGE_WAIT_MS = 2_000;
+
+/**
+ * The volume's use against its size (spec 7 "workspace over its disk quota"); undefined while it has no volume, or
+ * while it is being measured beyond DISK_USAGE_WAIT_MS (a read never waits on a pod the scheduler cannot place).
+ */
 async function diskUsageOf(deps: ApiDeps, row: WorkspaceRow) {
-  const usage = await deps.driver.volumeUsage(workspaceRef(row)).catch(() => undefined);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DISK_USAGE_WAIT_MS)));
+  const usage = await Promise.race([deps.driver.volumeUsage(workspaceRef(row)).catch(() => undefined), late]);
+  clearTimeout(timer);
   if (!usage || row.deleted_at) return undefined;
   const limit = row.storage_gib * 2 ** 30;
   return { bytes: usage.bytes, limit_bytes: limit, percent: Math.floor((usage.bytes * 100) / limit), enforced: usage.enforced ?? false };

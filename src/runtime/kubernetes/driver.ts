@@ -12,7 +12,7 @@ import { AGENT_EDITOR_GIT_PATH, EDITOR_GIT_PROTOCOL, execRequestTarget, forwardR
 import { workspacePlan, type InstallationPlans } from '../../capacity/plans.ts';
 import {
   RuntimeFailure, type EditorAddress, type EditorDescription, type EditorState, type GitSource, type PodTarget, type ProgressReporter,
-  type RuntimeDriver, type WorkspaceRef,
+  type RuntimeDriver, type VolumeUsage, type WorkspaceRef,
 } from '../driver.ts';
 import { apiErrorText, Cluster } from './cluster.ts';
 import { connectAgent, type AgentEndpoint } from '../agent-connection.ts';
@@ -27,6 +27,7 @@ import { createReplicaDriver, type ReplicaDriverHost } from './replica-driver.ts
 import { createManagedRunner } from './managed-driver.ts';
 import { managedProcessRef } from '../managed-process.ts';
 import { createKubernetesWorkspaceFiles } from './workspace-files.ts';
+import { RecentMeasures } from './recent-measures.ts';
 
 export interface KubernetesDriverOptions {
   cluster: Cluster;
@@ -46,6 +47,8 @@ const DEFAULT_START_TIMEOUT_MS = 10 * 60_000;
 const CHANGE_WAIT_MS = 1000;
 /** How long the driver waits before asking an agent that did not answer again (a refused connection returns at once). */
 const AGENT_RETRY_MS = 200;
+/** How long a volume's measured use is answered without measuring again. */
+const USAGE_FRESH_MS = 30_000;
 
 export async function createKubernetesDriver(options: KubernetesDriverOptions): Promise<RuntimeDriver> {
   const { cluster, settings } = options;
@@ -178,6 +181,9 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
     return state;
   };
 
+  // a volume's use is measured by a Job: one at a time per workspace, and a measure of the last 30 s is taken as it is
+  const usage = new RecentMeasures<number, VolumeUsage>(USAGE_FRESH_MS);
+
   const startEditor = async (workspace: WorkspaceRef, progress: ProgressReporter): Promise<EditorAddress> => {
     const namespace = namespaceOf(workspace);
     const name = `${workspaceName(workspace.id)}-editor`;
@@ -262,14 +268,14 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
         }
       }
     },
-    volumeUsage: async (workspace) => {
+    volumeUsage: (workspace) => usage.of(workspace.id, async () => {
       // a workspace without a volume (archived, deleted) uses nothing; a Job would wait for the claim forever
       if (!(await cluster.read('v1', 'PersistentVolumeClaim', namespaceOf(workspace), volumeClaimName(workspace.id)))) return { bytes: 0 };
       const output = await runJob(workspace, 'usage', 'prepare-volume');
       const kib = Number(lastLine(output));
       if (!Number.isFinite(kib)) throw new RuntimeFailure('prepare-volume', `the usage job answered "${lastLine(output) ?? ''}"`);
       return { bytes: kib * 1024 };
-    },
+    }),
     cloneRepository: async (workspace, source, progress) => {
       progress('Cloning repository');
       await runJob(workspace, 'clone', 'clone', source);
@@ -293,6 +299,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       return (await fetchAgentStatus(state.address.host, DEFAULT_AGENT_PORT))?.landscapeFiles;
     },
     archiveVolume: async (workspace) => {
+      usage.forget(workspace.id);
       await ensureTeam(teamOf(workspace));
       const output = await runJob(workspace, 'archive', 'prepare-volume');
       const match = /^([0-9a-f]{64}) (\d+)$/.exec(lastLine(output) ?? '');
@@ -301,6 +308,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       return { sha256: match[1], bytes: Number(match[2]) };
     },
     restoreVolume: async (workspace) => {
+      usage.forget(workspace.id);
       await ensureVolume(workspace);
       await runJob(workspace, 'restore', 'prepare-volume');
     },
