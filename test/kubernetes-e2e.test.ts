@@ -3,8 +3,9 @@
 // its editor answering through the router on the editor host, `svc exec` (the exec WebSocket) in the editor pod;
 // 2. a Sync of `web` (two replicas behind an HTTP health check), a `container` service from the base image and a
 // managed PostgreSQL, the dev URL answered by both replicas, each reaching the database and the container by name;
-// 3. sleep and a wake by a request to the dev URL, a replica pod deleted with kubectl made again (the cordoned node's
-// "Waiting for a node" is skipped, its reason below); 4. svc stopped during a Sync and started again on the same
+// 3. sleep and a wake by a request to the dev URL, a replica pod deleted with kubectl made again, a wake on the
+// cordoned node reading "Waiting for a node: <the scheduler's reason>" (the workspace's reads do not wait on the
+// node either); 4. svc stopped during a Sync and started again on the same
 // database and data directory (the durable Sync finishes), then delete and purge leaving no object labelled with the
 // workspace. Runs when the test cluster is configured (test/helpers/test-cluster.ts); otherwise one skipped test
 // says why. An installation of this file's own, its namespaces deleted at the end.
@@ -293,10 +294,7 @@ else {
     }, 'both replicas of web to be ready again', 180_000);
   });
 
-  // Not green yet: a wake resumes the managed services before it starts the editor (src/workspaces/operations.ts), and
-  // the managed db's pod, unschedulable on the cordoned node, holds the wake until the driver's start timeout, so the
-  // workspace never reads "Waiting for a node" while the node is cordoned (issue 37: the wake should say why).
-  const cordonSkip = 'a wake waits in the managed services\' resume (before the editor) for a pod no node takes, without saying why';
+  // The node is cordoned only until the reason is read: other files' pods on the shared node wait that long at most.
   test('3. the node cordoned (one node, shared: only until the reason is read): a wake waits for a node and says why', async () => {
     assert.ok(ws, 'the workspace of step 1');
     await putToSleep();
