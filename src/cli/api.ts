@@ -7,6 +7,7 @@ import type { Client } from 'openapi-fetch';
 import type WebSocket from 'ws';
 import type { paths } from '../../sdk/src/generated/openapi.ts';
 import { streamAddress, type StreamParams, type StreamPath } from '../../sdk/src/streams.ts';
+import { SSH_PROTOCOL, zeroMask } from '../core/channel-protocol.ts';
 import type { ProblemBody } from '../core/problems.ts';
 import { CliError, ExitCode, problemError, unreachable } from './errors.ts';
 import { AnswerHeaders, sendRequest, type HttpAnswer, type HttpRequest } from './http-transport.ts';
@@ -108,7 +109,7 @@ export class Api {
     // ws loads only for the commands that open a stream (svc ssh, exec, port-forward).
     const { default: WebSocketClient } = await import('ws');
     return new Promise((resolve, reject) => {
-      const socket = new WebSocketClient(address, protocol, { headers, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
+      const socket = new WebSocketClient(address, protocol, { headers, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024, ...(protocol === SSH_PROTOCOL ? { generateMask: zeroMask } : {}) });
       const settle = (error: CliError) => {
         socket.removeAllListeners();
         socket.on('error', () => undefined);

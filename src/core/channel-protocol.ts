@@ -130,3 +130,11 @@ export function sendPaced(sink: FrameSink, message: Buffer, source?: Pausable): 
     source.pause();
   }
 }
+
+/**
+ * ws's `generateMask` for streams whose frames need no masking key: an all-zero key, which ws skips on both ends
+ * (docs/decisions.md "Unmasked frames for SSH and the agent streams"). Masking defends proxies that misread HTTP
+ * from payloads a browser's script chose; an SSH stream's bytes are ciphertext, and svc's own hops to the pods'
+ * agents pass no such proxy.
+ */
+export const zeroMask = (mask: Buffer): void => void mask.fill(0);

@@ -1,5 +1,6 @@
 // A WebSocket to a pod's agent (src/agent/stream-server.ts) at its address with the pod's token: how both drivers
 // open shells, forwarded ports and stage steps, so the server never enters a pod's namespaces itself.
+import { zeroMask } from '../core/channel-protocol.ts';
 import WebSocket from 'ws';
 import { RuntimeFailure } from './driver.ts';
 
@@ -27,6 +28,7 @@ export function connectAgent(
     const socket = new WebSocket(`ws://${host}:${endpoint.port}${requestPath}`, protocol, {
       headers: { ...headers, authorization: `Bearer ${endpoint.token}` },
       perMessageDeflate: false,
+      generateMask: zeroMask, // svc's own hop to the pod (docs/decisions.md "Unmasked frames for SSH and the agent streams")
       handshakeTimeout: OPEN_TIMEOUT_MS,
       maxPayload: 16 * 1024 * 1024,
     });
