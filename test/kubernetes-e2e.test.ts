@@ -5,7 +5,8 @@
 // managed PostgreSQL, the dev URL answered by both replicas, each reaching the database and the container by name;
 // 3. sleep and a wake by a request to the dev URL, a replica pod deleted with kubectl made again, a wake on the
 // cordoned node reading "Waiting for a node: <the scheduler's reason>" (the workspace's reads do not wait on the
-// node either); 4. svc stopped during a Sync and started again on the same
+// node either), the editor pod drained (evicted) putting the running workspace to sleep "since its pod was evicted";
+// 4. svc stopped during a Sync and started again on the same
 // database and data directory (the durable Sync finishes), then delete and purge leaving no object labelled with the
 // workspace. Runs when the test cluster is configured (test/helpers/test-cluster.ts); otherwise one skipped test
 // says why. An installation of this file's own, its namespaces deleted at the end.
@@ -313,6 +314,25 @@ else {
     assert.match(waiting, /^Waiting for a node: .*(unschedulable|untolerated taint)/);
     await workspaceRuns();
     await devAnswer();
+  });
+
+  test('3. the node drained of the editor pod (the eviction API, as kubectl drain does): the running workspace sleeps, its pod evicted', async () => {
+    assert.ok(ws, 'the workspace of step 1');
+    await workspaceRuns();
+    const node = (await kubectl('get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}')).stdout.trim();
+    // only this workspace's editor pod is drained; the node is cordoned by the drain until the eviction is done
+    try {
+      await kubectl('drain', node, `--pod-selector=${labelKeys.workspace}=${ws},${labelKeys.component}=editor`, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=120s');
+    } finally {
+      await kubectl('uncordon', node);
+    }
+    const slept = await until(async () => {
+      const row = (await dev.get(`/workspaces/${ws}`)).body;
+      return row.state === 'sleeping' ? row : undefined;
+    }, 'the workspace to sleep after the drain', 120_000);
+    assert.equal(slept.status_detail, 'Asleep since its pod was evicted');
+    await devAnswer(); // a request wakes it again, on the node that takes pods again
+    await workspaceRuns();
   });
 
   test('4. svc stopped during a Sync and started again on the same database: the durable Sync finishes', async () => {

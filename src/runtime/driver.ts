@@ -174,9 +174,10 @@ export interface RuntimeDriver extends ReplicaDriver, PodStreams {
   editorState(workspace: WorkspaceRef): Promise<EditorState>;
   /**
    * Calls `listener` as soon as an editor pod this process started ends without being stopped (its processes died),
-   * with the workspace id and how it ended; answers the unsubscribe. Absent: the driver cannot tell (editorState only).
+   * with the workspace id and how it ended, and `node-drained` when the cluster took the pod away (a drain, an
+   * eviction: the workspace sleeps then, spec 3.1); answers the unsubscribe. Absent: the driver cannot tell.
    */
-  onEditorExit?(listener: (workspaceId: number, reason: string) => void): () => void;
+  onEditorExit?(listener: (workspaceId: number, reason: string, loss?: 'node-drained') => void): () => void;
   /**
    * A fingerprint of the landscape files (svc.yml, svc.<profile>.yml) at the root of /data/app, as the editor pod's
    * agent watches them: it moves when one is written, created, renamed or removed. Undefined while no agent answers.

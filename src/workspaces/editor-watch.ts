@@ -26,6 +26,8 @@ const holdsTheEditor = (kind: string | undefined) => kind !== undefined && !kind
 export interface EditorWatchDeps extends WorkspaceDeps {
   driver: Pick<RuntimeDriver, 'onEditorExit'>;
   log: (message: string) => void;
+  /** Puts a running workspace whose node was drained to sleep ("Asleep since its pod was evicted"). */
+  sleepDrained?: (workspaceId: number) => Promise<void>;
 }
 
 export class EditorWatch {
@@ -38,8 +40,11 @@ export class EditorWatch {
 
   /** Listens to the driver; workspaces an earlier server left with a dead editor are retried too. */
   async start(): Promise<void> {
-    this.unsubscribe = this.deps.driver.onEditorExit?.((id, how) => {
-      this.editorDied(id, `its processes ended (${how}); it is started again`).catch((error: Error) => this.deps.log(`editor of workspace ${id}: ${error.message}`));
+    this.unsubscribe = this.deps.driver.onEditorExit?.((id, how, loss) => {
+      const moved = loss === 'node-drained' && this.deps.sleepDrained
+        ? this.deps.sleepDrained(id).then(() => this.deps.log(`workspace ${id}: its node was drained (${how}); it sleeps`))
+        : this.editorDied(id, `its processes ended (${how}); it is started again`);
+      moved.catch((error: Error) => this.deps.log(`editor of workspace ${id}: ${error.message}`));
     });
     const left = await this.deps.pool.query<{ id: number }>(
       "SELECT id FROM workspaces WHERE state = 'error' AND status_detail LIKE 'The IDE does not start:%' AND deleted_at IS NULL",

@@ -231,7 +231,16 @@ export async function startWorkspaceRuntime(options: {
   });
   await stages.recover();
   await reconcileWorkspaces(deps, log);
-  const editors = new EditorWatch({ pool, clock, driver, log, get urls() { return deps.urls; } });
+  // a drained node's editor pod: the workspace sleeps (spec 3.1 "node drained"); one already moved on is left as it is
+  const sleepDrained = async (id: number) => {
+    await sleepWorkspace(deps, id, { type: 'sleep', reason: 'node-drained' }, {
+      check: (row) => {
+        if (row.state !== 'running' || row.deleted_at) throw new Error(`it is ${row.state} already`);
+      },
+      reason: 'its node was drained',
+    });
+  };
+  const editors = new EditorWatch({ pool, clock, driver, log, sleepDrained, get urls() { return deps.urls; } });
   await editors.start();
   const managedChores: ManagedChores = { checkHealth: () => checkManagedHealth(managed), purgeTombstones: () => purgeExpiredManagedTombstones(managed) };
   // What the instances' statuses say after a restart of the machine (processes gone) or of --managed-disable.

@@ -28,6 +28,7 @@ import { createManagedRunner } from './managed-driver.ts';
 import { managedProcessRef } from '../managed-process.ts';
 import { createKubernetesWorkspaceFiles } from './workspace-files.ts';
 import { RecentMeasures } from './recent-measures.ts';
+import { onEditorPodLoss } from './editor-loss.ts';
 
 export interface KubernetesDriverOptions {
   cluster: Cluster;
@@ -293,6 +294,7 @@ export async function createKubernetesDriver(options: KubernetesDriverOptions): 
       await waitGone(namespace, name);
     },
     editorState: observeEditor,
+    onEditorExit: (listener) => onEditorPodLoss(cluster.pods, listener),
     landscapeFilesFingerprint: async (workspace) => {
       const state = editorPodState(editorPod(workspace));
       if (state.state !== 'ready') return undefined;
