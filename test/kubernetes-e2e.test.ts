@@ -255,7 +255,16 @@ else {
     assert.equal(sync.status, 202, sync.text);
     const synced = await operationFinished(dev, sync.body.id, 300_000);
     assert.equal(synced.state, 'succeeded', JSON.stringify(synced));
-    await until(async () => ((await dev.get(`/workspaces/${ws}/landscape`)).body.dev_url.state === 'served' ? true : undefined), 'the dev URL to be served', 180_000);
+    // web waits for its needs (api, and db's initdb in its pod): minutes on a loaded 2-core machine; the last answer
+    // says where it stood when it did not get there
+    let landscape: any;
+    await until(async () => {
+      landscape = (await dev.get(`/workspaces/${ws}/landscape`)).body;
+      return landscape.dev_url.state === 'served' ? true : undefined;
+    }, 'the dev URL to be served', 360_000).catch((error: Error) => {
+      const states = (landscape?.services ?? []).map((s: any) => `${s.name}: ${s.status} ${s.detail ?? ''}`).join('; ');
+      throw new Error(`${error.message} (dev URL ${JSON.stringify(landscape?.dev_url)}; ${states})`);
+    });
     const services = Object.fromEntries((await dev.get(`/workspaces/${ws}/landscape`)).body.services.map((s: any) => [s.name, s]));
     assert.deepEqual(Object.keys(services).sort(), ['api', 'db', 'web']);
 
