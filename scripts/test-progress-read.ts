@@ -5,7 +5,7 @@ import path from 'node:path';
 export interface Progress {
   /** Tests dequeued and not yet passed or failed, the innermost last: [file, name, ms running]. */
   running: { file: string; name: string; ms: number }[];
-  /** Each file's wall time, from its dequeue to its last event, longest first. */
+  /** Each file's time: the sum of its top-level tests' durations, longest first. */
   files: { file: string; ms: number }[];
 }
 
@@ -17,25 +17,19 @@ export function readProgress(progressFile: string, nowMs: number): Progress {
     return { running: [], files: [] };
   }
   const open = new Map<string, number>();
-  const spans = new Map<string, { start: number; last: number }>();
+  const spans = new Map<string, number>();
   for (const line of text.split('\n')) {
-    const [at, kind, file, nesting, name] = line.split('\t');
+    const [at, kind, file, nesting, name, duration] = line.split('\t');
     if (name === undefined) continue;
-    const ms = Number(at);
-    if (nesting === '0' && name === file) {
-      spans.set(file, { start: ms, last: ms }); // the file itself: its dequeue starts it, and it never passes
-      continue;
-    }
+    if (nesting === '0' && name === file) continue; // the file itself: dequeued, and it never passes
     const key = `${file}\t${nesting}\t${name}`;
-    const span = spans.get(file) ?? { start: ms, last: ms };
-    span.last = ms;
-    spans.set(file, span);
-    if (kind === 'dequeue') open.set(key, ms);
+    if (kind === 'dequeue') open.set(key, Number(at));
     else open.delete(key);
+    if (kind !== 'dequeue' && nesting === '0') spans.set(file, (spans.get(file) ?? 0) + (Number(duration) || 0));
   }
   const running = [...open]
     .map(([key, start]) => ({ file: short(key.split('\t')[0]), name: key.split('\t').slice(2).join(' '), ms: nowMs - start }));
-  const files = [...spans].map(([file, span]) => ({ file: short(file), ms: span.last - span.start }))
+  const files = [...spans].map(([file, ms]) => ({ file: short(file), ms }))
     .sort((a, b) => b.ms - a.ms);
   return { running, files };
 }
