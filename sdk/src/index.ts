@@ -12,6 +12,7 @@ export { isProblem, NOT_A_PROBLEM, problemOfAnswer, SvcProblem, unreachableProbl
 export { svcEvents, type EventStreamOptions } from './events.ts';
 export { streamAddress, streamProtocols, type StreamAddress, type StreamParams, type StreamPath } from './streams.ts';
 export { certificateLabels, verificationLabels } from './domains.ts';
+export { useKindLabels } from './activity.ts';
 export { followOperation, isFinished, OperationFailed, type FollowOptions } from './operations.ts';
 
 export interface Svc {

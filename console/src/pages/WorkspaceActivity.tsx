@@ -3,22 +3,12 @@
 import { useState } from 'react';
 import { answer, svcApi } from '../api.ts';
 import { useAction } from '../hooks.ts';
+import { useKindLabels } from '../../../sdk/src/index.ts';
 import type { Workspace } from '../types.ts';
 import { Button, ProblemNotice } from '../ui.tsx';
 
 type Activity = NonNullable<Workspace['activity']>;
 
-const kindTexts: Record<string, string> = {
-  'dev-url': 'dev URL',
-  'service-address': 'service address',
-  'custom-domain': 'custom domain',
-  editor: 'editor',
-  terminal: 'terminal',
-  ssh: 'ssh',
-  exec: 'exec',
-  'port-forward': 'port-forward',
-  action: 'action',
-};
 
 /** `14:02`, or with the date when it is not today. */
 function clock(iso: string): string {
@@ -30,7 +20,7 @@ function clock(iso: string): string {
 /** The activity sentence in the reader's time zone, from the fields (the API's `text` says it in UTC). */
 export function activityLine(state: string, activity: Activity): string {
   // an action names itself (wake, start, keep-awake); other kinds by their name, as in "dev URL 13:31"
-  const kind = activity.last_use_kind === 'action' && activity.last_use_address ? activity.last_use_address : (kindTexts[activity.last_use_kind ?? ''] ?? activity.last_use_kind);
+  const kind = activity.last_use_kind === 'action' && activity.last_use_address ? activity.last_use_address : (activity.last_use_kind ? useKindLabels[activity.last_use_kind] : undefined);
   const last = activity.last_use_at && activity.last_use_kind ? `last use: ${kind} ${clock(activity.last_use_at)}` : 'no use recorded';
   if (state === 'sleeping') return `Asleep${activity.asleep_since ? ` since ${clock(activity.asleep_since)}` : ''}: ${activity.asleep_reason_text ?? 'put to sleep'}; ${last}`;
   if (state === 'running' && activity.sleeps_at) return `Awake: sleeps at ${clock(activity.sleeps_at)} if nobody uses it; ${last}`;
